@@ -1,0 +1,76 @@
+//! Command line: one file per subcommand. Each parses nothing itself — clap
+//! does — and calls the library.
+
+pub mod build;
+pub mod ingest;
+pub mod schema;
+pub mod validate;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Result;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "blindspot",
+    version,
+    about = "Find the questions of a vision-language benchmark that can be answered without the image, and publish a reproducible debiased release."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build releases from pipeline files (default: every pipelines/*.toml).
+    Build(build::Args),
+    /// Parse and check pipeline files without touching data.
+    Validate(validate::Args),
+    /// Ingest one benchmark (a data file with canonical fields, or a pipeline file) into canonical Parquet.
+    Ingest(ingest::Args),
+    /// Write the JSON Schemas generated from blindspot's types.
+    #[command(hide = true)]
+    Schema(schema::Args),
+}
+
+impl Cli {
+    pub fn run(self) -> Result<()> {
+        match self.command {
+            Command::Build(a) => build::run(&a),
+            Command::Validate(a) => validate::run(&a),
+            Command::Ingest(a) => ingest::run(&a),
+            Command::Schema(a) => schema::run(&a),
+        }
+    }
+}
+
+/// The pipeline files named, or every `pipelines/*.toml` (sorted).
+pub fn pipeline_files(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    let dir = PathBuf::from("pipelines");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| crate::error::Error::io(&dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(crate::error::Error::one(crate::error::Problem::new(
+            crate::error::Location::file(&dir),
+            "no pipeline files (*.toml) found",
+        )));
+    }
+    Ok(files)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+}

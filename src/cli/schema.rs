@@ -1,0 +1,37 @@
+//! `blindspot schema --out schemas/`: writes the JSON Schemas generated from
+//! the Rust types (the canonical sample and the pipeline file). A test fails
+//! when the committed files are stale.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Folder to write `sample.schema.json` and `pipeline.schema.json` into.
+    #[arg(long, default_value = "schemas")]
+    pub out: PathBuf,
+}
+
+/// (file name, pretty JSON) of every generated schema.
+pub fn generated() -> Vec<(&'static str, String)> {
+    let render = |s: schemars::Schema| {
+        let mut t = serde_json::to_string_pretty(&s).unwrap_or_default();
+        t.push('\n');
+        t
+    };
+    vec![
+        ("sample.schema.json", render(schemars::schema_for!(crate::sample::Sample))),
+        ("pipeline.schema.json", render(schemars::schema_for!(crate::spec::PipelineWire))),
+    ]
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    for (name, text) in generated() {
+        let path = args.out.join(name);
+        super::ingest::atomic_write(&path, |tmp| crate::release::parquet::write_bytes(tmp, text.as_bytes()))?;
+        super::say(&format!("wrote {}", crate::error::display_path(&path)));
+    }
+    Ok(())
+}

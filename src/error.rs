@@ -1,0 +1,172 @@
+//! Errors for the person reading them.
+//!
+//! Every problem with a user's input is a [`Problem`]: where it is (file, line
+//! or row, field), what is wrong, and what to do. Stages collect problems and
+//! report them all at once; the binary maps [`Error`] to an exit code
+//! (1 = the input is wrong, 2 = a bug in blindspot).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where in an input a problem sits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pos {
+    /// The whole file.
+    File,
+    /// A 1-based line (JSON, JSONL, CSV, TOML).
+    Line(u64),
+    /// A 1-based line and column.
+    LineCol(u64, u64),
+    /// A 1-based record number in a format without lines (Parquet).
+    Row(u64),
+}
+
+/// A file and a position in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    pub file: String,
+    pub pos: Pos,
+}
+
+impl Location {
+    pub fn file(path: impl AsRef<Path>) -> Self {
+        Location { file: display_path(path.as_ref()), pos: Pos::File }
+    }
+    pub fn line(path: impl AsRef<Path>, line: u64) -> Self {
+        Location { file: display_path(path.as_ref()), pos: Pos::Line(line) }
+    }
+    pub fn row(path: impl AsRef<Path>, row: u64) -> Self {
+        Location { file: display_path(path.as_ref()), pos: Pos::Row(row) }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.pos {
+            Pos::File => write!(f, "{}", self.file),
+            Pos::Line(l) => write!(f, "{}:{l}", self.file),
+            Pos::LineCol(l, c) => write!(f, "{}:{l}:{c}", self.file),
+            Pos::Row(r) => write!(f, "{}: row {r}", self.file),
+        }
+    }
+}
+
+/// Paths are shown as the user would type them: relative to the working
+/// directory when they are below it.
+pub fn display_path(path: &Path) -> String {
+    if let Ok(cwd) = std::env::current_dir()
+        && let Ok(rel) = path.strip_prefix(&cwd)
+    {
+        return rel.display().to_string();
+    }
+    path.display().to_string()
+}
+
+/// One located problem with a user's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub loc: Location,
+    pub field: Option<String>,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Problem {
+    pub fn new(loc: Location, message: impl Into<String>) -> Self {
+        Problem { loc, field: None, message: message.into(), help: None }
+    }
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.loc)?;
+        if let Some(field) = &self.field {
+            write!(f, "field \"{field}\": ")?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// How many problems are printed before the rest are summarised.
+pub const MAX_SHOWN: usize = 50;
+
+/// The crate's error: either the user's input is wrong (exit 1) or blindspot is (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// One or more located problems with the input; nothing was written.
+    #[error("{}", render_problems(.0))]
+    Invalid(Vec<Problem>),
+    /// A file could not be read or written.
+    #[error("{}: {source}", display_path(path))]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Something blindspot guarantees did not hold: a bug.
+    #[error("internal error (a bug in blindspot, please report it): {0}")]
+    Bug(String),
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+    pub fn one(problem: Problem) -> Self {
+        Error::Invalid(vec![problem])
+    }
+    /// The process exit code this error maps to.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Invalid(_) | Error::Io { .. } => 1,
+            Error::Bug(_) => 2,
+        }
+    }
+}
+
+fn render_problems(problems: &[Problem]) -> String {
+    let mut out = String::new();
+    for (i, p) in problems.iter().take(MAX_SHOWN).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("error: {p}"));
+    }
+    if problems.len() > MAX_SHOWN {
+        out.push_str(&format!("\n... and {} more problems", problems.len() - MAX_SHOWN));
+    }
+    if problems.len() > 1 {
+        out.push_str(&format!("\n{} problems found", problems.len()));
+    }
+    out
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "did you mean" for a misspelt name among `candidates`.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
+}
+
+/// Byte offset → 1-based (line, column).
+pub fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let col_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let col = String::from_utf8_lossy(&before[col_start..]).chars().count() as u64 + 1;
+    (line, col)
+}

@@ -1,0 +1,94 @@
+//! CSV and TSV reader: a header row, then one record per row. Every value is
+//! text; a ragged row or a non-UTF-8 byte is a located error.
+
+use std::path::Path;
+
+use super::raw::{Raw, RawRecord};
+use crate::error::{Error, Location, Problem, Result, display_path};
+
+/// Reads a delimited file with a header row.
+pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<RawRecord>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::one(
+            Problem::new(Location::file(path), "the file is empty")
+                .help("a benchmark file needs a header row and at least one record"),
+        ));
+    }
+    let mut reader =
+        csv::ReaderBuilder::new().delimiter(delimiter).flexible(false).quoting(delimiter != b'\t').from_reader(bytes);
+    let headers = reader
+        .byte_headers()
+        .map_err(|e| csv_problem(path, &e))?
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            std::str::from_utf8(h).map(|s| s.trim().to_string()).map_err(|_| {
+                Error::one(Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1)))
+            })
+        })
+        .collect::<Result<Vec<String>>>()?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    let file = display_path(path);
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    let mut row = 0u64;
+    for result in reader.byte_records() {
+        let rec = match result {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(csv_problem_inner(path, &e));
+                if problems.len() > crate::error::MAX_SHOWN {
+                    break;
+                }
+                continue;
+            }
+        };
+        row += 1;
+        let line = rec.position().map_or(row + 1, |p| p.line());
+        let mut fields = Vec::with_capacity(headers.len());
+        for (i, value) in rec.iter().enumerate() {
+            match std::str::from_utf8(value) {
+                Ok(s) => fields.push((headers[i].clone(), Raw::Str(s.to_string()))),
+                Err(_) => problems.push(
+                    Problem::new(Location::line(path, line), "the value is not valid UTF-8")
+                        .field(headers[i].clone())
+                        .help("re-save the file as UTF-8"),
+                ),
+            }
+        }
+        records.push(RawRecord {
+            loc: Location { file: file.clone(), pos: crate::error::Pos::Line(line) },
+            value: Raw::Map(fields),
+            file_stem: stem.clone(),
+            key: None,
+            row,
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    if records.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(path), "the file has a header but no records")));
+    }
+    Ok(records)
+}
+
+fn csv_problem(path: &Path, e: &csv::Error) -> Error {
+    Error::one(csv_problem_inner(path, e))
+}
+
+fn csv_problem_inner(path: &Path, e: &csv::Error) -> Problem {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Problem::new(
+            Location::line(path, pos.as_ref().map_or(0, csv::Position::line)),
+            format!("this row has {len} fields but the header has {expected_len}"),
+        )
+        .help("quote values that contain the delimiter, or fix the row"),
+        csv::ErrorKind::Utf8 { pos, err } => Problem::new(
+            Location::line(path, pos.as_ref().map_or(0, csv::Position::line)),
+            format!("field {} is not valid UTF-8", err.field() + 1),
+        ),
+        _ => Problem::new(Location::file(path), format!("cannot read the file: {e}")),
+    }
+}

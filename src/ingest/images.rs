@@ -1,0 +1,189 @@
+//! Image resolution: each sample's image names → files under the pipeline's
+//! image folder (found by relative path, else by file name anywhere below it,
+//! walked once with `walkdir`), with sha256, width and height. Dimensions come
+//! from the header (`imagesize`), never a full decode.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::mapping::{ImageSpec, Mapped};
+use crate::error::{Problem, display_path};
+use crate::sample::ImageRef;
+
+/// Facts about one encoded image.
+#[derive(Debug, Clone)]
+struct Facts {
+    sha256: String,
+    width: u32,
+    height: u32,
+}
+
+fn facts(bytes: &[u8]) -> Result<Facts, String> {
+    let size = imagesize::blob_size(bytes).map_err(|e| match e {
+        imagesize::ImageError::NotSupported => {
+            "is not an image in a format blindspot can read (PNG, JPEG, GIF, WebP, BMP, TIFF, ...)".to_string()
+        }
+        other => format!("is not a readable image: {other}"),
+    })?;
+    Ok(Facts {
+        sha256: hex::encode(Sha256::digest(bytes)),
+        width: u32::try_from(size.width).unwrap_or(u32::MAX),
+        height: u32::try_from(size.height).unwrap_or(u32::MAX),
+    })
+}
+
+/// Index of every file below the image folder by file name.
+fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
+    let mut by_name: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
+        if entry.file_type().is_file()
+            && let Some(name) = entry.file_name().to_str()
+        {
+            by_name.entry(name.to_string()).or_default().push(entry.into_path());
+        }
+    }
+    by_name
+}
+
+/// `path` relative to `dir`, with `/` separators (never absolute in data files).
+fn relative(dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Resolves every sample's images in place; returns (sample index, problem) pairs.
+pub fn resolve(mapped: &mut [Mapped], dir: Option<&Path>) -> Vec<(usize, Problem)> {
+    let mut problems = Vec::new();
+    let mut index: Option<HashMap<String, Vec<PathBuf>>> = None;
+    // Which file each path-named image is, per sample.
+    let mut located: Vec<Vec<Option<PathBuf>>> = Vec::with_capacity(mapped.len());
+    for (i, m) in mapped.iter().enumerate() {
+        let mut row = Vec::new();
+        for spec in &m.images {
+            let ImageSpec::Path(p) = spec else {
+                row.push(None);
+                continue;
+            };
+            let Some(dir) = dir else {
+                row.push(None);
+                continue;
+            };
+            let direct = dir.join(p);
+            if direct.is_file() {
+                row.push(Some(direct));
+                continue;
+            }
+            let name = Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p);
+            let idx = index.get_or_insert_with(|| index_by_name(dir));
+            match idx.get(name).map(Vec::as_slice) {
+                Some([one]) => row.push(Some(one.clone())),
+                Some(many) => {
+                    problems.push((
+                        i,
+                        Problem::new(
+                            mapped[i].sample_loc(),
+                            format!("image \"{p}\" matches {} files under {}", many.len(), display_path(dir)),
+                        )
+                        .field("images")
+                        .help("give the image's path relative to the image folder"),
+                    ));
+                    row.push(None);
+                }
+                None => {
+                    problems.push((
+                        i,
+                        Problem::new(
+                            mapped[i].sample_loc(),
+                            format!("image \"{p}\" not found under {}", display_path(dir)),
+                        )
+                        .field("images")
+                        .help("check [ingest] images and the image field"),
+                    ));
+                    row.push(None);
+                }
+            }
+        }
+        located.push(row);
+    }
+
+    // Facts once per distinct file, in parallel.
+    let files: BTreeMap<PathBuf, ()> = located.iter().flatten().flatten().map(|p| (p.clone(), ())).collect();
+    let file_facts: HashMap<PathBuf, Result<Facts, String>> = files
+        .into_par_iter()
+        .map(|(p, ())| {
+            let r = std::fs::read(&p).map_err(|e| format!("cannot be read: {e}")).and_then(|b| facts(&b));
+            (p, r)
+        })
+        .collect();
+
+    for (i, (m, row)) in mapped.iter_mut().zip(&located).enumerate() {
+        let mut refs = Vec::with_capacity(m.images.len());
+        for (spec, file) in m.images.iter().zip(row) {
+            match (spec, file) {
+                (ImageSpec::Path(p), Some(file)) => match &file_facts[file] {
+                    Ok(f) => refs.push(ImageRef {
+                        path: Some(relative(dir.unwrap_or(Path::new("")), file)),
+                        bytes: None,
+                        sha256: Some(f.sha256.clone()),
+                        width: Some(f.width),
+                        height: Some(f.height),
+                        source: Some(file.clone()),
+                    }),
+                    Err(e) => {
+                        problems.push((i, Problem::new(m.sample_loc(), format!("image \"{p}\" {e}")).field("images")))
+                    }
+                },
+                (ImageSpec::Path(p), None) => {
+                    if dir.is_none() {
+                        refs.push(ImageRef { path: Some(p.clone()), ..Default::default() });
+                    }
+                }
+                (ImageSpec::Bytes { bytes, path }, _) => match facts(bytes) {
+                    Ok(f) => refs.push(ImageRef {
+                        path: path.clone(),
+                        bytes: Some(bytes.clone()),
+                        sha256: Some(f.sha256),
+                        width: Some(f.width),
+                        height: Some(f.height),
+                        source: None,
+                    }),
+                    Err(e) => {
+                        problems.push((i, Problem::new(m.sample_loc(), format!("embedded image {e}")).field("images")))
+                    }
+                },
+            }
+        }
+        m.sample.images = refs;
+    }
+    problems
+}
+
+impl Mapped {
+    fn sample_loc(&self) -> crate::error::Location {
+        self.loc.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_header_gives_dimensions() {
+        // 1×1 PNG
+        let png = base64_png();
+        let f = facts(&png).unwrap();
+        assert_eq!((f.width, f.height), (1, 1));
+        assert!(facts(b"not an image at all").is_err());
+    }
+
+    fn base64_png() -> Vec<u8> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+            .unwrap()
+    }
+}

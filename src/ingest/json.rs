@@ -1,0 +1,320 @@
+//! JSON and JSON-lines reader.
+//!
+//! A `.json` file may be an array of records, an object of records keyed by id
+//! (SugarCrepe), or JSON lines (POPE's COCO files end in `.json`). A small
+//! structural splitter finds each top-level record's byte range first, so that
+//! records are parsed in parallel and every error names the record's own line.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::raw::{Raw, RawRecord};
+use crate::error::{Error, Location, Problem, Result, display_path};
+
+/// One top-level record's bytes, with its key (objects of records) and first line.
+struct Span {
+    start: usize,
+    end: usize,
+    key: Option<String>,
+    line: u64,
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: &'a Path,
+}
+
+impl Scanner<'_> {
+    fn skip_ws(&mut self) {
+        while self.pos < self.bytes.len() && matches!(self.bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+
+    fn problem_at(&self, pos: usize, message: impl Into<String>) -> Error {
+        let line = line_of(self.bytes, pos);
+        Error::one(Problem::new(Location::line(self.path, line), message))
+    }
+
+    /// End (exclusive) of the string starting at `start` (a `"`).
+    fn string_end(&self, start: usize) -> Result<usize> {
+        let mut i = start + 1;
+        while i < self.bytes.len() {
+            match self.bytes[i] {
+                b'\\' => i += 2,
+                b'"' => return Ok(i + 1),
+                _ => i += 1,
+            }
+        }
+        Err(self.problem_at(start, "unterminated string: the file ends inside it (truncated file?)"))
+    }
+
+    /// End (exclusive) of the JSON value starting at `self.pos`.
+    fn value_end(&self) -> Result<usize> {
+        let start = self.pos;
+        let Some(&first) = self.bytes.get(start) else {
+            return Err(self.problem_at(start, "expected a value, found the end of the file (truncated file?)"));
+        };
+        match first {
+            b'"' => self.string_end(start),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut i = start;
+                while i < self.bytes.len() {
+                    match self.bytes[i] {
+                        b'"' => {
+                            i = self.string_end(i)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(i + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                Err(self.problem_at(start, "this value is never closed: the file ends inside it (truncated file?)"))
+            }
+            _ => {
+                let mut i = start;
+                while i < self.bytes.len()
+                    && !matches!(self.bytes[i], b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+                {
+                    i += 1;
+                }
+                Ok(i)
+            }
+        }
+    }
+
+    fn expect_sep(&mut self, close: u8) -> Result<bool> {
+        self.skip_ws();
+        match self.bytes.get(self.pos) {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(&c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(&c) => Err(self.problem_at(
+                self.pos,
+                format!("expected ',' or '{}' between records, found '{}'", close as char, c as char),
+            )),
+            None => Err(self.problem_at(
+                self.pos,
+                format!("the file ends before the closing '{}' (truncated file?)", close as char),
+            )),
+        }
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_of(bytes: &[u8], pos: usize) -> u64 {
+    memchr_count(&bytes[..pos.min(bytes.len())]) + 1
+}
+
+fn memchr_count(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// Assigns line numbers to spans in one forward pass.
+fn number_lines(bytes: &[u8], spans: &mut [Span]) {
+    let (mut pos, mut line) = (0usize, 1u64);
+    for s in spans.iter_mut() {
+        line += memchr_count(&bytes[pos..s.start]);
+        pos = s.start;
+        s.line = line;
+    }
+}
+
+/// Reads a `.json` file (array, object of records, or JSON lines).
+pub fn read_json(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
+    let mut sc = Scanner { bytes, path, pos: 0 };
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        sc.pos = 3;
+    }
+    sc.skip_ws();
+    let Some(&first) = bytes.get(sc.pos) else {
+        return Err(Error::one(
+            Problem::new(Location::file(path), "the file is empty").help("a benchmark file needs at least one record"),
+        ));
+    };
+    let mut spans = Vec::new();
+    match first {
+        b'[' => {
+            sc.pos += 1;
+            sc.skip_ws();
+            if bytes.get(sc.pos) == Some(&b']') {
+                sc.pos += 1;
+            } else {
+                loop {
+                    sc.skip_ws();
+                    let start = sc.pos;
+                    let end = sc.value_end()?;
+                    spans.push(Span { start, end, key: None, line: 0 });
+                    sc.pos = end;
+                    if !sc.expect_sep(b']')? {
+                        break;
+                    }
+                }
+            }
+        }
+        b'{' => {
+            let end = sc.value_end()?;
+            let mut after = Scanner { bytes, path, pos: end };
+            after.skip_ws();
+            if after.pos < bytes.len() {
+                // More after the first object: JSON lines in a .json file.
+                return read_jsonl(path, bytes);
+            }
+            sc.pos += 1;
+            sc.skip_ws();
+            if bytes.get(sc.pos) == Some(&b'}') {
+                sc.pos += 1;
+            } else {
+                loop {
+                    sc.skip_ws();
+                    if bytes.get(sc.pos) != Some(&b'"') {
+                        return Err(sc.problem_at(sc.pos, "expected a quoted key of the object of records"));
+                    }
+                    let kend = sc.string_end(sc.pos)?;
+                    let key: String = serde_json::from_slice(&bytes[sc.pos..kend])
+                        .map_err(|e| sc.problem_at(sc.pos, format!("invalid key: {e}")))?;
+                    sc.pos = kend;
+                    sc.skip_ws();
+                    if bytes.get(sc.pos) != Some(&b':') {
+                        return Err(sc.problem_at(sc.pos, format!("expected ':' after key \"{key}\"")));
+                    }
+                    sc.pos += 1;
+                    sc.skip_ws();
+                    let start = sc.pos;
+                    let end = sc.value_end()?;
+                    spans.push(Span { start, end, key: Some(key), line: 0 });
+                    sc.pos = end;
+                    if !sc.expect_sep(b'}')? {
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {
+            return Err(sc.problem_at(
+                sc.pos,
+                format!("expected a JSON array '[' or object '{{' at the start, found '{}'", first as char),
+            ));
+        }
+    }
+    sc.skip_ws();
+    if sc.pos < bytes.len() {
+        return Err(sc.problem_at(sc.pos, "unexpected content after the end of the top-level value"));
+    }
+    if spans.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(path), "the file holds no records")));
+    }
+    number_lines(bytes, &mut spans);
+    parse_spans(path, bytes, spans)
+}
+
+/// Reads JSON lines: one record per non-blank line.
+pub fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut spans = Vec::new();
+    let mut start = 0usize;
+    let mut line = 1u64;
+    while start < bytes.len() {
+        let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
+        let text = &bytes[start..end];
+        if text.iter().any(|b| !b.is_ascii_whitespace()) {
+            spans.push(Span { start, end, key: None, line });
+        }
+        start = end + 1;
+        line += 1;
+    }
+    if spans.is_empty() {
+        return Err(Error::one(
+            Problem::new(Location::file(path), "the file is empty").help("a benchmark file needs at least one record"),
+        ));
+    }
+    parse_spans(path, bytes, spans)
+}
+
+fn parse_spans(path: &Path, bytes: &[u8], spans: Vec<Span>) -> Result<Vec<RawRecord>> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    let file = display_path(path);
+    let results: Vec<std::result::Result<RawRecord, Problem>> = spans
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let slice = &bytes[s.start..s.end];
+            match serde_json::from_slice::<Raw>(slice) {
+                Ok(value) => Ok(RawRecord {
+                    loc: Location { file: file.clone(), pos: crate::error::Pos::Line(s.line) },
+                    value,
+                    file_stem: stem.clone(),
+                    key: s.key,
+                    row: i as u64 + 1,
+                }),
+                Err(e) => {
+                    let line = s.line + e.line().saturating_sub(1) as u64;
+                    let col = e.column() as u64;
+                    let mut msg = e.to_string();
+                    if let Some(cut) = msg.find(" at line ") {
+                        msg.truncate(cut);
+                    }
+                    Err(Problem::new(
+                        Location { file: file.clone(), pos: crate::error::Pos::LineCol(line, col.max(1)) },
+                        format!("invalid JSON: {msg}"),
+                    ))
+                }
+            }
+        })
+        .collect();
+    let mut records = Vec::with_capacity(results.len());
+    let mut problems = Vec::new();
+    for r in results {
+        match r {
+            Ok(rec) => records.push(rec),
+            Err(p) => problems.push(p),
+        }
+    }
+    if problems.is_empty() { Ok(records) } else { Err(Error::Invalid(problems)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<RawRecord>> {
+        read_json(Path::new("t.json"), text.as_bytes())
+    }
+
+    #[test]
+    fn arrays_objects_and_lines() {
+        let a = read("[\n {\"id\": 1},\n {\"id\": \"2\"}\n]").unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[1].loc.pos, crate::error::Pos::Line(3));
+        let o = read("{\"0\": {\"c\": \"x\"}, \"1\": {\"c\": \"y\"}}").unwrap();
+        assert_eq!(o[1].key.as_deref(), Some("1"));
+        let l = read("{\"a\": 1}\n\n{\"a\": 2}\n").unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].loc.pos, crate::error::Pos::Line(3));
+    }
+
+    #[test]
+    fn truncated_and_bad_records_are_located() {
+        let e = read("[\n{\"id\": 1},\n{\"id\": ").unwrap_err().to_string();
+        assert!(e.contains("t.json:3"), "{e}");
+        let e = read("[\n{\"id\": 1},\n{\"id\" 2}\n]").unwrap_err().to_string();
+        assert!(e.contains("t.json:3"), "{e}");
+        assert!(read("").unwrap_err().to_string().contains("empty"));
+        assert!(read("[]").unwrap_err().to_string().contains("no records"));
+    }
+}

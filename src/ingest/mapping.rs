@@ -1,0 +1,703 @@
+//! Field mapping: one [`RawRecord`] → one canonical [`Sample`] (images not yet
+//! resolved), or the list of everything wrong with it. Real data is messy and
+//! handled here: ids that are ints in one row and strings in the next, the
+//! string "NULL" for missing, trailing spaces, string-encoded and nested
+//! option lists, answers as letters, indices or text.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+
+use super::raw::{Raw, RawRecord};
+use crate::error::{Problem, did_you_mean};
+use crate::sample::{AnswerFormat, Sample};
+use crate::seed::rng_for;
+use crate::spec::{Accessor, AnswerKind, Format, IngestPlan, MetaKeep, TemplatePart};
+
+const LETTERS: &[u8] = b"ABCDEFGHIJ";
+
+/// An image as the source names it, before resolution against the image folder.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImageSpec {
+    Path(String),
+    Bytes { bytes: Vec<u8>, path: Option<String> },
+}
+
+/// A mapped sample plus its unresolved images.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    pub sample: Sample,
+    pub images: Vec<ImageSpec>,
+    /// Where the record came from.
+    pub loc: crate::error::Location,
+}
+
+/// Result of mapping one record.
+pub enum Outcome {
+    Kept(Box<Mapped>),
+    Filtered,
+    Invalid(Vec<Problem>),
+}
+
+/// Whether a record passes the plan's filters.
+pub fn passes_filters(rec: &RawRecord, plan: &IngestPlan) -> bool {
+    plan.filters.iter().all(|f| {
+        let v = rec.field(&f.field).and_then(|r| r.scalar_text()).map(|s| s.trim().to_string());
+        let in_ok = f.any_of.as_ref().is_none_or(|l| v.as_ref().is_some_and(|v| l.iter().any(|x| x == v)));
+        let not_ok = f.not_in.as_ref().is_none_or(|l| v.as_ref().is_none_or(|v| !l.iter().any(|x| x == v)));
+        in_ok && not_ok
+    })
+}
+
+struct Mapper<'a> {
+    rec: &'a RawRecord,
+    plan: &'a IngestPlan,
+    problems: Vec<Problem>,
+    used: Vec<String>,
+}
+
+impl Mapper<'_> {
+    fn problem(&mut self, field: &str, message: impl Into<String>) -> &mut Problem {
+        self.problems.push(Problem::new(self.rec.loc.clone(), message).field(field));
+        self.problems.last_mut().expect("just pushed")
+    }
+
+    fn is_missing(&self, v: &Raw) -> bool {
+        match v {
+            Raw::Null => true,
+            Raw::Str(s) => {
+                let t = s.trim();
+                t.is_empty() || self.plan.missing.iter().any(|m| m == t)
+            }
+            Raw::Float(f) => f.is_nan(),
+            _ => false,
+        }
+    }
+
+    /// A field's value, with "missing" values as None.
+    fn get(&mut self, path: &str) -> Option<Raw> {
+        let top = path.split('.').next().unwrap_or(path).to_string();
+        self.used.push(top);
+        self.rec.field(path).filter(|v| !self.is_missing(v))
+    }
+
+    fn has(&self, path: &str) -> bool {
+        self.rec.field(path).is_some()
+    }
+
+    /// Text of an accessor; a problem when a required placeholder is missing.
+    fn text(&mut self, canonical: &str, acc: &Accessor) -> Option<String> {
+        match acc {
+            Accessor::Path(p) => {
+                let v = self.get(p)?;
+                match v.scalar_text() {
+                    Some(s) => Some(s.trim().to_string()),
+                    None => {
+                        self.problem(
+                            canonical,
+                            format!("source field \"{p}\" is {}, expected text or a number", v.kind()),
+                        );
+                        None
+                    }
+                }
+            }
+            Accessor::Template(parts) => {
+                let mut out = String::new();
+                for part in parts {
+                    match part {
+                        TemplatePart::Lit(s) => out.push_str(s),
+                        TemplatePart::Field(f) => match self.get(f).and_then(|v| v.scalar_text()) {
+                            Some(s) => out.push_str(s.trim()),
+                            None => {
+                                self.problem(canonical, format!("template field \"{f}\" is missing"));
+                                return None;
+                            }
+                        },
+                    }
+                }
+                Some(out)
+            }
+        }
+    }
+
+    /// The configured accessor, else the first canonical name the record has.
+    fn pick(&self, configured: &Option<Accessor>, defaults: &[&str]) -> Option<Accessor> {
+        if configured.is_some() {
+            return configured.clone();
+        }
+        defaults.iter().find(|d| self.has(d)).map(|d| Accessor::Path((*d).to_string()))
+    }
+
+    fn missing_required(&mut self, canonical: &str, acc: Option<&Accessor>, defaults: &[&str]) {
+        let names = self.rec.field_names().into_iter().map(String::from).collect::<Vec<_>>();
+        let wanted = match acc {
+            Some(Accessor::Path(p)) => p.clone(),
+            Some(Accessor::Template(_)) => return,
+            None => defaults.join("\" or \""),
+        };
+        let key = canonical.replace('_', "-");
+        let hint = match acc {
+            Some(Accessor::Path(p)) if !self.has(p) => match did_you_mean(p, names.iter().map(String::as_str)) {
+                Some(m) => {
+                    format!("the record has no field \"{p}\"; did you mean \"{m}\"? (set [ingest.fields] {key})")
+                }
+                None => format!("the record's fields are: {}; set [ingest.fields] {key}", names.join(", ")),
+            },
+            Some(_) => "the value is empty or marked missing".to_string(),
+            None => {
+                format!("the record's fields are: {}; map one with [ingest.fields] {key} = \"...\"", names.join(", "))
+            }
+        };
+        self.problem(canonical, format!("no {canonical} (looked for \"{wanted}\")")).help = Some(hint);
+    }
+}
+
+/// Maps one record to a canonical sample.
+pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome {
+    if !passes_filters(rec, plan) {
+        return Outcome::Filtered;
+    }
+    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new() };
+    let f = &plan.fields;
+    let vlm = format == Format::Vlmevalkit;
+
+    // id
+    let id_defaults: &[&str] = if vlm { &["index"] } else { &["id"] };
+    let id_acc = m.pick(&f.id, id_defaults);
+    let id = id_acc.as_ref().and_then(|a| m.text("id", a));
+    if id.is_none() && m.problems.is_empty() {
+        m.missing_required("id", f.id.as_ref(), id_defaults);
+    }
+
+    // question (+ options written inside it)
+    let mut question = match &plan.question_text {
+        Some(q) => Some(q.clone()),
+        None => {
+            let acc = m.pick(&f.question, &["question"]);
+            let q = acc.as_ref().and_then(|a| m.text("question", a));
+            if q.is_none() {
+                m.missing_required("question", f.question.as_ref(), &["question"]);
+            }
+            q
+        }
+    };
+    let mut options: Vec<String> = match &question {
+        Some(q) if plan.options_in_question => {
+            let (stem, opts) = split_options_from_question(q);
+            question = Some(stem);
+            opts
+        }
+        _ => map_options(&mut m, vlm),
+    };
+
+    let ctx_acc = m.pick(&f.context, &["context", "hint"]);
+    let context = ctx_acc.as_ref().and_then(|a| m.text("context", a));
+    let qt_defaults: &[&str] = if vlm { &["category", "question_type"] } else { &["question_type"] };
+    let qt_acc = m.pick(&f.question_type, qt_defaults);
+    let question_type = qt_acc.as_ref().and_then(|a| m.text("question_type", a));
+
+    // answer
+    let (ans_acc, kind) = match (&f.answer, m.has("answer"), m.has("answer_index")) {
+        (Some(a), _, _) => (Some(a.clone()), f.answer_kind),
+        (None, true, _) => (Some(Accessor::Path("answer".into())), f.answer_kind),
+        (None, false, true) => (Some(Accessor::Path("answer_index".into())), AnswerKind::Index),
+        _ => (None, f.answer_kind),
+    };
+    let raw_answer = match &ans_acc {
+        Some(Accessor::Path(p)) => m.get(p),
+        Some(a) => m.text("answer", a).map(Raw::Str),
+        None => None,
+    };
+    let answer_src = match &ans_acc {
+        Some(Accessor::Path(p)) => p.clone(),
+        _ => "answer".into(),
+    };
+    if raw_answer.is_none() {
+        m.missing_required("answer", ans_acc.as_ref(), &["answer", "answer_index"]);
+    }
+
+    let images = map_images(&mut m);
+
+    // Stop here if the basics are missing: later checks would only repeat them.
+    let (Some(id), Some(question), Some(raw_answer)) = (id, question, raw_answer) else {
+        return Outcome::Invalid(m.problems);
+    };
+    if question.trim().is_empty() {
+        m.problem("question", "the question is empty");
+    }
+    let raw_answer = match raw_answer.scalar_text().map(|s| s.trim().to_string()) {
+        Some(t) => match plan.answer_map.get(&t) {
+            Some(mapped) => Raw::Str(mapped.clone()),
+            None => match raw_answer {
+                Raw::Str(_) => Raw::Str(t),
+                other => other,
+            },
+        },
+        None => {
+            m.problem(&answer_src, format!("the answer is {}, expected text or a number", raw_answer.kind()));
+            return Outcome::Invalid(m.problems);
+        }
+    };
+
+    let (answer, answer_index) = if options.is_empty() {
+        (raw_answer.scalar_text().unwrap_or_default(), None)
+    } else {
+        match resolve_choice(&raw_answer, &options, kind) {
+            Ok(i) => (options[i].clone(), Some(i)),
+            Err(msg) => {
+                m.problem(&answer_src, msg.0).help = msg.1;
+                (String::new(), None)
+            }
+        }
+    };
+
+    let format = match plan.answer_format {
+        Some(fmt) => fmt,
+        None => infer_format(&options, &answer),
+    };
+    let answer = match format {
+        AnswerFormat::YesNo => match answer.to_ascii_lowercase().as_str() {
+            a @ ("yes" | "no") => a.to_string(),
+            _ => {
+                m.problem(
+                    &answer_src,
+                    format!("answer \"{answer}\" is not yes or no, but the answer format is yes_no"),
+                )
+                .help = Some("map other labels with [ingest.answer-map], e.g. \"1\" = \"yes\"".into());
+                answer
+            }
+        },
+        AnswerFormat::Numeric if parse_number(&answer).is_none() => {
+            m.problem(&answer_src, format!("answer \"{answer}\" is not a number, but the answer format is numeric"));
+            answer
+        }
+        AnswerFormat::MultipleChoice if options.is_empty() => {
+            m.problem("options", "the answer format is multiple_choice but the question has no options");
+            answer
+        }
+        _ => answer,
+    };
+    if answer.is_empty() && m.problems.is_empty() {
+        m.problem(&answer_src, "the answer is empty");
+    }
+    if let Some(dup) = first_duplicate(&options) {
+        m.problem("options", format!("option \"{dup}\" appears twice")).help =
+            Some("options must be distinct so the gold answer is unambiguous".into());
+    }
+
+    let mut answer_index = answer_index;
+    if plan.shuffle_options && answer_index.is_some() {
+        let mut order: Vec<usize> = (0..options.len()).collect();
+        order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(plan.seed, "ingest.shuffle-options", &id)));
+        let gold = answer_index.unwrap_or(0);
+        options = order.iter().map(|&i| options[i].clone()).collect();
+        answer_index = order.iter().position(|&i| i == gold);
+    }
+
+    let meta = map_meta(&mut m);
+    if !m.problems.is_empty() {
+        return Outcome::Invalid(m.problems);
+    }
+    let mut sample = Sample::new(id, question, answer);
+    sample.benchmark = plan.benchmark.clone();
+    sample.split = plan.split.clone();
+    sample.question_type = question_type;
+    sample.context = context;
+    sample.options = options;
+    sample.answer_index = answer_index.map(|i| i as i32);
+    sample.answer_format = format;
+    sample.meta = meta;
+    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone() }))
+}
+
+fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
+    let accs: Vec<Accessor> = match &m.plan.fields.options {
+        Some(a) => a.clone(),
+        None if vlm => {
+            LETTERS.iter().map(|&l| (l as char).to_string()).filter(|l| m.has(l)).map(Accessor::Path).collect()
+        }
+        None if m.has("options") => vec![Accessor::Path("options".into())],
+        None if m.has("choices") => vec![Accessor::Path("choices".into())],
+        None => Vec::new(),
+    };
+    if accs.len() > 1 {
+        // One field per option (A..J columns): missing ones are absent options.
+        return accs.iter().filter_map(|a| m.text("options", a)).collect();
+    }
+    let Some(acc) = accs.first() else { return Vec::new() };
+    let Accessor::Path(p) = acc else {
+        return m.text("options", acc).into_iter().collect();
+    };
+    let Some(v) = m.get(p) else { return Vec::new() };
+    let list = match &v {
+        Raw::List(items) => match items.as_slice() {
+            // A nested list [[a, b, c]] is the options list itself.
+            [Raw::List(inner)] => inner.clone(),
+            _ => items.clone(),
+        },
+        Raw::Str(s) => match parse_list_literal(s) {
+            Some(items) => items.into_iter().map(Raw::Str).collect(),
+            None => {
+                m.problem(
+                    "options",
+                    format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(s)),
+                )
+                .help = Some("options must be a list, a string like \"['a', 'b']\", or one field per option".into());
+                return Vec::new();
+            }
+        },
+        other => {
+            m.problem("options", format!("source field \"{p}\" is {}, expected a list of options", other.kind()));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        match item.scalar_text() {
+            Some(s) => out.push(s.trim().to_string()),
+            None => {
+                m.problem("options", format!("option {} is {}, expected text", i + 1, item.kind()));
+            }
+        }
+    }
+    out
+}
+
+fn map_images(m: &mut Mapper<'_>) -> Vec<ImageSpec> {
+    let accs: Vec<Accessor> = match &m.plan.fields.images {
+        Some(a) => a.clone(),
+        None => ["images", "image", "file_name"]
+            .iter()
+            .find(|d| m.has(d))
+            .map(|d| vec![Accessor::Path((*d).to_string())])
+            .unwrap_or_default(),
+    };
+    let mut out = Vec::new();
+    for acc in &accs {
+        let value = match acc {
+            Accessor::Path(p) => m.get(p),
+            Accessor::Template(_) => m.text("images", acc).map(Raw::Str),
+        };
+        if let Some(v) = value {
+            collect_images(m, &v, &mut out);
+        }
+    }
+    out
+}
+
+fn collect_images(m: &mut Mapper<'_>, v: &Raw, out: &mut Vec<ImageSpec>) {
+    match v {
+        Raw::Str(s) => {
+            let s = s.trim();
+            if s.starts_with('[')
+                && let Some(items) = parse_list_literal(s)
+            {
+                out.extend(items.into_iter().map(ImageSpec::Path));
+                return;
+            }
+            out.push(ImageSpec::Path(s.to_string()));
+        }
+        Raw::Bytes(b) => out.push(ImageSpec::Bytes { bytes: b.clone(), path: None }),
+        Raw::List(items) => {
+            for i in items {
+                if !m.is_missing(i) {
+                    collect_images(m, i, out);
+                }
+            }
+        }
+        Raw::Map(_) => {
+            let path = v.get("path").and_then(Raw::scalar_text).filter(|s| !s.is_empty());
+            match v.get("bytes") {
+                Some(Raw::Bytes(b)) => out.push(ImageSpec::Bytes { bytes: b.clone(), path }),
+                _ => match path {
+                    Some(p) => out.push(ImageSpec::Path(p)),
+                    None => {
+                        m.problem("images", "an image struct has neither bytes nor path");
+                    }
+                },
+            }
+        }
+        Raw::Null => {}
+        other => {
+            m.problem("images", format!("an image is {}, expected a path, bytes or {{bytes, path}}", other.kind()));
+        }
+    }
+}
+
+fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
+    let mut meta = BTreeMap::new();
+    match m.plan.fields.meta.clone() {
+        MetaKeep::All => {
+            if let Raw::Map(fields) = &m.rec.value {
+                for (k, v) in fields {
+                    if m.used.iter().any(|u| u == k) || m.is_missing(v) || matches!(v, Raw::Bytes(_)) {
+                        continue;
+                    }
+                    meta.insert(k.clone(), v.to_text().trim().to_string());
+                }
+            }
+        }
+        MetaKeep::Fields(list) => {
+            for k in list {
+                if let Some(v) = m.rec.field(&k).filter(|v| !m.is_missing(v)) {
+                    meta.insert(k, v.to_text().trim().to_string());
+                }
+            }
+        }
+    }
+    meta
+}
+
+/// (message, help) for an answer that does not name an option.
+struct ChoiceError(String, Option<String>);
+
+fn letters_range(n: usize) -> String {
+    match n {
+        0 => "none".into(),
+        1 => "A".into(),
+        _ => format!("A-{}", LETTERS.get(n - 1).map_or('?', |&c| c as char)),
+    }
+}
+
+fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usize, ChoiceError> {
+    let n = options.len();
+    let text = raw.scalar_text().unwrap_or_default().trim().to_string();
+    let by_text = || {
+        options
+            .iter()
+            .position(|o| *o == text)
+            .or_else(|| options.iter().position(|o| o.trim().eq_ignore_ascii_case(&text)))
+    };
+    let by_letter = || -> Option<Result<usize, ChoiceError>> {
+        let t = text.trim_matches(|c: char| c == '(' || c == ')' || c == '.' || c.is_whitespace());
+        let mut chars = t.chars();
+        let c = chars.next()?.to_ascii_uppercase();
+        if chars.next().is_some() || !c.is_ascii_uppercase() {
+            return None;
+        }
+        let i = (c as u8 - b'A') as usize;
+        Some(if i < n {
+            Ok(i)
+        } else {
+            Err(ChoiceError(
+                format!("is \"{t}\" but the question has {n} options ({})", letters_range(n)),
+                Some("fix the answer, or use on-invalid = \"skip\" to reject this row".into()),
+            ))
+        })
+    };
+    let by_index = |base: i64| -> Option<Result<usize, ChoiceError>> {
+        let v: i64 = match raw {
+            Raw::Int(i) => *i,
+            Raw::Float(f) if f.fract() == 0.0 => *f as i64,
+            _ => text.parse().ok()?,
+        };
+        let i = v - base;
+        Some(if (0..n as i64).contains(&i) {
+            Ok(i as usize)
+        } else {
+            Err(ChoiceError(
+                format!(
+                    "is {v} but the question has {n} options ({}-based index {base}..{})",
+                    base,
+                    base + n as i64 - 1
+                ),
+                None,
+            ))
+        })
+    };
+    let not_found = || {
+        ChoiceError(
+            format!("is \"{}\", which is not among the options ({})", short(&text), options.iter().map(|o| format!("\"{}\"", short(o))).collect::<Vec<_>>().join(", ")),
+            Some("set [ingest.fields] answer-kind = \"letter\" | \"index\" | \"index1\" | \"text\" if the answer is written another way".into()),
+        )
+    };
+    match kind {
+        AnswerKind::Text => by_text().ok_or_else(not_found),
+        AnswerKind::Letter => by_letter()
+            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option letter", short(&text)), None))),
+        AnswerKind::Index => by_index(0)
+            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option index", short(&text)), None))),
+        AnswerKind::Index1 => by_index(1)
+            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option index", short(&text)), None))),
+        AnswerKind::Auto => {
+            if matches!(raw, Raw::Int(_)) {
+                return by_index(0).unwrap_or_else(|| Err(not_found()));
+            }
+            if let Some(i) = by_text() {
+                return Ok(i);
+            }
+            if let Some(r) = by_letter() {
+                return r;
+            }
+            by_index(0).unwrap_or_else(|| Err(not_found()))
+        }
+    }
+}
+
+/// multiple_choice with options; yes_no for yes/no answers; numeric for numbers; open otherwise.
+pub fn infer_format(options: &[String], answer: &str) -> AnswerFormat {
+    if !options.is_empty() {
+        AnswerFormat::MultipleChoice
+    } else if answer.eq_ignore_ascii_case("yes") || answer.eq_ignore_ascii_case("no") {
+        AnswerFormat::YesNo
+    } else if parse_number(answer).is_some() {
+        AnswerFormat::Numeric
+    } else {
+        AnswerFormat::Open
+    }
+}
+
+/// A finite number written plainly (`3`, `-2.5`, `1e3`, `1,000`).
+pub fn parse_number(s: &str) -> Option<f64> {
+    let t = s.trim().replace(',', "");
+    if t.is_empty() || t.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') {
+        return None;
+    }
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn first_duplicate(options: &[String]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::new();
+    options.iter().find(|o| !seen.insert(o.as_str())).map(String::as_str)
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() }
+}
+
+/// Parses a string-encoded list: JSON (`["a", "b"]`) or a Python literal (`['a', "b"]`).
+pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
+    let s = s.trim();
+    if !s.starts_with('[') || !s.ends_with(']') {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Vec<serde_json::Value>>(s) {
+        return v
+            .into_iter()
+            .map(|x| match x {
+                serde_json::Value::String(s) => Some(s),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect();
+    }
+    // Python literal: quoted items separated by commas.
+    let chars: Vec<char> = s[1..s.len() - 1].chars().collect();
+    let mut items = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        if i >= chars.len() {
+            break;
+        }
+        let q = chars[i];
+        if q != '\'' && q != '"' {
+            return None;
+        }
+        i += 1;
+        let mut item = String::new();
+        loop {
+            let c = *chars.get(i)?;
+            i += 1;
+            if c == '\\' {
+                let e = *chars.get(i)?;
+                i += 1;
+                item.push(match e {
+                    'n' => '\n',
+                    't' => '\t',
+                    other => other,
+                });
+            } else if c == q {
+                break;
+            } else {
+                item.push(c);
+            }
+        }
+        items.push(item);
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        match chars.get(i) {
+            Some(',') => i += 1,
+            None => break,
+            _ => return None,
+        }
+    }
+    Some(items)
+}
+
+/// Splits trailing `A. text` lines (A, B, C, ... in order) off a question, and
+/// drops `<image>` placeholders (LLaVA-style conversations).
+pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
+    let q = q.replace("<image>", "");
+    let lines: Vec<&str> = q.trim().lines().collect();
+    let mut first_opt = lines.len();
+    // Walk back over a run of option lines ending at the last line.
+    while first_opt > 0 {
+        let l = lines[first_opt - 1].trim_start();
+        let b = l.as_bytes();
+        if b.len() >= 2 && b[0].is_ascii_uppercase() && b[1] == b'.' {
+            first_opt -= 1;
+        } else {
+            break;
+        }
+    }
+    let opt_lines = &lines[first_opt..];
+    let sequential =
+        opt_lines.iter().enumerate().all(|(i, l)| l.trim_start().as_bytes()[0] == LETTERS.get(i).copied().unwrap_or(0));
+    if opt_lines.is_empty() || !sequential {
+        return (q.trim().to_string(), Vec::new());
+    }
+    let options = opt_lines.iter().map(|l| l.trim_start()[2..].trim().to_string()).collect();
+    (lines[..first_opt].join("\n").trim().to_string(), options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_literals() {
+        assert_eq!(parse_list_literal("['a', \"b's\"]").unwrap(), vec!["a", "b's"]);
+        assert_eq!(parse_list_literal("[\"x\", 2]").unwrap(), vec!["x", "2"]);
+        assert_eq!(parse_list_literal("[]").unwrap(), Vec::<String>::new());
+        assert!(parse_list_literal("['a' 'b']").is_none());
+        assert!(parse_list_literal("not a list").is_none());
+    }
+
+    #[test]
+    fn options_in_question() {
+        let (q, o) = split_options_from_question("<image>\nContext: x\nWhich?\nA. red\nB. blue");
+        assert_eq!(q, "Context: x\nWhich?");
+        assert_eq!(o, vec!["red", "blue"]);
+        let (q, o) = split_options_from_question("What is 2+2?");
+        assert_eq!((q.as_str(), o.len()), ("What is 2+2?", 0));
+    }
+
+    #[test]
+    fn choices_resolve_every_way() {
+        let opts: Vec<String> = ["cat", "dog", "cow", "hen"].iter().map(|s| s.to_string()).collect();
+        let r = |v: Raw, k| resolve_choice(&v, &opts, k).map_err(|e| e.0);
+        assert_eq!(r(Raw::Str("dog".into()), AnswerKind::Auto), Ok(1));
+        assert_eq!(r(Raw::Str("C".into()), AnswerKind::Auto), Ok(2));
+        assert_eq!(r(Raw::Str("(D)".into()), AnswerKind::Letter), Ok(3));
+        assert_eq!(r(Raw::Int(0), AnswerKind::Auto), Ok(0));
+        assert_eq!(r(Raw::Str("2".into()), AnswerKind::Index1), Ok(1));
+        let e = r(Raw::Str("E".into()), AnswerKind::Letter).unwrap_err();
+        assert_eq!(e, "is \"E\" but the question has 4 options (A-D)");
+        assert!(r(Raw::Str("horse".into()), AnswerKind::Text).unwrap_err().contains("not among the options"));
+    }
+
+    #[test]
+    fn formats_are_inferred() {
+        assert_eq!(infer_format(&[], "Yes"), AnswerFormat::YesNo);
+        assert_eq!(infer_format(&[], "3"), AnswerFormat::Numeric);
+        assert_eq!(infer_format(&[], "left lung"), AnswerFormat::Open);
+        assert_eq!(infer_format(&["a".into()], "a"), AnswerFormat::MultipleChoice);
+        assert_eq!(parse_number("1e3"), Some(1000.0));
+        assert_eq!(parse_number("inf"), None);
+    }
+}

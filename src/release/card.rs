@@ -1,0 +1,117 @@
+//! The release's `README.md`: Hugging Face YAML front matter (configs,
+//! features, split sizes) followed by what the release is and how to rebuild it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::ingest::Ingested;
+use crate::spec::Pipeline;
+
+fn size_category(n: usize) -> &'static str {
+    match n {
+        0..1_000 => "n<1K",
+        1_000..10_000 => "1K<n<10K",
+        10_000..100_000 => "10K<n<100K",
+        100_000..1_000_000 => "100K<n<1M",
+        _ => "1M<n<10M",
+    }
+}
+
+/// YAML scalar, quoted when needed.
+fn y(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn features_yaml(out: &mut String) {
+    let strings = [
+        "id",
+        "benchmark",
+        "split",
+        "question_type",
+        "question",
+        "context",
+        "answer",
+        "answer_format",
+        "parent_id",
+        "variant",
+        "variant_params",
+        "prompt",
+        "expected",
+    ];
+    out.push_str("  features:\n");
+    for name in ["id", "benchmark", "split", "question_type", "question", "context"] {
+        let _ = writeln!(out, "  - name: {name}\n    dtype: string");
+    }
+    out.push_str("  - name: options\n    list: string\n");
+    out.push_str("  - name: answer\n    dtype: string\n");
+    out.push_str("  - name: answer_index\n    dtype: int32\n");
+    out.push_str("  - name: answer_format\n    dtype: string\n");
+    out.push_str("  - name: images\n    list: image\n");
+    out.push_str(
+        "  - name: meta\n    list:\n    - name: key\n      dtype: string\n    - name: value\n      dtype: string\n",
+    );
+    for name in strings.iter().skip(8) {
+        let _ = writeln!(out, "  - name: {name}\n    dtype: string");
+    }
+}
+
+/// Renders the dataset card.
+pub fn render(p: &Pipeline, ing: &Ingested) -> String {
+    let ds = &p.dataset;
+    let n = ing.samples.len();
+    let mut out = String::new();
+    out.push_str("---\n");
+    let _ = writeln!(out, "pretty_name: {}", y(&ds.name));
+    let _ = writeln!(out, "license: {}", y(&ds.license.to_ascii_lowercase()));
+    out.push_str("task_categories:\n- visual-question-answering\n");
+    let _ = writeln!(out, "size_categories:\n- {}", y(size_category(n)));
+    out.push_str("configs:\n- config_name: default\n  default: true\n  data_files:\n  - split: test\n    path: data/test-*.parquet\n");
+    out.push_str("dataset_info:\n- config_name: default\n");
+    features_yaml(&mut out);
+    let _ = writeln!(out, "  splits:\n  - name: test\n    num_examples: {n}");
+    out.push_str("---\n\n");
+
+    let _ = writeln!(out, "# {} {}\n", ds.name, ds.version);
+    if let Some(d) = &ds.description {
+        let _ = writeln!(out, "{}\n", d.trim());
+    }
+    let _ = writeln!(
+        out,
+        "Built by blindspot {} from `{}` (seed {}).\n",
+        env!("CARGO_PKG_VERSION"),
+        p.path.file_name().map_or("?".into(), |f| f.to_string_lossy()),
+        ds.seed
+    );
+    out.push_str("## Composition\n\n");
+    let _ = writeln!(
+        out,
+        "{n} questions ({} records read, {} filtered out by the pipeline, {} rejected as invalid).\n",
+        ing.stats.records, ing.stats.filtered, ing.stats.rejected
+    );
+    out.push_str("| answer format | questions |\n|---|---:|\n");
+    for (f, c) in ing.format_counts() {
+        let _ = writeln!(out, "| {} | {c} |", f.as_str());
+    }
+    let mut types: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &ing.samples {
+        *types.entry(s.question_type.as_deref().unwrap_or("(none)")).or_default() += 1;
+    }
+    out.push_str("\n| question type | questions |\n|---|---:|\n");
+    for (t, c) in &types {
+        let _ = writeln!(out, "| {} | {c} |", t.replace('|', "\\|"));
+    }
+    let images: usize = ing.images.len();
+    let _ = writeln!(out, "\n{images} distinct image files.\n");
+    out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");
+    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
+    for i in &ing.inputs {
+        let _ = writeln!(out, "| `{}` | `{}` |", super::manifest::relative_to(&i.path, base), i.sha256);
+    }
+    out.push_str("\n## Rebuild\n\n");
+    out.push_str("```\njust build        # or: cargo run --release -- build\n```\n\n");
+    out.push_str("`manifest.json` lists the sha256 of every file; a rebuild from the same inputs, pipeline and seed gives identical bytes.\n");
+    if let Some(c) = &ds.citation {
+        let _ = writeln!(out, "\n## Citation\n\n```\n{}\n```", c.trim());
+    }
+    out
+}

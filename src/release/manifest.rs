@@ -1,0 +1,67 @@
+//! `manifest.json`: what a release is made of and from — sha256 of every
+//! file, tool version, pipeline hash, input hashes, seed. Paths are relative
+//! (to the release, or to the pipeline file's folder) so the manifest is the
+//! same on every machine.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::ingest::Ingested;
+use crate::spec::Pipeline;
+
+pub const FILE: &str = "manifest.json";
+
+/// `path` relative to `base`, with `..` where needed; both made absolute first.
+pub fn relative_to(path: &Path, base: &Path) -> String {
+    let abs = |p: &Path| -> PathBuf {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| std::env::current_dir().unwrap_or_default().join(p));
+        p.components().filter(|c| !matches!(c, Component::CurDir)).collect()
+    };
+    let (p, b) = (abs(path), abs(base));
+    let pc: Vec<_> = p.components().collect();
+    let bc: Vec<_> = b.components().collect();
+    let common = pc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), bc.len() - common).collect();
+    parts.extend(pc[common..].iter().map(|c| c.as_os_str().to_string_lossy().to_string()));
+    parts.join("/")
+}
+
+/// Renders the manifest for the files already written (`files` excludes the manifest).
+pub fn render(p: &Pipeline, ing: &Ingested, files: &BTreeMap<String, (String, u64)>) -> Result<String> {
+    let base = p.path.parent().unwrap_or(Path::new("."));
+    let inputs: Vec<_> = ing
+        .inputs
+        .iter()
+        .map(|i| json!({"path": relative_to(&i.path, base), "sha256": i.sha256, "bytes": i.bytes}))
+        .collect();
+    let images_digest = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for (path, sha) in &ing.images {
+            h.update(path.as_bytes());
+            h.update([0]);
+            h.update(sha.as_bytes());
+            h.update([b'\n']);
+        }
+        hex::encode(h.finalize())
+    };
+    let files: serde_json::Map<String, serde_json::Value> =
+        files.iter().map(|(k, (sha, n))| (k.clone(), json!({"sha256": sha, "bytes": n}))).collect();
+    let manifest = json!({
+        "name": p.dataset.name,
+        "version": p.dataset.version,
+        "tool": {"name": "blindspot", "version": env!("CARGO_PKG_VERSION")},
+        "pipeline": {"path": relative_to(&p.path, base), "sha256": p.hash},
+        "seed": p.dataset.seed,
+        "inputs": inputs,
+        "images": {"count": ing.images.len(), "sha256_of_list": images_digest},
+        "counts": {"records": ing.stats.records, "filtered": ing.stats.filtered, "rejected": ing.stats.rejected, "samples": ing.stats.kept},
+        "files": files,
+    });
+    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Bug(e.to_string()))?;
+    text.push('\n');
+    Ok(text)
+}

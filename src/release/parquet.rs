@@ -1,0 +1,110 @@
+//! Parquet writing of canonical rows: fixed Arrow schema, zstd, row groups of
+//! about 100 MB, the `huggingface` schema-metadata key (so `datasets` types
+//! image columns as `Image`), and `created_by` pinned so bytes do not change
+//! with the parquet crate's version.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+use crate::sample::{Embed, Sample, arrow_schema, to_record_batch};
+
+/// Target uncompressed size of one row group.
+const ROW_GROUP_BYTES: usize = 100 * 1024 * 1024;
+/// Rows converted to Arrow at a time (bounds memory when images are embedded).
+const CHUNK_ROWS: usize = 1024;
+
+/// The Hugging Face `datasets` features of the canonical schema.
+pub fn hf_features() -> serde_json::Value {
+    let value = |dtype: &str| serde_json::json!({"dtype": dtype, "_type": "Value"});
+    serde_json::json!({
+        "id": value("string"),
+        "benchmark": value("string"),
+        "split": value("string"),
+        "question_type": value("string"),
+        "question": value("string"),
+        "context": value("string"),
+        "options": {"feature": value("string"), "_type": "List"},
+        "answer": value("string"),
+        "answer_index": value("int32"),
+        "answer_format": value("string"),
+        "images": {"feature": {"_type": "Image"}, "_type": "List"},
+        "meta": {"feature": {"key": value("string"), "value": value("string")}, "_type": "List"},
+        "parent_id": value("string"),
+        "variant": value("string"),
+        "variant_params": value("string"),
+        "prompt": value("string"),
+        "expected": value("string"),
+    })
+}
+
+fn estimated_row_bytes(s: &Sample) -> usize {
+    let text = s.id.len()
+        + s.question.len()
+        + s.answer.len()
+        + s.options.iter().map(String::len).sum::<usize>()
+        + s.context.as_ref().map_or(0, String::len)
+        + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+        + s.prompt.as_ref().map_or(0, String::len);
+    let images: usize = s
+        .images
+        .iter()
+        .map(|i| {
+            i.bytes.as_ref().map(Vec::len).unwrap_or_else(|| {
+                i.source.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len() as usize)
+            })
+        })
+        .sum();
+    64 + text + images
+}
+
+/// Writes samples (already in output order) to one Parquet file at `path`.
+pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
+    let total: usize = samples.iter().map(estimated_row_bytes).sum();
+    let per_row = (total / samples.len().max(1)).max(1);
+    let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
+    let hf = serde_json::json!({"info": {"features": hf_features()}});
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| Error::Bug(e.to_string()))?))
+        .set_created_by("blindspot".to_string())
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .set_key_value_metadata(Some(vec![KeyValue::new("huggingface".to_string(), hf.to_string())]))
+        .build();
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = ArrowWriter::try_new_with_options(
+        BufWriter::new(file),
+        arrow_schema(),
+        ArrowWriterOptions::new().with_properties(props),
+    )
+    .map_err(|e| Error::Bug(format!("parquet writer: {e}")))?;
+    for chunk in samples.chunks(CHUNK_ROWS) {
+        let batch = to_record_batch(chunk, embed)?;
+        writer.write(&batch).map_err(|e| write_err(path, e))?;
+    }
+    let inner = writer.into_inner().map_err(|e| write_err(path, e))?;
+    let file = inner.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    Ok(len)
+}
+
+fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => Error::io(path, std::io::Error::other(inner)),
+        other => Error::io(path, std::io::Error::other(other.to_string())),
+    }
+}
+
+/// Writes `bytes` to `path` durably.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    f.sync_all().map_err(|e| Error::io(path, e))
+}

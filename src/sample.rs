@@ -1,0 +1,341 @@
+//! The canonical sample: one row per question, the single record every stage
+//! reads and writes (DESIGN.md, "Canonical sample").
+//!
+//! In memory it is [`Sample`]; on disk it is Parquet with the fixed Arrow
+//! schema of [`arrow_schema`]. Two departures from a naive layout, both for
+//! Hugging Face `datasets`, which must load releases unmodified:
+//! - `images` is `list<struct{bytes, path, sha256, width, height}>`: `datasets`'
+//!   `Image` feature reads the `bytes` and `path` fields and ignores the facts;
+//! - `meta` is `list<struct{key, value}>` (the physical layout of an Arrow map,
+//!   sorted by key) because `datasets` has no feature type for Arrow maps.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BinaryBuilder, Int32Builder, ListBuilder, RecordBatch, StringBuilder, StructBuilder};
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How a question is answered; decides the diagnose target and the scorer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerFormat {
+    /// Pick one of `options`; `answer_index` is the gold position.
+    MultipleChoice,
+    /// Answer is `yes` or `no` (no options).
+    YesNo,
+    /// Answer is a number.
+    Numeric,
+    /// Free text.
+    Open,
+}
+
+impl AnswerFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerFormat::MultipleChoice => "multiple_choice",
+            AnswerFormat::YesNo => "yes_no",
+            AnswerFormat::Numeric => "numeric",
+            AnswerFormat::Open => "open",
+        }
+    }
+    pub const ALL: [AnswerFormat; 4] =
+        [AnswerFormat::MultipleChoice, AnswerFormat::YesNo, AnswerFormat::Numeric, AnswerFormat::Open];
+}
+
+/// One image of a sample: Hugging Face's `{bytes, path}` plus facts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ImageRef {
+    /// The image's path relative to the benchmark's image folder (or as given
+    /// by the source when no folder is set). Never absolute.
+    pub path: Option<String>,
+    /// The encoded image file (PNG, JPEG, ...). Filled from `source` when a
+    /// release embeds images.
+    #[serde(skip)]
+    #[schemars(with = "Option<String>", description = "encoded image bytes (binary in Parquet)")]
+    pub bytes: Option<Vec<u8>>,
+    /// sha256 of the encoded bytes, lowercase hex.
+    pub sha256: Option<String>,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    /// Where the bytes can be read from (not written to data files).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: Option<PathBuf>,
+}
+
+/// One question, canonical. Invariants after ingest: `id` unique and
+/// non-empty; `question` non-empty; for multiple choice `answer_index` is
+/// `Some(i)` with `options[i] == answer`; `meta` keys sorted (a BTreeMap).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Sample {
+    /// Unique, stable; integer ids in the source become strings.
+    pub id: String,
+    pub benchmark: String,
+    pub split: String,
+    pub question_type: Option<String>,
+    pub question: String,
+    /// Hint or vignette shown with the question.
+    pub context: Option<String>,
+    /// Empty for open-ended questions.
+    pub options: Vec<String>,
+    pub answer: String,
+    pub answer_index: Option<i32>,
+    pub answer_format: AnswerFormat,
+    pub images: Vec<ImageRef>,
+    /// Every other source field the pipeline keeps, as text.
+    pub meta: BTreeMap<String, String>,
+    /// Variant rows only: the sample this variant was made from.
+    pub parent_id: Option<String>,
+    /// Variant rows only: the variant kind.
+    pub variant: Option<String>,
+    /// Variant rows only: canonical JSON of the variant's parameters.
+    pub variant_params: Option<String>,
+    /// Variant rows only: the exact text shown to a model.
+    pub prompt: Option<String>,
+    /// Variant rows only: `answer` or `abstain`.
+    pub expected: Option<String>,
+}
+
+impl Sample {
+    /// A sample with only the required fields set; the rest empty.
+    pub fn new(id: impl Into<String>, question: impl Into<String>, answer: impl Into<String>) -> Self {
+        Sample {
+            id: id.into(),
+            benchmark: String::new(),
+            split: String::new(),
+            question_type: None,
+            question: question.into(),
+            context: None,
+            options: Vec::new(),
+            answer: answer.into(),
+            answer_index: None,
+            answer_format: AnswerFormat::Open,
+            images: Vec::new(),
+            meta: BTreeMap::new(),
+            parent_id: None,
+            variant: None,
+            variant_params: None,
+            prompt: None,
+            expected: None,
+        }
+    }
+}
+
+/// The order of ids everywhere blindspot writes or folds: digit runs compare
+/// as numbers (so `9 < 10`), everything else bytewise; ties (`01` vs `1`)
+/// fall back to plain byte order, so the order is total.
+pub fn id_cmp(a: &str, b: &str) -> Ordering {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < ab.len() && j < bb.len() {
+        if ab[i].is_ascii_digit() && bb[j].is_ascii_digit() {
+            let si = i;
+            while i < ab.len() && ab[i].is_ascii_digit() {
+                i += 1;
+            }
+            let sj = j;
+            while j < bb.len() && bb[j].is_ascii_digit() {
+                j += 1;
+            }
+            let na = trim_zeros(&ab[si..i]);
+            let nb = trim_zeros(&bb[sj..j]);
+            let ord = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        } else {
+            if ab[i] != bb[j] {
+                return ab[i].cmp(&bb[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (ab.len() - i).cmp(&(bb.len() - j)).then_with(|| ab.cmp(bb))
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let first = digits.iter().position(|&d| d != b'0').unwrap_or(digits.len());
+    &digits[first..]
+}
+
+/// Sorts samples into canonical id order.
+pub fn sort_by_id(samples: &mut [Sample]) {
+    samples.sort_by(|a, b| id_cmp(&a.id, &b.id));
+}
+
+fn image_struct_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("path", DataType::Utf8, true),
+        Field::new("sha256", DataType::Utf8, true),
+        Field::new("width", DataType::Int32, true),
+        Field::new("height", DataType::Int32, true),
+    ])
+}
+
+fn meta_struct_fields() -> Fields {
+    Fields::from(vec![Field::new("key", DataType::Utf8, false), Field::new("value", DataType::Utf8, true)])
+}
+
+fn list_of(item: DataType, nullable_items: bool) -> DataType {
+    DataType::List(Arc::new(Field::new("item", item, nullable_items)))
+}
+
+/// The fixed Arrow schema of the canonical record.
+pub fn arrow_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("benchmark", DataType::Utf8, false),
+        Field::new("split", DataType::Utf8, false),
+        Field::new("question_type", DataType::Utf8, true),
+        Field::new("question", DataType::Utf8, false),
+        Field::new("context", DataType::Utf8, true),
+        Field::new("options", list_of(DataType::Utf8, false), false),
+        Field::new("answer", DataType::Utf8, false),
+        Field::new("answer_index", DataType::Int32, true),
+        Field::new("answer_format", DataType::Utf8, false),
+        Field::new("images", list_of(DataType::Struct(image_struct_fields()), false), false),
+        Field::new("meta", list_of(DataType::Struct(meta_struct_fields()), false), false),
+        Field::new("parent_id", DataType::Utf8, true),
+        Field::new("variant", DataType::Utf8, true),
+        Field::new("variant_params", DataType::Utf8, true),
+        Field::new("prompt", DataType::Utf8, true),
+        Field::new("expected", DataType::Utf8, true),
+    ]))
+}
+
+/// Whether image bytes are written into the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Embed {
+    /// Read each image's `source` file when its bytes are not in memory.
+    Images,
+    /// Write `bytes` as null unless already in memory.
+    PathsOnly,
+}
+
+/// Builds one Arrow batch of canonical rows, in the order given.
+pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> {
+    let n = samples.len();
+    let mut id = StringBuilder::with_capacity(n, n * 8);
+    let mut benchmark = StringBuilder::with_capacity(n, n * 8);
+    let mut split = StringBuilder::with_capacity(n, n * 4);
+    let mut qtype = StringBuilder::with_capacity(n, n * 8);
+    let mut question = StringBuilder::with_capacity(n, n * 64);
+    let mut context = StringBuilder::with_capacity(n, n * 16);
+    let mut options =
+        ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new("item", DataType::Utf8, false)));
+    let mut answer = StringBuilder::with_capacity(n, n * 8);
+    let mut answer_index = Int32Builder::with_capacity(n);
+    let mut answer_format = StringBuilder::with_capacity(n, n * 8);
+    let mut images = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
+        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), false)));
+    let mut meta = ListBuilder::new(StructBuilder::from_fields(meta_struct_fields(), 0))
+        .with_field(Arc::new(Field::new("item", DataType::Struct(meta_struct_fields()), false)));
+    let mut parent_id = StringBuilder::new();
+    let mut variant = StringBuilder::new();
+    let mut variant_params = StringBuilder::new();
+    let mut prompt = StringBuilder::new();
+    let mut expected = StringBuilder::new();
+
+    for s in samples {
+        id.append_value(&s.id);
+        benchmark.append_value(&s.benchmark);
+        split.append_value(&s.split);
+        qtype.append_option(s.question_type.as_deref());
+        question.append_value(&s.question);
+        context.append_option(s.context.as_deref());
+        for o in &s.options {
+            options.values().append_value(o);
+        }
+        options.append(true);
+        answer.append_value(&s.answer);
+        answer_index.append_option(s.answer_index);
+        answer_format.append_value(s.answer_format.as_str());
+        for img in &s.images {
+            let st = images.values();
+            let loaded;
+            let bytes = match (&img.bytes, &img.source, embed) {
+                (Some(b), _, _) => Some(b.as_slice()),
+                (None, Some(src), Embed::Images) => {
+                    loaded = std::fs::read(src).map_err(|e| Error::io(src, e))?;
+                    Some(loaded.as_slice())
+                }
+                _ => None,
+            };
+            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+            field_builder::<StringBuilder>(st, 1).append_option(img.path.as_deref());
+            field_builder::<StringBuilder>(st, 2).append_option(img.sha256.as_deref());
+            field_builder::<Int32Builder>(st, 3).append_option(img.width.map(|w| w as i32));
+            field_builder::<Int32Builder>(st, 4).append_option(img.height.map(|h| h as i32));
+            st.append(true);
+        }
+        images.append(true);
+        for (k, v) in &s.meta {
+            let st = meta.values();
+            field_builder::<StringBuilder>(st, 0).append_value(k);
+            field_builder::<StringBuilder>(st, 1).append_value(v);
+            st.append(true);
+        }
+        meta.append(true);
+        parent_id.append_option(s.parent_id.as_deref());
+        variant.append_option(s.variant.as_deref());
+        variant_params.append_option(s.variant_params.as_deref());
+        prompt.append_option(s.prompt.as_deref());
+        expected.append_option(s.expected.as_deref());
+    }
+
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(benchmark.finish()),
+        Arc::new(split.finish()),
+        Arc::new(qtype.finish()),
+        Arc::new(question.finish()),
+        Arc::new(context.finish()),
+        Arc::new(options.finish()),
+        Arc::new(answer.finish()),
+        Arc::new(answer_index.finish()),
+        Arc::new(answer_format.finish()),
+        Arc::new(images.finish()),
+        Arc::new(meta.finish()),
+        Arc::new(parent_id.finish()),
+        Arc::new(variant.finish()),
+        Arc::new(variant_params.finish()),
+        Arc::new(prompt.finish()),
+        Arc::new(expected.finish()),
+    ];
+    RecordBatch::try_new(arrow_schema(), columns).map_err(|e| Error::Bug(format!("canonical batch: {e}")))
+}
+
+fn field_builder<T: arrow::array::ArrayBuilder>(st: &mut StructBuilder, i: usize) -> &mut T {
+    st.field_builder::<T>(i).expect("struct field builder types match image_struct_fields/meta_struct_fields")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_sort_naturally_and_totally() {
+        let mut ids = vec!["10", "9", "a2", "a10", "01", "1", "b", "a"];
+        ids.sort_by(|a, b| id_cmp(a, b));
+        assert_eq!(ids, vec!["01", "1", "9", "10", "a", "a2", "a10", "b"]);
+        assert_eq!(id_cmp("x", "x"), Ordering::Equal);
+    }
+
+    #[test]
+    fn batch_matches_schema() {
+        let mut s = Sample::new("1", "Is there a cat?", "yes");
+        s.meta.insert("organ".into(), "HEAD".into());
+        s.images.push(ImageRef { path: Some("a.png".into()), ..Default::default() });
+        let batch = to_record_batch(&[s], Embed::PathsOnly).unwrap();
+        assert_eq!(batch.num_rows(), 1);
+        assert_eq!(batch.schema(), arrow_schema());
+    }
+}

@@ -1,0 +1,12 @@
+//! Pipeline files: `pipelines/<name>.toml` → [`Pipeline`].
+//!
+//! Two layers (CONVENTIONS.md 3): [`wire`] is what a user writes, checked
+//! structurally against its own generated JSON Schema by [`check`] so every
+//! problem is reported at once; [`plan`] holds the validated domain types.
+
+pub mod check;
+pub mod plan;
+pub mod wire;
+
+pub use plan::{Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, Pipeline, TemplatePart};
+pub use wire::{AnswerKind, OnInvalid, PipelineWire};

@@ -1,0 +1,506 @@
+//! Validated pipeline: what the rest of blindspot sees. Built from the wire
+//! types by [`Pipeline::load`], which reports every problem of a file at once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+use toml::de::DeTable;
+
+use super::check::{self, SourceFile, span_of};
+use super::wire::{AnswerKind, FormatWire, IngestWire, OnInvalid, PipelineWire};
+use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
+use crate::sample::AnswerFormat;
+
+pub const DEFAULT_SEED: u64 = 42;
+
+/// A validated pipeline file.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub path: PathBuf,
+    /// sha256 of the file's bytes.
+    pub hash: String,
+    pub dataset: Dataset,
+    pub ingest: IngestPlan,
+    pub release: ReleasePlan,
+    pub datasheet: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub name: String,
+    pub version: String,
+    pub license: String,
+    pub citation: Option<String>,
+    pub description: Option<String>,
+    pub homepage: Option<String>,
+    pub seed: u64,
+    pub date_published: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Jsonl,
+    Csv,
+    Tsv,
+    Parquet,
+    Hf,
+    Vlmevalkit,
+    Imagefolder,
+}
+
+impl From<FormatWire> for Format {
+    fn from(w: FormatWire) -> Self {
+        match w {
+            FormatWire::Json => Format::Json,
+            FormatWire::Jsonl => Format::Jsonl,
+            FormatWire::Csv => Format::Csv,
+            FormatWire::Tsv => Format::Tsv,
+            FormatWire::Parquet => Format::Parquet,
+            FormatWire::Hf => Format::Hf,
+            FormatWire::Vlmevalkit => Format::Vlmevalkit,
+            FormatWire::Imagefolder => Format::Imagefolder,
+        }
+    }
+}
+
+impl Format {
+    /// Infers the format of a path from its extension or, for folders, contents.
+    pub fn infer(path: &Path) -> Option<Format> {
+        if path.is_dir() {
+            if path.join("metadata.jsonl").is_file() || path.join("metadata.csv").is_file() {
+                return Some(Format::Imagefolder);
+            }
+            return Some(Format::Hf);
+        }
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let ext = name.rsplit('.').next()?;
+        Some(match ext {
+            "json" => Format::Json,
+            "jsonl" | "ndjson" => Format::Jsonl,
+            "csv" => Format::Csv,
+            "tsv" => Format::Tsv,
+            "parquet" => Format::Parquet,
+            _ => return None,
+        })
+    }
+}
+
+/// One input file with its format.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// How to read a field: a path into the record, or a template of paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accessor {
+    Path(String),
+    Template(Vec<TemplatePart>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplatePart {
+    Lit(String),
+    Field(String),
+}
+
+impl Accessor {
+    /// `"{a}-{b}"` is a template; anything else a field path.
+    pub fn parse(s: &str) -> std::result::Result<Accessor, String> {
+        if !s.contains('{') && !s.contains('}') {
+            return Ok(Accessor::Path(s.to_string()));
+        }
+        let mut parts = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            match rest.find(['{', '}']) {
+                Some(i) if rest.as_bytes()[i] == b'}' => return Err(format!("unmatched \"}}\" in template \"{s}\"")),
+                Some(i) => {
+                    if i > 0 {
+                        parts.push(TemplatePart::Lit(rest[..i].to_string()));
+                    }
+                    let close = rest[i..].find('}').ok_or_else(|| format!("unclosed \"{{\" in template \"{s}\""))?;
+                    let name = &rest[i + 1..i + close];
+                    if name.is_empty() || name.contains('{') {
+                        return Err(format!("empty or nested placeholder in template \"{s}\""));
+                    }
+                    parts.push(TemplatePart::Field(name.to_string()));
+                    rest = &rest[i + close + 1..];
+                }
+                None => {
+                    parts.push(TemplatePart::Lit(rest.to_string()));
+                    rest = "";
+                }
+            }
+        }
+        Ok(Accessor::Template(parts))
+    }
+
+    /// The source fields this accessor reads.
+    pub fn fields(&self) -> Vec<&str> {
+        match self {
+            Accessor::Path(p) => vec![p.as_str()],
+            Accessor::Template(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    TemplatePart::Field(f) => Some(f.as_str()),
+                    TemplatePart::Lit(_) => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Which unmapped source fields go to `meta`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetaKeep {
+    All,
+    Fields(Vec<String>),
+}
+
+/// Source field → canonical field. `None` means "the canonical name, when the
+/// record has it".
+#[derive(Debug, Clone)]
+pub struct FieldMap {
+    pub id: Option<Accessor>,
+    pub question: Option<Accessor>,
+    pub context: Option<Accessor>,
+    pub options: Option<Vec<Accessor>>,
+    pub answer: Option<Accessor>,
+    pub answer_kind: AnswerKind,
+    pub question_type: Option<Accessor>,
+    pub images: Option<Vec<Accessor>>,
+    pub meta: MetaKeep,
+}
+
+impl FieldMap {
+    /// For inputs whose fields already carry the canonical names.
+    pub fn canonical() -> Self {
+        FieldMap {
+            id: None,
+            question: None,
+            context: None,
+            options: None,
+            answer: None,
+            answer_kind: AnswerKind::Auto,
+            question_type: None,
+            images: None,
+            meta: MetaKeep::All,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Filter {
+    pub field: String,
+    pub any_of: Option<Vec<String>>,
+    pub not_in: Option<Vec<String>>,
+}
+
+/// Everything ingest needs.
+#[derive(Debug, Clone)]
+pub struct IngestPlan {
+    pub inputs: Vec<Input>,
+    pub images_dir: Option<PathBuf>,
+    pub split: String,
+    pub benchmark: String,
+    pub on_invalid: OnInvalid,
+    pub missing: Vec<String>,
+    pub fields: FieldMap,
+    pub answer_map: BTreeMap<String, String>,
+    pub filters: Vec<Filter>,
+    pub shuffle_options: bool,
+    pub question_text: Option<String>,
+    pub options_in_question: bool,
+    pub answer_format: Option<AnswerFormat>,
+    pub seed: u64,
+}
+
+impl IngestPlan {
+    /// Ingest of a single file with canonical field names and no pipeline file.
+    pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
+        let format =
+            Format::infer(path).ok_or_else(|| {
+                Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
+                    "use a .json, .jsonl, .csv, .tsv or .parquet file, a Hugging Face folder, or a pipeline file",
+                ))
+            })?;
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
+        Ok(IngestPlan {
+            inputs: vec![Input { path: path.to_path_buf(), format }],
+            images_dir: None,
+            split: "test".into(),
+            benchmark: name,
+            on_invalid: OnInvalid::Error,
+            missing: vec!["NULL".into()],
+            fields: FieldMap::canonical(),
+            answer_map: BTreeMap::new(),
+            filters: Vec::new(),
+            shuffle_options: false,
+            question_text: None,
+            options_in_question: false,
+            answer_format: None,
+            seed: DEFAULT_SEED,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ReleasePlan {
+    pub embed_images: bool,
+}
+
+/// Expands `${NAME}` from the environment.
+fn expand_env(s: &str) -> std::result::Result<String, String> {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let close = rest[i..].find('}').ok_or_else(|| format!("unclosed \"${{\" in \"{s}\""))?;
+        let name = &rest[i + 2..i + close];
+        let val =
+            std::env::var(name).map_err(|_| format!("environment variable {name} is not set (used in \"{s}\")"))?;
+        out.push_str(&val);
+        rest = &rest[i + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+struct Ctx<'a> {
+    src: SourceFile<'a>,
+    doc: &'a Spanned<DeTable<'a>>,
+    base: PathBuf,
+    problems: Vec<Problem>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, key: &str, message: impl Into<String>) -> &mut Problem {
+        let loc = self.src.loc(span_of(self.doc, key));
+        self.problems.push(Problem::new(loc, message).field(key));
+        self.problems.last_mut().expect("just pushed")
+    }
+
+    fn resolve(&mut self, key: &str, raw: &str) -> Option<PathBuf> {
+        match expand_env(raw) {
+            Ok(s) => Some(self.base.join(s)),
+            Err(e) => {
+                self.err(key, e);
+                None
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    /// Reads, checks and validates a pipeline file; every problem is reported at once.
+    pub fn load(path: &Path) -> Result<Pipeline> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let text = String::from_utf8(bytes.clone()).map_err(|e| {
+            let (line, col) = line_col(&String::from_utf8_lossy(&bytes), e.utf8_error().valid_up_to());
+            Error::one(Problem::new(
+                Location { file: display_path(path), pos: Pos::LineCol(line, col) },
+                "the pipeline file is not valid UTF-8",
+            ))
+        })?;
+        let src = SourceFile { path, text: &text };
+        let doc = DeTable::parse(&text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            Error::one(Problem::new(src.loc(span), format!("invalid TOML: {}", e.message().trim())))
+        })?;
+        let schema =
+            serde_json::to_value(schemars::schema_for!(PipelineWire)).map_err(|e| Error::Bug(e.to_string()))?;
+        let problems = check::check(&src, &doc, &schema);
+        if !problems.is_empty() {
+            return Err(Error::Invalid(problems));
+        }
+        let wire: PipelineWire = toml::from_str(&text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            Error::one(Problem::new(src.loc(span), e.message().trim().to_string()))
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
+        let mut ctx = Ctx { src, doc: &doc, base, problems: Vec::new() };
+        let pipeline = Pipeline::from_wire(path, &bytes, wire, &mut ctx);
+        if ctx.problems.is_empty() { Ok(pipeline) } else { Err(Error::Invalid(ctx.problems)) }
+    }
+
+    fn from_wire(path: &Path, bytes: &[u8], w: PipelineWire, ctx: &mut Ctx<'_>) -> Pipeline {
+        let d = &w.dataset;
+        if d.name.is_empty() || !d.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help =
+                Some("use letters, digits, '-', '_' and '.' only (it names a folder)".into());
+        }
+        let parts: Vec<&str> = d.version.split('.').collect();
+        if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit())) {
+            ctx.err("dataset.version", format!("\"{}\" is not a MAJOR.MINOR.PATCH version", d.version)).help =
+                Some("write it like \"1.0.0\"".into());
+        }
+        if d.license.trim().is_empty() {
+            ctx.err("dataset.license", "the licence is empty").help =
+                Some("give the data's SPDX licence identifier, e.g. \"CC0-1.0\" or \"CC-BY-4.0\"".into());
+        }
+        if let Some(date) = &d.date_published {
+            let ok = date.len() == 10
+                && date.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+            if !ok {
+                ctx.err("dataset.date-published", format!("\"{date}\" is not a YYYY-MM-DD date"));
+            }
+        }
+        let dataset = Dataset {
+            name: d.name.clone(),
+            version: d.version.clone(),
+            license: d.license.clone(),
+            citation: d.citation.clone(),
+            description: d.description.clone(),
+            homepage: d.homepage.clone(),
+            seed: d.seed.unwrap_or(DEFAULT_SEED),
+            date_published: d.date_published.clone(),
+        };
+        let ingest = ingest_plan(&w.ingest, &dataset, ctx);
+        Pipeline {
+            path: path.to_path_buf(),
+            hash: hex::encode(Sha256::digest(bytes)),
+            dataset,
+            ingest,
+            release: ReleasePlan { embed_images: w.release.embed_images },
+            datasheet: w.datasheet,
+        }
+    }
+}
+
+fn accessor(ctx: &mut Ctx<'_>, key: &str, value: Option<&String>) -> Option<Accessor> {
+    let value = value?;
+    match Accessor::parse(value) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            ctx.err(key, e);
+            None
+        }
+    }
+}
+
+fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
+    let mut inputs = Vec::new();
+    for raw in w.path.to_vec() {
+        let Some(p) = ctx.resolve("ingest.path", &raw) else { continue };
+        let pattern = p.to_string_lossy().to_string();
+        let mut paths: Vec<PathBuf> = if pattern.contains(['*', '?', '[']) {
+            match glob::glob(&pattern) {
+                Ok(it) => it.filter_map(std::result::Result::ok).collect(),
+                Err(e) => {
+                    ctx.err("ingest.path", format!("bad glob pattern \"{raw}\": {e}"));
+                    continue;
+                }
+            }
+        } else if p.exists() {
+            vec![p.clone()]
+        } else {
+            Vec::new()
+        };
+        paths.sort();
+        if paths.is_empty() {
+            ctx.err("ingest.path", format!("no file matches \"{raw}\" (looked for {})", display_path(&p))).help =
+                Some("paths are relative to the pipeline file's folder".into());
+        }
+        for path in paths {
+            let format = match w.format {
+                Some(f) => Some(Format::from(f)),
+                None => Format::infer(&path),
+            };
+            match format {
+                Some(format) => inputs.push(Input { path, format }),
+                None => {
+                    ctx.err("ingest.path", format!("cannot tell the format of {}", display_path(&path))).help =
+                        Some("set [ingest] format = \"json\" | \"jsonl\" | \"csv\" | \"tsv\" | \"parquet\" | \"hf\" | \"vlmevalkit\" | \"imagefolder\"".into());
+                }
+            }
+        }
+    }
+    let images_dir = w.images.as_ref().and_then(|raw| {
+        let p = ctx.resolve("ingest.images", raw)?;
+        if !p.is_dir() {
+            ctx.err("ingest.images", format!("image folder {} does not exist", display_path(&p)));
+        }
+        Some(p)
+    });
+    let f = &w.fields;
+    let options = f
+        .options
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, "ingest.fields.options", Some(s))).collect::<Vec<_>>());
+    let images = f
+        .images
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, "ingest.fields.images", Some(s))).collect::<Vec<_>>());
+    let fields = FieldMap {
+        id: accessor(ctx, "ingest.fields.id", f.id.as_ref()),
+        question: accessor(ctx, "ingest.fields.question", f.question.as_ref()),
+        context: accessor(ctx, "ingest.fields.context", f.context.as_ref()),
+        options,
+        answer: accessor(ctx, "ingest.fields.answer", f.answer.as_ref()),
+        answer_kind: f.answer_kind,
+        question_type: accessor(ctx, "ingest.fields.question-type", f.question_type.as_ref()),
+        images,
+        meta: match &f.meta {
+            None => MetaKeep::All,
+            Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
+            Some(v) => MetaKeep::Fields(v.clone()),
+        },
+    };
+    if f.question.is_some() && w.question_text.is_some() {
+        ctx.err("ingest.question-text", "both question-text and fields.question are set").help =
+            Some("keep one: question-text is a constant question for every row".into());
+    }
+    if w.options_in_question && f.options.is_some() {
+        ctx.err("ingest.options-in-question", "options-in-question and fields.options are both set").help =
+            Some("options come either from the question text or from fields".into());
+    }
+    for (i, filt) in w.filter.iter().enumerate() {
+        if filt.any_of.is_none() && filt.not_in.is_none() {
+            ctx.err(
+                &format!("ingest.filter.{i}"),
+                format!("filter on \"{}\" has neither \"in\" nor \"not-in\"", filt.field),
+            );
+        }
+    }
+    IngestPlan {
+        inputs,
+        images_dir,
+        split: w.split.clone().unwrap_or_else(|| "test".into()),
+        benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
+        on_invalid: w.on_invalid,
+        missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
+        fields,
+        answer_map: w.answer_map.clone(),
+        filters: w
+            .filter
+            .iter()
+            .map(|f| Filter { field: f.field.clone(), any_of: f.any_of.clone(), not_in: f.not_in.clone() })
+            .collect(),
+        shuffle_options: w.shuffle_options,
+        question_text: w.question_text.clone(),
+        options_in_question: w.options_in_question,
+        answer_format: w.answer_format,
+        seed: dataset.seed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_parse() {
+        assert_eq!(Accessor::parse("qid").unwrap(), Accessor::Path("qid".into()));
+        let t = Accessor::parse("{_file}-{_key}").unwrap();
+        assert_eq!(t.fields(), vec!["_file", "_key"]);
+        assert!(Accessor::parse("{a").is_err());
+        assert!(Accessor::parse("a}").is_err());
+        assert!(Accessor::parse("{}").is_err());
+    }
+}

@@ -1,0 +1,212 @@
+//! Wire types of a pipeline file (`pipelines/<name>.toml`): exactly what a
+//! user may write, strict (`deny_unknown_fields`), kebab-case. The rest of
+//! blindspot never sees these: [`super::plan`] turns them into a validated
+//! [`super::Pipeline`]. `schemas/pipeline.schema.json` is generated from them.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::sample::AnswerFormat;
+
+/// A whole pipeline file.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PipelineWire {
+    /// What the release is: name, version, licence, citation, seed.
+    pub dataset: DatasetWire,
+    /// Where the benchmark comes from and how its fields map to the canonical sample.
+    pub ingest: IngestWire,
+    /// How the release is written.
+    #[serde(default)]
+    pub release: ReleaseWire,
+    /// Human answers to the datasheet's questions, keyed by question id.
+    #[serde(default)]
+    pub datasheet: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DatasetWire {
+    /// Release name: letters, digits, `-`, `_`, `.`; the release folder is `releases/<name>/<version>/`.
+    pub name: String,
+    /// Release version, `MAJOR.MINOR.PATCH`. A built version is never overwritten with different bytes.
+    pub version: String,
+    /// SPDX licence identifier of the data (e.g. `CC0-1.0`).
+    pub license: String,
+    /// How to cite the source benchmark (BibTeX or text).
+    pub citation: Option<String>,
+    /// One paragraph: what the benchmark measures.
+    pub description: Option<String>,
+    /// Where the source benchmark lives.
+    pub homepage: Option<String>,
+    /// Seed of every random choice in the pipeline (default 42).
+    pub seed: Option<u64>,
+    /// Publication date written into the card (`YYYY-MM-DD`); never the clock.
+    pub date_published: Option<String>,
+}
+
+/// File format of the input. Omit to infer it from the file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FormatWire {
+    /// A JSON array of records, an object of records keyed by id, or JSON lines.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+    /// Comma-separated with a header row.
+    Csv,
+    /// Tab-separated with a header row.
+    Tsv,
+    /// A Parquet file.
+    Parquet,
+    /// A Hugging Face dataset folder (`data/<split>-*.parquet`).
+    Hf,
+    /// A VLMEvalKit TSV (`index, question, A..J, answer, category, image`).
+    Vlmevalkit,
+    /// A Hugging Face ImageFolder: images plus `metadata.jsonl` / `metadata.csv` with `file_name`.
+    Imagefolder,
+}
+
+/// What to do with a sample that fails validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnInvalid {
+    /// Stop with every problem listed; write nothing.
+    #[default]
+    Error,
+    /// Leave the sample out, write it with its reasons to the rejected file, count it.
+    Skip,
+}
+
+/// How the source writes the gold answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerKind {
+    /// Text of an option, else a letter `A`..`J`, else a 0-based index.
+    #[default]
+    Auto,
+    /// A letter `A`..`J` naming an option.
+    Letter,
+    /// A 0-based option index.
+    Index,
+    /// A 1-based option index.
+    Index1,
+    /// The answer text itself.
+    Text,
+}
+
+/// One field name, or several.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct IngestWire {
+    /// Input format; inferred from the path when omitted.
+    pub format: Option<FormatWire>,
+    /// Input file(s), relative to the pipeline file; glob patterns allowed.
+    pub path: OneOrMany,
+    /// Folder holding the images named by the image field, relative to the pipeline file.
+    pub images: Option<String>,
+    /// Split name written into every sample (and the split read from a Hugging Face folder). Default `test`.
+    pub split: Option<String>,
+    /// Benchmark name written into every sample. Default: `[dataset].name`.
+    pub benchmark: Option<String>,
+    /// `error` (default) stops on the first invalid sample with every problem listed; `skip` rejects it.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
+    /// Source strings that mean "missing" (default `["NULL"]`); empty strings are always missing.
+    pub missing: Option<Vec<String>>,
+    /// Which source field feeds which canonical field.
+    #[serde(default)]
+    pub fields: FieldsWire,
+    /// Replace source answers before validation (e.g. `"1" = "yes"`).
+    #[serde(default)]
+    pub answer_map: BTreeMap<String, String>,
+    /// Keep only rows matching every filter.
+    #[serde(default)]
+    pub filter: Vec<FilterWire>,
+    /// Seeded shuffle of each question's options (for sources that always put the gold first).
+    #[serde(default)]
+    pub shuffle_options: bool,
+    /// A question text used for every row (for sources without one, e.g. caption choice).
+    pub question_text: Option<String>,
+    /// Options are written inside the question as trailing `A. ...` lines; split them out.
+    #[serde(default)]
+    pub options_in_question: bool,
+    /// Force the answer format instead of inferring it.
+    pub answer_format: Option<AnswerFormat>,
+}
+
+/// Source field → canonical field. Each value is a field path (`a.b.0`) or a
+/// template with `{field}` placeholders (`"{category}-{question_id}"`).
+/// Synthetic fields: `_file` (file stem), `_key` (key in an object of records), `_row`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FieldsWire {
+    /// Unique id (default `id`).
+    pub id: Option<String>,
+    /// Question text (default `question`).
+    pub question: Option<String>,
+    /// Hint or context shown with the question (default `context` when present).
+    pub context: Option<String>,
+    /// A list field, a string-encoded list, or several fields (`["A", "B", "C", "D"]`). Default `options` when present.
+    pub options: Option<OneOrMany>,
+    /// Gold answer (default `answer`, else `answer_index`).
+    pub answer: Option<String>,
+    /// How the answer is written.
+    #[serde(default)]
+    pub answer_kind: AnswerKind,
+    /// Question type (default `question_type` when present).
+    pub question_type: Option<String>,
+    /// Image field(s): a path, a list of paths, or `{bytes, path}` structs. Default `images` or `image` when present.
+    pub images: Option<OneOrMany>,
+    /// Source fields kept in `meta`; `["*"]` keeps every unmapped field. Default: none (canonical inputs: all).
+    pub meta: Option<Vec<String>>,
+}
+
+/// Keep a row when `field` is (`in`) or is not (`not-in`) one of the values.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FilterWire {
+    /// Field path to test.
+    pub field: String,
+    /// Keep rows whose value is one of these.
+    #[serde(rename = "in")]
+    pub any_of: Option<Vec<String>>,
+    /// Keep rows whose value is none of these.
+    pub not_in: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ReleaseWire {
+    /// Embed image bytes in the Parquet files (default true), so the release is self-contained.
+    #[serde(default = "yes")]
+    pub embed_images: bool,
+}
+
+impl Default for ReleaseWire {
+    fn default() -> Self {
+        ReleaseWire { embed_images: true }
+    }
+}
+
+fn yes() -> bool {
+    true
+}

@@ -991,8 +991,9 @@ struct Task {
     node: usize,
     /// Feature the parent split on, whose importance this node's impurity is taken from.
     parent_feature: Option<usize>,
-    /// Bitset of features known to be constant in this node (found so in an ancestor).
-    constant: Vec<u64>,
+    /// Offset in `Grower::constant_sets` of the bitset of features known to be constant
+    /// in this node (found so in an ancestor).
+    constant: usize,
     /// For the larger child only: the smaller sibling's rows. The larger child is grown
     /// right after its parent, while the parent's histograms are still in
     /// `Grower::parent_hist`, so a shared feature costs a pass over the sibling only.
@@ -1000,39 +1001,27 @@ struct Task {
 }
 
 /// Per-feature histograms of one node: for every bin code, the criterion slots and the
-/// number of rows, plus a bitmap of the occupied bins. Readers only visit occupied
-/// bins, which keeps small deep nodes cheap.
+/// number of rows, plus a bitmap of the occupied bins. Only occupied bins are ever
+/// visited, which keeps small deep nodes cheap.
 ///
-/// Nothing is ever cleared in bulk. Each node opens a new generation, and a bin whose
-/// stamp is not the current generation holds stale numbers: building zeroes it on
-/// first touch. A feature's slots are planar, `[slot][bin]`, so that zeroing one bin is
-/// `stride` scattered stores rather than a `memset` call.
+/// A feature's slots are planar, `[slot][bin]`: clearing one bin is then `stride`
+/// scattered stores, where the `[bin][slot]` layout would make it a `memset` call.
 struct HistStore {
     stride: usize,
-    /// `slots[(feature * stride + slot) * N_BIN_CODES + bin]`.
     slots: Vec<f64>,
     counts: Vec<u32>,
-    /// Generation in which each (feature, bin) was last zeroed.
-    stamps: Vec<u32>,
-    /// Generation in which each feature's histogram was last built.
-    built_in: Vec<u32>,
     occupied: Vec<[u64; 4]>,
-    generation: u32,
+    built: Vec<bool>,
+    built_list: Vec<usize>,
 }
 
-/// A read-only view of one feature's histogram; only its occupied bins are meaningful.
+/// A read-only view of one feature's histogram.
 #[derive(Clone, Copy)]
 struct Hist<'a> {
     /// `slots[slot * N_BIN_CODES + bin]`.
     slots: &'a [f64],
     counts: &'a [u32],
     occupied: [u64; 4],
-}
-
-impl Hist<'_> {
-    fn is_occupied(&self, bin: usize) -> bool {
-        self.occupied[bin >> 6] & (1 << (bin & 63)) != 0
-    }
 }
 
 /// Indices of the set bits of a 256-bit bitmap, in increasing order.
@@ -1042,7 +1031,8 @@ fn set_bits(words: [u64; 4]) -> impl Iterator<Item = usize> {
             (bits != 0).then(|| {
                 let bit = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                w * 64 + bit
+                // Below 256, which lets indexing a bin array skip its bounds check.
+                usize::from((w * 64 + bit) as u8)
             })
         })
     })
@@ -1054,30 +1044,36 @@ impl HistStore {
             stride,
             slots: vec![0.0; n_features * N_BIN_CODES * stride],
             counts: vec![0; n_features * N_BIN_CODES],
-            stamps: vec![0; n_features * N_BIN_CODES],
-            built_in: vec![0; n_features],
             occupied: vec![[0; 4]; n_features],
-            // Stamps start at 0, "never": the first generation is 1.
-            generation: 1,
+            built: vec![false; n_features],
+            built_list: Vec::new(),
         }
     }
 
-    /// Invalidates every histogram, for a new node.
-    fn next_generation(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Once in 2^32 nodes: old stamps could now look current.
-            self.stamps.fill(0);
-            self.built_in.fill(0);
-            self.generation = 1;
+    /// Zeroes every histogram built since the last clear.
+    fn clear(&mut self) {
+        while let Some(feature) = self.built_list.pop() {
+            let occupied = std::mem::take(&mut self.occupied[feature]);
+            self.built[feature] = false;
+            let stride = self.stride;
+            let size = N_BIN_CODES * stride;
+            let slots = &mut self.slots[feature * size..(feature + 1) * size];
+            // Past a quarter of the bins, one bulk fill is cheaper than bin by bin.
+            if occupied.iter().map(|w| w.count_ones()).sum::<u32>() as usize > N_BIN_CODES / 4 {
+                slots.fill(0.0);
+                self.counts[feature * N_BIN_CODES..][..N_BIN_CODES].fill(0);
+            } else {
+                for bin in set_bits(occupied) {
+                    for slot in 0..stride {
+                        slots[slot * N_BIN_CODES + bin] = 0.0;
+                    }
+                    self.counts[feature * N_BIN_CODES + bin] = 0;
+                }
+            }
         }
     }
 
-    fn is_built(&self, feature: usize) -> bool {
-        self.built_in[feature] == self.generation
-    }
-
-    /// Builds the histogram of `feature` over `samples`, whose rows are `rows`.
+    /// Adds `samples`, whose rows are `rows`, to the (cleared) histogram of `feature`.
     fn build<C: Criterion>(
         &mut self,
         feature: usize,
@@ -1086,57 +1082,57 @@ impl HistStore {
         samples: &[Sample<C::Target>],
         criterion: &C,
     ) {
-        let (stride, generation) = (self.stride, self.generation);
-        let size = N_BIN_CODES * stride;
+        let size = N_BIN_CODES * self.stride;
         let slots = &mut self.slots[feature * size..(feature + 1) * size];
         let counts = &mut self.counts[feature * N_BIN_CODES..][..N_BIN_CODES];
-        let stamps = &mut self.stamps[feature * N_BIN_CODES..][..N_BIN_CODES];
-        let mut occupied = [0; 4];
         for (&row, &sample) in rows.iter().zip(samples) {
             let bin = column[row as usize] as usize;
-            // Well predicted: nearly always taken in small nodes, nearly never in large ones.
-            if stamps[bin] != generation {
-                stamps[bin] = generation;
-                counts[bin] = 0;
-                for slot in 0..stride {
-                    slots[slot * N_BIN_CODES + bin] = 0.0;
-                }
-                occupied[bin >> 6] |= 1 << (bin & 63);
-            }
             let (slot, value) = criterion.slot_value(sample);
             counts[bin] += 1;
             slots[bin] += sample.weight;
             slots[slot * N_BIN_CODES + bin] += value;
         }
+        // Marking bins inside the loop above would chain every iteration through one
+        // bitmap word; a separate pass is cheaper: over the rows for small nodes, over
+        // the bins for large ones.
+        let mut occupied = [0; 4];
+        if rows.len() < N_BIN_CODES / 4 {
+            for &row in rows {
+                let bin = column[row as usize] as usize;
+                occupied[bin >> 6] |= 1 << (bin & 63);
+            }
+        } else {
+            for (bin, &count) in counts.iter().enumerate() {
+                occupied[bin >> 6] |= u64::from(count != 0) << (bin & 63);
+            }
+        }
         self.occupied[feature] = occupied;
-        self.built_in[feature] = generation;
+        self.built[feature] = true;
+        self.built_list.push(feature);
     }
 
     /// Turns this store's histogram of `feature`, built on a node's smaller sibling, into
     /// the node's own: the parent's minus the sibling's.
     fn subtract_from(&mut self, parent: &HistStore, feature: usize) {
-        let (stride, generation) = (self.stride, self.generation);
+        let stride = self.stride;
         let size = N_BIN_CODES * stride;
         let parent_slots = &parent.slots[feature * size..(feature + 1) * size];
-        let parent_counts = &parent.counts[feature * N_BIN_CODES..][..N_BIN_CODES];
         let slots = &mut self.slots[feature * size..(feature + 1) * size];
-        let counts = &mut self.counts[feature * N_BIN_CODES..][..N_BIN_CODES];
-        let stamps = &mut self.stamps[feature * N_BIN_CODES..][..N_BIN_CODES];
+        let offset = feature * N_BIN_CODES;
         let mut occupied = [0; 4];
         // The sibling's bins are a subset of the parent's, so this visits all of them.
         for bin in set_bits(parent.occupied[feature]) {
-            let sibling_has_rows = stamps[bin] == generation;
-            stamps[bin] = generation;
-            counts[bin] = parent_counts[bin] - if sibling_has_rows { counts[bin] } else { 0 };
+            let count = parent.counts[offset + bin] - self.counts[offset + bin];
+            self.counts[offset + bin] = count;
             for slot in (0..stride).map(|slot| slot * N_BIN_CODES + bin) {
-                slots[slot] = match (counts[bin], sibling_has_rows) {
-                    // Exactly zero, not a rounding residue of the subtraction.
-                    (0, _) => 0.0,
-                    (_, true) => parent_slots[slot] - slots[slot],
-                    (_, false) => parent_slots[slot],
+                // Exactly zero when the node has no row there, not a rounding residue.
+                slots[slot] = if count == 0 {
+                    0.0
+                } else {
+                    parent_slots[slot] - slots[slot]
                 };
             }
-            if counts[bin] != 0 {
+            if count != 0 {
                 occupied[bin >> 6] |= 1 << (bin & 63);
             }
         }
@@ -1178,6 +1174,8 @@ struct Grower<'a, C: Criterion> {
     hist: HistStore,
     parent_hist: HistStore,
     feature_order: Vec<usize>,
+    /// Arena of bitsets of constant features, one word per 64 features; see `Task`.
+    constant_sets: Vec<u64>,
     scratch: Scratch,
     totals: Vec<f64>,
     tree: Tree,
@@ -1212,6 +1210,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             hist: HistStore::new(x.n_cols, stride),
             parent_hist: HistStore::new(x.n_cols, stride),
             feature_order: (0..x.n_cols).collect(),
+            constant_sets: vec![0; x.n_cols.div_ceil(64)],
             scratch: Scratch {
                 total: vec![0.0; stride],
                 missing: vec![0.0; stride],
@@ -1235,7 +1234,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             depth: 0,
             node: 0,
             parent_feature: None,
-            constant: vec![0; self.x.n_cols.div_ceil(64)],
+            constant: 0,
             sibling: None,
         }];
         while let Some(task) = stack.pop() {
@@ -1308,7 +1307,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             depth: task.depth + 1,
             node: small_node,
             parent_feature: Some(split.feature),
-            constant: task.constant.clone(),
+            constant: task.constant,
             sibling: None,
         });
         stack.push(Task {
@@ -1323,8 +1322,8 @@ impl<'a, C: Criterion> Grower<'a, C> {
     }
 
     /// Draws candidate features and returns the best split of the node holding
-    /// `self.rows[rows]` over them, if any is valid. Adds the features found constant
-    /// to `constant`, which the children inherit.
+    /// `self.rows[rows]` over them, if any is valid. If it finds features constant in
+    /// the node, it points `constant` to a new set that includes them, for the children.
     ///
     /// Candidates are drawn without replacement until `max_features` are visited and at
     /// least one of them is not constant in the node. Features known to be constant
@@ -1333,11 +1332,12 @@ impl<'a, C: Criterion> Grower<'a, C> {
         &mut self,
         rows: Range<usize>,
         sibling: Option<Range<usize>>,
-        constant: &mut [u64],
+        constant: &mut usize,
     ) -> Option<Split> {
+        let inherited = *constant;
         let node = (&self.rows[rows.clone()], &self.samples[rows]);
         let sibling = sibling.map(|range| (&self.rows[range.clone()], &self.samples[range]));
-        self.hist.next_generation();
+        self.hist.clear();
         let n_features = self.feature_order.len();
         let mut best = None;
         let mut drawn = 0;
@@ -1347,12 +1347,13 @@ impl<'a, C: Criterion> Grower<'a, C> {
             self.feature_order.swap(drawn, pick);
             let feature = self.feature_order[drawn];
             drawn += 1;
-            if constant[feature / 64] & (1 << (feature % 64)) != 0 {
+            let (word, bit) = (feature / 64, 1 << (feature % 64));
+            if self.constant_sets[*constant + word] & bit != 0 {
                 continue;
             }
             let column = self.x.column(feature);
             match sibling {
-                Some((rows, samples)) if self.parent_hist.is_built(feature) => {
+                Some((rows, samples)) if self.parent_hist.built[feature] => {
                     self.hist
                         .build(feature, column, rows, samples, self.criterion);
                     self.hist.subtract_from(&self.parent_hist, feature);
@@ -1372,7 +1373,16 @@ impl<'a, C: Criterion> Grower<'a, C> {
             ) {
                 varying += 1;
             } else {
-                constant[feature / 64] |= 1 << (feature % 64);
+                if *constant == inherited {
+                    // Sets are shared by the nodes below the one that made them, so
+                    // copy before adding. The arena only grows, by one set per node at
+                    // most, and dies with the tree.
+                    *constant = self.constant_sets.len();
+                    let words = self.x.n_cols.div_ceil(64);
+                    self.constant_sets
+                        .extend_from_within(inherited..inherited + words);
+                }
+                self.constant_sets[*constant + word] |= bit;
             }
         }
         best
@@ -1393,12 +1403,7 @@ fn scan_feature(
     best: &mut Option<Split>,
 ) -> bool {
     let missing = MISSING_BIN as usize;
-    let has_missing = hist.is_occupied(missing);
-    let n_missing = if has_missing {
-        hist.counts[missing] as usize
-    } else {
-        0
-    };
+    let n_missing = hist.counts[missing] as usize;
     let mut value_bins = hist.occupied;
     value_bins[missing / 64] &= !(1 << (missing % 64));
     let n_value_bins = value_bins
@@ -1425,10 +1430,11 @@ fn scan_feature(
     n_left.clear();
     left.resize(n_value_bins * stride, 0.0);
     let mut count = 0;
+    let (planes, _) = hist.slots.as_chunks::<N_BIN_CODES>();
     for (bin, left) in set_bits(value_bins).zip(left.chunks_exact_mut(stride)) {
         // One fused loop: a plain copy of `total` would be a memcpy call per bin.
-        for (slot, (total, left)) in total.iter_mut().zip(left).enumerate() {
-            *total += hist.slots[slot * N_BIN_CODES + bin];
+        for ((total, left), plane) in total.iter_mut().zip(left).zip(planes) {
+            *total += plane[bin];
             *left = *total;
         }
         count += hist.counts[bin] as usize;
@@ -1437,11 +1443,7 @@ fn scan_feature(
     }
     for (slot, (total, missing_slot)) in total.iter_mut().zip(missing_slots.iter_mut()).enumerate()
     {
-        *missing_slot = if has_missing {
-            hist.slots[slot * N_BIN_CODES + missing]
-        } else {
-            0.0
-        };
+        *missing_slot = hist.slots[slot * N_BIN_CODES + missing];
         *total += *missing_slot;
     }
     let n_node = count + n_missing;
@@ -2108,12 +2110,7 @@ mod tests {
         );
         let (derived, direct) = (derived.view(0), direct.view(0));
         assert_eq!(derived.occupied, direct.occupied);
-        for bin in set_bits(direct.occupied) {
-            assert_eq!(derived.counts[bin], direct.counts[bin]);
-            for slot in 0..4 {
-                let at = slot * N_BIN_CODES + bin;
-                assert_eq!(derived.slots[at], direct.slots[at], "bin {bin} slot {slot}");
-            }
-        }
+        assert_eq!(derived.counts, direct.counts);
+        assert_eq!(derived.slots, direct.slots);
     }
 }

@@ -252,10 +252,17 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         }
     };
 
-    let format = match plan.answer_format {
-        Some(fmt) => fmt,
-        None => infer_format(&options, &answer),
+    // A canonical input (no field mapping) carries its own format, benchmark,
+    // split and variant columns; other sources keep such fields in meta.
+    let canonical_input = matches!(plan.fields.meta, MetaKeep::All) && plan.fields.id.is_none();
+    let declared = if canonical_input {
+        m.get("answer_format")
+            .and_then(|v| v.scalar_text())
+            .and_then(|t| AnswerFormat::ALL.into_iter().find(|f| f.as_str() == t.trim()))
+    } else {
+        None
     };
+    let format = plan.answer_format.or(declared).unwrap_or_else(|| infer_format(&options, &answer));
     let answer = match format {
         AnswerFormat::YesNo => match answer.to_ascii_lowercase().as_str() {
             a @ ("yes" | "no") => a.to_string(),
@@ -295,13 +302,21 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         answer_index = order.iter().position(|&i| i == gold);
     }
 
+    // Canonical columns a re-ingested blindspot file carries.
+    let mut canonical = |name: &str| if canonical_input { m.get(name).and_then(|v| v.scalar_text()) } else { None };
+    let benchmark = canonical("benchmark");
+    let split = canonical("split");
+    let variant_fields = ["parent_id", "variant", "variant_params", "prompt", "expected"].map(|name| canonical(name));
     let meta = map_meta(&mut m);
     if !m.problems.is_empty() {
         return Outcome::Invalid(m.problems);
     }
     let mut sample = Sample::new(id, question, answer);
-    sample.benchmark = plan.benchmark.clone();
-    sample.split = plan.split.clone();
+    let [parent_id, variant, variant_params, prompt, expected] = variant_fields;
+    (sample.parent_id, sample.variant, sample.variant_params, sample.prompt, sample.expected) =
+        (parent_id, variant, variant_params, prompt, expected);
+    sample.benchmark = benchmark.filter(|_| canonical_input).unwrap_or_else(|| plan.benchmark.clone());
+    sample.split = split.filter(|_| canonical_input).unwrap_or_else(|| plan.split.clone());
     sample.question_type = question_type;
     sample.context = context;
     sample.options = options;
@@ -434,6 +449,12 @@ fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
                     if m.used.iter().any(|u| u == k) || m.is_missing(v) || matches!(v, Raw::Bytes(_)) {
                         continue;
                     }
+                    if k == "meta"
+                        && let Some(pairs) = key_value_pairs(v)
+                    {
+                        meta.extend(pairs);
+                        continue;
+                    }
                     meta.insert(k.clone(), v.to_text().trim().to_string());
                 }
             }
@@ -447,6 +468,21 @@ fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
         }
     }
     meta
+}
+
+/// A canonical `meta` column: a list of `{key, value}` structs (as blindspot
+/// writes it) or a map.
+fn key_value_pairs(v: &Raw) -> Option<Vec<(String, String)>> {
+    match v {
+        Raw::List(items) => items
+            .iter()
+            .map(|it| {
+                Some((it.get("key")?.scalar_text()?, it.get("value").and_then(Raw::scalar_text).unwrap_or_default()))
+            })
+            .collect(),
+        Raw::Map(fields) => Some(fields.iter().map(|(k, v)| (k.clone(), v.to_text())).collect()),
+        _ => None,
+    }
 }
 
 /// (message, help) for an answer that does not name an option.
@@ -629,30 +665,32 @@ pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
     Some(items)
 }
 
-/// Splits trailing `A. text` lines (A, B, C, ... in order) off a question, and
+/// Splits the options written at the end of a question (`A. text` lines, in
+/// letter order; an option may run over several lines) off the question, and
 /// drops `<image>` placeholders (LLaVA-style conversations).
 pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
     let q = q.replace("<image>", "");
     let lines: Vec<&str> = q.trim().lines().collect();
-    let mut first_opt = lines.len();
-    // Walk back over a run of option lines ending at the last line.
-    while first_opt > 0 {
-        let l = lines[first_opt - 1].trim_start();
-        let b = l.as_bytes();
-        if b.len() >= 2 && b[0].is_ascii_uppercase() && b[1] == b'.' {
-            first_opt -= 1;
-        } else {
-            break;
+    let starts = |line: &str, k: usize| {
+        let b = line.trim_start().as_bytes();
+        k < LETTERS.len() && b.len() >= 2 && b[0] == LETTERS[k] && b[1] == b'.'
+    };
+    // The last "A." line that begins a run of B., C., ... up to the end.
+    for a in (0..lines.len()).rev().filter(|&i| starts(lines[i], 0)) {
+        let mut options: Vec<String> = Vec::new();
+        for line in &lines[a..] {
+            if starts(line, options.len()) {
+                options.push(line.trim_start()[2..].trim().to_string());
+            } else if let Some(last) = options.last_mut() {
+                last.push('\n');
+                last.push_str(line.trim());
+            }
+        }
+        if options.len() >= 2 {
+            return (lines[..a].join("\n").trim().to_string(), options);
         }
     }
-    let opt_lines = &lines[first_opt..];
-    let sequential =
-        opt_lines.iter().enumerate().all(|(i, l)| l.trim_start().as_bytes()[0] == LETTERS.get(i).copied().unwrap_or(0));
-    if opt_lines.is_empty() || !sequential {
-        return (q.trim().to_string(), Vec::new());
-    }
-    let options = opt_lines.iter().map(|l| l.trim_start()[2..].trim().to_string()).collect();
-    (lines[..first_opt].join("\n").trim().to_string(), options)
+    (q.trim().to_string(), Vec::new())
 }
 
 #[cfg(test)]
@@ -673,6 +711,8 @@ mod tests {
         let (q, o) = split_options_from_question("<image>\nContext: x\nWhich?\nA. red\nB. blue");
         assert_eq!(q, "Context: x\nWhich?");
         assert_eq!(o, vec!["red", "blue"]);
+        let (_, o) = split_options_from_question("Which closing?\nA. See you,\nJanet\nB. See You,\nJanet");
+        assert_eq!(o, vec!["See you,\nJanet", "See You,\nJanet"]);
         let (q, o) = split_options_from_question("What is 2+2?");
         assert_eq!((q.as_str(), o.len()), ("What is 2+2?", 0));
     }

@@ -254,16 +254,23 @@ pub struct ReleasePlan {
     pub embed_images: bool,
 }
 
-/// Expands `${NAME}` from the environment.
-fn expand_env(s: &str) -> std::result::Result<String, String> {
+/// Looks up `${NAME}` variables in pipeline paths.
+pub type Vars<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment as [`Vars`].
+pub fn env_vars(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Expands `${NAME}` from `vars`.
+fn expand_env(s: &str, vars: Vars<'_>) -> std::result::Result<String, String> {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find("${") {
         out.push_str(&rest[..i]);
         let close = rest[i..].find('}').ok_or_else(|| format!("unclosed \"${{\" in \"{s}\""))?;
         let name = &rest[i + 2..i + close];
-        let val =
-            std::env::var(name).map_err(|_| format!("environment variable {name} is not set (used in \"{s}\")"))?;
+        let val = vars(name).ok_or_else(|| format!("environment variable {name} is not set (used in \"{s}\")"))?;
         out.push_str(&val);
         rest = &rest[i + close + 1..];
     }
@@ -273,6 +280,7 @@ fn expand_env(s: &str) -> std::result::Result<String, String> {
 
 struct Ctx<'a> {
     src: SourceFile<'a>,
+    vars: Vars<'a>,
     doc: &'a Spanned<DeTable<'a>>,
     base: PathBuf,
     problems: Vec<Problem>,
@@ -286,7 +294,7 @@ impl Ctx<'_> {
     }
 
     fn resolve(&mut self, key: &str, raw: &str) -> Option<PathBuf> {
-        match expand_env(raw) {
+        match expand_env(raw, self.vars) {
             Ok(s) => Some(self.base.join(s)),
             Err(e) => {
                 self.err(key, e);
@@ -297,8 +305,14 @@ impl Ctx<'_> {
 }
 
 impl Pipeline {
-    /// Reads, checks and validates a pipeline file; every problem is reported at once.
+    /// Reads, checks and validates a pipeline file; every problem is reported
+    /// at once. `${NAME}` in paths comes from the environment.
     pub fn load(path: &Path) -> Result<Pipeline> {
+        Pipeline::load_with(path, &env_vars)
+    }
+
+    /// [`Pipeline::load`] with `${NAME}` looked up in `vars`.
+    pub fn load_with(path: &Path, vars: Vars<'_>) -> Result<Pipeline> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let text = String::from_utf8(bytes.clone()).map_err(|e| {
             let (line, col) = line_col(&String::from_utf8_lossy(&bytes), e.utf8_error().valid_up_to());
@@ -324,7 +338,7 @@ impl Pipeline {
         })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
-        let mut ctx = Ctx { src, doc: &doc, base, problems: Vec::new() };
+        let mut ctx = Ctx { src, vars, doc: &doc, base, problems: Vec::new() };
         let pipeline = Pipeline::from_wire(path, &bytes, wire, &mut ctx);
         if ctx.problems.is_empty() { Ok(pipeline) } else { Err(Error::Invalid(ctx.problems)) }
     }

@@ -306,7 +306,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let mut canonical = |name: &str| if canonical_input { m.get(name).and_then(|v| v.scalar_text()) } else { None };
     let benchmark = canonical("benchmark");
     let split = canonical("split");
-    let variant_fields = ["parent_id", "variant", "variant_params", "prompt", "expected"].map(|name| canonical(name));
+    let variant_fields = ["parent_id", "variant", "variant_params", "prompt", "expected"].map(&mut canonical);
     let meta = map_meta(&mut m);
     if !m.problems.is_empty() {
         return Outcome::Invalid(m.problems);

@@ -1171,6 +1171,7 @@ struct Grower<'a, C: Criterion> {
     rng: ChaCha8Rng,
     rows: Vec<u32>,
     samples: Vec<Sample<C::Target>>,
+    partition_scratch: Vec<(u32, Sample<C::Target>)>,
     hist: HistStore,
     parent_hist: HistStore,
     feature_order: Vec<usize>,
@@ -1207,6 +1208,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             rng,
             rows,
             samples,
+            partition_scratch: Vec::new(),
             hist: HistStore::new(x.n_cols, stride),
             parent_hist: HistStore::new(x.n_cols, stride),
             feature_order: (0..x.n_cols).collect(),
@@ -1281,6 +1283,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             &mut self.samples[task.rows.clone()],
             self.x.column(split.feature),
             &split,
+            &mut self.partition_scratch,
         );
         self.tree.importances[split.feature] += weighted_impurity;
         let left = self.tree.nodes.len();
@@ -1499,29 +1502,40 @@ fn add_slots(into: &mut [f64], slots: &[f64]) {
     into.iter_mut().zip(slots).for_each(|(a, b)| *a += b);
 }
 
-/// Moves the rows (and their samples) that `split` sends left to the front; returns
-/// how many there are.
-fn partition<T>(
+/// Moves the rows (and their samples) that `split` sends left to the front and returns
+/// how many there are; `right` is scratch space.
+///
+/// Stable, so each side keeps its order. Rows start sorted, so every node's rows stay
+/// sorted, and building a histogram sweeps a column forwards instead of jumping around
+/// in it, which the cache rewards.
+fn partition<T: Copy>(
     rows: &mut [u32],
     samples: &mut [Sample<T>],
     column: &[u8],
     split: &Split,
+    right: &mut Vec<(u32, Sample<T>)>,
 ) -> usize {
-    let (mut i, mut j) = (0, rows.len());
-    while i < j {
-        if goes_left(
-            column[rows[i] as usize],
-            split.threshold,
-            split.missing_left,
-        ) {
-            i += 1;
+    right.clear();
+    let mut n_left = 0;
+    for i in 0..rows.len() {
+        let (row, sample) = (rows[i], samples[i]);
+        if goes_left(column[row as usize], split.threshold, split.missing_left) {
+            rows[n_left] = row;
+            samples[n_left] = sample;
+            n_left += 1;
         } else {
-            j -= 1;
-            rows.swap(i, j);
-            samples.swap(i, j);
+            right.push((row, sample));
         }
     }
-    i
+    for ((row, sample), &(r, s)) in rows[n_left..]
+        .iter_mut()
+        .zip(&mut samples[n_left..])
+        .zip(right.iter())
+    {
+        *row = r;
+        *sample = s;
+    }
+    n_left
 }
 
 #[cfg(test)]

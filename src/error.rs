@@ -54,6 +54,7 @@ impl fmt::Display for Location {
 /// Paths are shown as the user would type them: relative to the working
 /// directory when they are below it.
 pub fn display_path(path: &Path) -> String {
+    let path: PathBuf = path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
     if let Ok(cwd) = std::env::current_dir()
         && let Ok(rel) = path.strip_prefix(&cwd)
     {

@@ -45,8 +45,9 @@ const N_BIN_CODES: usize = MAX_VALUE_BINS + 1;
 /// A node whose impurity is at most this is pure and becomes a leaf (scikit-learn's `EPSILON`).
 const PURE: f64 = f64::EPSILON;
 
-/// Rows per prediction work item. Within an item trees are the outer loop, so one
-/// tree's nodes stay in cache while it routes the whole item.
+/// Rows per prediction work item. An item's bins are copied row-major (a few KiB, so
+/// they stay in L1) and trees are the outer loop, so one tree's nodes stay in cache
+/// while it routes the whole item.
 const PREDICT_CHUNK: usize = 256;
 
 /// A dense row-major matrix of features; NaN marks a missing value.
@@ -636,10 +637,17 @@ fn sum_over_trees(trees: &[Tree], x: &BinnedMatrix, width: usize) -> Vec<f64> {
     sums.par_chunks_mut(PREDICT_CHUNK * width)
         .enumerate()
         .for_each(|(chunk, block)| {
-            let first_row = chunk * PREDICT_CHUNK;
+            let rows = chunk * PREDICT_CHUNK..chunk * PREDICT_CHUNK + block.len() / width;
+            let mut row_major = vec![0; rows.len() * x.n_cols];
+            for j in 0..x.n_cols {
+                for (i, &bin) in x.column(j)[rows.clone()].iter().enumerate() {
+                    row_major[i * x.n_cols + j] = bin;
+                }
+            }
+            let n_cols = x.n_cols;
             for tree in trees {
                 for (i, row_sums) in block.chunks_exact_mut(width).enumerate() {
-                    let leaf = tree.leaf(x, first_row + i, width);
+                    let leaf = tree.leaf(&row_major[i * n_cols..(i + 1) * n_cols], width);
                     row_sums.iter_mut().zip(leaf).for_each(|(sum, v)| *sum += v);
                 }
             }
@@ -858,7 +866,8 @@ fn goes_left(bin: u8, threshold: u8, missing_left: bool) -> bool {
 }
 
 impl Tree {
-    fn leaf(&self, x: &BinnedMatrix, row: usize, width: usize) -> &[f64] {
+    /// Outputs of the leaf a row with bins `bins` falls in.
+    fn leaf(&self, bins: &[u8], width: usize) -> &[f64] {
         let mut node = 0;
         loop {
             match self.nodes[node] {
@@ -873,7 +882,7 @@ impl Tree {
                     left,
                     right,
                 } => {
-                    let bin = x.bins[feature as usize * x.n_rows + row];
+                    let bin = bins[feature as usize];
                     node = if goes_left(bin, threshold, missing_left) {
                         left
                     } else {
@@ -1171,7 +1180,6 @@ struct Grower<'a, C: Criterion> {
     rng: ChaCha8Rng,
     rows: Vec<u32>,
     samples: Vec<Sample<C::Target>>,
-    partition_scratch: Vec<(u32, Sample<C::Target>)>,
     hist: HistStore,
     parent_hist: HistStore,
     feature_order: Vec<usize>,
@@ -1208,7 +1216,6 @@ impl<'a, C: Criterion> Grower<'a, C> {
             rng,
             rows,
             samples,
-            partition_scratch: Vec::new(),
             hist: HistStore::new(x.n_cols, stride),
             parent_hist: HistStore::new(x.n_cols, stride),
             feature_order: (0..x.n_cols).collect(),
@@ -1283,7 +1290,6 @@ impl<'a, C: Criterion> Grower<'a, C> {
             &mut self.samples[task.rows.clone()],
             self.x.column(split.feature),
             &split,
-            &mut self.partition_scratch,
         );
         self.tree.importances[split.feature] += weighted_impurity;
         let left = self.tree.nodes.len();
@@ -1502,40 +1508,29 @@ fn add_slots(into: &mut [f64], slots: &[f64]) {
     into.iter_mut().zip(slots).for_each(|(a, b)| *a += b);
 }
 
-/// Moves the rows (and their samples) that `split` sends left to the front and returns
-/// how many there are; `right` is scratch space.
-///
-/// Stable, so each side keeps its order. Rows start sorted, so every node's rows stay
-/// sorted, and building a histogram sweeps a column forwards instead of jumping around
-/// in it, which the cache rewards.
-fn partition<T: Copy>(
+/// Moves the rows (and their samples) that `split` sends left to the front; returns
+/// how many there are.
+fn partition<T>(
     rows: &mut [u32],
     samples: &mut [Sample<T>],
     column: &[u8],
     split: &Split,
-    right: &mut Vec<(u32, Sample<T>)>,
 ) -> usize {
-    right.clear();
-    let mut n_left = 0;
-    for i in 0..rows.len() {
-        let (row, sample) = (rows[i], samples[i]);
-        if goes_left(column[row as usize], split.threshold, split.missing_left) {
-            rows[n_left] = row;
-            samples[n_left] = sample;
-            n_left += 1;
+    let (mut i, mut j) = (0, rows.len());
+    while i < j {
+        if goes_left(
+            column[rows[i] as usize],
+            split.threshold,
+            split.missing_left,
+        ) {
+            i += 1;
         } else {
-            right.push((row, sample));
+            j -= 1;
+            rows.swap(i, j);
+            samples.swap(i, j);
         }
     }
-    for ((row, sample), &(r, s)) in rows[n_left..]
-        .iter_mut()
-        .zip(&mut samples[n_left..])
-        .zip(right.iter())
-    {
-        *row = r;
-        *sample = s;
-    }
-    n_left
+    i
 }
 
 #[cfg(test)]
@@ -2068,7 +2063,8 @@ mod tests {
         let tree = &forest.trees[0];
         let mut rows_per_leaf = std::collections::HashMap::new();
         for row in 0..binned.n_rows() {
-            let leaf = tree.leaf(&binned, row, 2).as_ptr();
+            let bins: Vec<u8> = (0..binned.n_cols()).map(|j| binned.get(row, j)).collect();
+            let leaf = tree.leaf(&bins, 2).as_ptr();
             *rows_per_leaf.entry(leaf).or_insert(0) += 1;
         }
         assert!(rows_per_leaf.len() > 5);

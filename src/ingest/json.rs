@@ -269,10 +269,14 @@ fn parse_spans(path: &Path, bytes: &[u8], spans: Vec<Span>) -> Result<Vec<RawRec
                     if let Some(cut) = msg.find(" at line ") {
                         msg.truncate(cut);
                     }
-                    Err(Problem::new(
+                    let mut p = Problem::new(
                         Location { file: file.clone(), pos: crate::error::Pos::LineCol(line, col.max(1)) },
                         format!("invalid JSON: {msg}"),
-                    ))
+                    );
+                    if msg.contains("unicode") || std::str::from_utf8(slice).is_err() {
+                        p = p.help("the record is not valid UTF-8: re-save the file as UTF-8");
+                    }
+                    Err(p)
                 }
             }
         })

@@ -130,6 +130,19 @@ impl Mapper<'_> {
     }
 
     fn missing_required(&mut self, canonical: &str, acc: Option<&Accessor>, defaults: &[&str]) {
+        if self.problems.iter().any(|p| p.field.as_deref() == Some(canonical)) {
+            return; // already explained (e.g. the field has the wrong type)
+        }
+        let present = match acc {
+            Some(Accessor::Path(p)) => self.has(p).then(|| p.clone()),
+            Some(Accessor::Template(_)) => None,
+            None => defaults.iter().find(|d| self.has(d)).map(|d| d.to_string()),
+        };
+        if let Some(field) = present {
+            self.problem(canonical, format!("the {canonical} is empty (source field \"{field}\")")).help =
+                Some("fill it in; values listed in [ingest] missing (default [\"NULL\"]) count as empty".to_string());
+            return;
+        }
         let names = self.rec.field_names().into_iter().map(String::from).collect::<Vec<_>>();
         let wanted = match acc {
             Some(Accessor::Path(p)) => p.clone(),
@@ -151,6 +164,14 @@ impl Mapper<'_> {
         };
         self.problem(canonical, format!("no {canonical} (looked for \"{wanted}\")")).help = Some(hint);
     }
+}
+
+/// The record's id as far as it can be read, for reporting a rejected row.
+pub fn best_effort_id(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Option<String> {
+    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new() };
+    let defaults: &[&str] = if format == Format::Vlmevalkit { &["index"] } else { &["id"] };
+    let acc = m.pick(&plan.fields.id, defaults)?;
+    m.text("id", &acc)
 }
 
 /// Maps one record to a canonical sample.
@@ -517,8 +538,8 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
             Ok(i)
         } else {
             Err(ChoiceError(
-                format!("is \"{t}\" but the question has {n} options ({})", letters_range(n)),
-                Some("fix the answer, or use on-invalid = \"skip\" to reject this row".into()),
+                format!("the answer is \"{t}\" but the question has {n} options ({})", letters_range(n)),
+                Some("fix the answer or the options".into()),
             ))
         })
     };
@@ -534,8 +555,7 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
         } else {
             Err(ChoiceError(
                 format!(
-                    "is {v} but the question has {n} options ({}-based index {base}..{})",
-                    base,
+                    "the answer is index {v} but the question has {n} options (valid: {base}..{})",
                     base + n as i64 - 1
                 ),
                 None,
@@ -544,18 +564,21 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
     };
     let not_found = || {
         ChoiceError(
-            format!("is \"{}\", which is not among the options ({})", short(&text), options.iter().map(|o| format!("\"{}\"", short(o))).collect::<Vec<_>>().join(", ")),
+            format!("the answer \"{}\" is not among the options ({})", short(&text), options.iter().map(|o| format!("\"{}\"", short(o))).collect::<Vec<_>>().join(", ")),
             Some("set [ingest.fields] answer-kind = \"letter\" | \"index\" | \"index1\" | \"text\" if the answer is written another way".into()),
         )
     };
     match kind {
         AnswerKind::Text => by_text().ok_or_else(not_found),
-        AnswerKind::Letter => by_letter()
-            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option letter", short(&text)), None))),
-        AnswerKind::Index => by_index(0)
-            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option index", short(&text)), None))),
-        AnswerKind::Index1 => by_index(1)
-            .unwrap_or_else(|| Err(ChoiceError(format!("is \"{}\", not an option index", short(&text)), None))),
+        AnswerKind::Letter => by_letter().unwrap_or_else(|| {
+            Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&text)), None))
+        }),
+        AnswerKind::Index => by_index(0).unwrap_or_else(|| {
+            Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
+        }),
+        AnswerKind::Index1 => by_index(1).unwrap_or_else(|| {
+            Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
+        }),
         AnswerKind::Auto => {
             if matches!(raw, Raw::Int(_)) {
                 return by_index(0).unwrap_or_else(|| Err(not_found()));
@@ -727,7 +750,7 @@ mod tests {
         assert_eq!(r(Raw::Int(0), AnswerKind::Auto), Ok(0));
         assert_eq!(r(Raw::Str("2".into()), AnswerKind::Index1), Ok(1));
         let e = r(Raw::Str("E".into()), AnswerKind::Letter).unwrap_err();
-        assert_eq!(e, "is \"E\" but the question has 4 options (A-D)");
+        assert_eq!(e, "the answer is \"E\" but the question has 4 options (A-D)");
         assert!(r(Raw::Str("horse".into()), AnswerKind::Text).unwrap_err().contains("not among the options"));
     }
 

@@ -228,7 +228,10 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
 
     let mut rejected = Vec::new();
     for (i, problems) in &invalid {
-        let id = kept.iter().position(|(k, _)| k == i).map(|k| mapped[k].sample.id.clone());
+        let id = match kept.iter().position(|(k, _)| k == i) {
+            Some(k) => Some(mapped[k].sample.id.clone()),
+            None => mapping::best_effort_id(&records[*i], plan, formats[*i]),
+        };
         rejected.push(Rejected {
             location: records[*i].loc.to_string(),
             id,

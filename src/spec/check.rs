@@ -30,6 +30,7 @@ pub fn check(src: &SourceFile<'_>, doc: &Spanned<DeTable<'_>>, schema: &J) -> Ve
     let mut out = Vec::new();
     let walker = Walker { src, root: schema };
     walker.table(doc.get_ref(), doc.span(), schema, "", &mut out);
+    out.sort_by(|a, b| a.loc.cmp(&b.loc));
     out
 }
 

@@ -81,11 +81,24 @@ impl Format {
             "json" => Format::Json,
             "jsonl" | "ndjson" => Format::Jsonl,
             "csv" => Format::Csv,
+            "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
             "tsv" => Format::Tsv,
             "parquet" => Format::Parquet,
             _ => return None,
         })
     }
+}
+
+/// A TSV whose header has VLMEvalKit's `index`, `question`, `A` and `answer` columns.
+fn looks_like_vlmevalkit(path: &Path) -> bool {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut header = String::new();
+    if BufReader::new(f.take(64 * 1024)).read_line(&mut header).is_err() {
+        return false;
+    }
+    let cols: Vec<&str> = header.trim_end().split('\t').map(str::trim).collect();
+    ["index", "question", "A", "answer"].iter().all(|c| cols.contains(c))
 }
 
 /// One input file with its format.

@@ -1,0 +1,210 @@
+//! The binary on the small committed fixtures and the bundled demo: builds,
+//! byte-identical rebuilds, never overwriting a version, the one-step ingest
+//! of every reader, rejected rows.
+
+mod common;
+
+use std::path::Path;
+
+use blindspot::sample::AnswerFormat;
+use common::{blindspot, files_below, root};
+
+fn read_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    files_below(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
+}
+
+fn ingest_file(path: &Path) -> blindspot::ingest::Ingested {
+    let plan = if path.extension().and_then(|e| e.to_str()) == Some("toml") {
+        blindspot::spec::Pipeline::load(path).unwrap().ingest
+    } else {
+        blindspot::spec::IngestPlan::for_canonical_input(path).unwrap()
+    };
+    blindspot::ingest::ingest(&plan).unwrap()
+}
+
+#[test]
+fn every_pipeline_in_pipelines_validates() {
+    let output = blindspot().current_dir(root()).arg("validate").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let n = std::fs::read_dir(root().join("pipelines"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
+        .count();
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok: ")).count(), n, "{stdout}");
+}
+
+#[test]
+fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for dir in [&a, &b] {
+        let out = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("vqa-rad 1.0.0: 451 samples"), "{stdout}");
+    }
+    let ta = read_tree(&a.path().join("vqa-rad/1.0.0"));
+    let tb = read_tree(&b.path().join("vqa-rad/1.0.0"));
+    let names: Vec<&str> = ta.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, vec!["README.md", "data/test-00000-of-00001.parquet", "manifest.json"]);
+    assert!(ta == tb, "two builds differ");
+    // No staging folder left behind.
+    assert_eq!(files_below(&a.path().join("vqa-rad")).len(), 3);
+
+    // Building again into the same folder is a no-op.
+    let again = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(a.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("[up to date]"));
+    assert_eq!(read_tree(&a.path().join("vqa-rad/1.0.0")), ta);
+
+    // The release re-ingests to the same samples, images embedded.
+    let back = ingest_file(&a.path().join("vqa-rad/1.0.0/data/test-00000-of-00001.parquet"));
+    assert_eq!(back.samples.len(), 451);
+    assert!(
+        back.samples.iter().all(|s| s.images.len() == 1 && s.images[0].bytes.as_ref().is_some_and(|b| b.len() > 1000))
+    );
+    assert_eq!(back.images.len(), 203);
+}
+
+#[test]
+fn an_existing_version_is_never_overwritten_with_different_bytes() {
+    let work = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    for f in ["canonical.jsonl", "canonical.toml"] {
+        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("images")).unwrap();
+    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let build =
+        || blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(build().status.success());
+    let before = read_tree(&work.path().join("rel/canonical/1.0.0"));
+    // Change the data but not the version.
+    let text = std::fs::read_to_string(work.path().join("canonical.jsonl")).unwrap().replace("sleeping", "eating");
+    std::fs::write(work.path().join("canonical.jsonl"), text).unwrap();
+    let out = build();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("already exists with different content") && stderr.contains("bump [dataset] version"),
+        "{stderr}"
+    );
+    assert_eq!(read_tree(&work.path().join("rel/canonical/1.0.0")), before, "old release untouched");
+}
+
+#[test]
+fn canonical_jsonl_needs_no_pipeline_and_sorts_ids_naturally() {
+    let ing = ingest_file(&root().join("tests/fixtures/good/canonical.jsonl"));
+    let ids: Vec<&str> = ing.samples.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, vec!["c1", "c2", "c3", "c10"]);
+    let formats: Vec<AnswerFormat> = ing.samples.iter().map(|s| s.answer_format).collect();
+    assert_eq!(
+        formats,
+        vec![AnswerFormat::MultipleChoice, AnswerFormat::YesNo, AnswerFormat::Open, AnswerFormat::Numeric]
+    );
+    assert_eq!(ing.samples[0].answer_index, Some(2));
+    assert_eq!(ing.samples[1].answer, "yes");
+    assert_eq!(ing.samples[0].meta.get("source").map(String::as_str), Some("fixture"), "unmapped fields kept in meta");
+}
+
+#[test]
+fn canonical_with_image_folder_records_facts() {
+    let ing = ingest_file(&root().join("tests/fixtures/good/canonical.toml"));
+    let img = &ing.samples[0].images[0];
+    assert_eq!((img.width, img.height), (Some(1), Some(1)));
+    assert_eq!(img.path.as_deref(), Some("cat.png"));
+    assert_eq!(img.sha256.as_ref().unwrap().len(), 64);
+}
+
+#[test]
+fn csv_with_one_column_per_option_and_letter_or_index_answers() {
+    let ing = ingest_file(&root().join("tests/fixtures/good/letters.toml"));
+    let s = &ing.samples;
+    assert_eq!(s[0].options, vec!["circle", "square", "triangle"]);
+    assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("triangle", Some(2)));
+    assert_eq!(s[1].options, vec!["red", "green"]);
+    assert_eq!((s[1].answer.as_str(), s[1].answer_index), ("green", Some(1)), "an integer string is a 0-based index");
+}
+
+#[test]
+fn skip_rejects_invalid_rows_with_reasons_and_counts_them() {
+    let work = tempfile::tempdir().unwrap();
+    let out = blindspot()
+        .current_dir(root().join("tests/fixtures/good"))
+        .args(["build", "skip-invalid.toml", "--out-dir"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("1 samples (2 records read, 0 filtered out, 1 rejected)"), "{stdout}");
+    let rejected = std::fs::read_to_string(work.path().join("skip-invalid/1.0.0/report/rejected.jsonl")).unwrap();
+    let row: serde_json::Value = serde_json::from_str(rejected.lines().next().unwrap()).unwrap();
+    assert_eq!(row["id"], "q2");
+    assert!(row["location"].as_str().unwrap().ends_with("answer-letter-outside.jsonl:2"));
+    assert!(row["reasons"][0].as_str().unwrap().contains("4 options (A-D)"));
+    assert_eq!(row["record"]["answer"], "E", "the raw record is kept");
+}
+
+#[test]
+fn hugging_face_folder_vlmevalkit_tsv_and_imagefolder_read() {
+    let work = tempfile::tempdir().unwrap();
+    // A Hugging Face folder made from our own canonical output.
+    let src = ingest_file(&root().join("tests/fixtures/good/canonical.toml"));
+    let hf = work.path().join("hf");
+    std::fs::create_dir_all(hf.join("data")).unwrap();
+    blindspot::release::parquet::write_samples(
+        &hf.join("data/test-00000-of-00001.parquet"),
+        &src.samples,
+        blindspot::sample::Embed::Images,
+    )
+    .unwrap();
+    let back = ingest_file(&hf);
+    assert_eq!(back.samples.len(), 4);
+    assert_eq!(back.samples[0].images[0].sha256, src.samples[0].images[0].sha256);
+
+    // VLMEvalKit: row 2 reuses row 1's image by index.
+    let png = std::fs::read(root().join("tests/fixtures/good/images/cat.png")).unwrap();
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    let tsv = format!(
+        "index\tquestion\thint\tA\tB\tC\tanswer\tcategory\timage\n1\tWhat animal?\tA pet.\tcat\tdog\t\tA\tanimals\t{b64}\n2\tHow many?\t\t1\t2\t3\tA\tcount\t1\n"
+    );
+    let path = work.path().join("bench.tsv");
+    std::fs::write(&path, tsv).unwrap();
+    let v = ingest_file(&path);
+    assert_eq!(v.samples.len(), 2);
+    assert_eq!(v.samples[0].options, vec!["cat", "dog"]);
+    assert_eq!(v.samples[0].context.as_deref(), Some("A pet."));
+    assert_eq!(v.samples[0].question_type.as_deref(), Some("animals"));
+    assert_eq!(v.samples[1].options, vec!["1", "2", "3"]);
+    assert_eq!(v.samples[1].images[0].bytes.as_deref(), Some(png.as_slice()), "image reused by index");
+
+    // ImageFolder: images plus metadata.jsonl with file_name.
+    let folder = work.path().join("imgs");
+    std::fs::create_dir_all(folder.join("train")).unwrap();
+    std::fs::write(folder.join("train/a.png"), &png).unwrap();
+    std::fs::write(
+        folder.join("metadata.jsonl"),
+        "{\"file_name\": \"train/a.png\", \"id\": \"a\", \"question\": \"Is it a cat?\", \"answer\": \"yes\"}\n",
+    )
+    .unwrap();
+    let f = ingest_file(&folder);
+    assert_eq!(f.samples[0].images[0].path.as_deref(), Some("train/a.png"));
+    assert_eq!(f.samples[0].images[0].width, Some(1));
+}
+
+#[test]
+fn ingest_writes_the_output_atomically() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("sub/out.parquet");
+    let o = blindspot()
+        .args(["ingest"])
+        .arg(root().join("tests/fixtures/good/canonical.jsonl"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(files_below(&work.path().join("sub")), vec!["out.parquet"]);
+}

@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where in an input a problem sits.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -24,19 +25,20 @@ pub enum Pos {
 /// A file and a position in it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Location {
-    pub file: String,
+    /// Shared: every record of a file points at one name.
+    pub file: Arc<str>,
     pub pos: Pos,
 }
 
 impl Location {
     pub fn file(path: impl AsRef<Path>) -> Self {
-        Location { file: display_path(path.as_ref()), pos: Pos::File }
+        Location { file: display_path(path.as_ref()).into(), pos: Pos::File }
     }
     pub fn line(path: impl AsRef<Path>, line: u64) -> Self {
-        Location { file: display_path(path.as_ref()), pos: Pos::Line(line) }
+        Location { file: display_path(path.as_ref()).into(), pos: Pos::Line(line) }
     }
     pub fn row(path: impl AsRef<Path>, row: u64) -> Self {
-        Location { file: display_path(path.as_ref()), pos: Pos::Row(row) }
+        Location { file: display_path(path.as_ref()).into(), pos: Pos::Row(row) }
     }
 }
 

@@ -23,13 +23,13 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
         .iter()
         .enumerate()
         .map(|(i, h)| {
-            std::str::from_utf8(h).map(|s| s.trim().to_string()).map_err(|_| {
+            std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
                 Error::one(Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1)))
             })
         })
-        .collect::<Result<Vec<String>>>()?;
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-    let file = display_path(path);
+        .collect::<Result<Vec<super::raw::Key>>>()?;
+    let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
+    let file: std::sync::Arc<str> = display_path(path).into();
     let mut records = Vec::new();
     let mut problems = Vec::new();
     let mut row = 0u64;
@@ -52,7 +52,7 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
                 Ok(s) => fields.push((headers[i].clone(), Raw::Str(s.to_string()))),
                 Err(_) => problems.push(
                     Problem::new(Location::line(path, line), "the value is not valid UTF-8")
-                        .field(headers[i].clone())
+                        .field(headers[i].to_string())
                         .help("re-save the file as UTF-8"),
                 ),
             }

@@ -5,12 +5,14 @@
 //! structural splitter finds each top-level record's byte range first, so that
 //! records are parsed in parallel and every error names the record's own line.
 
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::raw::{Raw, RawRecord};
-use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::error::{Error, Location, Pos, Problem, Result, display_path};
 
 /// One top-level record's bytes, with its key (objects of records) and first line.
 struct Span {
@@ -135,9 +137,103 @@ fn number_lines(bytes: &[u8], spans: &mut [Span]) {
     }
 }
 
+/// Records of one JSON or JSON-lines file, found but not yet parsed: ingest
+/// parses them chunk by chunk while mapping, so the raw values of a large file
+/// never all live in memory at once.
+pub struct JsonRecords {
+    file: Arc<str>,
+    stem: Arc<str>,
+    bytes: Vec<u8>,
+    spans: Vec<Span>,
+}
+
+impl JsonRecords {
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Parses records `range` (in file order); bad records become problems.
+    pub fn parse(&self, range: Range<usize>) -> (Vec<RawRecord>, Vec<Problem>) {
+        let mut records = Vec::with_capacity(range.len());
+        let mut problems = Vec::new();
+        for i in range {
+            let s = &self.spans[i];
+            let slice = &self.bytes[s.start..s.end];
+            match serde_json::from_slice::<Raw>(slice) {
+                Ok(value) => records.push(RawRecord {
+                    loc: Location { file: self.file.clone(), pos: Pos::Line(s.line) },
+                    value,
+                    file_stem: self.stem.clone(),
+                    key: s.key.clone(),
+                    row: i as u64 + 1,
+                }),
+                Err(e) => {
+                    let line = s.line + e.line().saturating_sub(1) as u64;
+                    let mut msg = e.to_string();
+                    if let Some(cut) = msg.find(" at line ") {
+                        msg.truncate(cut);
+                    }
+                    let mut p = Problem::new(
+                        Location { file: self.file.clone(), pos: Pos::LineCol(line, (e.column() as u64).max(1)) },
+                        format!("invalid JSON: {msg}"),
+                    );
+                    if msg.contains("unicode") || std::str::from_utf8(slice).is_err() {
+                        p = p.help("the record is not valid UTF-8: re-save the file as UTF-8");
+                    }
+                    problems.push(p);
+                }
+            }
+        }
+        (records, problems)
+    }
+
+    /// Parses every record, in parallel; any bad record fails the file.
+    pub fn parse_all(&self) -> Result<Vec<RawRecord>> {
+        let chunks: Vec<(Vec<RawRecord>, Vec<Problem>)> = (0..self.len())
+            .step_by(CHUNK)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|start| self.parse(start..(start + CHUNK).min(self.len())))
+            .collect();
+        let mut records = Vec::with_capacity(self.len());
+        let mut problems = Vec::new();
+        for (r, p) in chunks {
+            records.extend(r);
+            problems.extend(p);
+        }
+        if problems.is_empty() { Ok(records) } else { Err(Error::Invalid(problems)) }
+    }
+}
+
+/// Records parsed per task.
+pub const CHUNK: usize = 4096;
+
 /// Reads a `.json` file (array, object of records, or JSON lines).
 pub fn read_json(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
-    let mut sc = Scanner { bytes, path, pos: 0 };
+    split_json(path, bytes.to_vec())?.parse_all()
+}
+
+/// Reads JSON lines: one record per non-blank line.
+pub fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
+    split_jsonl(path, bytes.to_vec())?.parse_all()
+}
+
+fn records_of(path: &Path, bytes: Vec<u8>, spans: Vec<Span>) -> JsonRecords {
+    JsonRecords {
+        file: display_path(path).into(),
+        stem: path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into(),
+        bytes,
+        spans,
+    }
+}
+
+/// Finds the records of a `.json` file (array, object of records, or JSON lines).
+pub fn split_json(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
+    let mut sc = Scanner { bytes: &bytes, path, pos: 0 };
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         sc.pos = 3;
     }
@@ -169,11 +265,11 @@ pub fn read_json(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
         }
         b'{' => {
             let end = sc.value_end()?;
-            let mut after = Scanner { bytes, path, pos: end };
+            let mut after = Scanner { bytes: &bytes, path, pos: end };
             after.skip_ws();
             if after.pos < bytes.len() {
                 // More after the first object: JSON lines in a .json file.
-                return read_jsonl(path, bytes);
+                return split_jsonl(path, bytes);
             }
             sc.pos += 1;
             sc.skip_ws();
@@ -219,15 +315,14 @@ pub fn read_json(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
     if spans.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the file holds no records")));
     }
-    number_lines(bytes, &mut spans);
-    parse_spans(path, bytes, spans)
+    number_lines(&bytes, &mut spans);
+    Ok(records_of(path, bytes, spans))
 }
 
-/// Reads JSON lines: one record per non-blank line.
-pub fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+/// Finds the records of a JSON-lines file: one per non-blank line.
+pub fn split_jsonl(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
     let mut spans = Vec::new();
-    let mut start = 0usize;
+    let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     let mut line = 1u64;
     while start < bytes.len() {
         let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
@@ -243,53 +338,7 @@ pub fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
             Problem::new(Location::file(path), "the file is empty").help("a benchmark file needs at least one record"),
         ));
     }
-    parse_spans(path, bytes, spans)
-}
-
-fn parse_spans(path: &Path, bytes: &[u8], spans: Vec<Span>) -> Result<Vec<RawRecord>> {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-    let file = display_path(path);
-    let results: Vec<std::result::Result<RawRecord, Problem>> = spans
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let slice = &bytes[s.start..s.end];
-            match serde_json::from_slice::<Raw>(slice) {
-                Ok(value) => Ok(RawRecord {
-                    loc: Location { file: file.clone(), pos: crate::error::Pos::Line(s.line) },
-                    value,
-                    file_stem: stem.clone(),
-                    key: s.key,
-                    row: i as u64 + 1,
-                }),
-                Err(e) => {
-                    let line = s.line + e.line().saturating_sub(1) as u64;
-                    let col = e.column() as u64;
-                    let mut msg = e.to_string();
-                    if let Some(cut) = msg.find(" at line ") {
-                        msg.truncate(cut);
-                    }
-                    let mut p = Problem::new(
-                        Location { file: file.clone(), pos: crate::error::Pos::LineCol(line, col.max(1)) },
-                        format!("invalid JSON: {msg}"),
-                    );
-                    if msg.contains("unicode") || std::str::from_utf8(slice).is_err() {
-                        p = p.help("the record is not valid UTF-8: re-save the file as UTF-8");
-                    }
-                    Err(p)
-                }
-            }
-        })
-        .collect();
-    let mut records = Vec::with_capacity(results.len());
-    let mut problems = Vec::new();
-    for r in results {
-        match r {
-            Ok(rec) => records.push(rec),
-            Err(p) => problems.push(p),
-        }
-    }
-    if problems.is_empty() { Ok(records) } else { Err(Error::Invalid(problems)) }
+    Ok(records_of(path, bytes, spans))
 }
 
 #[cfg(test)]

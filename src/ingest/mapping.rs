@@ -4,6 +4,7 @@
 //! string "NULL" for missing, trailing spaces, string-encoded and nested
 //! option lists, answers as letters, indices or text.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rand::SeedableRng;
@@ -54,10 +55,11 @@ struct Mapper<'a> {
     rec: &'a RawRecord,
     plan: &'a IngestPlan,
     problems: Vec<Problem>,
-    used: Vec<String>,
+    /// Positions of the top-level source fields the mapping read (not repeated in meta).
+    used: Vec<usize>,
 }
 
-impl Mapper<'_> {
+impl<'a> Mapper<'a> {
     fn problem(&mut self, field: &str, message: impl Into<String>) -> &mut Problem {
         self.problems.push(Problem::new(self.rec.loc.clone(), message).field(field));
         self.problems.last_mut().expect("just pushed")
@@ -76,14 +78,31 @@ impl Mapper<'_> {
     }
 
     /// A field's value, with "missing" values as None.
-    fn get(&mut self, path: &str) -> Option<Raw> {
-        let top = path.split('.').next().unwrap_or(path).to_string();
-        self.used.push(top);
-        self.rec.field(path).filter(|v| !self.is_missing(v))
+    fn get(&mut self, path: &str) -> Option<Cow<'a, Raw>> {
+        let rec: &'a RawRecord = self.rec;
+        let found = match &rec.value {
+            // The common case, a top-level field: one scan finds it and marks it used.
+            Raw::Map(fields) if !path.starts_with('_') => match fields.iter().position(|(k, _)| **k == *path) {
+                Some(i) => {
+                    self.used.push(i);
+                    Some(Cow::Borrowed(&fields[i].1))
+                }
+                None if !path.contains('.') => None,
+                None => {
+                    let top = path.split('.').next().unwrap_or(path);
+                    if let Some(i) = fields.iter().position(|(k, _)| **k == *top) {
+                        self.used.push(i);
+                    }
+                    rec.field(path)
+                }
+            },
+            _ => rec.field(path),
+        };
+        found.filter(|v| !self.is_missing(v))
     }
 
     fn has(&self, path: &str) -> bool {
-        self.rec.field(path).is_some()
+        self.rec.has(path)
     }
 
     /// Text of an accessor; a problem when a required placeholder is missing.
@@ -122,11 +141,11 @@ impl Mapper<'_> {
     }
 
     /// The configured accessor, else the first canonical name the record has.
-    fn pick(&self, configured: &Option<Accessor>, defaults: &[&str]) -> Option<Accessor> {
+    fn pick<'p>(&self, configured: &'p Option<Accessor>, defaults: &[&str]) -> Option<&'p Accessor> {
         if configured.is_some() {
-            return configured.clone();
+            return configured.as_ref();
         }
-        defaults.iter().find(|d| self.has(d)).map(|d| Accessor::Path((*d).to_string()))
+        defaults.iter().find(|d| self.has(d)).map(|d| default_accessor(d))
     }
 
     fn missing_required(&mut self, canonical: &str, acc: Option<&Accessor>, defaults: &[&str]) {
@@ -171,7 +190,47 @@ pub fn best_effort_id(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Opt
     let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new() };
     let defaults: &[&str] = if format == Format::Vlmevalkit { &["index"] } else { &["id"] };
     let acc = m.pick(&plan.fields.id, defaults)?;
-    m.text("id", &acc)
+    m.text("id", acc)
+}
+
+/// The canonical field names tried when a pipeline maps nothing, built once.
+static DEFAULT_ACCESSORS: std::sync::LazyLock<Vec<Accessor>> = std::sync::LazyLock::new(|| {
+    [
+        "id",
+        "index",
+        "question",
+        "context",
+        "hint",
+        "question_type",
+        "category",
+        "answer",
+        "answer_index",
+        "options",
+        "choices",
+        "images",
+        "image",
+        "file_name",
+        "A",
+        "B",
+        "C",
+        "D",
+        "E",
+        "F",
+        "G",
+        "H",
+        "I",
+        "J",
+    ]
+    .iter()
+    .map(|n| Accessor::Path((*n).to_string()))
+    .collect()
+});
+
+fn default_accessor(name: &str) -> &'static Accessor {
+    DEFAULT_ACCESSORS
+        .iter()
+        .find(|a| matches!(a, Accessor::Path(p) if p == name))
+        .expect("every default name is in DEFAULT_ACCESSORS")
 }
 
 /// Maps one record to a canonical sample.
@@ -186,7 +245,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     // id
     let id_defaults: &[&str] = if vlm { &["index"] } else { &["id"] };
     let id_acc = m.pick(&f.id, id_defaults);
-    let id = id_acc.as_ref().and_then(|a| m.text("id", a));
+    let id = id_acc.and_then(|a| m.text("id", a));
     if id.is_none() && m.problems.is_empty() {
         m.missing_required("id", f.id.as_ref(), id_defaults);
     }
@@ -196,7 +255,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         Some(q) => Some(q.clone()),
         None => {
             let acc = m.pick(&f.question, &["question"]);
-            let q = acc.as_ref().and_then(|a| m.text("question", a));
+            let q = acc.and_then(|a| m.text("question", a));
             if q.is_none() {
                 m.missing_required("question", f.question.as_ref(), &["question"]);
             }
@@ -213,29 +272,29 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     };
 
     let ctx_acc = m.pick(&f.context, &["context", "hint"]);
-    let context = ctx_acc.as_ref().and_then(|a| m.text("context", a));
+    let context = ctx_acc.and_then(|a| m.text("context", a));
     let qt_defaults: &[&str] = if vlm { &["category", "question_type"] } else { &["question_type"] };
     let qt_acc = m.pick(&f.question_type, qt_defaults);
-    let question_type = qt_acc.as_ref().and_then(|a| m.text("question_type", a));
+    let question_type = qt_acc.and_then(|a| m.text("question_type", a));
 
     // answer
     let (ans_acc, kind) = match (&f.answer, m.has("answer"), m.has("answer_index")) {
-        (Some(a), _, _) => (Some(a.clone()), f.answer_kind),
-        (None, true, _) => (Some(Accessor::Path("answer".into())), f.answer_kind),
-        (None, false, true) => (Some(Accessor::Path("answer_index".into())), AnswerKind::Index),
+        (Some(a), _, _) => (Some(a), f.answer_kind),
+        (None, true, _) => (Some(default_accessor("answer")), f.answer_kind),
+        (None, false, true) => (Some(default_accessor("answer_index")), AnswerKind::Index),
         _ => (None, f.answer_kind),
     };
-    let raw_answer = match &ans_acc {
-        Some(Accessor::Path(p)) => m.get(p),
+    let raw_answer = match ans_acc {
+        Some(Accessor::Path(p)) => m.get(p).map(Cow::into_owned),
         Some(a) => m.text("answer", a).map(Raw::Str),
         None => None,
     };
-    let answer_src = match &ans_acc {
+    let answer_src = match ans_acc {
         Some(Accessor::Path(p)) => p.clone(),
         _ => "answer".into(),
     };
     if raw_answer.is_none() {
-        m.missing_required("answer", ans_acc.as_ref(), &["answer", "answer_index"]);
+        m.missing_required("answer", ans_acc, &["answer", "answer_index"]);
     }
 
     let images = map_images(&mut m);
@@ -348,32 +407,33 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
 }
 
 fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
-    let accs: Vec<Accessor> = match &m.plan.fields.options {
-        Some(a) => a.clone(),
-        None if vlm => {
-            LETTERS.iter().map(|&l| (l as char).to_string()).filter(|l| m.has(l)).map(Accessor::Path).collect()
-        }
-        None if m.has("options") => vec![Accessor::Path("options".into())],
-        None if m.has("choices") => vec![Accessor::Path("choices".into())],
-        None => Vec::new(),
+    let plan = m.plan;
+    let accs: Vec<&Accessor> = match &plan.fields.options {
+        Some(a) => a.iter().collect(),
+        None if vlm => ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"]
+            .iter()
+            .filter(|l| m.has(l))
+            .map(|l| default_accessor(l))
+            .collect(),
+        None => ["options", "choices"].iter().find(|d| m.has(d)).map(|d| vec![default_accessor(d)]).unwrap_or_default(),
     };
     if accs.len() > 1 {
         // One field per option (A..J columns): missing ones are absent options.
         return accs.iter().filter_map(|a| m.text("options", a)).collect();
     }
-    let Some(acc) = accs.first() else { return Vec::new() };
+    let Some(&acc) = accs.first() else { return Vec::new() };
     let Accessor::Path(p) = acc else {
         return m.text("options", acc).into_iter().collect();
     };
     let Some(v) = m.get(p) else { return Vec::new() };
-    let list = match &v {
+    let list: Cow<'_, [Raw]> = match v.as_ref() {
         Raw::List(items) => match items.as_slice() {
             // A nested list [[a, b, c]] is the options list itself.
-            [Raw::List(inner)] => inner.clone(),
-            _ => items.clone(),
+            [Raw::List(inner)] => Cow::Borrowed(inner.as_slice()),
+            _ => Cow::Borrowed(items.as_slice()),
         },
         Raw::Str(s) => match parse_list_literal(s) {
-            Some(items) => items.into_iter().map(Raw::Str).collect(),
+            Some(items) => Cow::Owned(items.into_iter().map(Raw::Str).collect()),
             None => {
                 m.problem(
                     "options",
@@ -401,19 +461,20 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
 }
 
 fn map_images(m: &mut Mapper<'_>) -> Vec<ImageSpec> {
-    let accs: Vec<Accessor> = match &m.plan.fields.images {
-        Some(a) => a.clone(),
+    let plan = m.plan;
+    let accs: Vec<&Accessor> = match &plan.fields.images {
+        Some(a) => a.iter().collect(),
         None => ["images", "image", "file_name"]
             .iter()
             .find(|d| m.has(d))
-            .map(|d| vec![Accessor::Path((*d).to_string())])
+            .map(|d| vec![default_accessor(d)])
             .unwrap_or_default(),
     };
     let mut out = Vec::new();
-    for acc in &accs {
+    for acc in accs {
         let value = match acc {
             Accessor::Path(p) => m.get(p),
-            Accessor::Template(_) => m.text("images", acc).map(Raw::Str),
+            Accessor::Template(_) => m.text("images", acc).map(|t| Cow::Owned(Raw::Str(t))),
         };
         if let Some(v) = value {
             collect_images(m, &v, &mut out);
@@ -466,17 +527,17 @@ fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
     match m.plan.fields.meta.clone() {
         MetaKeep::All => {
             if let Raw::Map(fields) = &m.rec.value {
-                for (k, v) in fields {
-                    if m.used.iter().any(|u| u == k) || m.is_missing(v) || matches!(v, Raw::Bytes(_)) {
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if m.used.contains(&i) || m.is_missing(v) || matches!(v, Raw::Bytes(_)) {
                         continue;
                     }
-                    if k == "meta"
+                    if &**k == "meta"
                         && let Some(pairs) = key_value_pairs(v)
                     {
                         meta.extend(pairs);
                         continue;
                     }
-                    meta.insert(k.clone(), v.to_text().trim().to_string());
+                    meta.insert(k.to_string(), v.to_text().trim().to_string());
                 }
             }
         }
@@ -501,7 +562,7 @@ fn key_value_pairs(v: &Raw) -> Option<Vec<(String, String)>> {
                 Some((it.get("key")?.scalar_text()?, it.get("value").and_then(Raw::scalar_text).unwrap_or_default()))
             })
             .collect(),
-        Raw::Map(fields) => Some(fields.iter().map(|(k, v)| (k.clone(), v.to_text())).collect()),
+        Raw::Map(fields) => Some(fields.iter().map(|(k, v)| (k.to_string(), v.to_text())).collect()),
         _ => None,
     }
 }
@@ -617,8 +678,8 @@ pub fn parse_number(s: &str) -> Option<f64> {
 }
 
 fn first_duplicate(options: &[String]) -> Option<&str> {
-    let mut seen = std::collections::HashSet::new();
-    options.iter().find(|o| !seen.insert(o.as_str())).map(String::as_str)
+    // Option lists are short: a quadratic scan beats building a hash set per question.
+    options.iter().enumerate().find(|(i, o)| options[..*i].contains(o)).map(|(_, o)| o.as_str())
 }
 
 fn short(s: &str) -> String {

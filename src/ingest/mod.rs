@@ -93,23 +93,49 @@ fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
     Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(Sha256::digest(b)), bytes: b.len() as u64 })
 }
 
-/// Reads one input into raw records (any format).
-fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Vec<RawRecord>> {
+/// The records of one input: JSON is parsed lazily, chunk by chunk, while
+/// mapping; other formats arrive parsed.
+enum Source {
+    Json(json::JsonRecords),
+    Parsed(Vec<RawRecord>),
+}
+
+impl Source {
+    fn len(&self) -> usize {
+        match self {
+            Source::Json(j) => j.len(),
+            Source::Parsed(r) => r.len(),
+        }
+    }
+
+    fn chunk(&self, range: std::ops::Range<usize>) -> (std::borrow::Cow<'_, [RawRecord]>, Vec<Problem>) {
+        match self {
+            Source::Json(j) => {
+                let (r, p) = j.parse(range);
+                (std::borrow::Cow::Owned(r), p)
+            }
+            Source::Parsed(r) => (std::borrow::Cow::Borrowed(&r[range]), Vec::new()),
+        }
+    }
+}
+
+/// Reads one input (any format).
+fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Source> {
     match format {
         Format::Json | Format::Jsonl | Format::Csv | Format::Tsv | Format::Vlmevalkit => {
             let bytes = read_file(path)?;
             inputs.push(hash_file(path, Some(&bytes))?);
-            match format {
-                Format::Json => json::read_json(path, &bytes),
-                Format::Jsonl => json::read_jsonl(path, &bytes),
-                Format::Csv => csv::read_delimited(path, &bytes, b','),
-                Format::Tsv => csv::read_delimited(path, &bytes, b'\t'),
-                _ => vlmevalkit::read_vlmevalkit(path, &bytes),
-            }
+            Ok(match format {
+                Format::Json => Source::Json(json::split_json(path, bytes)?),
+                Format::Jsonl => Source::Json(json::split_jsonl(path, bytes)?),
+                Format::Csv => Source::Parsed(csv::read_delimited(path, &bytes, b',')?),
+                Format::Tsv => Source::Parsed(csv::read_delimited(path, &bytes, b'\t')?),
+                _ => Source::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
+            })
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);
-            parquet::read_parquet(path)
+            Ok(Source::Parsed(parquet::read_parquet(path)?))
         }
         Format::Hf => {
             let mut all = Vec::new();
@@ -117,7 +143,7 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
                 inputs.push(hash_file(&f, None)?);
                 all.extend(parquet::read_parquet(&f)?);
             }
-            Ok(all)
+            Ok(Source::Parsed(all))
         }
         Format::Imagefolder => {
             let jsonl = path.join("metadata.jsonl");
@@ -125,29 +151,54 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
             let bytes = read_file(&meta)?;
             inputs.push(hash_file(&meta, Some(&bytes))?);
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {
-                csv::read_delimited(&meta, &bytes, b',')
+                Ok(Source::Parsed(csv::read_delimited(&meta, &bytes, b',')?))
             } else {
-                json::read_jsonl(&meta, &bytes)
+                Ok(Source::Json(json::split_jsonl(&meta, bytes)?))
             }
         }
     }
+}
+
+/// One record after mapping. The raw record is kept only when it is invalid
+/// (for the rejected file); valid ones are dropped as soon as they are mapped.
+struct Item {
+    outcome: Outcome,
+    invalid_raw: Option<(RawRecord, Format)>,
+}
+
+/// What one chunk of records produced.
+struct ChunkOut {
+    items: Vec<Item>,
+    parse_problems: Vec<Problem>,
+    /// Per filter: whether any record of the chunk has its field.
+    filter_seen: Vec<bool>,
+}
+
+fn process_chunk(source: &Source, range: std::ops::Range<usize>, format: Format, plan: &IngestPlan) -> ChunkOut {
+    let (records, parse_problems) = source.chunk(range);
+    let filter_seen = plan.filters.iter().map(|f| records.iter().any(|r| r.has(&f.field))).collect();
+    let items = records
+        .iter()
+        .map(|r| {
+            let outcome = mapping::map_record(r, plan, format);
+            let invalid_raw = matches!(outcome, Outcome::Invalid(_)).then(|| (r.clone(), format));
+            Item { outcome, invalid_raw }
+        })
+        .collect();
+    ChunkOut { items, parse_problems, filter_seen }
 }
 
 /// Runs ingest for a plan. With `on-invalid = "error"`, any invalid sample
 /// fails the whole ingest with every problem listed.
 pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
     let mut inputs = Vec::new();
-    let mut records = Vec::new();
-    let mut formats = Vec::new();
+    let mut sources = Vec::new();
     let spinner = progress::spinner("reading");
     let mut read_problems = Vec::new();
     for input in &plan.inputs {
         spinner.set_message(format!("reading {}", display_path(&input.path)));
         match read_input(&input.path, input.format, &plan.split, &mut inputs) {
-            Ok(recs) => {
-                formats.extend(std::iter::repeat_n(input.format, recs.len()));
-                records.extend(recs);
-            }
+            Ok(source) => sources.push((source, input.format)),
             Err(Error::Invalid(p)) => read_problems.extend(p),
             Err(e) => return Err(e),
         }
@@ -156,30 +207,60 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
     if !read_problems.is_empty() {
         return Err(Error::Invalid(read_problems));
     }
-    check_filter_fields(plan, &records)?;
 
-    let bar = progress::bar(records.len() as u64, "mapping");
-    let outcomes: Vec<Outcome> = records
-        .par_iter()
-        .zip(formats.par_iter())
-        .map(|(r, f)| {
-            let o = mapping::map_record(r, plan, *f);
-            bar.inc(1);
-            o
+    let total: usize = sources.iter().map(|(s, _)| s.len()).sum();
+    let bar = progress::bar(total as u64, "mapping");
+    let units: Vec<(usize, std::ops::Range<usize>)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (s, _))| (0..s.len()).step_by(json::CHUNK).map(move |a| (k, a..(a + json::CHUNK).min(s.len()))))
+        .collect();
+    let chunks: Vec<ChunkOut> = units
+        .into_par_iter()
+        .map(|(k, range)| {
+            let n = range.len() as u64;
+            let out = process_chunk(&sources[k].0, range, sources[k].1, plan);
+            bar.inc(n);
+            out
         })
         .collect();
     bar.finish_and_clear();
+    drop(sources);
 
-    let mut stats = IngestStats { records: records.len(), ..Default::default() };
-    let mut kept: Vec<(usize, Mapped)> = Vec::new();
+    let mut filter_seen = vec![false; plan.filters.len()];
+    let mut parse_problems = Vec::new();
+    let mut items = Vec::with_capacity(total);
+    for c in chunks {
+        parse_problems.extend(c.parse_problems);
+        for (seen, s) in filter_seen.iter_mut().zip(c.filter_seen) {
+            *seen |= s;
+        }
+        items.extend(c.items);
+    }
+    if !parse_problems.is_empty() {
+        return Err(Error::Invalid(parse_problems));
+    }
+    check_filter_fields(plan, &filter_seen)?;
+
+    let mut stats = IngestStats { records: items.len(), ..Default::default() };
+    // Record index of each mapped sample, and the samples themselves.
+    let mut kept: Vec<usize> = Vec::new();
+    let mut mapped: Vec<Mapped> = Vec::new();
     let mut invalid: BTreeMap<usize, Vec<Problem>> = BTreeMap::new();
-    for (i, o) in outcomes.into_iter().enumerate() {
-        match o {
-            Outcome::Kept(m) => kept.push((i, *m)),
+    let mut raws: BTreeMap<usize, (RawRecord, Format)> = BTreeMap::new();
+    for (i, item) in items.into_iter().enumerate() {
+        match item.outcome {
+            Outcome::Kept(m) => {
+                kept.push(i);
+                mapped.push(*m);
+            }
             Outcome::Filtered => stats.filtered += 1,
             Outcome::Invalid(p) => {
                 invalid.insert(i, p);
             }
+        }
+        if let Some(raw) = item.invalid_raw {
+            raws.insert(i, raw);
         }
     }
 
@@ -188,14 +269,13 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
         .images_dir
         .clone()
         .or_else(|| plan.inputs.iter().find(|i| i.format == Format::Imagefolder).map(|i| i.path.clone()));
-    let mut mapped: Vec<Mapped> = kept.iter().map(|(_, m)| m.clone()).collect();
     for (k, p) in images::resolve(&mut mapped, image_dir.as_deref()) {
-        invalid.entry(kept[k].0).or_default().push(p);
+        invalid.entry(kept[k]).or_default().push(p);
     }
 
     // Unique ids: the first occurrence (in file order) wins.
     let mut first_seen: std::collections::HashMap<&str, &Location> = std::collections::HashMap::new();
-    for ((i, _), m) in kept.iter().zip(&mapped) {
+    for (i, m) in kept.iter().zip(&mapped) {
         if invalid.contains_key(i) {
             continue;
         }
@@ -228,12 +308,18 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
 
     let mut rejected = Vec::new();
     for (i, problems) in &invalid {
-        let id = match kept.iter().position(|(k, _)| k == i) {
-            Some(k) => Some(mapped[k].sample.id.clone()),
-            None => mapping::best_effort_id(&records[*i], plan, formats[*i]),
+        let (location, id, record) = match (kept.binary_search(i).ok(), raws.get(i)) {
+            // Valid as a record, invalid as a sample (image, duplicate id).
+            (Some(k), _) => {
+                (mapped[k].loc.to_string(), Some(mapped[k].sample.id.clone()), sample_json(&mapped[k].sample))
+            }
+            (None, Some((raw, format))) => {
+                (raw.loc.to_string(), mapping::best_effort_id(raw, plan, *format), raw.value.to_json())
+            }
+            (None, None) => return Err(Error::Bug(format!("invalid record {i} kept neither raw nor mapped"))),
         };
         rejected.push(Rejected {
-            location: records[*i].loc.to_string(),
+            location,
             id,
             reasons: problems
                 .iter()
@@ -242,13 +328,13 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
                     None => p.message.clone(),
                 })
                 .collect(),
-            record: records[*i].value.to_json(),
+            record,
         });
     }
     stats.rejected = rejected.len();
 
     let mut samples: Vec<Sample> =
-        kept.iter().zip(mapped).filter(|((i, _), _)| !invalid.contains_key(i)).map(|(_, m)| m.sample).collect();
+        kept.iter().zip(mapped).filter(|(i, _)| !invalid.contains_key(i)).map(|(_, m)| m.sample).collect();
     samples.sort_by(|a, b| id_cmp(&a.id, &b.id));
     stats.kept = samples.len();
     if samples.is_empty() {
@@ -272,23 +358,40 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
 }
 
 /// A filter on a field that no record has is a typo, not an empty result.
-fn check_filter_fields(plan: &IngestPlan, records: &[RawRecord]) -> Result<()> {
+fn check_filter_fields(plan: &IngestPlan, seen: &[bool]) -> Result<()> {
     let mut problems = Vec::new();
-    for f in &plan.filters {
-        if records.iter().any(|r| r.field(&f.field).is_some()) {
-            continue;
-        }
-        let names = records.first().map(RawRecord::field_names).unwrap_or_default();
+    for (f, _) in plan.filters.iter().zip(seen).filter(|(_, s)| !**s) {
+        let names = first_record_fields(plan);
         let mut p = Problem::new(
             Location::file(plan.inputs.first().map_or(Path::new("?"), |i| i.path.as_path())),
             format!("the filter field \"{}\" is in no record", f.field),
         )
         .field("ingest.filter");
-        p = match did_you_mean(&f.field, names.iter().copied()) {
+        p = match did_you_mean(&f.field, names.iter().map(String::as_str)) {
             Some(m) => p.help(format!("did you mean \"{m}\"?")),
             None => p.help(format!("fields are: {}", names.join(", "))),
         };
         problems.push(p);
     }
     if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
+/// Field names of the first record of the first input (for "did you mean").
+fn first_record_fields(plan: &IngestPlan) -> Vec<String> {
+    let Some(input) = plan.inputs.first() else { return Vec::new() };
+    let mut ignored = Vec::new();
+    match read_input(&input.path, input.format, &plan.split, &mut ignored) {
+        Ok(source) if source.len() > 0 => source
+            .chunk(0..1)
+            .0
+            .first()
+            .map(|r| r.field_names().into_iter().map(String::from).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// A mapped sample as JSON, for the rejected file.
+fn sample_json(s: &Sample) -> serde_json::Value {
+    serde_json::to_value(s).unwrap_or(serde_json::Value::Null)
 }

@@ -26,8 +26,8 @@ pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
     };
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
     let reader = builder.with_batch_size(4096).build().map_err(not_parquet)?;
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
-    let file = display_path(path);
+    let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
+    let file: std::sync::Arc<str> = display_path(path).into();
     let mut records = Vec::new();
     let mut row = 0u64;
     for batch in reader {
@@ -55,7 +55,7 @@ fn row_value(batch: &RecordBatch, i: usize) -> std::result::Result<Raw, String> 
     let mut fields = Vec::with_capacity(batch.num_columns());
     for (f, col) in schema.fields().iter().zip(batch.columns()) {
         let v = value(col.as_ref(), i).map_err(|m| format!("column \"{}\": {m}", f.name()))?;
-        fields.push((f.name().clone(), v));
+        fields.push((super::raw::intern(f.name()), v));
     }
     Ok(Raw::Map(fields))
 }
@@ -95,7 +95,7 @@ fn value(a: &dyn Array, i: usize) -> std::result::Result<Raw, String> {
             let s = a.as_struct();
             let mut out = Vec::with_capacity(fields.len());
             for (f, col) in fields.iter().zip(s.columns()) {
-                out.push((f.name().clone(), value(col.as_ref(), i)?));
+                out.push((super::raw::intern(f.name()), value(col.as_ref(), i)?));
             }
             Raw::Map(out)
         }
@@ -106,7 +106,7 @@ fn value(a: &dyn Array, i: usize) -> std::result::Result<Raw, String> {
             let mut out = Vec::with_capacity(entries.len());
             for j in 0..entries.len() {
                 let k = value(keys.as_ref(), j)?.to_text();
-                out.push((k, value(vals.as_ref(), j)?));
+                out.push((super::raw::intern(&k), value(vals.as_ref(), j)?));
             }
             Raw::Map(out)
         }

@@ -4,11 +4,36 @@
 //! [`Raw`] keeps the source's own types (an id may be an int in one row and a
 //! string in the next) so that mapping can report what it found.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::error::Location;
+
+/// A field name. Shared: a file's records repeat the same few names, so each
+/// distinct name is allocated once per thread, not once per record.
+pub type Key = Arc<str>;
+
+thread_local! {
+    static KEYS: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The shared [`Key`] for a field name (a small per-thread cache; names
+/// beyond its size are simply allocated).
+pub fn intern(name: &str) -> Key {
+    KEYS.with_borrow_mut(|keys| {
+        if let Some(k) = keys.iter().find(|k| ***k == *name) {
+            return k.clone();
+        }
+        let k: Key = Arc::from(name);
+        if keys.len() < 256 {
+            keys.push(k.clone());
+        }
+        k
+    })
+}
 
 /// A source value with its own type.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,14 +46,14 @@ pub enum Raw {
     Bytes(Vec<u8>),
     List(Vec<Raw>),
     /// Fields in source order.
-    Map(Vec<(String, Raw)>),
+    Map(Vec<(Key, Raw)>),
 }
 
 impl Raw {
     /// A field of a map, by exact name.
     pub fn get(&self, key: &str) -> Option<&Raw> {
         match self {
-            Raw::Map(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Raw::Map(fields) => fields.iter().find(|(k, _)| **k == *key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -38,6 +63,9 @@ impl Raw {
     pub fn get_path(&self, path: &str) -> Option<&Raw> {
         if let Some(v) = self.get(path) {
             return Some(v);
+        }
+        if !path.contains('.') {
+            return None;
         }
         let mut cur = self;
         for part in path.split('.') {
@@ -91,7 +119,7 @@ impl Raw {
             Raw::Str(s) => J::String(s.clone()),
             Raw::Bytes(b) => J::String(format!("<{} bytes>", b.len())),
             Raw::List(items) => J::Array(items.iter().map(Raw::to_json).collect()),
-            Raw::Map(fields) => J::Object(fields.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Raw::Map(fields) => J::Object(fields.iter().map(|(k, v)| (k.to_string(), v.to_json())).collect()),
         }
     }
 }
@@ -156,10 +184,30 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
         let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-        while let Some((k, v)) = map.next_entry::<String, Raw>()? {
-            fields.push((k, v));
+        while let Some(k) = map.next_key::<KeySeed>()? {
+            fields.push((k.0, map.next_value::<Raw>()?));
         }
         Ok(Raw::Map(fields))
+    }
+}
+
+/// A map key, interned while deserializing (borrowed from the input when it
+/// has no escapes, so no temporary `String` either).
+struct KeySeed(Key);
+
+impl<'de> Deserialize<'de> for KeySeed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeySeed;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeySeed, E> {
+                Ok(KeySeed(intern(v)))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -171,26 +219,35 @@ pub struct RawRecord {
     pub value: Raw,
     /// Synthetic fields the mapping may use: `_file` (file stem), `_key` (the
     /// key of an object-of-records), `_row` (1-based record number in its file).
-    pub file_stem: String,
+    pub file_stem: std::sync::Arc<str>,
     pub key: Option<String>,
     pub row: u64,
 }
 
 impl RawRecord {
     /// A field by path, including the synthetic `_file`, `_key` and `_row`.
-    pub fn field(&self, path: &str) -> Option<Raw> {
+    pub fn field(&self, path: &str) -> Option<Cow<'_, Raw>> {
         match path {
-            "_file" => Some(Raw::Str(self.file_stem.clone())),
-            "_key" => self.key.clone().map(Raw::Str),
-            "_row" => Some(Raw::Int(self.row as i64)),
-            _ => self.value.get_path(path).cloned(),
+            "_file" => Some(Cow::Owned(Raw::Str(self.file_stem.to_string()))),
+            "_key" => self.key.clone().map(|k| Cow::Owned(Raw::Str(k))),
+            "_row" => Some(Cow::Owned(Raw::Int(self.row as i64))),
+            _ => self.value.get_path(path).map(Cow::Borrowed),
+        }
+    }
+
+    /// Whether the record has a field (cheaper than [`RawRecord::field`]).
+    pub fn has(&self, path: &str) -> bool {
+        match path {
+            "_file" | "_row" => true,
+            "_key" => self.key.is_some(),
+            _ => self.value.get_path(path).is_some(),
         }
     }
 
     /// Names of the record's top-level fields, for "did you mean".
     pub fn field_names(&self) -> Vec<&str> {
         match &self.value {
-            Raw::Map(fields) => fields.iter().map(|(k, _)| k.as_str()).collect(),
+            Raw::Map(fields) => fields.iter().map(|(k, _)| &**k).collect(),
             _ => Vec::new(),
         }
     }

@@ -68,7 +68,10 @@ pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
         let mut imgs = Vec::new();
         for (k, e) in encoded.iter().enumerate() {
             match base64::engine::general_purpose::STANDARD.decode(e.trim()) {
-                Ok(b) => imgs.push(Raw::Map(vec![("bytes".into(), Raw::Bytes(b)), ("path".into(), Raw::Null)])),
+                Ok(b) => imgs.push(Raw::Map(vec![
+                    (super::raw::intern("bytes"), Raw::Bytes(b)),
+                    (super::raw::intern("path"), Raw::Null),
+                ])),
                 Err(err) => {
                     let which = if encoded.len() > 1 { format!(" (image {})", k + 1) } else { String::new() };
                     problems.push(
@@ -80,7 +83,7 @@ pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
             }
         }
         if let Raw::Map(fields) = &mut rec.value
-            && let Some(slot) = fields.iter_mut().find(|(k, _)| k == "image")
+            && let Some(slot) = fields.iter_mut().find(|(k, _)| &**k == "image")
         {
             slot.1 = Raw::List(imgs);
         }

@@ -21,7 +21,7 @@ pub struct SourceFile<'a> {
 impl SourceFile<'_> {
     pub fn loc(&self, span: Range<usize>) -> Location {
         let (line, col) = line_col(self.text, span.start);
-        Location { file: display_path(self.path), pos: Pos::LineCol(line, col) }
+        Location { file: display_path(self.path).into(), pos: Pos::LineCol(line, col) }
     }
 }
 

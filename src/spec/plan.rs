@@ -330,7 +330,7 @@ impl Pipeline {
         let text = String::from_utf8(bytes.clone()).map_err(|e| {
             let (line, col) = line_col(&String::from_utf8_lossy(&bytes), e.utf8_error().valid_up_to());
             Error::one(Problem::new(
-                Location { file: display_path(path), pos: Pos::LineCol(line, col) },
+                Location { file: display_path(path).into(), pos: Pos::LineCol(line, col) },
                 "the pipeline file is not valid UTF-8",
             ))
         })?;

@@ -15,6 +15,7 @@
 //! seed and the tool version.
 
 pub mod cli;
+pub mod diagnose;
 pub mod error;
 pub mod ingest;
 pub mod progress;

@@ -47,10 +47,27 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     let ta = read_tree(&a.path().join("vqa-rad/1.0.0"));
     let tb = read_tree(&b.path().join("vqa-rad/1.0.0"));
     let names: Vec<&str> = ta.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, vec!["README.md", "data/test-00000-of-00001.parquet", "manifest.json"]);
+    assert_eq!(
+        names,
+        vec![
+            "README.md",
+            "data/test-00000-of-00001.parquet",
+            "manifest.json",
+            "report/blind_vs_chance.svg",
+            "report/diagnose.json",
+            "report/importances.svg",
+            "report/s_histogram.svg",
+            "report/scores.parquet",
+        ]
+    );
     assert!(ta == tb, "two builds differ");
     // No staging folder left behind.
-    assert_eq!(files_below(&a.path().join("vqa-rad")).len(), 3);
+    assert_eq!(files_below(&a.path().join("vqa-rad")).len(), names.len());
+    // The card reports the diagnosis; the manifest lists every file.
+    let card = String::from_utf8(ta[0].1.clone()).unwrap();
+    assert!(card.contains("## Blind answerability (TsT-RF)"), "{card}");
+    let manifest: serde_json::Value = serde_json::from_slice(&ta[2].1).unwrap();
+    assert_eq!(manifest["files"].as_object().unwrap().len(), names.len() - 1);
 
     // Building again into the same folder is a no-op.
     let again = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(a.path()).output().unwrap();

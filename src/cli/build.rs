@@ -33,13 +33,21 @@ pub fn run(args: &Args) -> Result<()> {
     }
     for p in &pipelines {
         let ingested = ingest(&p.ingest)?;
-        let outcome = write_release(p, &ingested, &args.out_dir)?;
-        super::say(&summary(p, &ingested, &outcome.dir, &outcome.written));
+        let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
+        let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
+        let outcome = write_release(p, &stages, &args.out_dir)?;
+        super::say(&summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written));
     }
     Ok(())
 }
 
-fn summary(p: &Pipeline, ing: &Ingested, dir: &std::path::Path, written: &Written) -> String {
+fn summary(
+    p: &Pipeline,
+    ing: &Ingested,
+    diagnosis: Option<&crate::diagnose::Diagnosis>,
+    dir: &std::path::Path,
+    written: &Written,
+) -> String {
     let s = &ing.stats;
     let formats: Vec<String> = ing.format_counts().iter().map(|(f, n)| format!("{} {n}", f.as_str())).collect();
     let state = match written {
@@ -57,6 +65,15 @@ fn summary(p: &Pipeline, ing: &Ingested, dir: &std::path::Path, written: &Writte
         display_path(dir),
         formats.join(", ")
     );
+    if let Some(d) = diagnosis {
+        out.push_str(&format!(
+            "\n  blind accuracy (TsT-RF): {:.1}% (95% CI {:.1}-{:.1}), chance {:.1}%",
+            d.weighted * 100.0,
+            d.ci95.0 * 100.0,
+            d.ci95.1 * 100.0,
+            d.chance * 100.0
+        ));
+    }
     if s.rejected > 0 {
         out.push_str(&format!("\n  rejected rows and reasons: {}/report/rejected.jsonl", display_path(dir)));
     }

@@ -67,3 +67,28 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Res
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }
+
+/// Fills a temporary folder beside `dir`, then swaps it into place (an
+/// existing `dir` is replaced only once the new one is complete).
+pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    let tmp = tempfile::Builder::new().prefix(".blindspot-").tempdir_in(&parent).map_err(|e| Error::io(&parent, e))?;
+    fill(tmp.path())?;
+    if dir.exists() {
+        let old = tempfile::Builder::new()
+            .prefix(".blindspot-old-")
+            .tempdir_in(&parent)
+            .map_err(|e| Error::io(&parent, e))?;
+        let old_path = old.path().join("old");
+        std::fs::rename(dir, &old_path).map_err(|e| Error::io(dir, e))?;
+        std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
+        drop(old);
+    } else {
+        std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}

@@ -2,6 +2,7 @@
 //! does — and calls the library.
 
 pub mod build;
+pub mod diagnose;
 pub mod ingest;
 pub mod schema;
 pub mod validate;
@@ -31,6 +32,8 @@ pub enum Command {
     Validate(validate::Args),
     /// Ingest one benchmark (a data file with canonical fields, or a pipeline file) into canonical Parquet.
     Ingest(ingest::Args),
+    /// TsT-RF: how much of a benchmark a blind model answers, and a bias score per question.
+    Diagnose(diagnose::Args),
     /// Write the JSON Schemas generated from blindspot's types.
     #[command(hide = true)]
     Schema(schema::Args),
@@ -42,6 +45,7 @@ impl Cli {
             Command::Build(a) => build::run(&a),
             Command::Validate(a) => validate::run(&a),
             Command::Ingest(a) => ingest::run(&a),
+            Command::Diagnose(a) => diagnose::run(&a),
             Command::Schema(a) => schema::run(&a),
         }
     }

@@ -5,22 +5,35 @@
 //! fold with it. This module is that forest and nothing else; folds, features and
 //! scores live next to it in `src/diagnose/`.
 //!
+//! ```text
+//! Matrix (f64, NaN = missing)
+//!   ── Binner::fit(training fold) ──▶ Binner
+//!   ── Binner::transform(training fold, held-out fold) ──▶ BinnedMatrix (u8, column-major)
+//!   ── fit_classifier / fit_regressor(training fold) ──▶ ClassifierForest / RegressorForest
+//!   ── predict_proba / predict(held-out fold), feature_importances, permutation_importance
+//! ```
+//!
 //! It mirrors scikit-learn's `RandomForestClassifier` / `RandomForestRegressor` as the
 //! TsT release uses them (`tst-protocol-notes.md`, "Forest"): bootstrap samples, a fresh
-//! random subset of candidate features at every node, fully grown trees, Gini or
-//! squared-error splits, leaf class frequencies averaged over trees. One deliberate
-//! departure, for speed: each fold's features are binned once ([`Binner`], fit on the
-//! training fold only) and trees split on bin boundaries, as scikit-learn's
-//! `HistGradientBoosting*` and LightGBM do. A column with at most [`MAX_VALUE_BINS`]
-//! distinct values gets exactly scikit-learn's candidate splits; a column with more
-//! gets quantile thresholds.
+//! random subset of candidate features at every node (scikit-learn's rule for constant
+//! features included), fully grown trees, Gini or squared-error splits, missing values
+//! sent to the side that lowers impurity most, leaf class frequencies averaged over
+//! trees, impurity-based importances. Its departures, which reports must mention:
 //!
-//! ```text
-//! Matrix (f64, NaN = missing) ──Binner::fit(train)──▶ Binner ──transform──▶ BinnedMatrix (u8)
-//!                                                                     │
-//!                 fit_classifier / fit_regressor ◀────────────────────┘
-//!                 ──▶ predict_proba · predict · feature_importances · permutation_importance
-//! ```
+//! - Splits are on bins, not raw values: each fold's columns are binned once ([`Binner`],
+//!   fit on the training fold only), as scikit-learn's `HistGradientBoosting*` and
+//!   LightGBM do. A column with at most [`MAX_VALUE_BINS`] distinct values keeps every
+//!   candidate split scikit-learn would consider; a column with more is cut at quantiles.
+//!   A split between two bins that hold training rows sends the empty bins between them
+//!   half left, half right, where scikit-learn cuts halfway between the two values.
+//! - Randomness comes from one `ChaCha8Rng` per tree, not NumPy's generator, so a seed
+//!   gives a different (equally valid) forest than scikit-learn's `random_state`: scores
+//!   agree in distribution, not bit for bit.
+//!
+//! Speed comes from histograms: a node sums its rows per bin for each candidate feature
+//! and scans the boundaries between its at most 255 occupied bins instead of sorting
+//! values; a large node's larger child gets a histogram by subtracting its sibling's
+//! from the parent's.
 //!
 //! Determinism: tree `t` draws everything from a `ChaCha8Rng` seeded by mixing
 //! `(seed, t)`, trees are collected in index order and every reduction over trees
@@ -70,11 +83,7 @@ impl Matrix {
             "Matrix::new: a {n_rows} x {n_cols} matrix needs {n_rows} * {n_cols} values, got {}",
             data.len()
         );
-        Matrix {
-            n_rows,
-            n_cols,
-            data,
-        }
+        Matrix { n_rows, n_cols, data }
     }
 
     /// Number of rows (samples).
@@ -92,11 +101,7 @@ impl Matrix {
     /// # Panics
     /// If `i >= n_rows`.
     pub fn row(&self, i: usize) -> &[f64] {
-        assert!(
-            i < self.n_rows,
-            "row {i} out of range ({} rows)",
-            self.n_rows
-        );
+        assert!(i < self.n_rows, "row {i} out of range ({} rows)", self.n_rows);
         &self.data[i * self.n_cols..(i + 1) * self.n_cols]
     }
 
@@ -105,11 +110,7 @@ impl Matrix {
     /// # Panics
     /// If `i` or `j` is out of range.
     pub fn get(&self, i: usize, j: usize) -> f64 {
-        assert!(
-            j < self.n_cols,
-            "column {j} out of range ({} columns)",
-            self.n_cols
-        );
+        assert!(j < self.n_cols, "column {j} out of range ({} columns)", self.n_cols);
         self.row(i)[j]
     }
 }
@@ -118,7 +119,7 @@ impl Matrix {
 ///
 /// Observed value `v` of column `j` goes to bin `b` when
 /// `thresholds(j)[b - 1] < v <= thresholds(j)[b]` (open-ended at both ends), so a
-/// split "bin <= b" is the split "v <= thresholds(j)[b]". NaN goes to [`MISSING_BIN`].
+/// split `bin <= b` is the split `v <= thresholds(j)[b]`. NaN goes to [`MISSING_BIN`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binner {
     thresholds: Vec<Vec<f64>>,
@@ -127,8 +128,8 @@ pub struct Binner {
 impl Binner {
     /// Learns at most `MAX_VALUE_BINS - 1` thresholds per column from the non-missing
     /// values of `x`: midpoints between consecutive distinct values when a column has at
-    /// most [`MAX_VALUE_BINS`] of them, otherwise midpoints at (weighted) quantiles.
-    /// A column without observed values gets no threshold.
+    /// most [`MAX_VALUE_BINS`] of them, otherwise midpoints at quantiles, so that bins
+    /// hold about as many rows each. A column without observed values gets no threshold.
     pub fn fit(x: &Matrix) -> Binner {
         let thresholds = (0..x.n_cols)
             .into_par_iter()
@@ -161,20 +162,13 @@ impl Binner {
         );
         let mut bins = vec![0; x.n_rows * x.n_cols];
         if x.n_rows > 0 {
-            bins.par_chunks_mut(x.n_rows)
-                .zip(&self.thresholds)
-                .enumerate()
-                .for_each(|(j, (column, thresholds))| {
-                    for (i, bin) in column.iter_mut().enumerate() {
-                        *bin = bin_of(thresholds, x.data[i * x.n_cols + j]);
-                    }
-                });
+            bins.par_chunks_mut(x.n_rows).zip(&self.thresholds).enumerate().for_each(|(j, (column, thresholds))| {
+                for (i, bin) in column.iter_mut().enumerate() {
+                    *bin = bin_of(thresholds, x.data[i * x.n_cols + j]);
+                }
+            });
         }
-        BinnedMatrix {
-            n_rows: x.n_rows,
-            n_cols: x.n_cols,
-            bins,
-        }
+        BinnedMatrix { n_rows: x.n_rows, n_cols: x.n_cols, bins }
     }
 }
 
@@ -262,11 +256,7 @@ impl BinnedMatrix {
     /// # Panics
     /// If `i` or `j` is out of range.
     pub fn get(&self, i: usize, j: usize) -> u8 {
-        assert!(
-            i < self.n_rows,
-            "row {i} out of range ({} rows)",
-            self.n_rows
-        );
+        assert!(i < self.n_rows, "row {i} out of range ({} rows)", self.n_rows);
         self.column(j)[i]
     }
 
@@ -341,11 +331,7 @@ impl ForestParams {
     /// scikit-learn `RandomForestRegressor()` with TsT's 200 trees: all features,
     /// bootstrap, squared error, fully grown.
     pub fn regressor_default() -> ForestParams {
-        ForestParams {
-            n_trees: 200,
-            max_features: MaxFeatures::All,
-            ..ForestParams::classifier_default()
-        }
+        ForestParams { n_trees: 200, max_features: MaxFeatures::All, ..ForestParams::classifier_default() }
     }
 }
 
@@ -396,13 +382,7 @@ pub fn fit_classifier(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> ClassifierForest {
-    assert_eq!(
-        y.len(),
-        x.n_rows,
-        "fit_classifier: {} labels for {} rows",
-        y.len(),
-        x.n_rows
-    );
+    assert_eq!(y.len(), x.n_rows, "fit_classifier: {} labels for {} rows", y.len(), x.n_rows);
     if let Some(bad) = y.iter().find(|&&label| label as usize >= n_classes) {
         panic!("fit_classifier: label {bad} is not below n_classes = {n_classes}");
     }
@@ -428,19 +408,9 @@ pub fn fit_regressor(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> RegressorForest {
-    assert_eq!(
-        y.len(),
-        x.n_rows,
-        "fit_regressor: {} targets for {} rows",
-        y.len(),
-        x.n_rows
-    );
+    assert_eq!(y.len(), x.n_rows, "fit_regressor: {} targets for {} rows", y.len(), x.n_rows);
     let trees = grow_forest(x, &SquaredError { y }, sample_weight, params);
-    RegressorForest {
-        importances: mean_decrease_in_impurity(&trees, x.n_cols),
-        trees,
-        n_features: x.n_cols,
-    }
+    RegressorForest { importances: mean_decrease_in_impurity(&trees, x.n_cols), trees, n_features: x.n_cols }
 }
 
 impl ClassifierForest {
@@ -509,20 +479,9 @@ impl ClassifierForest {
         n_repeats: usize,
         seed: u64,
     ) -> PermutationImportance {
-        assert_eq!(
-            y.len(),
-            x.n_rows,
-            "permutation_importance: {} labels for {} rows",
-            y.len(),
-            x.n_rows
-        );
+        assert_eq!(y.len(), x.n_rows, "permutation_importance: {} labels for {} rows", y.len(), x.n_rows);
         permutation_importance(x, n_repeats, seed, |x| {
-            let correct = self
-                .predict(x)
-                .iter()
-                .zip(y)
-                .filter(|(p, y)| p == y)
-                .count();
+            let correct = self.predict(x).iter().zip(y).filter(|(p, y)| p == y).count();
             mean_or_zero(correct as f64, y.len())
         })
     }
@@ -562,31 +521,16 @@ impl RegressorForest {
         n_repeats: usize,
         seed: u64,
     ) -> PermutationImportance {
-        assert_eq!(
-            y.len(),
-            x.n_rows,
-            "permutation_importance: {} targets for {} rows",
-            y.len(),
-            x.n_rows
-        );
+        assert_eq!(y.len(), x.n_rows, "permutation_importance: {} targets for {} rows", y.len(), x.n_rows);
         permutation_importance(x, n_repeats, seed, |x| {
-            let squared: f64 = self
-                .predict(x)
-                .iter()
-                .zip(y)
-                .map(|(p, y)| (p - y) * (p - y))
-                .sum();
+            let squared: f64 = self.predict(x).iter().zip(y).map(|(p, y)| (p - y) * (p - y)).sum();
             -mean_or_zero(squared, y.len())
         })
     }
 }
 
 fn check_columns(x: &BinnedMatrix, n_features: usize) {
-    assert_eq!(
-        x.n_cols, n_features,
-        "the forest was fit on {n_features} columns, the matrix has {}",
-        x.n_cols
-    );
+    assert_eq!(x.n_cols, n_features, "the forest was fit on {n_features} columns, the matrix has {}", x.n_cols);
 }
 
 fn mean_or_zero(total: f64, n: usize) -> f64 {
@@ -615,16 +559,11 @@ fn permutation_importance(
                 })
                 .collect();
             let mean = drops.iter().sum::<f64>() / n_repeats as f64;
-            let variance =
-                drops.iter().map(|d| (d - mean) * (d - mean)).sum::<f64>() / n_repeats as f64;
+            let variance = drops.iter().map(|d| (d - mean) * (d - mean)).sum::<f64>() / n_repeats as f64;
             (mean, variance.sqrt())
         })
         .unzip();
-    PermutationImportance {
-        baseline,
-        mean,
-        std,
-    }
+    PermutationImportance { baseline, mean, std }
 }
 
 /// Sums each row's leaf outputs over all trees, in tree order, into a row-major
@@ -634,24 +573,22 @@ fn sum_over_trees(trees: &[Tree], x: &BinnedMatrix, width: usize) -> Vec<f64> {
     if width == 0 {
         return sums;
     }
-    sums.par_chunks_mut(PREDICT_CHUNK * width)
-        .enumerate()
-        .for_each(|(chunk, block)| {
-            let rows = chunk * PREDICT_CHUNK..chunk * PREDICT_CHUNK + block.len() / width;
-            let mut row_major = vec![0; rows.len() * x.n_cols];
-            for j in 0..x.n_cols {
-                for (i, &bin) in x.column(j)[rows.clone()].iter().enumerate() {
-                    row_major[i * x.n_cols + j] = bin;
-                }
+    sums.par_chunks_mut(PREDICT_CHUNK * width).enumerate().for_each(|(chunk, block)| {
+        let rows = chunk * PREDICT_CHUNK..chunk * PREDICT_CHUNK + block.len() / width;
+        let mut row_major = vec![0; rows.len() * x.n_cols];
+        for j in 0..x.n_cols {
+            for (i, &bin) in x.column(j)[rows.clone()].iter().enumerate() {
+                row_major[i * x.n_cols + j] = bin;
             }
-            let n_cols = x.n_cols;
-            for tree in trees {
-                for (i, row_sums) in block.chunks_exact_mut(width).enumerate() {
-                    let leaf = tree.leaf(&row_major[i * n_cols..(i + 1) * n_cols], width);
-                    row_sums.iter_mut().zip(leaf).for_each(|(sum, v)| *sum += v);
-                }
+        }
+        let n_cols = x.n_cols;
+        for tree in trees {
+            for (i, row_sums) in block.chunks_exact_mut(width).enumerate() {
+                let leaf = tree.leaf(&row_major[i * n_cols..(i + 1) * n_cols], width);
+                row_sums.iter_mut().zip(leaf).for_each(|(sum, v)| *sum += v);
             }
-        });
+        }
+    });
     sums
 }
 
@@ -702,8 +639,8 @@ trait Criterion: Sync {
     type Target: Copy + Send;
     fn stride(&self) -> usize;
     fn target(&self, row: usize) -> Self::Target;
-    /// Besides its weight, which goes to slot 0, a sample adds one value to one slot:
-    /// returns that slot and value.
+    /// Besides its weight, which goes to slot 0, a sample adds one value to one other
+    /// slot: returns that slot (at least 1) and value.
     fn slot_value(&self, sample: Sample<Self::Target>) -> (usize, f64);
     /// Impurity of the node holding `samples`, whose statistics are `totals`.
     fn impurity(&self, samples: &[Sample<Self::Target>], totals: &[f64]) -> f64;
@@ -743,10 +680,7 @@ impl Criterion for Gini<'_> {
         if weight <= 0.0 {
             return 0.0;
         }
-        1.0 - totals[1..]
-            .iter()
-            .map(|c| (c / weight) * (c / weight))
-            .sum::<f64>()
+        1.0 - totals[1..].iter().map(|c| (c / weight) * (c / weight)).sum::<f64>()
     }
 
     /// `sum_k left_k^2 / w_left + sum_k right_k^2 / w_right`, over one division.
@@ -767,10 +701,7 @@ impl Criterion for Gini<'_> {
         if weight > 0.0 {
             out.extend(totals[1..].iter().map(|c| c / weight));
         } else {
-            out.extend(std::iter::repeat_n(
-                1.0 / self.n_classes as f64,
-                self.n_classes,
-            ));
+            out.extend(std::iter::repeat_n(1.0 / self.n_classes as f64, self.n_classes));
         }
     }
 }
@@ -803,10 +734,7 @@ impl Criterion for SquaredError<'_> {
             return 0.0;
         }
         let mean = totals[1] / weight;
-        let squared: f64 = samples
-            .iter()
-            .map(|s| s.weight * (s.target - mean) * (s.target - mean))
-            .sum();
+        let squared: f64 = samples.iter().map(|s| s.weight * (s.target - mean) * (s.target - mean)).sum();
         squared / weight
     }
 
@@ -815,17 +743,12 @@ impl Criterion for SquaredError<'_> {
         for (score, left) in scores.iter_mut().zip(left.chunks_exact(2)) {
             let (w_left, w_right) = (left[0], total[0] - left[0]);
             let (sum_left, sum_right) = (left[1], total[1] - left[1]);
-            *score = (sum_left * sum_left * w_right + sum_right * sum_right * w_left)
-                / (w_left * w_right);
+            *score = (sum_left * sum_left * w_right + sum_right * sum_right * w_left) / (w_left * w_right);
         }
     }
 
     fn leaf_output(&self, totals: &[f64], out: &mut Vec<f64>) {
-        out.push(if totals[0] > 0.0 {
-            totals[1] / totals[0]
-        } else {
-            0.0
-        });
+        out.push(if totals[0] > 0.0 { totals[1] / totals[0] } else { 0.0 });
     }
 }
 
@@ -858,11 +781,7 @@ enum Node {
 
 #[inline]
 fn goes_left(bin: u8, threshold: u8, missing_left: bool) -> bool {
-    if bin == MISSING_BIN {
-        missing_left
-    } else {
-        bin <= threshold
-    }
+    if bin == MISSING_BIN { missing_left } else { bin <= threshold }
 }
 
 impl Tree {
@@ -875,19 +794,9 @@ impl Tree {
                     let start = output as usize;
                     return &self.outputs[start..start + width];
                 }
-                Node::Split {
-                    feature,
-                    threshold,
-                    missing_left,
-                    left,
-                    right,
-                } => {
+                Node::Split { feature, threshold, missing_left, left, right } => {
                     let bin = bins[feature as usize];
-                    node = if goes_left(bin, threshold, missing_left) {
-                        left
-                    } else {
-                        right
-                    } as usize;
+                    node = if goes_left(bin, threshold, missing_left) { left } else { right } as usize;
                 }
             }
         }
@@ -908,19 +817,9 @@ fn grow_forest<C: Criterion>(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> Vec<Tree> {
-    assert!(
-        u32::try_from(x.n_rows).is_ok(),
-        "a forest takes at most u32::MAX rows, got {}",
-        x.n_rows
-    );
+    assert!(u32::try_from(x.n_rows).is_ok(), "a forest takes at most u32::MAX rows, got {}", x.n_rows);
     if let Some(weights) = sample_weight {
-        assert_eq!(
-            weights.len(),
-            x.n_rows,
-            "{} sample weights for {} rows",
-            weights.len(),
-            x.n_rows
-        );
+        assert_eq!(weights.len(), x.n_rows, "{} sample weights for {} rows", weights.len(), x.n_rows);
         if let Some(bad) = weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
             panic!("sample weights must be finite and non-negative, got {bad}");
         }
@@ -944,12 +843,7 @@ fn grow_forest<C: Criterion>(
 /// Each row's weight in one tree; 0 keeps the row out of it. A bootstrap sample is n
 /// draws with replacement (proportional to `sample_weight` if given, as in
 /// scikit-learn 1.9) and a row weighs the number of times it was drawn.
-fn row_weights(
-    n_rows: usize,
-    sample_weight: Option<&[f64]>,
-    bootstrap: bool,
-    rng: &mut ChaCha8Rng,
-) -> Vec<f64> {
+fn row_weights(n_rows: usize, sample_weight: Option<&[f64]>, bootstrap: bool, rng: &mut ChaCha8Rng) -> Vec<f64> {
     match (bootstrap, sample_weight) {
         (false, Some(weights)) => weights.to_vec(),
         (false, None) => vec![1.0; n_rows],
@@ -969,13 +863,15 @@ fn row_weights(
                 })
                 .collect();
             let mut counts = vec![0.0; n_rows];
-            let total = cumulative.last().copied().unwrap_or(0.0);
-            if total > 0.0 {
+            // Rounding can make a draw land on the total; it then counts for the last
+            // row of positive weight, not for a trailing row of weight 0.
+            if let Some(last) = weights.iter().rposition(|&w| w > 0.0) {
+                let total = cumulative[last];
                 for _ in 0..n_rows {
                     let u = rng.random::<f64>() * total;
-                    // The first row whose cumulative weight exceeds u; rows of weight 0
-                    // are never it.
-                    let row = cumulative.partition_point(|&c| c <= u).min(n_rows - 1);
+                    // The first row whose cumulative weight exceeds u, so never a row of
+                    // weight 0.
+                    let row = cumulative.partition_point(|&c| c <= u).min(last);
                     counts[row] += 1.0;
                 }
             }
@@ -1009,12 +905,12 @@ struct Task {
     sibling: Option<Range<usize>>,
 }
 
-/// Per-feature histograms of one node: for every bin code, the criterion slots and the
-/// number of rows, plus a bitmap of the occupied bins. Only occupied bins are ever
-/// visited, which keeps small deep nodes cheap.
+/// Numbered histograms, by feature in a node's per-feature store: for every bin code,
+/// the criterion slots and the number of rows, plus a bitmap of the occupied bins.
+/// Only occupied bins are ever visited, which keeps small deep nodes cheap.
 ///
-/// A feature's slots are planar, `[slot][bin]`: clearing one bin is then `stride`
-/// scattered stores, where the `[bin][slot]` layout would make it a `memset` call.
+/// Slots are planar, `[slot][bin]`: clearing one bin is then `stride` scattered
+/// stores, where the `[bin][slot]` layout would make it a `memset` call.
 struct HistStore {
     stride: usize,
     slots: Vec<f64>,
@@ -1024,7 +920,7 @@ struct HistStore {
     built_list: Vec<usize>,
 }
 
-/// A read-only view of one feature's histogram.
+/// A read-only view of one histogram.
 #[derive(Clone, Copy)]
 struct Hist<'a> {
     /// `slots[slot * N_BIN_CODES + bin]`.
@@ -1047,53 +943,73 @@ fn set_bits(words: [u64; 4]) -> impl Iterator<Item = usize> {
     })
 }
 
+fn count_bits(words: [u64; 4]) -> usize {
+    words.iter().map(|w| w.count_ones() as usize).sum()
+}
+
 impl HistStore {
-    fn new(n_features: usize, stride: usize) -> HistStore {
+    fn new(n_histograms: usize, stride: usize) -> HistStore {
         HistStore {
             stride,
-            slots: vec![0.0; n_features * N_BIN_CODES * stride],
-            counts: vec![0; n_features * N_BIN_CODES],
-            occupied: vec![[0; 4]; n_features],
-            built: vec![false; n_features],
+            slots: vec![0.0; n_histograms * N_BIN_CODES * stride],
+            counts: vec![0; n_histograms * N_BIN_CODES],
+            occupied: vec![[0; 4]; n_histograms],
+            built: vec![false; n_histograms],
             built_list: Vec::new(),
+        }
+    }
+
+    /// Slots and counts of histogram `index`.
+    fn parts_mut(&mut self, index: usize) -> (&mut [f64], &mut [u32]) {
+        let size = N_BIN_CODES * self.stride;
+        (
+            &mut self.slots[index * size..(index + 1) * size],
+            &mut self.counts[index * N_BIN_CODES..(index + 1) * N_BIN_CODES],
+        )
+    }
+
+    fn view(&self, index: usize) -> Hist<'_> {
+        let size = N_BIN_CODES * self.stride;
+        Hist {
+            slots: &self.slots[index * size..(index + 1) * size],
+            counts: &self.counts[index * N_BIN_CODES..(index + 1) * N_BIN_CODES],
+            occupied: self.occupied[index],
         }
     }
 
     /// Zeroes every histogram built since the last clear.
     fn clear(&mut self) {
-        while let Some(feature) = self.built_list.pop() {
-            let occupied = std::mem::take(&mut self.occupied[feature]);
-            self.built[feature] = false;
-            let stride = self.stride;
-            let size = N_BIN_CODES * stride;
-            let slots = &mut self.slots[feature * size..(feature + 1) * size];
+        let stride = self.stride;
+        while let Some(index) = self.built_list.pop() {
+            self.built[index] = false;
+            let occupied = std::mem::take(&mut self.occupied[index]);
+            let (slots, counts) = self.parts_mut(index);
             // Past a quarter of the bins, one bulk fill is cheaper than bin by bin.
-            if occupied.iter().map(|w| w.count_ones()).sum::<u32>() as usize > N_BIN_CODES / 4 {
+            if count_bits(occupied) > N_BIN_CODES / 4 {
                 slots.fill(0.0);
-                self.counts[feature * N_BIN_CODES..][..N_BIN_CODES].fill(0);
+                counts.fill(0);
             } else {
                 for bin in set_bits(occupied) {
                     for slot in 0..stride {
                         slots[slot * N_BIN_CODES + bin] = 0.0;
                     }
-                    self.counts[feature * N_BIN_CODES + bin] = 0;
+                    counts[bin] = 0;
                 }
             }
         }
     }
 
-    /// Adds `samples`, whose rows are `rows`, to the (cleared) histogram of `feature`.
+    /// Adds `samples`, whose rows are `rows`, to the (cleared) histogram `index` over
+    /// the bins of `column`.
     fn build<C: Criterion>(
         &mut self,
-        feature: usize,
+        index: usize,
         column: &[u8],
         rows: &[u32],
         samples: &[Sample<C::Target>],
         criterion: &C,
     ) {
-        let size = N_BIN_CODES * self.stride;
-        let slots = &mut self.slots[feature * size..(feature + 1) * size];
-        let counts = &mut self.counts[feature * N_BIN_CODES..][..N_BIN_CODES];
+        let (slots, counts) = self.parts_mut(index);
         for (&row, &sample) in rows.iter().zip(samples) {
             let bin = column[row as usize] as usize;
             let (slot, value) = criterion.slot_value(sample);
@@ -1115,46 +1031,30 @@ impl HistStore {
                 occupied[bin >> 6] |= u64::from(count != 0) << (bin & 63);
             }
         }
-        self.occupied[feature] = occupied;
-        self.built[feature] = true;
-        self.built_list.push(feature);
+        self.occupied[index] = occupied;
+        self.built[index] = true;
+        self.built_list.push(index);
     }
 
-    /// Turns this store's histogram of `feature`, built on a node's smaller sibling, into
-    /// the node's own: the parent's minus the sibling's.
-    fn subtract_from(&mut self, parent: &HistStore, feature: usize) {
+    /// Turns histogram `index`, built on a node's smaller sibling, into the node's own:
+    /// the parent's histogram `parent_index` minus the sibling's.
+    fn subtract_from(&mut self, index: usize, parent: &HistStore, parent_index: usize) {
         let stride = self.stride;
-        let size = N_BIN_CODES * stride;
-        let parent_slots = &parent.slots[feature * size..(feature + 1) * size];
-        let slots = &mut self.slots[feature * size..(feature + 1) * size];
-        let offset = feature * N_BIN_CODES;
+        let parent_view = parent.view(parent_index);
+        let (slots, counts) = self.parts_mut(index);
         let mut occupied = [0; 4];
         // The sibling's bins are a subset of the parent's, so this visits all of them.
-        for bin in set_bits(parent.occupied[feature]) {
-            let count = parent.counts[offset + bin] - self.counts[offset + bin];
-            self.counts[offset + bin] = count;
-            for slot in (0..stride).map(|slot| slot * N_BIN_CODES + bin) {
+        for bin in set_bits(parent_view.occupied) {
+            counts[bin] = parent_view.counts[bin] - counts[bin];
+            for at in (0..stride).map(|slot| slot * N_BIN_CODES + bin) {
                 // Exactly zero when the node has no row there, not a rounding residue.
-                slots[slot] = if count == 0 {
-                    0.0
-                } else {
-                    parent_slots[slot] - slots[slot]
-                };
+                slots[at] = if counts[bin] == 0 { 0.0 } else { parent_view.slots[at] - slots[at] };
             }
-            if count != 0 {
+            if counts[bin] != 0 {
                 occupied[bin >> 6] |= 1 << (bin & 63);
             }
         }
-        self.occupied[feature] = occupied;
-    }
-
-    fn view(&self, feature: usize) -> Hist<'_> {
-        let size = N_BIN_CODES * self.stride;
-        Hist {
-            slots: &self.slots[feature * size..(feature + 1) * size],
-            counts: &self.counts[feature * N_BIN_CODES..][..N_BIN_CODES],
-            occupied: self.occupied[feature],
-        }
+        self.occupied[index] = occupied;
     }
 }
 
@@ -1164,7 +1064,8 @@ struct Scratch {
     total: Vec<f64>,
     /// Statistics of the node's rows with a missing value.
     missing: Vec<f64>,
-    /// Per candidate threshold: its bin, the rows and the statistics left of it.
+    /// Per candidate threshold (an occupied bin, observed values up to it going left):
+    /// the bin, the rows left of it, the statistics left of it, its score.
     bins: Vec<u8>,
     n_left: Vec<usize>,
     left: Vec<f64>,
@@ -1180,8 +1081,12 @@ struct Grower<'a, C: Criterion> {
     rng: ChaCha8Rng,
     rows: Vec<u32>,
     samples: Vec<Sample<C::Target>>,
+    /// This node's histograms, per feature, when its children may subtract from them.
     hist: HistStore,
+    /// The parent's, while its larger child is grown.
     parent_hist: HistStore,
+    /// A single histogram, reused feature after feature by smaller nodes.
+    single_hist: HistStore,
     feature_order: Vec<usize>,
     /// Arena of bitsets of constant features, one word per 64 features; see `Task`.
     constant_sets: Vec<u64>,
@@ -1191,23 +1096,12 @@ struct Grower<'a, C: Criterion> {
 }
 
 impl<'a, C: Criterion> Grower<'a, C> {
-    fn new(
-        x: &'a BinnedMatrix,
-        criterion: &'a C,
-        limits: &'a Limits,
-        weights: &[f64],
-        rng: ChaCha8Rng,
-    ) -> Self {
+    fn new(x: &'a BinnedMatrix, criterion: &'a C, limits: &'a Limits, weights: &[f64], rng: ChaCha8Rng) -> Self {
         let stride = criterion.stride();
-        let rows: Vec<u32> = (0..x.n_rows as u32)
-            .filter(|&row| weights[row as usize] > 0.0)
-            .collect();
+        let rows: Vec<u32> = (0..x.n_rows as u32).filter(|&row| weights[row as usize] > 0.0).collect();
         let samples = rows
             .iter()
-            .map(|&row| Sample {
-                weight: weights[row as usize],
-                target: criterion.target(row as usize),
-            })
+            .map(|&row| Sample { weight: weights[row as usize], target: criterion.target(row as usize) })
             .collect();
         Grower {
             x,
@@ -1218,6 +1112,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             samples,
             hist: HistStore::new(x.n_cols, stride),
             parent_hist: HistStore::new(x.n_cols, stride),
+            single_hist: HistStore::new(1, stride),
             feature_order: (0..x.n_cols).collect(),
             constant_sets: vec![0; x.n_cols.div_ceil(64)],
             scratch: Scratch {
@@ -1229,11 +1124,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
                 scores: Vec::with_capacity(MAX_VALUE_BINS),
             },
             totals: vec![0.0; stride],
-            tree: Tree {
-                nodes: vec![Node::Leaf { output: 0 }],
-                outputs: Vec::new(),
-                importances: vec![0.0; x.n_cols],
-            },
+            tree: Tree { nodes: vec![Node::Leaf { output: 0 }], outputs: Vec::new(), importances: vec![0.0; x.n_cols] },
         }
     }
 
@@ -1254,12 +1145,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
 
     fn grow_node(&mut self, mut task: Task, stack: &mut Vec<Task>) {
         let samples = &self.samples[task.rows.clone()];
-        self.totals.fill(0.0);
-        for &sample in samples {
-            let (slot, value) = self.criterion.slot_value(sample);
-            self.totals[0] += sample.weight;
-            self.totals[slot] += value;
-        }
+        node_totals(self.criterion, samples, &mut self.totals);
         let impurity = self.criterion.impurity(samples, &self.totals);
         let weighted_impurity = self.totals[0] * impurity;
         if let Some(feature) = task.parent_feature {
@@ -1272,15 +1158,11 @@ impl<'a, C: Criterion> Grower<'a, C> {
             && n >= 2 * limits.min_samples_leaf
             && task.depth < limits.max_depth
             && impurity > PURE;
-        let split = if may_split {
-            self.find_split(task.rows.clone(), task.sibling.clone(), &mut task.constant)
-        } else {
-            None
-        };
+        let split =
+            if may_split { self.find_split(task.rows.clone(), task.sibling.clone(), &mut task.constant) } else { None };
         let Some(split) = split else {
             let output = self.tree.outputs.len() as u32;
-            self.criterion
-                .leaf_output(&self.totals, &mut self.tree.outputs);
+            self.criterion.leaf_output(&self.totals, &mut self.tree.outputs);
             self.tree.nodes[task.node] = Node::Leaf { output };
             return;
         };
@@ -1303,10 +1185,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         };
 
         let middle = task.rows.start + n_left;
-        let mut children = [
-            (task.rows.start..middle, left),
-            (middle..task.rows.end, left + 1),
-        ];
+        let mut children = [(task.rows.start..middle, left), (middle..task.rows.end, left + 1)];
         // Smaller child first on the stack, so the larger one is grown next and can
         // subtract the smaller one's histograms from this node's.
         children.sort_by_key(|(rows, _)| rows.len());
@@ -1337,16 +1216,12 @@ impl<'a, C: Criterion> Grower<'a, C> {
     /// Candidates are drawn without replacement until `max_features` are visited and at
     /// least one of them is not constant in the node. Features known to be constant
     /// count as visited but cost nothing (scikit-learn's rule).
-    fn find_split(
-        &mut self,
-        rows: Range<usize>,
-        sibling: Option<Range<usize>>,
-        constant: &mut usize,
-    ) -> Option<Split> {
+    fn find_split(&mut self, rows: Range<usize>, sibling: Option<Range<usize>>, constant: &mut usize) -> Option<Split> {
         let inherited = *constant;
         let node = (&self.rows[rows.clone()], &self.samples[rows]);
         let sibling = sibling.map(|range| (&self.rows[range.clone()], &self.samples[range]));
         self.hist.clear();
+        let keep = node.0.len() > 2 * N_BIN_CODES;
         let n_features = self.feature_order.len();
         let mut best = None;
         let mut drawn = 0;
@@ -1361,25 +1236,34 @@ impl<'a, C: Criterion> Grower<'a, C> {
                 continue;
             }
             let column = self.x.column(feature);
+            // Only a node large enough for its children to subtract from keeps one
+            // histogram per feature; smaller ones reuse a single one, which stays in cache.
+            let (store, index) = if keep { (&mut self.hist, feature) } else { (&mut self.single_hist, 0) };
             match sibling {
-                Some((rows, samples)) if self.parent_hist.built[feature] => {
-                    self.hist
-                        .build(feature, column, rows, samples, self.criterion);
-                    self.hist.subtract_from(&self.parent_hist, feature);
+                // Subtraction costs a pass over the sibling's rows and one over the
+                // parent's occupied bins; it only pays when that is less than a pass over
+                // this node's rows.
+                Some((rows, samples))
+                    if self.parent_hist.built[feature]
+                        && rows.len() + count_bits(self.parent_hist.occupied[feature]) < node.0.len() =>
+                {
+                    store.build(index, column, rows, samples, self.criterion);
+                    store.subtract_from(index, &self.parent_hist, feature);
                 }
-                _ => self
-                    .hist
-                    .build(feature, column, node.0, node.1, self.criterion),
+                _ => store.build(index, column, node.0, node.1, self.criterion),
             }
-            let hist = self.hist.view(feature);
-            if scan_feature(
+            let varies = scan_feature(
                 self.criterion,
-                hist,
+                store.view(index),
                 feature,
                 self.limits.min_samples_leaf,
                 &mut self.scratch,
                 &mut best,
-            ) {
+            );
+            if !keep {
+                store.clear();
+            }
+            if varies {
                 varying += 1;
             } else {
                 if *constant == inherited {
@@ -1388,8 +1272,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
                     // most, and dies with the tree.
                     *constant = self.constant_sets.len();
                     let words = self.x.n_cols.div_ceil(64);
-                    self.constant_sets
-                        .extend_from_within(inherited..inherited + words);
+                    self.constant_sets.extend_from_within(inherited..inherited + words);
                 }
                 self.constant_sets[*constant + word] |= bit;
             }
@@ -1415,10 +1298,7 @@ fn scan_feature(
     let n_missing = hist.counts[missing] as usize;
     let mut value_bins = hist.occupied;
     value_bins[missing / 64] &= !(1 << (missing % 64));
-    let n_value_bins = value_bins
-        .iter()
-        .map(|w| w.count_ones() as usize)
-        .sum::<usize>();
+    let n_value_bins = count_bits(value_bins);
     if n_value_bins + usize::from(n_missing > 0) <= 1 {
         return false;
     }
@@ -1426,67 +1306,46 @@ fn scan_feature(
     // Gather the left statistics of every threshold first and score them all in one
     // tight loop: the scores are independent, so the CPU can overlap their divisions.
     let stride = criterion.stride();
-    let Scratch {
-        total,
-        missing: missing_slots,
-        bins,
-        n_left,
-        left,
-        scores,
-    } = scratch;
-    total.fill(0.0);
-    bins.clear();
-    n_left.clear();
+    let Scratch { total, missing: missing_slots, bins, n_left, left, scores } = scratch;
+    bins.resize(n_value_bins, 0);
+    n_left.resize(n_value_bins, 0);
     left.resize(n_value_bins * stride, 0.0);
     let mut count = 0;
-    let (planes, _) = hist.slots.as_chunks::<N_BIN_CODES>();
-    for (bin, left) in set_bits(value_bins).zip(left.chunks_exact_mut(stride)) {
-        // One fused loop: a plain copy of `total` would be a memcpy call per bin.
-        for ((total, left), plane) in total.iter_mut().zip(left).zip(planes) {
-            *total += plane[bin];
-            *left = *total;
-        }
+    for ((bin, threshold), n_left) in set_bits(value_bins).zip(bins.iter_mut()).zip(n_left.iter_mut()) {
         count += hist.counts[bin] as usize;
-        bins.push(bin as u8);
-        n_left.push(count);
+        *threshold = bin as u8;
+        *n_left = count;
     }
-    for (slot, (total, missing_slot)) in total.iter_mut().zip(missing_slots.iter_mut()).enumerate()
-    {
+    running_totals(hist.slots, bins, total, left);
+    for (slot, (total, missing_slot)) in total.iter_mut().zip(missing_slots.iter_mut()).enumerate() {
         *missing_slot = hist.slots[slot * N_BIN_CODES + missing];
         *total += *missing_slot;
     }
     let n_node = count + n_missing;
     scores.resize(n_value_bins, 0.0);
 
-    let mut best_score = best.map_or(f64::NEG_INFINITY, |b| b.score);
-    let mut found = None;
+    let best_before = best.map_or(f64::NEG_INFINITY, |b| b.score);
     // Missing values right. The last threshold sends all observed values left, which is
     // only a split when there are missing values; the row counts rule it out otherwise.
     criterion.split_scores(left, total, scores);
-    for (i, (&score, &n_left)) in scores.iter().zip(n_left.iter()).enumerate() {
-        let n_right = n_node - n_left;
-        if n_left >= min_leaf && n_right >= min_leaf && score > best_score {
-            best_score = score;
-            // Without missing values in training, missing values at prediction time
-            // follow the majority of the node's rows, as in scikit-learn.
-            found = Some((i, n_missing == 0 && n_left > n_right));
-        }
-    }
+    let (mut best_score, mut best_index) = best_valid(scores, n_left, 0, n_node, min_leaf, best_before);
+    let mut missing_left = false;
     if n_missing > 0 {
         // Missing values left.
         for left in left.chunks_exact_mut(stride) {
             add_slots(left, missing_slots);
         }
         criterion.split_scores(left, total, scores);
-        for (i, (&score, &n_left)) in scores.iter().zip(n_left.iter()).enumerate() {
-            let n_left = n_left + n_missing;
-            if n_left >= min_leaf && n_node - n_left >= min_leaf && score > best_score {
-                best_score = score;
-                found = Some((i, true));
-            }
+        let (score, index) = best_valid(scores, n_left, n_missing, n_node, min_leaf, best_score);
+        if index.is_some() {
+            (best_score, best_index, missing_left) = (score, index, true);
         }
+    } else if let Some(i) = best_index {
+        // Without missing values in training, missing values at prediction time follow
+        // the majority of the node's rows, as in scikit-learn.
+        missing_left = n_left[i] > n_node - n_left[i];
     }
-    if let Some((i, missing_left)) = found {
+    if let Some(i) = best_index {
         // Bins no training row of the node fell in are split halfway, as scikit-learn
         // puts its threshold halfway between two values. After the last observed bin
         // (missing values alone on the right) every observed bin goes left.
@@ -1494,14 +1353,110 @@ fn scan_feature(
             Some(&next) => bins[i] + (next - bins[i]) / 2,
             None => MISSING_BIN - 1,
         };
-        *best = Some(Split {
-            feature,
-            threshold,
-            missing_left,
-            score: best_score,
-        });
+        *best = Some(Split { feature, threshold, missing_left, score: best_score });
     }
     true
+}
+
+/// The first threshold whose score beats `to_beat` and every threshold before it,
+/// among those leaving `min_leaf` rows on each side; `n_left` excludes `extra_left`
+/// rows that also go left. Returns the best score and that threshold, if any.
+fn best_valid(
+    scores: &[f64],
+    n_left: &[usize],
+    extra_left: usize,
+    n_node: usize,
+    min_leaf: usize,
+    to_beat: f64,
+) -> (f64, Option<usize>) {
+    let (mut best_score, mut best_index) = (to_beat, usize::MAX);
+    for (i, (&score, &n_left)) in scores.iter().zip(n_left).enumerate() {
+        let n_left = n_left + extra_left;
+        let better = n_left >= min_leaf && n_node - n_left >= min_leaf && score > best_score;
+        // Selects rather than branches: new bests come at unpredictable thresholds.
+        best_score = if better { score } else { best_score };
+        best_index = if better { i } else { best_index };
+    }
+    (best_score, (best_index != usize::MAX).then_some(best_index))
+}
+
+/// Sums the samples' slots into `totals`.
+fn node_totals<C: Criterion>(criterion: &C, samples: &[Sample<C::Target>], totals: &mut [f64]) {
+    // As in `running_totals`, a fixed stride keeps the sums in registers.
+    match totals.len() {
+        2 => node_totals_of::<C, 2>(criterion, samples, totals),
+        3 => node_totals_of::<C, 3>(criterion, samples, totals),
+        4 => node_totals_of::<C, 4>(criterion, samples, totals),
+        5 => node_totals_of::<C, 5>(criterion, samples, totals),
+        6 => node_totals_of::<C, 6>(criterion, samples, totals),
+        7 => node_totals_of::<C, 7>(criterion, samples, totals),
+        8 => node_totals_of::<C, 8>(criterion, samples, totals),
+        _ => {
+            totals.fill(0.0);
+            for &sample in samples {
+                let (slot, value) = criterion.slot_value(sample);
+                totals[0] += sample.weight;
+                totals[slot] += value;
+            }
+        }
+    }
+}
+
+fn node_totals_of<C: Criterion, const STRIDE: usize>(criterion: &C, samples: &[Sample<C::Target>], totals: &mut [f64]) {
+    let mut sums = [0.0; STRIDE];
+    for &sample in samples {
+        let (slot, value) = criterion.slot_value(sample);
+        sums[0] += sample.weight;
+        // Adding to every slot, zero to all but one, avoids indexing by `slot`, which
+        // would force the sums into memory.
+        for (s, sum) in sums.iter_mut().enumerate().skip(1) {
+            *sum += if s == slot { value } else { 0.0 };
+        }
+    }
+    totals.copy_from_slice(&sums);
+}
+
+/// Writes the running totals of the histogram's slots over `bins`, in order, to `left`
+/// (`stride` values per bin) and the last of them to `total`.
+fn running_totals(slots: &[f64], bins: &[u8], total: &mut [f64], left: &mut [f64]) {
+    let (planes, _) = slots.as_chunks::<N_BIN_CODES>();
+    // A fixed stride keeps the running totals in registers; through memory, each bin
+    // would wait for the previous one's store.
+    match planes.len() {
+        2 => running_totals_of::<2>(planes, bins, total, left),
+        3 => running_totals_of::<3>(planes, bins, total, left),
+        4 => running_totals_of::<4>(planes, bins, total, left),
+        5 => running_totals_of::<5>(planes, bins, total, left),
+        6 => running_totals_of::<6>(planes, bins, total, left),
+        7 => running_totals_of::<7>(planes, bins, total, left),
+        8 => running_totals_of::<8>(planes, bins, total, left),
+        stride => {
+            total.fill(0.0);
+            for (&bin, left) in bins.iter().zip(left.chunks_exact_mut(stride)) {
+                for ((total, left), plane) in total.iter_mut().zip(left).zip(planes) {
+                    *total += plane[usize::from(bin)];
+                    *left = *total;
+                }
+            }
+        }
+    }
+}
+
+fn running_totals_of<const STRIDE: usize>(
+    planes: &[[f64; N_BIN_CODES]],
+    bins: &[u8],
+    total: &mut [f64],
+    left: &mut [f64],
+) {
+    let planes: &[[f64; N_BIN_CODES]; STRIDE] = planes.try_into().expect("STRIDE planes");
+    let mut running = [0.0; STRIDE];
+    for (&bin, left) in bins.iter().zip(left.as_chunks_mut::<STRIDE>().0) {
+        for slot in 0..STRIDE {
+            running[slot] += planes[slot][usize::from(bin)];
+        }
+        *left = running;
+    }
+    total.copy_from_slice(&running);
 }
 
 fn add_slots(into: &mut [f64], slots: &[f64]) {
@@ -1510,19 +1465,10 @@ fn add_slots(into: &mut [f64], slots: &[f64]) {
 
 /// Moves the rows (and their samples) that `split` sends left to the front; returns
 /// how many there are.
-fn partition<T>(
-    rows: &mut [u32],
-    samples: &mut [Sample<T>],
-    column: &[u8],
-    split: &Split,
-) -> usize {
+fn partition<T>(rows: &mut [u32], samples: &mut [Sample<T>], column: &[u8], split: &Split) -> usize {
     let (mut i, mut j) = (0, rows.len());
     while i < j {
-        if goes_left(
-            column[rows[i] as usize],
-            split.threshold,
-            split.missing_left,
-        ) {
+        if goes_left(column[rows[i] as usize], split.threshold, split.missing_left) {
             i += 1;
         } else {
             j -= 1;
@@ -1538,21 +1484,14 @@ mod tests {
     use super::*;
 
     /// A matrix of `n_rows` rows drawn by `row`, which gets the row's own RNG.
-    fn matrix(
-        n_rows: usize,
-        n_cols: usize,
-        seed: u64,
-        mut row: impl FnMut(&mut ChaCha8Rng) -> Vec<f64>,
-    ) -> Matrix {
+    fn matrix(n_rows: usize, n_cols: usize, seed: u64, mut row: impl FnMut(&mut ChaCha8Rng) -> Vec<f64>) -> Matrix {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let data: Vec<f64> = (0..n_rows).flat_map(|_| row(&mut rng)).collect();
         Matrix::new(n_rows, n_cols, data)
     }
 
     fn uniform_rows(n_rows: usize, n_cols: usize, seed: u64) -> Matrix {
-        matrix(n_rows, n_cols, seed, |rng| {
-            (0..n_cols).map(|_| rng.random::<f64>()).collect()
-        })
+        matrix(n_rows, n_cols, seed, |rng| (0..n_cols).map(|_| rng.random::<f64>()).collect())
     }
 
     fn labels(x: &Matrix, label: impl Fn(&[f64]) -> u32) -> Vec<u32> {
@@ -1594,18 +1533,7 @@ mod tests {
 
     #[test]
     fn binner_gives_few_distinct_values_a_bin_each() {
-        let values = [
-            3.0,
-            -1.0,
-            0.0,
-            -0.0,
-            7.5,
-            3.0,
-            f64::NAN,
-            7.5,
-            1e300,
-            f64::NEG_INFINITY,
-        ];
+        let values = [3.0, -1.0, 0.0, -0.0, 7.5, 3.0, f64::NAN, 7.5, 1e300, f64::NEG_INFINITY];
         let x = Matrix::new(values.len(), 1, values.to_vec());
         let binner = Binner::fit(&x);
         // Distinct: -inf, -1, 0 (both zeros), 3, 7.5, 1e300.
@@ -1627,29 +1555,14 @@ mod tests {
             counts[bin as usize] += 1;
         }
         let expected = 20_000 / MAX_VALUE_BINS;
-        assert!(
-            counts
-                .iter()
-                .all(|&c| c >= expected / 2 && c <= 2 * expected),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| c >= expected / 2 && c <= 2 * expected), "{counts:?}");
     }
 
     #[test]
     fn binner_gives_a_heavy_value_one_bin_and_resolution_to_the_rest() {
-        let x = matrix(10_000, 1, 2, |rng| {
-            vec![if rng.random::<f64>() < 0.9 {
-                0.0
-            } else {
-                rng.random()
-            }]
-        });
+        let x = matrix(10_000, 1, 2, |rng| vec![if rng.random::<f64>() < 0.9 { 0.0 } else { rng.random() }]);
         let thresholds = Binner::fit(&x).thresholds(0).to_vec();
-        assert!(
-            thresholds.len() > 200,
-            "only {} thresholds",
-            thresholds.len()
-        );
+        assert!(thresholds.len() > 200, "only {} thresholds", thresholds.len());
         assert!(thresholds.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -1702,15 +1615,9 @@ mod tests {
         assert_eq!(classifier.n_trees, 100);
         assert_eq!(classifier.max_features, MaxFeatures::Sqrt);
         assert!(classifier.bootstrap && classifier.max_depth.is_none());
-        assert_eq!(
-            (classifier.min_samples_leaf, classifier.min_samples_split),
-            (1, 2)
-        );
+        assert_eq!((classifier.min_samples_leaf, classifier.min_samples_split), (1, 2));
         let regressor = ForestParams::regressor_default();
-        assert_eq!(
-            (regressor.n_trees, regressor.max_features),
-            (200, MaxFeatures::All)
-        );
+        assert_eq!((regressor.n_trees, regressor.max_features), (200, MaxFeatures::All));
     }
 
     #[test]
@@ -1725,19 +1632,14 @@ mod tests {
             None,
             &ForestParams::classifier_default(),
         );
-        let acc = accuracy(
-            &forest.predict(&binner.transform(&test)),
-            &labels(&test, xor),
-        );
+        let acc = accuracy(&forest.predict(&binner.transform(&test)), &labels(&test, xor));
         assert!(acc > 0.93, "held-out accuracy {acc}");
     }
 
     #[test]
     fn fits_separable_training_data_perfectly() {
         let x = uniform_rows(500, 3, 5);
-        let y = labels(&x, |r| {
-            u32::from(r[0] + r[1] > 1.0) + 2 * u32::from(r[2] > 0.3)
-        });
+        let y = labels(&x, |r| u32::from(r[0] + r[1] > 1.0) + 2 * u32::from(r[2] > 0.3));
         let binned = Binner::fit(&x).transform(&x);
         for params in [single_tree(), ForestParams::classifier_default()] {
             let forest = fit_classifier(&binned, &y, 4, None, &params);
@@ -1768,25 +1670,13 @@ mod tests {
         let y: Vec<f64> = (0..train.n_rows()).map(|i| target(train.row(i))).collect();
         let y_test: Vec<f64> = (0..test.n_rows()).map(|i| target(test.row(i))).collect();
         let binner = Binner::fit(&train);
-        let params = ForestParams {
-            n_trees: 50,
-            ..ForestParams::regressor_default()
-        };
+        let params = ForestParams { n_trees: 50, ..ForestParams::regressor_default() };
         let forest = fit_regressor(&binner.transform(&train), &y, None, &params);
-        let mse = |p: &[f64]| {
-            p.iter()
-                .zip(&y_test)
-                .map(|(p, y)| (p - y) * (p - y))
-                .sum::<f64>()
-                / p.len() as f64
-        };
+        let mse = |p: &[f64]| p.iter().zip(&y_test).map(|(p, y)| (p - y) * (p - y)).sum::<f64>() / p.len() as f64;
         let mean = y.iter().sum::<f64>() / y.len() as f64;
         let forest_mse = mse(&forest.predict(&binner.transform(&test)));
         let mean_mse = mse(&vec![mean; test.n_rows()]);
-        assert!(
-            forest_mse < 0.05 * mean_mse,
-            "forest {forest_mse} vs mean {mean_mse}"
-        );
+        assert!(forest_mse < 0.05 * mean_mse, "forest {forest_mse} vs mean {mean_mse}");
     }
 
     #[test]
@@ -1803,32 +1693,14 @@ mod tests {
     #[test]
     fn results_are_bit_identical_for_any_thread_count() {
         let x = matrix(3000, 8, 11, |rng| {
-            (0..8)
-                .map(|j| {
-                    if j == 3 && rng.random::<f64>() < 0.2 {
-                        f64::NAN
-                    } else {
-                        rng.random()
-                    }
-                })
-                .collect()
+            (0..8).map(|j| if j == 3 && rng.random::<f64>() < 0.2 { f64::NAN } else { rng.random() }).collect()
         });
-        let y = labels(&x, |r| {
-            u32::from(r[0] > 0.4) + u32::from(r[1] + r[2] > 1.2) + u32::from(r[3].is_nan())
-        });
-        let targets: Vec<f64> = (0..x.n_rows())
-            .map(|i| x.get(i, 0) * 3.0 + x.get(i, 4))
-            .collect();
+        let y = labels(&x, |r| u32::from(r[0] > 0.4) + u32::from(r[1] + r[2] > 1.2) + u32::from(r[3].is_nan()));
+        let targets: Vec<f64> = (0..x.n_rows()).map(|i| x.get(i, 0) * 3.0 + x.get(i, 4)).collect();
         let binned = Binner::fit(&x).transform(&x);
-        let params = ForestParams {
-            n_trees: 24,
-            ..ForestParams::classifier_default()
-        };
+        let params = ForestParams { n_trees: 24, ..ForestParams::classifier_default() };
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let classifier = fit_classifier(&binned, &y, 4, None, &params);
                 let regressor = fit_regressor(&binned, &targets, None, &params);
@@ -1857,11 +1729,7 @@ mod tests {
         let make = |seed| {
             let x = matrix(1000, 3, seed, |rng| {
                 let class_one = rng.random::<bool>();
-                vec![
-                    if class_one { f64::NAN } else { rng.random() },
-                    rng.random(),
-                    rng.random(),
-                ]
+                vec![if class_one { f64::NAN } else { rng.random() }, rng.random(), rng.random()]
             });
             let y = labels(&x, |r| u32::from(r[0].is_nan()));
             (x, y)
@@ -1869,26 +1737,14 @@ mod tests {
         let (train, y) = make(12);
         let (test, y_test) = make(13);
         let binner = Binner::fit(&train);
-        let forest = fit_classifier(
-            &binner.transform(&train),
-            &y,
-            2,
-            None,
-            &ForestParams::classifier_default(),
-        );
-        assert_eq!(
-            accuracy(&forest.predict(&binner.transform(&test)), &y_test),
-            1.0
-        );
+        let forest = fit_classifier(&binner.transform(&train), &y, 2, None, &ForestParams::classifier_default());
+        assert_eq!(accuracy(&forest.predict(&binner.transform(&test)), &y_test), 1.0);
     }
 
     #[test]
     fn missing_values_unseen_in_training_follow_the_larger_child() {
         let x = uniform_rows(1000, 1, 14);
-        let stump = ForestParams {
-            max_depth: Some(1),
-            ..single_tree()
-        };
+        let stump = ForestParams { max_depth: Some(1), ..single_tree() };
         let binner = Binner::fit(&x);
         let nan = binner.transform(&Matrix::new(1, 1, vec![f64::NAN]));
         for (cut, majority) in [(0.8, 0), (0.2, 1)] {
@@ -1905,18 +1761,10 @@ mod tests {
         let empty = Binner::fit(&Matrix::new(0, 2, vec![])).transform(&Matrix::new(0, 2, vec![]));
         let some = Binner::fit(&Matrix::new(0, 2, vec![])).transform(&uniform_rows(2, 2, 15));
         let forest = fit_classifier(&empty, &[], 3, None, &params);
-        assert!(
-            forest
-                .predict_proba(&some)
-                .iter()
-                .all(|p| (p - 1.0 / 3.0).abs() < 1e-12)
-        );
+        assert!(forest.predict_proba(&some).iter().all(|p| (p - 1.0 / 3.0).abs() < 1e-12));
         assert_eq!(forest.predict(&some), [0, 0]);
         assert_eq!(forest.feature_importances(), [0.0, 0.0]);
-        assert_eq!(
-            fit_regressor(&empty, &[], None, &params).predict(&some),
-            [0.0, 0.0]
-        );
+        assert_eq!(fit_regressor(&empty, &[], None, &params).predict(&some), [0.0, 0.0]);
         assert!(forest.predict_proba(&empty).is_empty());
 
         // One class, and more classes than the labels use.
@@ -1936,8 +1784,7 @@ mod tests {
         let proba = forest.predict_proba(&flat);
         assert!((proba[1] - share).abs() < 0.1, "{} vs {share}", proba[1]);
         assert_eq!(forest.feature_importances(), [0.0, 0.0]);
-        let no_columns =
-            Binner::fit(&Matrix::new(50, 0, vec![])).transform(&Matrix::new(50, 0, vec![]));
+        let no_columns = Binner::fit(&Matrix::new(50, 0, vec![])).transform(&Matrix::new(50, 0, vec![]));
         let forest = fit_classifier(&no_columns, &y, 2, None, &params);
         assert_eq!(forest.predict(&no_columns).len(), 50);
         assert!(forest.feature_importances().is_empty());
@@ -1945,21 +1792,9 @@ mod tests {
         assert_eq!(regressor.predict(&no_columns), vec![2.0; 50]);
 
         // No trees, no depth.
-        let none = fit_classifier(
-            &binned,
-            &y,
-            2,
-            None,
-            &ForestParams {
-                n_trees: 0,
-                ..params.clone()
-            },
-        );
+        let none = fit_classifier(&binned, &y, 2, None, &ForestParams { n_trees: 0, ..params.clone() });
         assert_eq!(none.predict_proba(&binned), vec![0.5; 100]);
-        let stumpless = ForestParams {
-            max_depth: Some(0),
-            ..single_tree()
-        };
+        let stumpless = ForestParams { max_depth: Some(0), ..single_tree() };
         let root_only = fit_classifier(&binned, &y, 2, None, &stumpless).predict_proba(&binned);
         assert!(root_only.chunks_exact(2).all(|row| row == &root_only[..2]));
     }
@@ -2003,49 +1838,25 @@ mod tests {
         let x = uniform_rows(1000, 3, 20);
         let y: Vec<f64> = (0..1000).map(|i| 5.0 * x.get(i, 1)).collect();
         let binned = Binner::fit(&x).transform(&x);
-        let params = ForestParams {
-            n_trees: 20,
-            ..ForestParams::regressor_default()
-        };
+        let params = ForestParams { n_trees: 20, ..ForestParams::regressor_default() };
         let forest = fit_regressor(&binned, &y, None, &params);
         assert!(forest.feature_importances()[1] > 0.95);
         let importance = forest.permutation_importance(&binned, &y, 3, 1);
         assert!(importance.baseline > -0.01 && importance.baseline <= 0.0);
-        assert!(
-            importance.mean[1] > 1.0 && importance.mean[0].abs() < 0.01,
-            "{importance:?}"
-        );
+        assert!(importance.mean[1] > 1.0 && importance.mean[0].abs() < 0.01, "{importance:?}");
     }
 
     #[test]
     fn rows_of_weight_zero_are_ignored() {
         let x = uniform_rows(400, 3, 21);
         let y = labels(&x, |r| u32::from(r[0] > 0.5));
-        let weights: Vec<f64> = (0..400)
-            .map(|i| {
-                if i % 4 == 0 {
-                    0.0
-                } else {
-                    1.0 + (i % 3) as f64
-                }
-            })
-            .collect();
-        let scrambled: Vec<u32> = y
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| if i % 4 == 0 { 1 - c } else { c })
-            .collect();
+        let weights: Vec<f64> = (0..400).map(|i| if i % 4 == 0 { 0.0 } else { 1.0 + (i % 3) as f64 }).collect();
+        let scrambled: Vec<u32> = y.iter().enumerate().map(|(i, &c)| if i % 4 == 0 { 1 - c } else { c }).collect();
         let binned = Binner::fit(&x).transform(&x);
         for bootstrap in [true, false] {
-            let params = ForestParams {
-                n_trees: 10,
-                bootstrap,
-                ..ForestParams::classifier_default()
-            };
-            let clean =
-                fit_classifier(&binned, &y, 2, Some(&weights), &params).predict_proba(&binned);
-            let noisy = fit_classifier(&binned, &scrambled, 2, Some(&weights), &params)
-                .predict_proba(&binned);
+            let params = ForestParams { n_trees: 10, bootstrap, ..ForestParams::classifier_default() };
+            let clean = fit_classifier(&binned, &y, 2, Some(&weights), &params).predict_proba(&binned);
+            let noisy = fit_classifier(&binned, &scrambled, 2, Some(&weights), &params).predict_proba(&binned);
             assert_eq!(clean, noisy, "bootstrap {bootstrap}");
         }
     }
@@ -2055,10 +1866,7 @@ mod tests {
         let x = uniform_rows(500, 3, 22);
         let y = labels(&x, xor);
         let binned = Binner::fit(&x).transform(&x);
-        let params = ForestParams {
-            min_samples_leaf: 20,
-            ..single_tree()
-        };
+        let params = ForestParams { min_samples_leaf: 20, ..single_tree() };
         let forest = fit_classifier(&binned, &y, 2, None, &params);
         let tree = &forest.trees[0];
         let mut rows_per_leaf = std::collections::HashMap::new();
@@ -2068,56 +1876,92 @@ mod tests {
             *rows_per_leaf.entry(leaf).or_insert(0) += 1;
         }
         assert!(rows_per_leaf.len() > 5);
-        assert!(
-            rows_per_leaf.values().all(|&n| n >= 20),
-            "{:?}",
-            rows_per_leaf.values()
-        );
+        assert!(rows_per_leaf.values().all(|&n| n >= 20), "{:?}", rows_per_leaf.values());
+    }
+
+    /// Weighted impurity of the children of a split of all rows, by brute force.
+    fn children_impurity(
+        binned: &BinnedMatrix,
+        y: &[f64],
+        classes: bool,
+        feature: usize,
+        threshold: u8,
+        missing_left: bool,
+    ) -> f64 {
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        for (row, &bin) in binned.column(feature).iter().enumerate() {
+            if goes_left(bin, threshold, missing_left) {
+                left.push(y[row]);
+            } else {
+                right.push(y[row]);
+            }
+        }
+        let impurity = |side: &[f64]| {
+            let n = side.len() as f64;
+            if classes {
+                let ones = side.iter().filter(|&&v| v == 1.0).count() as f64;
+                n * (1.0 - (ones / n).powi(2) - (1.0 - ones / n).powi(2))
+            } else {
+                let mean = side.iter().sum::<f64>() / n;
+                side.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>()
+            }
+        };
+        if left.is_empty() || right.is_empty() { f64::INFINITY } else { impurity(&left) + impurity(&right) }
+    }
+
+    #[test]
+    fn the_root_split_is_the_best_of_all_splits() {
+        for seed in 0..20 {
+            let x = matrix(200, 3, 100 + seed, |rng| {
+                (0..3)
+                    .map(|_| if rng.random::<f64>() < 0.15 { f64::NAN } else { (rng.random::<f64>() * 12.0).floor() })
+                    .collect()
+            });
+            let binned = Binner::fit(&x).transform(&x);
+            let classes: Vec<u32> = labels(&x, |r| u32::from(r[0].is_nan() || r[1] + r[2] > 12.0));
+            let numbers: Vec<f64> =
+                (0..200).map(|i| x.get(i, 1).max(3.0) + if x.get(i, 2).is_nan() { 5.0 } else { 0.0 }).collect();
+            let stump = ForestParams { max_depth: Some(1), ..single_tree() };
+            let classifier = fit_classifier(&binned, &classes, 2, None, &stump);
+            let regressor = fit_regressor(&binned, &numbers, None, &stump);
+            let as_f64: Vec<f64> = classes.iter().map(|&c| f64::from(c)).collect();
+            for (tree, y, is_classes) in [(&classifier.trees[0], &as_f64, true), (&regressor.trees[0], &numbers, false)]
+            {
+                let Node::Split { feature, threshold, missing_left, .. } = tree.nodes[0] else {
+                    panic!("seed {seed}: the root did not split");
+                };
+                let chosen = children_impurity(&binned, y, is_classes, feature as usize, threshold, missing_left);
+                let mut best = f64::INFINITY;
+                for feature in 0..3 {
+                    for threshold in 0..MISSING_BIN {
+                        for missing_left in [false, true] {
+                            best =
+                                best.min(children_impurity(&binned, y, is_classes, feature, threshold, missing_left));
+                        }
+                    }
+                }
+                assert!(chosen <= best + 1e-9, "seed {seed}: chose {chosen}, best is {best}");
+            }
+        }
     }
 
     #[test]
     fn subtracting_a_sibling_histogram_equals_building_directly() {
-        let x = matrix(300, 1, 23, |rng| {
-            vec![if rng.random::<f64>() < 0.1 {
-                f64::NAN
-            } else {
-                rng.random()
-            }]
-        });
+        let x = matrix(300, 1, 23, |rng| vec![if rng.random::<f64>() < 0.1 { f64::NAN } else { rng.random() }]);
         let y: Vec<u32> = (0..300).map(|i| (i % 3) as u32).collect();
         let binned = Binner::fit(&x).transform(&x);
-        let criterion = Gini {
-            y: &y,
-            n_classes: 3,
-        };
+        let criterion = Gini { y: &y, n_classes: 3 };
         let rows: Vec<u32> = (0..300).collect();
-        let samples: Vec<_> = rows
-            .iter()
-            .map(|&r| Sample {
-                weight: 1.0 + f64::from(r % 2),
-                target: y[r as usize],
-            })
-            .collect();
+        let samples: Vec<_> =
+            rows.iter().map(|&r| Sample { weight: 1.0 + f64::from(r % 2), target: y[r as usize] }).collect();
         let (small, large) = (100, 100..300);
         let mut parent = HistStore::new(1, 4);
         parent.build(0, binned.column(0), &rows, &samples, &criterion);
         let mut derived = HistStore::new(1, 4);
-        derived.build(
-            0,
-            binned.column(0),
-            &rows[..small],
-            &samples[..small],
-            &criterion,
-        );
-        derived.subtract_from(&parent, 0);
+        derived.build(0, binned.column(0), &rows[..small], &samples[..small], &criterion);
+        derived.subtract_from(0, &parent, 0);
         let mut direct = HistStore::new(1, 4);
-        direct.build(
-            0,
-            binned.column(0),
-            &rows[large.clone()],
-            &samples[large],
-            &criterion,
-        );
+        direct.build(0, binned.column(0), &rows[large.clone()], &samples[large], &criterion);
         let (derived, direct) = (derived.view(0), direct.view(0));
         assert_eq!(derived.occupied, direct.occupied);
         assert_eq!(derived.counts, direct.counts);

@@ -4,8 +4,54 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::ingest::Ingested;
+use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::spec::Pipeline;
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// How much of the set a blind model answers (TsT-RF), overall and per group.
+fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
+    out.push_str("## Blind answerability (TsT-RF)\n\n");
+    let grouping = match &cfg.group_by {
+        None => "stratified folds".to_string(),
+        Some(GroupBy::Image) => "folds grouped by image".to_string(),
+        Some(GroupBy::Question) => "folds grouped by question text".to_string(),
+        Some(GroupBy::Meta(f)) => format!("folds grouped by `{f}`"),
+    };
+    let _ = writeln!(
+        out,
+        "A random forest trained with {}-fold cross-validation ({grouping}, {} repeat(s), seed {}) on non-visual \
+         features of this set answers **{}** of the questions without the image (95% CI {}-{}; macro over question \
+         types {}); chance is {} and always giving the most frequent answer scores {}. Per-question bias scores \
+         s(x) are in `report/scores.parquet`.\n",
+        cfg.folds,
+        cfg.repeats,
+        cfg.seed,
+        pct(d.weighted),
+        pct(d.ci95.0),
+        pct(d.ci95.1),
+        pct(d.macro_by_type),
+        pct(d.chance),
+        pct(d.majority)
+    );
+    out.push_str("| question type | format | questions | blind | chance | majority | top feature |\n|---|---|---:|---:|---:|---:|---|\n");
+    for g in &d.groups {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            g.question_type.as_deref().unwrap_or("(none)").replace('|', "\\|"),
+            g.format.as_str(),
+            g.n,
+            pct(g.blind_accuracy),
+            pct(g.chance),
+            pct(g.majority),
+            g.top_features.first().map_or(String::new(), |f| format!("`{}`", f.0))
+        );
+    }
+    out.push('\n');
+}
 
 fn size_category(n: usize) -> &'static str {
     match n {
@@ -56,7 +102,8 @@ fn features_yaml(out: &mut String) {
 }
 
 /// Renders the dataset card.
-pub fn render(p: &Pipeline, ing: &Ingested) -> String {
+pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+    let ing = stages.ingested;
     let ds = &p.dataset;
     let n = ing.samples.len();
     let mut out = String::new();
@@ -102,6 +149,9 @@ pub fn render(p: &Pipeline, ing: &Ingested) -> String {
     }
     let images: usize = ing.images.len();
     let _ = writeln!(out, "\n{images} distinct image files.\n");
+    if let Some(d) = stages.diagnosis {
+        diagnosis_section(&mut out, d, &p.diagnose);
+    }
     out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");
     let base = p.path.parent().unwrap_or(std::path::Path::new("."));
     for i in &ing.inputs {

@@ -40,8 +40,15 @@ pub struct ReleaseOutcome {
 /// The data file of the default config.
 pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
 
-/// Builds the release of `pipeline` from ingested samples under `out_root`.
-pub fn write_release(pipeline: &Pipeline, ingested: &Ingested, out_root: &Path) -> Result<ReleaseOutcome> {
+/// What the stages before the release produced.
+pub struct Stages<'a> {
+    pub ingested: &'a Ingested,
+    pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
+}
+
+/// Builds the release of `pipeline` under `out_root`.
+pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
+    let ingested = stages.ingested;
     let ds = &pipeline.dataset;
     let parent = out_root.join(&ds.name);
     let target = parent.join(&ds.version);
@@ -67,7 +74,10 @@ pub fn write_release(pipeline: &Pipeline, ingested: &Ingested, out_root: &Path) 
         }
         parquet::write_bytes(&path, text.as_bytes())?;
     }
-    parquet::write_bytes(&dir.join("README.md"), card::render(pipeline, ingested).as_bytes())?;
+    if let Some(d) = stages.diagnosis {
+        crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
+    }
+    parquet::write_bytes(&dir.join("README.md"), card::render(pipeline, stages).as_bytes())?;
 
     let files = hash_tree(dir)?;
     let manifest = manifest::render(pipeline, ingested, &files)?;

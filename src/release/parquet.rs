@@ -65,18 +65,40 @@ fn estimated_row_bytes(s: &Sample) -> usize {
     64 + text + images
 }
 
+/// Writer settings every blindspot Parquet file shares: zstd, `created_by`
+/// pinned, plus any schema metadata.
+pub fn properties(rows_per_group: usize, metadata: Vec<KeyValue>) -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| Error::Bug(e.to_string()))?))
+        .set_created_by("blindspot".to_string())
+        .set_max_row_group_row_count(Some(rows_per_group.max(1)))
+        .set_key_value_metadata((!metadata.is_empty()).then_some(metadata))
+        .build())
+}
+
+/// Writes one Arrow batch to `path` (scores, exported features).
+pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let props = properties(1_000_000, Vec::new())?;
+    let mut writer = ArrowWriter::try_new_with_options(
+        BufWriter::new(file),
+        batch.schema(),
+        ArrowWriterOptions::new().with_properties(props),
+    )
+    .map_err(|e| Error::Bug(format!("parquet writer: {e}")))?;
+    writer.write(batch).map_err(|e| write_err(path, e))?;
+    let inner = writer.into_inner().map_err(|e| write_err(path, e))?;
+    let file = inner.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))
+}
+
 /// Writes samples (already in output order) to one Parquet file at `path`.
 pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
     let total: usize = samples.iter().map(estimated_row_bytes).sum();
     let per_row = (total / samples.len().max(1)).max(1);
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
     let hf = serde_json::json!({"info": {"features": hf_features()}});
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| Error::Bug(e.to_string()))?))
-        .set_created_by("blindspot".to_string())
-        .set_max_row_group_row_count(Some(rows_per_group))
-        .set_key_value_metadata(Some(vec![KeyValue::new("huggingface".to_string(), hf.to_string())]))
-        .build();
+    let props = properties(rows_per_group, vec![KeyValue::new("huggingface".to_string(), hf.to_string())])?;
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut writer = ArrowWriter::try_new_with_options(
         BufWriter::new(file),

@@ -24,6 +24,10 @@ pub struct Pipeline {
     pub dataset: Dataset,
     pub ingest: IngestPlan,
     pub release: ReleasePlan,
+    /// TsT-RF settings (defaults when the section is absent).
+    pub diagnose: crate::diagnose::DiagnoseConfig,
+    /// Whether `build` runs diagnose (a `[diagnose]` section is present).
+    pub run_diagnose: bool,
     pub datasheet: BTreeMap<String, String>,
 }
 
@@ -389,15 +393,48 @@ impl Pipeline {
             date_published: d.date_published.clone(),
         };
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
+        let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
             dataset,
             ingest,
             release: ReleasePlan { embed_images: w.release.embed_images },
+            diagnose,
+            run_diagnose: w.diagnose.is_some(),
             datasheet: w.datasheet,
         }
     }
+}
+
+fn diagnose_config(
+    w: Option<&super::wire::DiagnoseWire>,
+    seed: u64,
+    ctx: &mut Ctx<'_>,
+) -> crate::diagnose::DiagnoseConfig {
+    let mut cfg = crate::diagnose::DiagnoseConfig { seed, ..Default::default() };
+    let Some(w) = w else { return cfg };
+    cfg.folds = w.folds.unwrap_or(cfg.folds);
+    cfg.repeats = w.repeats.unwrap_or(cfg.repeats);
+    cfg.trees = w.trees.unwrap_or(cfg.trees);
+    cfg.regression_trees = w.regression_trees.unwrap_or(cfg.regression_trees);
+    if let Some(g) = &w.group_by {
+        match crate::cli::diagnose::parse_group_by(g) {
+            Ok(g) => cfg.group_by = Some(g),
+            Err(e) => {
+                ctx.err("diagnose.group-by", e).help = Some("write \"image\", \"question\" or \"meta:FIELD\"".into())
+            }
+        }
+    }
+    if let Some(m) = w.mra {
+        cfg.mra = match m {
+            super::wire::MraWire::Strict => crate::diagnose::MraRule::Strict,
+            super::wire::MraWire::Inclusive => crate::diagnose::MraRule::Inclusive,
+        };
+    }
+    cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
+    cfg.features.meta_fields = w.meta_features.clone();
+    cfg
 }
 
 fn accessor(ctx: &mut Ctx<'_>, key: &str, value: Option<&String>) -> Option<Accessor> {

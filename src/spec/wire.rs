@@ -18,6 +18,8 @@ pub struct PipelineWire {
     pub dataset: DatasetWire,
     /// Where the benchmark comes from and how its fields map to the canonical sample.
     pub ingest: IngestWire,
+    /// TsT-RF settings; the section's presence makes `build` run diagnose.
+    pub diagnose: Option<DiagnoseWire>,
     /// How the release is written.
     #[serde(default)]
     pub release: ReleaseWire,
@@ -191,6 +193,42 @@ pub struct FilterWire {
     pub any_of: Option<Vec<String>>,
     /// Keep rows whose value is none of these.
     pub not_in: Option<Vec<String>>,
+}
+
+/// MRA's comparison for numeric answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MraWire {
+    /// `|pred - gold| / |gold| < 1 - θ` (the TsT release).
+    Strict,
+    /// `≤` (VSI-Bench's own scorer).
+    Inclusive,
+}
+
+/// TsT-RF: k-fold random forests on non-visual features (protocol notes).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DiagnoseWire {
+    /// Cross-validation folds (default 5).
+    #[schemars(range(min = 2))]
+    pub folds: Option<usize>,
+    /// Repeats with seeds seed, seed+1, ... (default 1).
+    #[schemars(range(min = 1))]
+    pub repeats: Option<usize>,
+    /// Trees per classification forest (default 100).
+    #[schemars(range(min = 1))]
+    pub trees: Option<usize>,
+    /// Trees per regression forest (default 200).
+    #[schemars(range(min = 1))]
+    pub regression_trees: Option<usize>,
+    /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
+    pub group_by: Option<String>,
+    /// Numeric answers: `strict` (default) or `inclusive`.
+    pub mra: Option<MraWire>,
+    /// Question types with fewer questions share one pooled model per format (default 20).
+    pub min_group: Option<usize>,
+    /// Meta fields used as categorical features (default: every field with at most 50 values).
+    pub meta_features: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

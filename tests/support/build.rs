@@ -8,7 +8,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(blindspot_real_data)");
     println!("cargo::rerun-if-env-changed=BLINDSPOT_DATA_DIR");
-    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=tests/support/build.rs");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let dir = match std::env::var("BLINDSPOT_DATA_DIR") {
         Ok(d) if !d.is_empty() => manifest.join(d),

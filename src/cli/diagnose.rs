@@ -1,0 +1,147 @@
+//! `blindspot diagnose INPUT [--pipeline F] --out DIR`: TsT-RF on one
+//! benchmark, by hand, before (or without) writing a pipeline.
+
+use std::path::PathBuf;
+
+use crate::diagnose::{GroupBy, MraRule, check_leakage, diagnose, report};
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::ingest;
+use crate::spec::{IngestPlan, Pipeline};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A benchmark file with canonical fields, or a pipeline file (.toml).
+    pub input: PathBuf,
+    /// A pipeline whose field mapping and [diagnose] settings apply to INPUT.
+    #[arg(long)]
+    pub pipeline: Option<PathBuf>,
+    /// Folder for scores.parquet, diagnose.json and the plots.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Cross-validation folds (default 5, or the pipeline's).
+    #[arg(long)]
+    pub folds: Option<usize>,
+    /// Repeats with seeds seed, seed+1, ... (default 1).
+    #[arg(long)]
+    pub repeats: Option<usize>,
+    /// Seed of folds and forests (default 42).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Trees per classification forest (default 100).
+    #[arg(long)]
+    pub trees: Option<usize>,
+    /// Keep questions of one group in one fold: `image`, `question` or `meta:FIELD`.
+    #[arg(long)]
+    pub group_by: Option<String>,
+    /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
+    #[arg(long)]
+    pub mra: Option<String>,
+    /// Check that no feature reads held-out answers; exit 1 naming any that does.
+    #[arg(long)]
+    pub check_leakage: bool,
+    /// Also write each fold's feature matrices as Parquet into this folder.
+    #[arg(long)]
+    pub export_features: Option<PathBuf>,
+}
+
+/// Parses `image` or `meta:FIELD`.
+pub fn parse_group_by(s: &str) -> std::result::Result<GroupBy, String> {
+    match s.split_once(':') {
+        None if s == "image" => Ok(GroupBy::Image),
+        None if s == "question" => Ok(GroupBy::Question),
+        Some(("meta", field)) if !field.is_empty() => Ok(GroupBy::Meta(field.to_string())),
+        _ => Err(format!("group-by \"{s}\" is not \"image\", \"question\" or \"meta:FIELD\"")),
+    }
+}
+
+/// Parses `strict` or `inclusive`.
+pub fn parse_mra(s: &str) -> std::result::Result<MraRule, String> {
+    match s {
+        "strict" => Ok(MraRule::Strict),
+        "inclusive" => Ok(MraRule::Inclusive),
+        _ => Err(format!("mra \"{s}\" is not \"strict\" or \"inclusive\"")),
+    }
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
+    let pipeline = match (&args.pipeline, is_toml(&args.input)) {
+        (Some(p), _) => Some(Pipeline::load(p)?),
+        (None, true) => Some(Pipeline::load(&args.input)?),
+        (None, false) => None,
+    };
+    let plan = match &pipeline {
+        Some(p) if !is_toml(&args.input) => {
+            let mut plan = p.ingest.clone();
+            let format = crate::spec::Format::infer(&args.input).unwrap_or(crate::spec::Format::Json);
+            plan.inputs = vec![crate::spec::Input { path: args.input.clone(), format }];
+            plan
+        }
+        Some(p) => p.ingest.clone(),
+        None => {
+            if !args.input.exists() {
+                return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+            }
+            IngestPlan::for_canonical_input(&args.input)?
+        }
+    };
+    let mut cfg = pipeline.as_ref().map(|p| p.diagnose.clone()).unwrap_or_default();
+    let flag = |msg: String| Error::one(Problem::new(Location::file("command line"), msg));
+    if let Some(k) = args.folds {
+        if k < 2 {
+            return Err(flag("--folds must be at least 2".into()));
+        }
+        cfg.folds = k;
+    }
+    if let Some(r) = args.repeats {
+        cfg.repeats = r.max(1);
+    }
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
+    if let Some(t) = args.trees {
+        cfg.trees = t.max(1);
+    }
+    if let Some(g) = &args.group_by {
+        cfg.group_by = Some(parse_group_by(g).map_err(flag)?);
+    }
+    if let Some(m) = &args.mra {
+        cfg.mra = parse_mra(m).map_err(flag)?;
+    }
+    let ingested = ingest(&plan)?;
+    if args.check_leakage {
+        let leaks = check_leakage(&ingested.samples, &cfg);
+        if !leaks.is_empty() {
+            return Err(Error::Bug(format!("features read held-out answers: {}", leaks.join("; "))));
+        }
+        super::say("leak check: no feature changed when held-out answers changed");
+    }
+    let d = diagnose(&ingested.samples, &cfg);
+    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg))?;
+    if let Some(dir) = &args.export_features {
+        super::ingest::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
+    }
+    super::say(&format!(
+        "{} questions: blind accuracy {:.2}% (95% CI {:.2}-{:.2}), macro {:.2}%, chance {:.2}%, majority {:.2}% -> {}",
+        d.n_samples,
+        d.weighted * 100.0,
+        d.ci95.0 * 100.0,
+        d.ci95.1 * 100.0,
+        d.macro_by_type * 100.0,
+        d.chance * 100.0,
+        d.majority * 100.0,
+        display_path(&args.out)
+    ));
+    for g in &d.groups {
+        super::say(&format!(
+            "  {} / {}: n {}, blind {:.2}%, chance {:.2}%, majority {:.2}%",
+            g.question_type.as_deref().unwrap_or("(no type)"),
+            g.format.as_str(),
+            g.n,
+            g.blind_accuracy * 100.0,
+            g.chance * 100.0,
+            g.majority * 100.0
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,930 @@
+//! Features: the non-visual columns TsT-RF learns from.
+//!
+//! This is the features stage of diagnose, between ingest and the forest. For every
+//! cross-validation fold of one question type:
+//!
+//! ```text
+//! training samples ──▶ Featurizer::fit_transform ──▶ Featurizer + training Matrix ─┐
+//! held-out samples ──▶ Featurizer::transform ───────▶ held-out Matrix ─────────────┴─▶ forest.rs
+//! ```
+//!
+//! (`Matrix`: f64, row-major, NaN = missing.) Everything a blind model could exploit
+//! without the image becomes a column:
+//!
+//! - `q.*`: the question's length in characters and words, how many numbers it holds,
+//!   its option count, its context's length;
+//! - `opt{j}.*`, per option position `j` (NaN past a question's last option): length,
+//!   length rank, longest/shortest flags, word overlap with the question, leading
+//!   number, how often that exact text was gold / offered in training and the ratio,
+//!   and `term_gold`, a lexical prior: how often the words and word pairs that set the
+//!   option apart from the others were on the gold side in training;
+//! - `cat.question_type`, `meta.<key>`: label-encoded on training values;
+//! - `template.*`, `slot{k}.*`, `question.*`: questions that share a skeleton once their
+//!   variable spans are masked ("is there a <slot> in the image ?") share a template,
+//!   each span is a slot, and the template, each slot value and each repeated whole
+//!   question get their training count and answer statistics: P(yes) for yes/no; per
+//!   option position P(that text is gold), whether it is the most frequent gold text and
+//!   its number's log-distance to the gold numbers' mean for multiple choice; mean and
+//!   standard deviation, raw and of log10(x + 1), for numeric answers; the share of the
+//!   most common answer for open ones. This family exposes priors such as POPE's
+//!   object names.
+//!
+//! Leak discipline (`tst-protocol-notes.md`, "Features"): every statistic comes from
+//! training samples only, and [`Featurizer::transform`] reads a sample only through
+//! `Inputs`, which carries no answer, so changing a held-out answer cannot change a
+//! row. Keys unseen in training have count 0 and NaN statistics; categorical values
+//! unseen in training encode as -1.
+//!
+//! Departures from the TsT release, to be stated in reports:
+//! - training rows are cross-fitted by [`Featurizer::fit_transform`]: each block of
+//!   training rows gets statistics from the other blocks, never from its own answers
+//!   (the release merges statistics fit on the training fold back onto that fold, which
+//!   lets a rare key carry its own row's label). [`FeatureConfig::cross_fit`] below 2
+//!   restores the release's behaviour;
+//! - whole-question statistics only exist for questions asked at least
+//!   `min_template_count` times;
+//! - templates, slots and `term_gold` are generic stand-ins for the release's
+//!   hand-written, per-benchmark extractors (regular expressions for object names).
+//!
+//! As in the release, a standard deviation is the sample one (pandas' `std`), 0 over a
+//! single answer.
+//!
+//! Determinism: strings are interned in sorted order, maps are `BTreeMap`s and parallel
+//! work is collected in input order, so equal inputs give bit-identical matrices and
+//! column order depends only on the fitted featurizer (answer format, widest option
+//! list, meta keys, `max_slots`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+
+use super::forest::Matrix;
+use crate::sample::{AnswerFormat, Sample};
+
+/// Settings of the featurizer; [`Default`] is what TsT-RF uses without configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureConfig {
+    /// Fewest training questions a template, a line skeleton or a repeated question needs
+    /// to get an id and statistics; a frame token must occur in at least this many too.
+    pub min_template_count: usize,
+    /// A token is frame (not slot) when it occurs in at least this fraction of the
+    /// training questions (and in at least `min_template_count` of them).
+    pub frame_fraction: f64,
+    /// Slots per template that get columns; later slots are ignored, so the column
+    /// count stays fixed.
+    pub max_slots: usize,
+    /// Open answers seen fewer than this many times are pooled into one "other" class.
+    /// Read by the diagnose driver when it builds open-answer targets, not here.
+    pub rare_vocab: usize,
+    /// Meta keys to label-encode, in this order; `None` = every meta key seen in
+    /// training with at most `max_meta_values` distinct values, in key order.
+    pub meta_fields: Option<Vec<String>>,
+    /// Most distinct training values a meta key may have to be picked when
+    /// `meta_fields` is `None` (more looks like free text or an id).
+    pub max_meta_values: usize,
+    /// Blocks of [`Featurizer::fit_transform`]'s cross-fitting; below 2 the training
+    /// rows get in-sample statistics, as in the TsT release.
+    pub cross_fit: usize,
+}
+
+impl Default for FeatureConfig {
+    fn default() -> Self {
+        FeatureConfig {
+            min_template_count: 5,
+            frame_fraction: 0.01,
+            max_slots: 3,
+            rare_vocab: 2,
+            meta_fields: None,
+            max_meta_values: 50,
+            cross_fit: 5,
+        }
+    }
+}
+
+/// Feature extraction fit on training samples; see the module docs.
+#[derive(Debug, Clone)]
+pub struct Featurizer {
+    /// Answer format of the training samples (the first one's); `None` when fit on nothing.
+    format: Option<AnswerFormat>,
+    /// Widest option list in training: option columns exist for positions `0..n_options`.
+    n_options: usize,
+    max_slots: usize,
+    min_question_count: usize,
+    question_types: Vocab,
+    /// Picked meta keys with their training values.
+    meta: Vec<(String, Vocab)>,
+    templates: Templates,
+    /// Normalized option texts and answers seen in training.
+    texts: Vocab,
+    /// Distinguishing option terms seen in training (see `OptionText::terms`).
+    terms: Vocab,
+    /// Slot values of kept templates seen in training.
+    slot_values: Vocab,
+    /// Whole questions (tokenized) seen in training.
+    questions: Vocab,
+    /// Statistics of the whole training set, used for every transformed sample.
+    tables: Tables,
+    names: Vec<String>,
+}
+
+impl Featurizer {
+    /// Learns vocabularies, templates and answer statistics from `train` (answers
+    /// included). Samples whose answer does not parse under the format (a yes/no answer
+    /// that is neither, a numeric answer without a number) still count as occurrences
+    /// but add nothing to answer statistics.
+    pub fn fit(train: &[&Sample], config: &FeatureConfig) -> Featurizer {
+        Featurizer::fit_prepared(train, config).0
+    }
+
+    /// [`Featurizer::fit`] plus the training rows' matrix, cross-fitted: with
+    /// `config.cross_fit = k ≥ 2` the training samples are cut into `k` contiguous
+    /// blocks (in the order given, so neighbouring ids, often one image's questions,
+    /// stay together) and each block's answer statistics and counts come from the other
+    /// blocks only, counts rescaled to the full training set's size. A training row then
+    /// never sees its own answer, just as a held-out row does not. With in-sample
+    /// statistics a rare key carries its own row's label (an option text seen once is
+    /// gold exactly when it was this row's answer) and the forest learns to trust
+    /// columns that are empty on held-out rows. With `k < 2` this is `fit` followed by
+    /// `transform(train)`, the TsT release's behaviour.
+    pub fn fit_transform(train: &[&Sample], config: &FeatureConfig) -> (Featurizer, Matrix) {
+        let (featurizer, prepared, targets) = Featurizer::fit_prepared(train, config);
+        let n = train.len();
+        let k = config.cross_fit.min(n);
+        let width = featurizer.names.len();
+        let data = if k < 2 {
+            featurizer.rows(&featurizer.tables, &prepared)
+        } else {
+            let blocks: Vec<Vec<f64>> = (0..k)
+                .into_par_iter()
+                .map(|block| {
+                    let rows = block * n / k..(block + 1) * n / k;
+                    let rest: Vec<(&Keyed<'_>, Option<&Target>)> = (0..n)
+                        .filter(|i| !rows.contains(i))
+                        .map(|i| (&prepared[i], targets[i].as_ref()))
+                        .collect();
+                    let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
+                    featurizer.rows(&tables, &prepared[rows])
+                })
+                .collect();
+            blocks.concat()
+        };
+        (featurizer, Matrix::new(n, width, data))
+    }
+
+    /// One row per sample, columns as in [`Featurizer::names`], with the statistics of
+    /// the whole training set. Reads each sample only through `Inputs` (question,
+    /// context, options, question type, meta), never its answer.
+    pub fn transform(&self, samples: &[&Sample]) -> Matrix {
+        let prepared: Vec<Keyed<'_>> = samples.par_iter().map(|s| self.prepare(Inputs::of(s))).collect();
+        Matrix::new(samples.len(), self.names.len(), self.rows(&self.tables, &prepared))
+    }
+
+    /// Column names, one per column, stable for a fitted featurizer.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The featurizer, the training samples prepared, and their targets.
+    fn fit_prepared<'a>(train: &[&'a Sample], config: &FeatureConfig) -> (Featurizer, Vec<Keyed<'a>>, Vec<Option<Target>>) {
+        let format = train.first().map(|s| s.answer_format);
+        let lines: Vec<Vec<Vec<String>>> = train.par_iter().map(|s| lines_of(&s.question)).collect();
+        let mut featurizer = Featurizer {
+            format,
+            n_options: train.iter().map(|s| s.options.len()).max().unwrap_or(0),
+            max_slots: config.max_slots,
+            min_question_count: config.min_template_count.max(1),
+            question_types: Vocab::new(train.iter().filter_map(|s| s.question_type.as_deref())),
+            meta: meta_encoders(train, config),
+            templates: Templates::fit(&lines, config),
+            texts: Vocab::default(),
+            terms: Vocab::default(),
+            slot_values: Vocab::default(),
+            questions: Vocab::default(),
+            tables: Tables::default(),
+            names: Vec::new(),
+        };
+        let raw: Vec<Raw<'a>> =
+            train.par_iter().zip(lines).map(|(s, lines)| featurizer.raw(Inputs::of(s), lines)).collect();
+        // Answers are read here and only here, into targets kept apart from the inputs.
+        let answers: Vec<Option<String>> = train.iter().map(|s| format.and_then(|f| answer_text(s, f))).collect();
+        let options = raw.iter().flat_map(|r| &r.options);
+        featurizer.texts = Vocab::new(options.clone().map(|o| o.text.as_str()).chain(answers.iter().flatten().map(String::as_str)));
+        featurizer.terms = Vocab::new(options.flat_map(|o| &o.terms).map(String::as_str));
+        let kept = raw.iter().filter(|r| r.template.is_some());
+        featurizer.slot_values = Vocab::new(kept.flat_map(|r| r.slots.iter().take(config.max_slots)).map(String::as_str));
+        featurizer.questions = Vocab::new(raw.iter().map(|r| r.question.as_str()));
+
+        let targets: Vec<Option<Target>> =
+            train.iter().zip(&answers).map(|(s, text)| format.and_then(|f| featurizer.target(s, f, text.as_deref()))).collect();
+        let prepared: Vec<Keyed<'a>> = raw.into_par_iter().map(|r| featurizer.key(r)).collect();
+        let rows: Vec<(&Keyed<'_>, Option<&Target>)> = prepared.iter().zip(targets.iter().map(Option::as_ref)).collect();
+        featurizer.tables = featurizer.tables(&rows, 1.0);
+
+        // Names come from the same code path as values, run on an empty question, so
+        // the two can never disagree on order or count.
+        let empty = BTreeMap::new();
+        let blank = Inputs { question: "", context: None, options: &[], question_type: None, meta: &empty };
+        let mut names = Names(Vec::new());
+        featurizer.columns(&featurizer.tables, &featurizer.prepare(blank), &mut names);
+        featurizer.names = names.0;
+        (featurizer, prepared, targets)
+    }
+
+    /// What a training answer contributes to statistics; `None` when it does not parse.
+    /// `text` is the sample's [`answer_text`], interned in `self.texts`.
+    fn target(&self, s: &Sample, format: AnswerFormat, text: Option<&str>) -> Option<Target> {
+        let text_id = || text.and_then(|t| self.texts.id(t));
+        match format {
+            AnswerFormat::YesNo => match tokens(&s.answer).first().map(String::as_str) {
+                Some("yes") => Some(Target::Yes(true)),
+                Some("no") => Some(Target::Yes(false)),
+                _ => None,
+            },
+            AnswerFormat::MultipleChoice => {
+                Some(Target::Gold { text: text_id()?, number: leading_number(text.unwrap_or_default()) })
+            }
+            AnswerFormat::Numeric => {
+                let v = leading_number(&s.answer);
+                v.is_finite().then_some(Target::Number(v))
+            }
+            AnswerFormat::Open => Some(Target::Text(text_id()?)),
+        }
+    }
+
+    /// Answer statistics and key counts of `rows`, counts multiplied by `count_scale`.
+    fn tables(&self, rows: &[(&Keyed<'_>, Option<&Target>)], count_scale: f64) -> Tables {
+        let mut tables = Tables {
+            count_scale,
+            options: vec![(0, 0); self.texts.len()],
+            terms: vec![(0, 0); self.terms.len()],
+            templates: Vec::new(),
+            slots: BTreeMap::new(),
+            questions: BTreeMap::new(),
+        };
+        let mut templates = vec![Tally::default(); self.templates.ids.len()];
+        let mut slots: BTreeMap<(usize, usize, usize), Tally> = BTreeMap::new();
+        let mut questions: BTreeMap<usize, Tally> = BTreeMap::new();
+        for &(p, target) in rows {
+            let offered: BTreeSet<usize> = p.options.iter().filter_map(|o| o.text).collect();
+            for text in offered {
+                tables.options[text].1 += 1;
+            }
+            if let Some(&Target::Gold { text: gold, .. }) = target {
+                tables.options[gold].0 += 1;
+                for o in &p.options {
+                    for &term in o.terms.iter().flatten() {
+                        tables.terms[term].0 += usize::from(o.text == Some(gold));
+                        tables.terms[term].1 += 1;
+                    }
+                }
+            }
+            if let Some(id) = p.template {
+                templates[id].add(target);
+                for (k, value) in p.slots.iter().enumerate() {
+                    if let Some(value) = value {
+                        slots.entry((id, k, *value)).or_default().add(target);
+                    }
+                }
+            }
+            if let Some(q) = p.question {
+                questions.entry(q).or_default().add(target);
+            }
+        }
+        tables.templates = templates.into_iter().map(Tally::finish).collect();
+        tables.slots = slots.into_iter().map(|(key, t)| (key, t.finish())).collect();
+        // Only repeated questions: a question asked once is its own key and tells a
+        // held-out question nothing.
+        tables.questions = questions
+            .into_iter()
+            .filter(|(_, t)| t.count >= self.min_question_count)
+            .map(|(key, t)| (key, t.finish()))
+            .collect();
+        tables
+    }
+
+    /// One question, answer-free, matched against the fitted vocabularies.
+    fn prepare<'a>(&self, x: Inputs<'a>) -> Keyed<'a> {
+        self.key(self.raw(x, lines_of(x.question)))
+    }
+
+    /// Everything about one question the columns need, as strings.
+    fn raw<'a>(&self, x: Inputs<'a>, lines: Vec<Vec<String>>) -> Raw<'a> {
+        let words: BTreeSet<&String> = lines.iter().flatten().filter(|t| is_word(t)).collect();
+        let option_words: Vec<Vec<String>> =
+            x.options.iter().map(|o| tokens(o).into_iter().filter(|t| is_word(t)).collect()).collect();
+        let option_terms: Vec<BTreeSet<String>> = option_words.iter().map(|w| terms(w)).collect();
+        let options = x
+            .options
+            .iter()
+            .zip(&option_words)
+            .enumerate()
+            .map(|(j, (o, own))| {
+                let own_words: BTreeSet<&String> = own.iter().collect();
+                let distinct = option_terms[j]
+                    .iter()
+                    .filter(|t| !option_terms.iter().enumerate().any(|(i, other)| i != j && other.contains(*t)));
+                OptionText {
+                    chars: o.chars().count(),
+                    number: leading_number(o),
+                    overlap: jaccard(&own_words, &words),
+                    text: normalize(o),
+                    terms: distinct.cloned().collect(),
+                }
+            })
+            .collect();
+        let (template, slots) = self.templates.shape(&lines);
+        Raw {
+            chars: x.question.chars().count(),
+            words: lines.iter().flatten().filter(|t| is_word(t)).count(),
+            numbers: lines.iter().flatten().filter(|t| is_number(t)).count(),
+            context_chars: x.context.map_or(0, |c| c.chars().count()),
+            question_type: x.question_type,
+            meta: x.meta,
+            options,
+            template,
+            n_slots: slots.len(),
+            slots,
+            question: whole_key(&lines),
+        }
+    }
+
+    /// `raw` with its strings replaced by their training ids (`None` = unseen).
+    fn key<'a>(&self, raw: Raw<'a>) -> Keyed<'a> {
+        let options = raw
+            .options
+            .into_iter()
+            .map(|o| OptionText {
+                chars: o.chars,
+                number: o.number,
+                overlap: o.overlap,
+                text: self.texts.id(&o.text),
+                terms: o.terms.iter().map(|t| self.terms.id(t)).collect(),
+            })
+            .collect();
+        let slots = match raw.template {
+            Some(_) => raw.slots.iter().take(self.max_slots).map(|v| self.slot_values.id(v)).collect(),
+            None => Vec::new(),
+        };
+        Prepared {
+            chars: raw.chars,
+            words: raw.words,
+            numbers: raw.numbers,
+            context_chars: raw.context_chars,
+            question_type: raw.question_type,
+            meta: raw.meta,
+            options,
+            template: raw.template,
+            n_slots: raw.n_slots,
+            slots,
+            question: self.questions.id(&raw.question),
+        }
+    }
+
+    /// The rows of `prepared`, row-major.
+    fn rows(&self, tables: &Tables, prepared: &[Keyed<'_>]) -> Vec<f64> {
+        let width = self.names.len();
+        let mut data = vec![0.0; prepared.len() * width];
+        data.par_chunks_mut(width).zip(prepared).for_each(|(row, p)| self.columns(tables, p, &mut Values(row.iter_mut())));
+        data
+    }
+
+    /// Emits every column of one prepared question, in column order.
+    fn columns(&self, tables: &Tables, p: &Keyed<'_>, out: &mut impl Sink) {
+        let nan = f64::NAN;
+        let flag = |b: bool| f64::from(u8::from(b));
+        let count = |c: usize| c as f64 * tables.count_scale;
+        out.put(|| "q.chars".into(), p.chars as f64);
+        out.put(|| "q.words".into(), p.words as f64);
+        out.put(|| "q.numbers".into(), p.numbers as f64);
+        out.put(|| "q.options".into(), p.options.len() as f64);
+        out.put(|| "q.context_chars".into(), p.context_chars as f64);
+
+        let longest = p.options.iter().map(|o| o.chars).max();
+        let shortest = p.options.iter().map(|o| o.chars).min();
+        for j in 0..self.n_options {
+            let o = p.options.get(j);
+            let value = |f: &dyn Fn(&OptionText<Option<usize>>) -> f64| o.map_or(nan, f);
+            let counts = o.map(|o| o.text.map_or((0, 0), |t| tables.options[t]));
+            out.put(|| format!("opt{j}.chars"), value(&|o| o.chars as f64));
+            // 0 = longest: the number of options strictly longer than this one.
+            let rank = |o: &OptionText<_>| p.options.iter().filter(|other| other.chars > o.chars).count() as f64;
+            out.put(|| format!("opt{j}.len_rank"), value(&rank));
+            out.put(|| format!("opt{j}.is_longest"), value(&|o| flag(Some(o.chars) == longest)));
+            out.put(|| format!("opt{j}.is_shortest"), value(&|o| flag(Some(o.chars) == shortest)));
+            out.put(|| format!("opt{j}.q_overlap"), value(&|o| o.overlap));
+            out.put(|| format!("opt{j}.number"), value(&|o| o.number));
+            out.put(|| format!("opt{j}.gold_count"), counts.map_or(nan, |c| count(c.0)));
+            out.put(|| format!("opt{j}.seen_count"), counts.map_or(nan, |c| count(c.1)));
+            let ratio = counts.and_then(|(gold, seen)| (seen > 0).then(|| gold as f64 / seen as f64));
+            out.put(|| format!("opt{j}.gold_ratio"), ratio.unwrap_or(nan));
+            let term_gold = |o: &OptionText<Option<usize>>| {
+                let seen = o.terms.iter().flatten().map(|&t| tables.terms[t]).filter(|&(_, seen)| seen > 0);
+                let (sum, n) = seen.fold((0.0, 0), |(sum, n), (gold, seen)| (sum + gold as f64 / seen as f64, n + 1));
+                if n == 0 { nan } else { sum / f64::from(n) }
+            };
+            out.put(|| format!("opt{j}.term_gold"), value(&term_gold));
+        }
+
+        out.put(|| "cat.question_type".into(), self.question_types.code(p.question_type));
+        for (key, values) in &self.meta {
+            out.put(|| format!("meta.{key}"), values.code(p.meta.get(key).map(String::as_str)));
+        }
+
+        out.put(|| "template.id".into(), p.template.map_or(-1.0, |id| id as f64));
+        out.put(|| "template.slots".into(), p.n_slots as f64);
+        self.stat_columns("template", tables, p.template.map(|id| &tables.templates[id]), p, out);
+        for k in 0..self.max_slots {
+            let value = p.template.zip(p.slots.get(k).copied().flatten());
+            let stat = value.and_then(|(id, value)| tables.slots.get(&(id, k, value)));
+            self.stat_columns(&format!("slot{}", k + 1), tables, stat, p, out);
+        }
+        self.stat_columns("question", tables, p.question.and_then(|q| tables.questions.get(&q)), p, out);
+    }
+
+    /// The count and answer statistics of one key (`None` = unseen in training).
+    fn stat_columns(&self, prefix: &str, tables: &Tables, stat: Option<&Stat>, p: &Keyed<'_>, out: &mut impl Sink) {
+        let nan = f64::NAN;
+        out.put(|| format!("{prefix}.count"), stat.map_or(0.0, |s| s.count as f64 * tables.count_scale));
+        match self.format {
+            Some(AnswerFormat::YesNo) => out.put(|| format!("{prefix}.p_yes"), stat.map_or(nan, |s| s.p_yes)),
+            Some(AnswerFormat::MultipleChoice) => {
+                for j in 0..self.n_options {
+                    let pair = stat.zip(p.options.get(j));
+                    out.put(|| format!("{prefix}.opt{j}.p_gold"), pair.map_or(nan, |(s, o)| s.share(o.text)));
+                    let is_mode = |(s, o): (&Stat, &OptionText<Option<usize>>)| {
+                        f64::from(u8::from(s.mode.is_some() && s.mode == o.text))
+                    };
+                    out.put(|| format!("{prefix}.opt{j}.is_mode"), pair.map_or(nan, is_mode));
+                    // How far this option's number is from the numbers that were gold
+                    // under this key (the release's "log-distance to the object's mean").
+                    let dist = |(s, o): (&Stat, &OptionText<Option<usize>>)| (log1p10(o.number) - s.log.mean()).abs();
+                    out.put(|| format!("{prefix}.opt{j}.log_dist"), pair.map_or(nan, dist));
+                }
+            }
+            Some(AnswerFormat::Numeric) => {
+                out.put(|| format!("{prefix}.mean"), stat.map_or(nan, |s| s.raw.mean()));
+                out.put(|| format!("{prefix}.std"), stat.map_or(nan, |s| s.raw.std()));
+                out.put(|| format!("{prefix}.log_mean"), stat.map_or(nan, |s| s.log.mean()));
+                out.put(|| format!("{prefix}.log_std"), stat.map_or(nan, |s| s.log.std()));
+            }
+            Some(AnswerFormat::Open) => out.put(|| format!("{prefix}.top_share"), stat.map_or(nan, Stat::top_share)),
+            None => {}
+        }
+    }
+}
+
+/// The only fields of a sample the featurizer reads outside `fit`'s targets: no
+/// answer, no answer index, no images.
+#[derive(Debug, Clone, Copy)]
+struct Inputs<'a> {
+    question: &'a str,
+    context: Option<&'a str>,
+    options: &'a [String],
+    question_type: Option<&'a str>,
+    meta: &'a BTreeMap<String, String>,
+}
+
+impl<'a> Inputs<'a> {
+    fn of(s: &'a Sample) -> Inputs<'a> {
+        Inputs {
+            question: &s.question,
+            context: s.context.as_deref(),
+            options: &s.options,
+            question_type: s.question_type.as_deref(),
+            meta: &s.meta,
+        }
+    }
+}
+
+/// One question as the columns see it; `K` is how texts are held: as strings (`Raw`)
+/// until they are looked up in the training vocabularies (`Keyed`).
+struct Prepared<'a, K> {
+    chars: usize,
+    words: usize,
+    numbers: usize,
+    context_chars: usize,
+    question_type: Option<&'a str>,
+    meta: &'a BTreeMap<String, String>,
+    options: Vec<OptionText<K>>,
+    /// Kept template id.
+    template: Option<usize>,
+    /// Slots of the question's template, kept or not.
+    n_slots: usize,
+    /// Slot values (keyed: only of a kept template, at most `max_slots`).
+    slots: Vec<K>,
+    /// The whole tokenized question.
+    question: K,
+}
+
+type Raw<'a> = Prepared<'a, String>;
+type Keyed<'a> = Prepared<'a, Option<usize>>;
+
+struct OptionText<K> {
+    chars: usize,
+    number: f64,
+    /// Jaccard similarity of the option's and the question's word sets.
+    overlap: f64,
+    /// Normalized text.
+    text: K,
+    /// Words and adjacent word pairs of this option that no other option of the
+    /// question has: what tells the options apart.
+    terms: Vec<K>,
+}
+
+/// Receives columns in order: values when transforming, names when fitting. Names are
+/// built lazily so transforming never formats a string.
+trait Sink {
+    fn put(&mut self, name: impl FnOnce() -> String, value: f64);
+}
+
+/// Writes values into one row's slots.
+struct Values<'r, I: Iterator<Item = &'r mut f64>>(I);
+
+impl<'r, I: Iterator<Item = &'r mut f64>> Sink for Values<'r, I> {
+    fn put(&mut self, _name: impl FnOnce() -> String, value: f64) {
+        *self.0.next().expect("a row has one slot per name") = value;
+    }
+}
+
+struct Names(Vec<String>);
+
+impl Sink for Names {
+    fn put(&mut self, name: impl FnOnce() -> String, _value: f64) {
+        self.0.push(name());
+    }
+}
+
+/// Distinct training strings, each encoded by its rank in sorted order.
+#[derive(Debug, Clone, Default)]
+struct Vocab(BTreeMap<String, usize>);
+
+impl Vocab {
+    fn new<'s>(items: impl Iterator<Item = &'s str>) -> Vocab {
+        let distinct: BTreeSet<&str> = items.collect();
+        Vocab(distinct.into_iter().enumerate().map(|(id, s)| (s.to_string(), id)).collect())
+    }
+
+    fn id(&self, item: &str) -> Option<usize> {
+        self.0.get(item).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Label encoding: the id, -1 for a value unseen in training, NaN for no value.
+    fn code(&self, value: Option<&str>) -> f64 {
+        value.map_or(f64::NAN, |v| self.id(v).map_or(-1.0, |id| id as f64))
+    }
+}
+
+/// What a training answer contributes to statistics, by answer format.
+#[derive(Debug, Clone, PartialEq)]
+enum Target {
+    Yes(bool),
+    /// Multiple choice: the gold option's text id and leading number.
+    Gold {
+        text: usize,
+        number: f64,
+    },
+    Number(f64),
+    /// Open: the answer's text id.
+    Text(usize),
+}
+
+/// The normalized text a training answer is counted under: the gold option's text for
+/// multiple choice (the answer when the index is missing or out of range), the answer
+/// for open questions, none otherwise.
+fn answer_text(s: &Sample, format: AnswerFormat) -> Option<String> {
+    match format {
+        AnswerFormat::MultipleChoice => {
+            let by_index = s.answer_index.and_then(|i| usize::try_from(i).ok()).and_then(|i| s.options.get(i));
+            Some(normalize(by_index.unwrap_or(&s.answer)))
+        }
+        AnswerFormat::Open => Some(normalize(&s.answer)),
+        AnswerFormat::YesNo | AnswerFormat::Numeric => None,
+    }
+}
+
+/// Running answer statistics of one key (template, slot value or question).
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    count: usize,
+    yes: usize,
+    no: usize,
+    texts: BTreeMap<usize, usize>,
+    raw: Moments,
+    log: Moments,
+}
+
+impl Tally {
+    fn add(&mut self, target: Option<&Target>) {
+        self.count += 1;
+        match target {
+            Some(Target::Yes(true)) => self.yes += 1,
+            Some(Target::Yes(false)) => self.no += 1,
+            Some(&Target::Gold { text, number }) => {
+                self.log.add(log1p10(number));
+                *self.texts.entry(text).or_default() += 1;
+            }
+            Some(&Target::Number(v)) => {
+                self.raw.add(v);
+                self.log.add(log1p10(v));
+            }
+            Some(&Target::Text(text)) => *self.texts.entry(text).or_default() += 1,
+            None => {}
+        }
+    }
+
+    fn finish(self) -> Stat {
+        // Most frequent text; ties go to the smallest id (= smallest text), so the
+        // choice is stable.
+        let mode = self.texts.iter().fold(None, |best: Option<(usize, usize)>, (&t, &n)| match best {
+            Some((_, m)) if m >= n => best,
+            _ => Some((t, n)),
+        });
+        let yes_no = self.yes + self.no;
+        Stat {
+            count: self.count,
+            p_yes: if yes_no > 0 { self.yes as f64 / yes_no as f64 } else { f64::NAN },
+            answered: self.texts.values().sum(),
+            texts: self.texts,
+            mode: mode.map(|(t, _)| t),
+            mode_count: mode.map_or(0, |(_, n)| n),
+            raw: self.raw,
+            log: self.log,
+        }
+    }
+}
+
+/// Final answer statistics of one key.
+#[derive(Debug, Clone)]
+struct Stat {
+    count: usize,
+    p_yes: f64,
+    texts: BTreeMap<usize, usize>,
+    answered: usize,
+    mode: Option<usize>,
+    mode_count: usize,
+    raw: Moments,
+    log: Moments,
+}
+
+impl Stat {
+    /// Share of this key's answered training questions whose answer was `text`
+    /// (a text unseen in training: 0).
+    fn share(&self, text: Option<usize>) -> f64 {
+        if self.answered == 0 {
+            return f64::NAN;
+        }
+        text.and_then(|t| self.texts.get(&t)).copied().unwrap_or(0) as f64 / self.answered as f64
+    }
+
+    /// Share of the most common answer.
+    fn top_share(&self) -> f64 {
+        if self.answered == 0 { f64::NAN } else { self.mode_count as f64 / self.answered as f64 }
+    }
+}
+
+/// Mean and sample standard deviation by Welford's update; NaN values are skipped.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moments {
+    n: usize,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    fn add(&mut self, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        self.n += 1;
+        let delta = v - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (v - self.mean);
+    }
+
+    fn mean(&self) -> f64 {
+        if self.n == 0 { f64::NAN } else { self.mean }
+    }
+
+    /// Sample standard deviation (pandas' `std`); 0 for a single value, as the
+    /// release fills it.
+    fn std(&self) -> f64 {
+        match self.n {
+            0 => f64::NAN,
+            1 => 0.0,
+            n => (self.m2 / (n - 1) as f64).sqrt(),
+        }
+    }
+}
+
+/// Template discovery, fit on training questions.
+///
+/// A token is *frame* when it occurs in at least `max(min_template_count,
+/// frame_fraction * n)` training questions, otherwise *slot*; consecutive slot tokens
+/// merge into one slot. Each line of a question gets a skeleton (frame tokens with
+/// `<slot>` markers); a line whose skeleton occurs in fewer than `min_template_count`
+/// questions (a passage, a list of names) becomes one slot as a whole, so a long
+/// vignette does not make every question's template unique. A question's template is
+/// its lines' skeletons; templates seen fewer than `min_template_count` times get no id.
+/// An object name frequent enough to be frame ("person" in POPE) makes its questions a
+/// template of their own, whose statistics then carry the object's prior.
+#[derive(Debug, Clone, Default)]
+struct Templates {
+    frame_tokens: BTreeSet<String>,
+    frame_lines: BTreeSet<String>,
+    ids: Vocab,
+}
+
+/// Marks a slot in a skeleton; tokens never contain `<` next to letters, so no real
+/// token equals it.
+const SLOT: &str = "<slot>";
+/// Separates lines in a template or whole-question key; tokens never contain whitespace.
+const LINE_BREAK: &str = "\n";
+
+impl Templates {
+    fn fit(questions: &[Vec<Vec<String>>], config: &FeatureConfig) -> Templates {
+        let min_count = config.min_template_count.max(1);
+        let fraction_count = (config.frame_fraction * questions.len() as f64).ceil() as usize;
+        let frame_tokens = frequent(questions.iter().map(|q| q.iter().flatten().cloned().collect()), min_count.max(fraction_count));
+        let mut templates = Templates { frame_tokens, ..Templates::default() };
+        let skeletons = questions.iter().map(|q| q.iter().map(|line| templates.skeleton(line).0).collect());
+        templates.frame_lines = frequent(skeletons, min_count);
+        let kept = frequent(questions.iter().map(|q| BTreeSet::from([templates.template(q).0])), min_count);
+        templates.ids = Vocab::new(kept.iter().map(String::as_str));
+        templates
+    }
+
+    /// A line's skeleton and its slot values.
+    fn skeleton(&self, line: &[String]) -> (String, Vec<String>) {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut slots: Vec<String> = Vec::new();
+        let mut open: Vec<&str> = Vec::new();
+        for t in line {
+            if self.frame_tokens.contains(t) {
+                if !open.is_empty() {
+                    parts.push(SLOT);
+                    slots.push(open.join(" "));
+                    open.clear();
+                }
+                parts.push(t);
+            } else {
+                open.push(t);
+            }
+        }
+        if !open.is_empty() {
+            parts.push(SLOT);
+            slots.push(open.join(" "));
+        }
+        (parts.join(" "), slots)
+    }
+
+    /// A question's template text and slot values.
+    fn template(&self, question: &[Vec<String>]) -> (String, Vec<String>) {
+        let mut parts: Vec<String> = Vec::new();
+        let mut slots = Vec::new();
+        for line in question {
+            if !parts.is_empty() {
+                parts.push(LINE_BREAK.into());
+            }
+            let (skeleton, line_slots) = self.skeleton(line);
+            if self.frame_lines.contains(&skeleton) {
+                parts.push(skeleton);
+                slots.extend(line_slots);
+            } else {
+                parts.push(SLOT.into());
+                slots.push(line.join(" "));
+            }
+        }
+        (parts.join(" "), slots)
+    }
+
+    /// A question's kept template id and its slot values.
+    fn shape(&self, question: &[Vec<String>]) -> (Option<usize>, Vec<String>) {
+        let (template, slots) = self.template(question);
+        (self.ids.id(&template), slots)
+    }
+}
+
+/// Items that occur in at least `min_count` of the given sets.
+fn frequent(sets: impl Iterator<Item = BTreeSet<String>>, min_count: usize) -> BTreeSet<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for set in sets {
+        for item in set {
+            *counts.entry(item).or_default() += 1;
+        }
+    }
+    counts.into_iter().filter(|&(_, n)| n >= min_count).map(|(item, _)| item).collect()
+}
+
+/// Label encoders of the meta keys picked by `config` (see [`FeatureConfig::meta_fields`]).
+fn meta_encoders(train: &[&Sample], config: &FeatureConfig) -> Vec<(String, Vocab)> {
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for s in train {
+        for (k, v) in &s.meta {
+            values.entry(k).or_default().insert(v);
+        }
+    }
+    let keys: Vec<String> = match &config.meta_fields {
+        Some(fields) => {
+            let mut seen = BTreeSet::new();
+            fields.iter().filter(|f| seen.insert(f.as_str())).cloned().collect()
+        }
+        None => values.iter().filter(|(_, v)| v.len() <= config.max_meta_values).map(|(k, _)| k.to_string()).collect(),
+    };
+    keys.into_iter()
+        .map(|k| {
+            let vocab = Vocab::new(values.get(k.as_str()).into_iter().flatten().copied());
+            (k, vocab)
+        })
+        .collect()
+}
+
+/// The question's non-empty lines, each as lowercase word and punctuation tokens.
+fn lines_of(text: &str) -> Vec<Vec<String>> {
+    text.lines().map(tokens).filter(|line| !line.is_empty()).collect()
+}
+
+/// The key of a whole question: its tokens, lines separated by a line-break token.
+fn whole_key(question: &[Vec<String>]) -> String {
+    question.iter().map(|line| line.join(" ")).collect::<Vec<_>>().join(&format!(" {LINE_BREAK} "))
+}
+
+/// Lowercase tokens: runs of letters and digits (keeping `3.5`, `1,000` and `don't`
+/// whole) and every other non-space character on its own.
+fn tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = if i > 0 { chars[i - 1] } else { ' ' };
+        let next = chars.get(i + 1).copied().unwrap_or(' ');
+        let inner_number = matches!(c, '.' | ',') && prev.is_ascii_digit() && next.is_ascii_digit();
+        let inner_apostrophe = matches!(c, '\'' | '’') && prev.is_alphanumeric() && next.is_alphanumeric();
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() && (inner_number || inner_apostrophe) {
+            word.push(if inner_apostrophe { '\'' } else { c });
+        } else {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            if !c.is_whitespace() {
+                out.push(c.to_string());
+            }
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+fn is_word(token: &str) -> bool {
+    token.chars().any(char::is_alphanumeric)
+}
+
+/// Numbers in a question: tokens that start with a digit (`3`, `2.5`, `1990s`, `2nd`).
+fn is_number(token: &str) -> bool {
+    token.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The words and adjacent word pairs of a text.
+fn terms(words: &[String]) -> BTreeSet<String> {
+    let pairs = words.windows(2).map(|w| format!("{} {}", w[0], w[1]));
+    words.iter().cloned().chain(pairs).collect()
+}
+
+/// Lowercase, trimmed, inner whitespace collapsed: the key of an option or answer text.
+fn normalize(text: &str) -> String {
+    text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join(" ")
+}
+
+/// The number a text starts with (`"2.5 m"` → 2.5, `"-3"` → -3, `"1,200"` → 1200),
+/// NaN when it does not start with one.
+fn leading_number(text: &str) -> f64 {
+    let t = text.trim_start();
+    let (sign, rest) = match t.strip_prefix(['-', '−']) {
+        Some(rest) => (-1.0, rest),
+        None => (1.0, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(rest.len());
+    let digits: String = rest[..end].chars().filter(|&c| c != ',').collect();
+    let digits = digits.trim_end_matches('.');
+    if !digits.contains(|c: char| c.is_ascii_digit()) {
+        return f64::NAN;
+    }
+    digits.parse::<f64>().map_or(f64::NAN, |v| sign * v)
+}
+
+/// `log10(v + 1)`, the release's scale for counts and sizes; NaN at or below -1.
+fn log1p10(v: f64) -> f64 {
+    if v > -1.0 { (v + 1.0).log10() } else { f64::NAN }
+}
+
+fn jaccard(a: &BTreeSet<&String>, b: &BTreeSet<&String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 { 0.0 } else { a.intersection(b).count() as f64 / union as f64 }
+}

@@ -1,0 +1,181 @@
+//! Diagnose outputs: `scores.parquet` (one row per question and repeat),
+//! `diagnose.json` (headline numbers and per-group summaries), SVG plots, and
+//! the per-fold feature matrices for running any other learner on exactly
+//! the same input.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Float64Builder, Int32Builder, RecordBatch, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema};
+use serde_json::json;
+
+use super::{DiagnoseConfig, Diagnosis, GroupBy, MraRule};
+use crate::error::{Error, Result};
+use crate::release::parquet::{write_batch, write_bytes};
+
+/// Rounds for readable, stable JSON.
+pub fn r6(v: f64) -> f64 {
+    if v.is_finite() { (v * 1e6).round() / 1e6 } else { 0.0 }
+}
+
+/// The scores table as one Arrow batch.
+pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("question_type", DataType::Utf8, true),
+        Field::new("format", DataType::Utf8, false),
+        Field::new("n_options", DataType::Int32, false),
+        Field::new("chance", DataType::Float64, false),
+        Field::new("fold", DataType::Int32, false),
+        Field::new("repeat", DataType::Int32, false),
+        Field::new("prediction", DataType::Utf8, false),
+        Field::new("correct", DataType::Float64, false),
+        Field::new("s", DataType::Float64, false),
+        Field::new("s_minus_chance", DataType::Float64, false),
+    ]));
+    let (mut id, mut qt, mut fmt, mut pred) =
+        (StringBuilder::new(), StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
+    let (mut nopt, mut fold, mut rep) = (Int32Builder::new(), Int32Builder::new(), Int32Builder::new());
+    let (mut chance, mut correct, mut s, mut smc) =
+        (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
+    for r in &d.rows {
+        id.append_value(&r.id);
+        qt.append_option(r.question_type.as_deref());
+        fmt.append_value(r.format.as_str());
+        nopt.append_value(r.n_options as i32);
+        chance.append_value(r.chance);
+        fold.append_value(r.fold as i32);
+        rep.append_value(r.repeat as i32);
+        pred.append_value(&r.prediction);
+        correct.append_value(r.correct);
+        s.append_value(r.s);
+        smc.append_value(r.s_minus_chance);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(qt.finish()),
+        Arc::new(fmt.finish()),
+        Arc::new(nopt.finish()),
+        Arc::new(chance.finish()),
+        Arc::new(fold.finish()),
+        Arc::new(rep.finish()),
+        Arc::new(pred.finish()),
+        Arc::new(correct.finish()),
+        Arc::new(s.finish()),
+        Arc::new(smc.finish()),
+    ];
+    RecordBatch::try_new(schema, cols).map_err(|e| Error::Bug(format!("scores batch: {e}")))
+}
+
+/// `diagnose.json`.
+pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig) -> serde_json::Value {
+    let groups: Vec<_> = d
+        .groups
+        .iter()
+        .map(|g| {
+            json!({
+                "question_type": g.question_type,
+                "format": g.format.as_str(),
+                "n": g.n,
+                "blind_accuracy": r6(g.blind_accuracy),
+                "chance": r6(g.chance),
+                "majority": r6(g.majority),
+                "mean_s": r6(g.mean_s),
+                "top_features": g.top_features.iter().map(|(n, v)| json!({"feature": n, "importance": r6(*v)})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "method": "tst-rf",
+        "n_samples": d.n_samples,
+        "blind_accuracy": {
+            "weighted": r6(d.weighted),
+            "macro": r6(d.macro_by_type),
+            "ci95": [r6(d.ci95.0), r6(d.ci95.1)],
+        },
+        "chance": r6(d.chance),
+        "majority": r6(d.majority),
+        "ids_fingerprint": d.fingerprint,
+        "settings": {
+            "folds": cfg.folds,
+            "repeats": cfg.repeats,
+            "seed": cfg.seed,
+            "group_by": match &cfg.group_by { None => None, Some(GroupBy::Image) => Some("image".to_string()), Some(GroupBy::Question) => Some("question".to_string()), Some(GroupBy::Meta(f)) => Some(format!("meta:{f}")) },
+            "trees": cfg.trees,
+            "regression_trees": cfg.regression_trees,
+            "mra": match cfg.mra { MraRule::Strict => "strict (<)", MraRule::Inclusive => "inclusive (<=)" },
+            "model_per": "question type x answer format",
+            "min_group": cfg.min_group,
+            "pooled_group": super::POOLED,
+        },
+        "groups": groups,
+    })
+}
+
+/// Writes `scores.parquet`, `diagnose.json` and the plots into `dir`.
+pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
+    let mut text = serde_json::to_string_pretty(&summary_json(d, cfg)).map_err(|e| Error::Bug(e.to_string()))?;
+    text.push('\n');
+    write_bytes(&dir.join("diagnose.json"), text.as_bytes())?;
+    super::plots::write_all(dir, d)
+}
+
+/// Writes every fold's train and test feature matrices with ids and labels as
+/// Parquet (`<group>/r<repeat>_f<fold>_{train,test}.parquet`), so any other
+/// learner can be run on exactly the same input.
+pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &DiagnoseConfig) -> Result<usize> {
+    use super::features::Featurizer;
+    let mut written = 0;
+    for ((qtype, format), group) in super::group_samples(samples, cfg.min_group) {
+        let name = format!("{}__{}", sanitize(qtype.as_deref().unwrap_or("all")), format.as_str());
+        let gdir = dir.join(&name);
+        std::fs::create_dir_all(&gdir).map_err(|e| Error::io(&gdir, e))?;
+        for repeat in 0..cfg.repeats.max(1) {
+            let fold_of = super::assign_folds(&group, format, repeat, cfg);
+            let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
+            for fold in 0..k {
+                let train: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f != fold).map(|(s, _)| *s).collect();
+                let test: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f == fold).map(|(s, _)| *s).collect();
+                let f = Featurizer::fit(&train, &cfg.features);
+                for (part, rows) in [("train", &train), ("test", &test)] {
+                    let x = f.transform(rows);
+                    let batch = feature_batch(f.names(), &x, rows)?;
+                    write_batch(&gdir.join(format!("r{repeat}_f{fold}_{part}.parquet")), &batch)?;
+                    written += 1;
+                }
+            }
+        }
+    }
+    Ok(written)
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+/// Columns: `id`, one per feature, `label` (gold index for multiple choice,
+/// 1/0 for yes/no, the number for numeric; null for open answers, whose class
+/// ids differ per fold) and `answer` (the gold text).
+fn feature_batch(names: &[String], x: &super::forest::Matrix, rows: &[&crate::sample::Sample]) -> Result<RecordBatch> {
+    use crate::sample::AnswerFormat;
+    let mut fields = vec![Field::new("id", DataType::Utf8, false)];
+    let mut cols: Vec<ArrayRef> =
+        vec![Arc::new(arrow::array::StringArray::from_iter_values(rows.iter().map(|s| s.id.as_str())))];
+    for (j, n) in names.iter().enumerate() {
+        fields.push(Field::new(n, DataType::Float64, true));
+        cols.push(Arc::new(arrow::array::Float64Array::from_iter_values((0..x.n_rows()).map(|i| x.get(i, j)))));
+    }
+    fields.push(Field::new("label", DataType::Float64, true));
+    cols.push(Arc::new(arrow::array::Float64Array::from_iter(rows.iter().map(|s| match s.answer_format {
+        AnswerFormat::MultipleChoice => s.answer_index.map(f64::from),
+        AnswerFormat::YesNo => Some(f64::from(u8::from(s.answer == "yes"))),
+        AnswerFormat::Numeric => crate::ingest::mapping::parse_number(&s.answer),
+        AnswerFormat::Open => None,
+    }))));
+    fields.push(Field::new("answer", DataType::Utf8, false));
+    cols.push(Arc::new(arrow::array::StringArray::from_iter_values(rows.iter().map(|s| s.answer.as_str()))));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::Bug(format!("feature batch: {e}")))
+}

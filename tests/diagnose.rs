@@ -1,0 +1,120 @@
+//! TsT-RF on the real benchmarks (acceptance of the diagnose issue) and on
+//! the committed fixtures: blind accuracies, the leak check, determinism
+//! whatever the thread count, the outputs.
+
+mod common;
+
+use std::path::PathBuf;
+
+use blindspot::diagnose::{DiagnoseConfig, GroupBy, check_leakage, diagnose};
+use common::{blindspot, files_below, ingest_pipeline, root};
+
+fn pipeline(name: &str) -> PathBuf {
+    root().join("tests/pipelines").join(format!("{name}.toml"))
+}
+
+fn group_accuracy(d: &blindspot::diagnose::Diagnosis, qtype: &str) -> f64 {
+    d.groups.iter().find(|g| g.question_type.as_deref() == Some(qtype)).map(|g| g.blind_accuracy).unwrap()
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn pope_object_prior_is_found_grouped_by_image() {
+    let ing = ingest_pipeline(&pipeline("pope"));
+    let coco: Vec<_> =
+        ing.samples.into_iter().filter(|s| s.question_type.as_deref().unwrap().starts_with("coco_")).collect();
+    let cfg = DiagnoseConfig { group_by: Some(GroupBy::Image), ..Default::default() };
+    let d = diagnose(&coco, &cfg);
+    // A scikit-learn forest on the object name and its training-fold yes-rate: 69.7 / 86.9 / 68.6.
+    assert!(group_accuracy(&d, "coco_pope_random") >= 0.69, "{:?}", d.groups);
+    assert!(group_accuracy(&d, "coco_pope_popular") >= 0.86, "{:?}", d.groups);
+    assert!(group_accuracy(&d, "coco_pope_adversarial") >= 0.68, "{:?}", d.groups);
+    assert!((d.chance - 0.5).abs() < 1e-12);
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn scienceqa_blind_accuracy_beats_chance_and_always_a() {
+    let ing = ingest_pipeline(&pipeline("scienceqa"));
+    let d = diagnose(&ing.samples, &DiagnoseConfig::default());
+    assert!(d.weighted >= 0.48, "blind accuracy {}", d.weighted);
+    assert!((d.chance - 0.40).abs() < 0.001, "chance {}", d.chance);
+    assert!((d.majority - 0.4008).abs() < 0.002, "always-A {}", d.majority);
+    assert!(d.ci95.0 < d.weighted && d.weighted < d.ci95.1);
+    assert_eq!(d.rows.len(), 4241);
+    assert!(d.rows.iter().all(|r| (0.0..=1.0).contains(&r.s) && (r.s_minus_chance - (r.s - r.chance)).abs() < 1e-12));
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn no_feature_reads_held_out_answers_on_any_format() {
+    // Multiple choice, yes/no, open and numeric (VQA-RAD has all but multiple choice).
+    for name in ["scienceqa", "vqa-rad-all", "hallusionbench", "sugarcrepe-refined"] {
+        let ing = ingest_pipeline(&pipeline(name));
+        let leaks = check_leakage(&ing.samples, &DiagnoseConfig::default());
+        assert!(leaks.is_empty(), "{name}: {leaks:?}");
+    }
+}
+
+#[test]
+fn same_bytes_with_one_or_two_threads() {
+    let out = tempfile::tempdir().unwrap();
+    let input = root().join("tests/fixtures/good/shortcut.jsonl");
+    for threads in ["1", "2"] {
+        let o = blindspot()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["diagnose"])
+            .arg(&input)
+            .arg("--out")
+            .arg(out.path().join(threads))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let files = files_below(&out.path().join("1"));
+    assert_eq!(
+        files,
+        vec!["blind_vs_chance.svg", "diagnose.json", "importances.svg", "s_histogram.svg", "scores.parquet"]
+    );
+    for f in &files {
+        assert_eq!(
+            std::fs::read(out.path().join("1").join(f)).unwrap(),
+            std::fs::read(out.path().join("2").join(f)).unwrap(),
+            "{f} differs between 1 and 2 threads"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("1/diagnose.json")).unwrap()).unwrap();
+    assert_eq!(json["n_samples"], 120);
+    assert_eq!(json["settings"]["folds"], 5);
+}
+
+#[test]
+fn export_features_writes_every_fold() {
+    let out = tempfile::tempdir().unwrap();
+    let o = blindspot()
+        .args(["diagnose"])
+        .arg(root().join("tests/fixtures/good/shortcut.jsonl"))
+        .arg("--out")
+        .arg(out.path().join("d"))
+        .arg("--export-features")
+        .arg(out.path().join("f"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = files_below(&out.path().join("f"));
+    assert_eq!(files.len(), 10, "{files:?}");
+    assert!(files.contains(&"all__multiple_choice/r0_f4_test.parquet".to_string()), "{files:?}");
+}
+
+#[test]
+fn bad_group_by_is_a_located_error() {
+    let o = blindspot()
+        .args(["diagnose"])
+        .arg(root().join("tests/fixtures/good/shortcut.jsonl"))
+        .args(["--out", "/nonexistent/never", "--group-by", "imgae"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\"imgae\" is not \"image\", \"question\" or \"meta:FIELD\""));
+}

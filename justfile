@@ -14,9 +14,29 @@ lint:
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
 
-# Throughput figures (printed, not asserted): ingest and Parquet writing.
-bench:
+# Figures (printed, never asserted): ingest and Parquet writing, then TsT-RF on
+# ScienceQA against scikit-learn on the same exported fold matrices (needs
+# BLINDSPOT_DATA_DIR; installs scikit-learn and pyarrow into .venv).
+bench: bench-ingest bench-forest
+
+bench-ingest:
     cargo bench --bench ingest
+
+bench-forest:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export BLINDSPOT_DATA_DIR="${BLINDSPOT_DATA_DIR:-$PWD/../shared/data}"
+    tmp=$(mktemp -d)
+    cargo build --release -q
+    start=$(date +%s.%N)
+    ./target/release/blindspot diagnose tests/pipelines/scienceqa.toml --out "$tmp/d" --export-features "$tmp/f"
+    echo "whole diagnose on ScienceQA (ingest, features, 5-fold TsT-RF, report): $(echo "$(date +%s.%N) - $start" | bc) s"
+    ours=$(cargo bench -q --bench forest -- "$tmp/f/all__multiple_choice" | tee /dev/stderr | tail -1)
+    secs=$(echo "$ours" | sed -E 's/.*: ([0-9.]+) s, blind accuracy ([0-9.]+)/\1/')
+    acc=$(echo "$ours" | sed -E 's/.*: ([0-9.]+) s, blind accuracy ([0-9.]+)/\2/')
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
+    .venv/bin/python tests/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
 
 # Regenerate schemas/*.json from the Rust types.
 schemas:

@@ -54,7 +54,7 @@
 //! column order depends only on the fitted featurizer (answer format, widest option
 //! list, meta keys, `max_slots`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -158,10 +158,8 @@ impl Featurizer {
                 .into_par_iter()
                 .map(|block| {
                     let rows = block * n / k..(block + 1) * n / k;
-                    let rest: Vec<(&Keyed<'_>, Option<&Target>)> = (0..n)
-                        .filter(|i| !rows.contains(i))
-                        .map(|i| (&prepared[i], targets[i].as_ref()))
-                        .collect();
+                    let rest: Vec<(&Keyed<'_>, Option<&Target>)> =
+                        (0..n).filter(|i| !rows.contains(i)).map(|i| (&prepared[i], targets[i].as_ref())).collect();
                     let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
                     featurizer.rows(&tables, &prepared[rows])
                 })
@@ -185,7 +183,10 @@ impl Featurizer {
     }
 
     /// The featurizer, the training samples prepared, and their targets.
-    fn fit_prepared<'a>(train: &[&'a Sample], config: &FeatureConfig) -> (Featurizer, Vec<Keyed<'a>>, Vec<Option<Target>>) {
+    fn fit_prepared<'a>(
+        train: &[&'a Sample],
+        config: &FeatureConfig,
+    ) -> (Featurizer, Vec<Keyed<'a>>, Vec<Option<Target>>) {
         let format = train.first().map(|s| s.answer_format);
         let lines: Vec<Vec<Vec<String>>> = train.par_iter().map(|s| lines_of(&s.question)).collect();
         let mut featurizer = Featurizer {
@@ -208,16 +209,22 @@ impl Featurizer {
         // Answers are read here and only here, into targets kept apart from the inputs.
         let answers: Vec<Option<String>> = train.iter().map(|s| format.and_then(|f| answer_text(s, f))).collect();
         let options = raw.iter().flat_map(|r| &r.options);
-        featurizer.texts = Vocab::new(options.clone().map(|o| o.text.as_str()).chain(answers.iter().flatten().map(String::as_str)));
+        featurizer.texts =
+            Vocab::new(options.clone().map(|o| o.text.as_str()).chain(answers.iter().flatten().map(String::as_str)));
         featurizer.terms = Vocab::new(options.flat_map(|o| &o.terms).map(String::as_str));
         let kept = raw.iter().filter(|r| r.template.is_some());
-        featurizer.slot_values = Vocab::new(kept.flat_map(|r| r.slots.iter().take(config.max_slots)).map(String::as_str));
+        featurizer.slot_values =
+            Vocab::new(kept.flat_map(|r| r.slots.iter().take(config.max_slots)).map(String::as_str));
         featurizer.questions = Vocab::new(raw.iter().map(|r| r.question.as_str()));
 
-        let targets: Vec<Option<Target>> =
-            train.iter().zip(&answers).map(|(s, text)| format.and_then(|f| featurizer.target(s, f, text.as_deref()))).collect();
+        let targets: Vec<Option<Target>> = train
+            .iter()
+            .zip(&answers)
+            .map(|(s, text)| format.and_then(|f| featurizer.target(s, f, text.as_deref())))
+            .collect();
         let prepared: Vec<Keyed<'a>> = raw.into_par_iter().map(|r| featurizer.key(r)).collect();
-        let rows: Vec<(&Keyed<'_>, Option<&Target>)> = prepared.iter().zip(targets.iter().map(Option::as_ref)).collect();
+        let rows: Vec<(&Keyed<'_>, Option<&Target>)> =
+            prepared.iter().zip(targets.iter().map(Option::as_ref)).collect();
         featurizer.tables = featurizer.tables(&rows, 1.0);
 
         // Names come from the same code path as values, run on an empty question, so
@@ -384,7 +391,9 @@ impl Featurizer {
     fn rows(&self, tables: &Tables, prepared: &[Keyed<'_>]) -> Vec<f64> {
         let width = self.names.len();
         let mut data = vec![0.0; prepared.len() * width];
-        data.par_chunks_mut(width).zip(prepared).for_each(|(row, p)| self.columns(tables, p, &mut Values(row.iter_mut())));
+        data.par_chunks_mut(width)
+            .zip(prepared)
+            .for_each(|(row, p)| self.columns(tables, p, &mut Values(row.iter_mut())));
         data
     }
 
@@ -473,6 +482,24 @@ impl Featurizer {
     }
 }
 
+/// Everything learned from training answers, and the key counts next to it.
+#[derive(Debug, Clone, Default)]
+struct Tables {
+    /// Multiplies every count: 1 for the whole training set, `n / rows` for the rows a
+    /// cross-fitting block is featurized with, so counts keep one scale.
+    count_scale: f64,
+    /// Per text id: (times the gold option, times offered).
+    options: Vec<(usize, usize)>,
+    /// Per term id: (times in the gold option, times in any option).
+    terms: Vec<(usize, usize)>,
+    /// Per kept template id.
+    templates: Vec<Stat>,
+    /// Per (kept template id, slot index, slot value id).
+    slots: BTreeMap<(usize, usize, usize), Stat>,
+    /// Per question id, for questions asked at least `min_template_count` times.
+    questions: BTreeMap<usize, Stat>,
+}
+
 /// The only fields of a sample the featurizer reads outside `fit`'s targets: no
 /// answer, no answer index, no images.
 #[derive(Debug, Clone, Copy)]
@@ -554,9 +581,10 @@ impl Sink for Names {
     }
 }
 
-/// Distinct training strings, each encoded by its rank in sorted order.
+/// Distinct training strings, each encoded by its rank in sorted order. Only looked
+/// up, never iterated, so the hash map's order cannot reach a matrix.
 #[derive(Debug, Clone, Default)]
-struct Vocab(BTreeMap<String, usize>);
+struct Vocab(HashMap<String, usize>);
 
 impl Vocab {
     fn new<'s>(items: impl Iterator<Item = &'s str>) -> Vocab {
@@ -731,10 +759,12 @@ impl Moments {
 /// its lines' skeletons; templates seen fewer than `min_template_count` times get no id.
 /// An object name frequent enough to be frame ("person" in POPE) makes its questions a
 /// template of their own, whose statistics then carry the object's prior.
+///
+/// The sets are only looked up, never iterated.
 #[derive(Debug, Clone, Default)]
 struct Templates {
-    frame_tokens: BTreeSet<String>,
-    frame_lines: BTreeSet<String>,
+    frame_tokens: HashSet<String>,
+    frame_lines: HashSet<String>,
     ids: Vocab,
 }
 
@@ -748,10 +778,11 @@ impl Templates {
     fn fit(questions: &[Vec<Vec<String>>], config: &FeatureConfig) -> Templates {
         let min_count = config.min_template_count.max(1);
         let fraction_count = (config.frame_fraction * questions.len() as f64).ceil() as usize;
-        let frame_tokens = frequent(questions.iter().map(|q| q.iter().flatten().cloned().collect()), min_count.max(fraction_count));
-        let mut templates = Templates { frame_tokens, ..Templates::default() };
+        let frame_tokens =
+            frequent(questions.iter().map(|q| q.iter().flatten().cloned().collect()), min_count.max(fraction_count));
+        let mut templates = Templates { frame_tokens: frame_tokens.into_iter().collect(), ..Templates::default() };
         let skeletons = questions.iter().map(|q| q.iter().map(|line| templates.skeleton(line).0).collect());
-        templates.frame_lines = frequent(skeletons, min_count);
+        templates.frame_lines = frequent(skeletons, min_count).into_iter().collect();
         let kept = frequent(questions.iter().map(|q| BTreeSet::from([templates.template(q).0])), min_count);
         templates.ids = Vocab::new(kept.iter().map(String::as_str));
         templates

@@ -9,7 +9,7 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use super::check::{self, SourceFile, span_of};
-use super::wire::{AnswerKind, FormatWire, IngestWire, OnInvalid, PipelineWire};
+use super::wire::{AnswerKind, IngestWire, OnInvalid, PipelineWire};
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
 use crate::sample::AnswerFormat;
 
@@ -43,32 +43,8 @@ pub struct Dataset {
     pub date_published: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Json,
-    Jsonl,
-    Csv,
-    Tsv,
-    Parquet,
-    Hf,
-    Vlmevalkit,
-    Imagefolder,
-}
-
-impl From<FormatWire> for Format {
-    fn from(w: FormatWire) -> Self {
-        match w {
-            FormatWire::Json => Format::Json,
-            FormatWire::Jsonl => Format::Jsonl,
-            FormatWire::Csv => Format::Csv,
-            FormatWire::Tsv => Format::Tsv,
-            FormatWire::Parquet => Format::Parquet,
-            FormatWire::Hf => Format::Hf,
-            FormatWire::Vlmevalkit => Format::Vlmevalkit,
-            FormatWire::Imagefolder => Format::Imagefolder,
-        }
-    }
-}
+/// Input format: the wire enum is already exactly the domain's.
+pub use super::wire::FormatWire as Format;
 
 impl Format {
     /// Infers the format of a path from its extension or, for folders, contents.
@@ -473,7 +449,7 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
         }
         for path in paths {
             let format = match w.format {
-                Some(f) => Some(Format::from(f)),
+                Some(f) => Some(f),
                 None => Format::infer(&path),
             };
             match format {

@@ -1,0 +1,76 @@
+//! `cargo bench --bench forest -- DIR`: blindspot's forest on the per-fold
+//! feature matrices written by `blindspot diagnose --export-features DIR`
+//! (one group folder `<type>__<format>/r0_f<k>_{train,test}.parquet`).
+//! Prints the 5-fold fit + predict time and the blind accuracy, to compare
+//! with `tests/benches/forest_sklearn.py` on exactly the same input.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::Float64Type;
+use blindspot::diagnose::forest::{Binner, ForestParams, Matrix, fit_classifier};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Feature matrix and integer labels of one exported file.
+fn load(path: &Path) -> (Matrix, Vec<u32>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let (mut data, mut labels, mut n_rows, mut n_cols) = (Vec::new(), Vec::new(), 0, 0);
+    for batch in reader {
+        let batch = batch.unwrap();
+        let schema = batch.schema();
+        let features: Vec<usize> = (0..batch.num_columns())
+            .filter(|&j| !["id", "label", "answer"].contains(&schema.field(j).name().as_str()))
+            .collect();
+        n_cols = features.len();
+        let label = batch.column(schema.index_of("label").unwrap()).as_primitive::<Float64Type>().clone();
+        for i in 0..batch.num_rows() {
+            for &j in &features {
+                let c = batch.column(j).as_primitive::<Float64Type>();
+                data.push(if c.is_null(i) { f64::NAN } else { c.value(i) });
+            }
+            labels.push(label.value(i) as u32);
+        }
+        n_rows += batch.num_rows();
+    }
+    (Matrix::new(n_rows, n_cols, data), labels)
+}
+
+fn main() {
+    let dir: PathBuf =
+        std::env::args().nth(1).filter(|a| !a.starts_with('-')).map(PathBuf::from).unwrap_or_else(|| {
+            eprintln!("usage: cargo bench --bench forest -- EXPORT_DIR/<group>");
+            std::process::exit(2)
+        });
+    let folds: Vec<(PathBuf, PathBuf)> = (0..)
+        .map(|k| (dir.join(format!("r0_f{k}_train.parquet")), dir.join(format!("r0_f{k}_test.parquet"))))
+        .take_while(|(a, _)| a.exists())
+        .collect();
+    let loaded: Vec<_> = folds.iter().map(|(a, b)| (load(a), load(b))).collect();
+    let n_classes = loaded.iter().flat_map(|((_, y), (_, t))| y.iter().chain(t)).max().map_or(2, |m| *m as usize + 1);
+    let mut best = f64::INFINITY;
+    let mut accuracy = 0.0;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let (mut hits, mut total) = (0usize, 0usize);
+        for ((x, y), (xt, yt)) in &loaded {
+            let binner = Binner::fit(x);
+            let params = ForestParams { n_trees: 100, seed: 42, ..ForestParams::classifier_default() };
+            let forest = fit_classifier(&binner.transform(x), y, n_classes, None, &params);
+            let pred = forest.predict(&binner.transform(xt));
+            hits += pred.iter().zip(yt).filter(|(p, t)| p == t).count();
+            total += yt.len();
+        }
+        best = best.min(start.elapsed().as_secs_f64());
+        accuracy = hits as f64 / total as f64;
+    }
+    println!(
+        "blindspot forest: {} folds, {} features, 100 trees, {} threads: {:.3} s, blind accuracy {:.4}",
+        loaded.len(),
+        loaded.first().map_or(0, |((x, _), _)| x.n_cols()),
+        rayon::current_num_threads(),
+        best,
+        accuracy
+    );
+}

@@ -47,6 +47,30 @@ fn scienceqa_blind_accuracy_beats_chance_and_always_a() {
 
 #[test]
 #[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn sugarcrepe_unrefined_is_more_answerable_blind_than_refined() {
+    let cfg = DiagnoseConfig::default();
+    let refined = diagnose(&ingest_pipeline(&pipeline("sugarcrepe-refined")).samples, &cfg);
+    let unrefined = diagnose(&ingest_pipeline(&pipeline("sugarcrepe-unrefined")).samples, &cfg);
+    assert!(unrefined.weighted > refined.weighted, "unrefined {} vs refined {}", unrefined.weighted, refined.weighted);
+    // Both far above chance: the length tell of the add_* types survives refinement.
+    assert!(refined.weighted > 0.7, "refined {}", refined.weighted);
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn contrastive_sets_need_question_grouping() {
+    // VSR zero-shot asks most captions twice with opposite labels. Split
+    // across folds, a twin's answer follows from its sibling's (the forest
+    // learns the contrast); kept together, a blind model is near chance.
+    let samples = ingest_pipeline(&pipeline("vsr-zeroshot")).samples;
+    let split = diagnose(&samples, &DiagnoseConfig::default());
+    let grouped = diagnose(&samples, &DiagnoseConfig { group_by: Some(GroupBy::Question), ..Default::default() });
+    assert!((0.45..0.56).contains(&grouped.weighted), "grouped {}", grouped.weighted);
+    assert!(split.weighted - grouped.weighted > 0.03, "split {} vs grouped {}", split.weighted, grouped.weighted);
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn no_feature_reads_held_out_answers_on_any_format() {
     // Multiple choice, yes/no, open and numeric (VQA-RAD has all but multiple choice).
     for name in ["scienceqa", "vqa-rad-all", "hallusionbench", "sugarcrepe-refined"] {

@@ -12,7 +12,9 @@
 //! types mix formats (VQA-RAD's PRES has yes/no and open questions) and
 //! s(x) is only comparable within one format; open answers are classified
 //! over the training folds' vocabulary (answers seen < 2 times pooled into
-//! "other", which is never correct); numeric rows count their MRA as accuracy.
+//! "other", which is never correct); numeric rows count their MRA as accuracy;
+//! training rows' answer statistics are cross-fitted within the training
+//! folds (`FeatureConfig::cross_fit`, 0 = the release's in-sample statistics).
 
 pub mod features;
 pub mod folds;
@@ -444,8 +446,10 @@ fn run_group(
         if test.is_empty() {
             continue;
         }
-        let featurizer = Featurizer::fit(&train, &cfg.features);
-        let x_train = featurizer.transform(&train);
+        // Training rows get cross-fitted statistics (each from the other
+        // blocks of the training folds), so the forest never learns to trust
+        // a statistic that contains the row's own answer.
+        let (featurizer, x_train) = Featurizer::fit_transform(&train, &cfg.features);
         let x_test = featurizer.transform(&test);
         let binner = Binner::fit(&x_train);
         let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));

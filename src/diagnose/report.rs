@@ -139,10 +139,10 @@ pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &Diag
             for fold in 0..k {
                 let train: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f != fold).map(|(s, _)| *s).collect();
                 let test: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f == fold).map(|(s, _)| *s).collect();
-                let f = Featurizer::fit(&train, &cfg.features);
-                for (part, rows) in [("train", &train), ("test", &test)] {
-                    let x = f.transform(rows);
-                    let batch = feature_batch(f.names(), &x, rows)?;
+                let (f, x_train) = Featurizer::fit_transform(&train, &cfg.features);
+                let x_test = f.transform(&test);
+                for (part, rows, x) in [("train", &train, &x_train), ("test", &test, &x_test)] {
+                    let batch = feature_batch(f.names(), x, rows)?;
                     write_batch(&gdir.join(format!("r{repeat}_f{fold}_{part}.parquet")), &batch)?;
                     written += 1;
                 }

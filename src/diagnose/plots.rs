@@ -21,8 +21,13 @@ fn plot_err(e: impl std::fmt::Display) -> Error {
 
 fn label(g: &super::GroupSummary) -> String {
     let t = g.question_type.as_deref().unwrap_or("all");
-    let t: String =
-        if t.chars().count() > 18 { format!("{}…", t.chars().take(17).collect::<String>()) } else { t.to_string() };
+    // Long names keep both ends: type names often differ only in their suffix.
+    let chars: Vec<char> = t.chars().collect();
+    let t: String = if chars.len() > 30 {
+        format!("{}…{}", chars[..14].iter().collect::<String>(), chars[chars.len() - 14..].iter().collect::<String>())
+    } else {
+        t.to_string()
+    };
     format!("{t} ({})", g.format.as_str())
 }
 
@@ -33,15 +38,15 @@ pub fn write_all(dir: &Path, d: &Diagnosis) -> Result<()> {
     write_bytes(&dir.join("importances.svg"), importances(d)?.as_bytes())
 }
 
-/// Bars per group: blind accuracy (blue), majority baseline (orange), chance (grey).
+/// Horizontal bars per group: blind accuracy (blue), majority baseline
+/// (orange), chance (grey); group names on the left, readable at any count.
 pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
     let groups: Vec<_> = d.groups.iter().take(40).collect();
-    // Three segments per group: blind, majority, chance; the middle one carries the label.
+    // Three segments per group, top to bottom: blind, majority, chance; the middle one carries the label.
     let slots = 3 * groups.len().max(1);
     let mut svg = String::new();
     {
-        let width = (160 + 14 * slots as u32).max(480);
-        let root = SVGBackend::with_string(&mut svg, (width, 440)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (760, 150 + 12 * slots as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
@@ -49,20 +54,23 @@ pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
                 ("sans-serif", 16),
             )
             .margin(10)
-            .x_label_area_size(120)
-            .y_label_area_size(50)
-            .build_cartesian_2d((0..slots).into_segmented(), 0f64..1f64)
+            .x_label_area_size(35)
+            .y_label_area_size(230)
+            .build_cartesian_2d(0f64..1.3f64, (0..slots).into_segmented())
             .map_err(plot_err)?;
+        // Slot k counted from the top.
+        let row = |k: usize| slots - 1 - k;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(slots)
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(k) if k % 3 == 1 => groups.get(k / 3).map(|g| label(g)).unwrap_or_default(),
+            .disable_y_mesh()
+            .y_labels(slots)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(r) if *r < slots && (slots - 1 - r) % 3 == 1 => {
+                    groups.get((slots - 1 - r) / 3).map(|g| label(g)).unwrap_or_default()
+                }
                 _ => String::new(),
             })
-            .x_label_style(("sans-serif", 10).into_font().transform(FontTransform::Rotate90))
-            .y_desc("accuracy")
+            .x_desc("accuracy")
             .draw()
             .map_err(plot_err)?;
         type Series = (&'static str, RGBColor, fn(&super::GroupSummary) -> f64);
@@ -74,12 +82,12 @@ pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
         for (k, (name, color, value)) in series.into_iter().enumerate() {
             chart
                 .draw_series(groups.iter().enumerate().map(|(i, g)| {
-                    let slot = 3 * i + k;
+                    let r = row(3 * i + k);
                     let mut bar = Rectangle::new(
-                        [(SegmentValue::Exact(slot), 0.0), (SegmentValue::Exact(slot + 1), value(g))],
+                        [(0.0, SegmentValue::Exact(r)), (value(g), SegmentValue::Exact(r + 1))],
                         color.filled(),
                     );
-                    bar.set_margin(0, 0, 1, 1);
+                    bar.set_margin(1, 1, 0, 0);
                     bar
                 }))
                 .map_err(plot_err)?
@@ -88,7 +96,8 @@ pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
         }
         chart
             .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .draw()
             .map_err(plot_err)?;

@@ -57,11 +57,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// Writes through a temporary file in the same folder, then renames it into place.
 pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let dir = existing_parent(path)?;
     let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
     write(tmp.path())?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
@@ -71,11 +67,7 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Res
 /// Fills a temporary folder beside `dir`, then swaps it into place (an
 /// existing `dir` is replaced only once the new one is complete).
 pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let parent = match dir.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    let parent = existing_parent(dir)?;
     let tmp = tempfile::Builder::new().prefix(".blindspot-").tempdir_in(&parent).map_err(|e| Error::io(&parent, e))?;
     fill(tmp.path())?;
     if dir.exists() {
@@ -91,4 +83,15 @@ pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<
         std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
     }
     Ok(())
+}
+
+/// The folder a path lives in (`.` for a bare name), created if missing:
+/// temporary files go there so the final rename stays on one filesystem.
+fn existing_parent(path: &Path) -> Result<PathBuf> {
+    let parent = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    Ok(parent)
 }

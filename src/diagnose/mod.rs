@@ -327,7 +327,9 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
     let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
-    for ((qtype, format), group) in group_samples(samples, cfg.min_group) {
+    let grouped = group_samples(samples, cfg.min_group);
+    let bar = crate::progress::bar((grouped.len() * cfg.repeats.max(1)) as u64, "diagnose");
+    for ((qtype, format), group) in grouped {
         let mut importance: Vec<f64> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         let mut group_rows = Vec::new();
@@ -343,6 +345,7 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
                 *a += b;
             }
             group_rows.extend(out.rows);
+            bar.inc(1);
         }
         let n_rows = group_rows.len().max(1) as f64;
         let mut top: Vec<(String, f64)> =
@@ -362,6 +365,7 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
         majority_hits += group_majority;
         rows.extend(group_rows);
     }
+    bar.finish_and_clear();
     rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id).then(a.repeat.cmp(&b.repeat)));
     let n = rows.len().max(1) as f64;
     let weighted = rows.iter().map(|r| r.correct).sum::<f64>() / n;

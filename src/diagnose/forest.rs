@@ -830,14 +830,54 @@ fn grow_forest<C: Criterion>(
         min_samples_split: params.min_samples_split.max(2),
         max_depth: params.max_depth.unwrap_or(usize::MAX),
     };
+    // Each rayon job reuses one set of histogram stores from tree to tree: fresh
+    // ones (features x 256 bins x slots, megabytes) cost more page faults than
+    // small trees cost to grow. Stores are zeroed before reuse, so a tree never
+    // depends on which job grew the tree before it.
     (0..params.n_trees)
         .into_par_iter()
-        .map(|index| {
-            let mut rng = ChaCha8Rng::seed_from_u64(mix(params.seed, index as u64));
-            let weights = row_weights(x.n_rows, sample_weight, params.bootstrap, &mut rng);
-            Grower::new(x, criterion, &limits, &weights, rng).grow()
-        })
+        .map_init(
+            || None::<Stores>,
+            |cache, index| {
+                let mut rng = ChaCha8Rng::seed_from_u64(mix(params.seed, index as u64));
+                let weights = row_weights(x.n_rows, sample_weight, params.bootstrap, &mut rng);
+                let stores = match cache.take() {
+                    Some(mut stores) => {
+                        stores.reset();
+                        stores
+                    }
+                    None => Stores::new(x.n_cols, criterion.stride()),
+                };
+                let (tree, stores) = Grower::new(x, criterion, &limits, &weights, rng, stores).grow();
+                *cache = Some(stores);
+                tree
+            },
+        )
         .collect()
+}
+
+/// The histogram stores one tree's growth needs, reusable by the next tree.
+struct Stores {
+    hist: HistStore,
+    parent_hist: HistStore,
+    single_hist: HistStore,
+}
+
+impl Stores {
+    fn new(n_cols: usize, stride: usize) -> Stores {
+        Stores {
+            hist: HistStore::new(n_cols, stride),
+            parent_hist: HistStore::new(n_cols, stride),
+            single_hist: HistStore::new(1, stride),
+        }
+    }
+
+    /// Zeroes every histogram a previous tree built.
+    fn reset(&mut self) {
+        self.hist.clear();
+        self.parent_hist.clear();
+        self.single_hist.clear();
+    }
 }
 
 /// Each row's weight in one tree; 0 keeps the row out of it. A bootstrap sample is n
@@ -1096,7 +1136,14 @@ struct Grower<'a, C: Criterion> {
 }
 
 impl<'a, C: Criterion> Grower<'a, C> {
-    fn new(x: &'a BinnedMatrix, criterion: &'a C, limits: &'a Limits, weights: &[f64], rng: ChaCha8Rng) -> Self {
+    fn new(
+        x: &'a BinnedMatrix,
+        criterion: &'a C,
+        limits: &'a Limits,
+        weights: &[f64],
+        rng: ChaCha8Rng,
+        stores: Stores,
+    ) -> Self {
         let stride = criterion.stride();
         let rows: Vec<u32> = (0..x.n_rows as u32).filter(|&row| weights[row as usize] > 0.0).collect();
         let samples = rows
@@ -1110,9 +1157,9 @@ impl<'a, C: Criterion> Grower<'a, C> {
             rng,
             rows,
             samples,
-            hist: HistStore::new(x.n_cols, stride),
-            parent_hist: HistStore::new(x.n_cols, stride),
-            single_hist: HistStore::new(1, stride),
+            hist: stores.hist,
+            parent_hist: stores.parent_hist,
+            single_hist: stores.single_hist,
             feature_order: (0..x.n_cols).collect(),
             constant_sets: vec![0; x.n_cols.div_ceil(64)],
             scratch: Scratch {
@@ -1128,7 +1175,8 @@ impl<'a, C: Criterion> Grower<'a, C> {
         }
     }
 
-    fn grow(mut self) -> Tree {
+    /// Grows the tree; hands back the histogram stores for the next tree.
+    fn grow(mut self) -> (Tree, Stores) {
         let mut stack = vec![Task {
             rows: 0..self.rows.len(),
             depth: 0,
@@ -1140,7 +1188,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         while let Some(task) = stack.pop() {
             self.grow_node(task, &mut stack);
         }
-        self.tree
+        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, single_hist: self.single_hist })
     }
 
     fn grow_node(&mut self, mut task: Task, stack: &mut Vec<Task>) {

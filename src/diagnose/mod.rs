@@ -431,6 +431,15 @@ pub fn assign_folds(group: &[&Sample], format: AnswerFormat, repeat: usize, cfg:
     }
 }
 
+/// The training and held-out samples of one fold, each in group order.
+pub fn split_fold<'s>(group: &[&'s Sample], fold_of: &[usize], fold: usize) -> (Vec<&'s Sample>, Vec<&'s Sample>) {
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    for (s, f) in group.iter().zip(fold_of) {
+        if *f == fold { test.push(*s) } else { train.push(*s) }
+    }
+    (train, test)
+}
+
 fn run_group(
     group: &[&Sample],
     format: AnswerFormat,
@@ -445,8 +454,7 @@ fn run_group(
     let mut importance: Vec<f64> = Vec::new();
     let mut names = Vec::new();
     for fold in 0..k {
-        let train: Vec<&Sample> = group.iter().zip(&fold_of).filter(|(_, f)| **f != fold).map(|(s, _)| *s).collect();
-        let test: Vec<&Sample> = group.iter().zip(&fold_of).filter(|(_, f)| **f == fold).map(|(s, _)| *s).collect();
+        let (train, test) = split_fold(group, &fold_of, fold);
         if test.is_empty() {
             continue;
         }
@@ -571,9 +579,8 @@ pub fn check_leakage(samples: &[Sample], cfg: &DiagnoseConfig) -> Vec<String> {
     let mut leaks = Vec::new();
     for ((qtype, format), group) in group_samples(samples, cfg.min_group) {
         let fold_of = assign_folds(&group, format, 0, cfg);
-        let train: Vec<&Sample> = group.iter().zip(&fold_of).filter(|(_, f)| **f != 0).map(|(s, _)| *s).collect();
-        let test: Vec<Sample> =
-            group.iter().zip(&fold_of).filter(|(_, f)| **f == 0).map(|(s, _)| (*s).clone()).collect();
+        let (train, test) = split_fold(&group, &fold_of, 0);
+        let test: Vec<Sample> = test.into_iter().cloned().collect();
         if train.is_empty() || test.is_empty() {
             continue;
         }

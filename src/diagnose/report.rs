@@ -137,8 +137,7 @@ pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &Diag
             let fold_of = super::assign_folds(&group, format, repeat, cfg);
             let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
             for fold in 0..k {
-                let train: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f != fold).map(|(s, _)| *s).collect();
-                let test: Vec<_> = group.iter().zip(&fold_of).filter(|(_, f)| **f == fold).map(|(s, _)| *s).collect();
+                let (train, test) = super::split_fold(&group, &fold_of, fold);
                 let (f, x_train) = Featurizer::fit_transform(&train, &cfg.features);
                 let x_test = f.transform(&test);
                 for (part, rows, x) in [("train", &train, &x_train), ("test", &test, &x_test)] {

@@ -76,20 +76,33 @@ pub fn properties(rows_per_group: usize, metadata: Vec<KeyValue>) -> Result<Writ
         .build())
 }
 
-/// Writes one Arrow batch to `path` (scores, exported features).
-pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
+/// Writes `batches` of `schema` to a new Parquet file at `path`, durably;
+/// returns the file's size.
+fn write_parquet(
+    path: &Path,
+    schema: arrow::datatypes::SchemaRef,
+    props: WriterProperties,
+    batches: impl IntoIterator<Item = Result<arrow::array::RecordBatch>>,
+) -> Result<u64> {
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    let props = properties(1_000_000, Vec::new())?;
     let mut writer = ArrowWriter::try_new_with_options(
         BufWriter::new(file),
-        batch.schema(),
+        schema,
         ArrowWriterOptions::new().with_properties(props),
     )
     .map_err(|e| Error::Bug(format!("parquet writer: {e}")))?;
-    writer.write(batch).map_err(|e| write_err(path, e))?;
+    for batch in batches {
+        writer.write(&batch?).map_err(|e| write_err(path, e))?;
+    }
     let inner = writer.into_inner().map_err(|e| write_err(path, e))?;
     let file = inner.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
-    file.sync_all().map_err(|e| Error::io(path, e))
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(file.metadata().map_err(|e| Error::io(path, e))?.len())
+}
+
+/// Writes one Arrow batch to `path` (scores, exported features).
+pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
+    write_parquet(path, batch.schema(), properties(1_000_000, Vec::new())?, [Ok(batch.clone())]).map(|_| ())
 }
 
 /// Writes samples (already in output order) to one Parquet file at `path`.
@@ -99,22 +112,8 @@ pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u6
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
     let hf = serde_json::json!({"info": {"features": hf_features()}});
     let props = properties(rows_per_group, vec![KeyValue::new("huggingface".to_string(), hf.to_string())])?;
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut writer = ArrowWriter::try_new_with_options(
-        BufWriter::new(file),
-        arrow_schema(),
-        ArrowWriterOptions::new().with_properties(props),
-    )
-    .map_err(|e| Error::Bug(format!("parquet writer: {e}")))?;
-    for chunk in samples.chunks(CHUNK_ROWS) {
-        let batch = to_record_batch(chunk, embed)?;
-        writer.write(&batch).map_err(|e| write_err(path, e))?;
-    }
-    let inner = writer.into_inner().map_err(|e| write_err(path, e))?;
-    let file = inner.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
-    file.sync_all().map_err(|e| Error::io(path, e))?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    Ok(len)
+    // Batches are built lazily, so only one chunk's image bytes are in memory.
+    write_parquet(path, arrow_schema(), props, samples.chunks(CHUNK_ROWS).map(|chunk| to_record_batch(chunk, embed)))
 }
 
 fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {

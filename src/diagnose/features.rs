@@ -55,10 +55,12 @@
 //! list, meta keys, `max_slots`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::forest::Matrix;
+use super::recipes::{Family, Recipe, StatSpec, Texts};
 use crate::sample::{AnswerFormat, Sample};
 
 /// Settings of the featurizer; [`Default`] is what TsT-RF uses without configuration.
@@ -85,6 +87,9 @@ pub struct FeatureConfig {
     /// Blocks of [`Featurizer::fit_transform`]'s cross-fitting; below 2 the training
     /// rows get in-sample statistics, as in the TsT release.
     pub cross_fit: usize,
+    /// Declarative recipes of the pipeline (`[[diagnose.recipes]]`); a recipe gets
+    /// columns in a model when it applies to at least one of its training questions.
+    pub recipes: Arc<[Recipe]>,
 }
 
 impl Default for FeatureConfig {
@@ -97,6 +102,7 @@ impl Default for FeatureConfig {
             meta_fields: None,
             max_meta_values: 50,
             cross_fit: 5,
+            recipes: Arc::new([]),
         }
     }
 }
@@ -123,6 +129,9 @@ pub struct Featurizer {
     slot_values: Vocab,
     /// Whole questions (tokenized) seen in training.
     questions: Vocab,
+    /// Recipes that apply to some training question, each with one vocabulary of key
+    /// values per statistic.
+    recipes: Vec<(Recipe, Vec<Vocab>)>,
     /// Statistics of the whole training set, used for every transformed sample.
     tables: Tables,
     names: Vec<String>,
@@ -202,6 +211,12 @@ impl Featurizer {
             terms: Vocab::default(),
             slot_values: Vocab::default(),
             questions: Vocab::default(),
+            recipes: config
+                .recipes
+                .iter()
+                .filter(|r| train.iter().any(|s| r.applies(s.question_type.as_deref())))
+                .map(|r| (r.clone(), Vec::new()))
+                .collect(),
             tables: Tables::default(),
             names: Vec::new(),
         };
@@ -218,6 +233,13 @@ impl Featurizer {
         featurizer.slot_values =
             Vocab::new(kept.flat_map(|r| r.slots.iter().take(config.max_slots)).map(String::as_str));
         featurizer.questions = Vocab::new(raw.iter().map(|r| r.question.as_str()));
+        let featurizer_recipe_specs: Vec<usize> = featurizer.recipes.iter().map(|(r, _)| r.stats.len()).collect();
+        for (i, (_, vocabs)) in featurizer.recipes.iter_mut().enumerate() {
+            let n_specs = featurizer_recipe_specs[i];
+            *vocabs = (0..n_specs)
+                .map(|k| Vocab::new(raw.iter().flat_map(|r| r.recipes[i].keys[k].iter().flatten().map(String::as_str))))
+                .collect();
+        }
 
         let targets: Vec<Option<Target>> = train
             .iter()
@@ -269,7 +291,25 @@ impl Featurizer {
             templates: Vec::new(),
             slots: BTreeMap::new(),
             questions: BTreeMap::new(),
+            recipes: Vec::new(),
         };
+        let mut recipes: Vec<Vec<SpecTally>> = self
+            .recipes
+            .iter()
+            .map(|(r, vocabs)| {
+                r.stats
+                    .iter()
+                    .zip(vocabs)
+                    .map(|(spec, vocab)| {
+                        if spec.per_option {
+                            SpecTally::Options(vec![(0, 0); vocab.len()])
+                        } else {
+                            SpecTally::Question(BTreeMap::new())
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
         let mut templates = vec![Tally::default(); self.templates.ids.len()];
         let mut slots: BTreeMap<(usize, usize, usize), Tally> = BTreeMap::new();
         let mut questions: BTreeMap<usize, Tally> = BTreeMap::new();
@@ -298,7 +338,49 @@ impl Featurizer {
             if let Some(q) = p.question {
                 questions.entry(q).or_default().add(target);
             }
+            for (tallies, row) in recipes.iter_mut().zip(&p.recipes) {
+                for (tally, keys) in tallies.iter_mut().zip(&row.keys) {
+                    match tally {
+                        SpecTally::Question(map) => {
+                            if let Some(&Some(Some(key))) = keys.first() {
+                                map.entry(key).or_default().add(target);
+                            }
+                        }
+                        SpecTally::Options(counts) => {
+                            let seen = |j: usize| keys.get(j).copied().flatten().flatten();
+                            let offered: BTreeSet<usize> = (0..keys.len()).filter_map(seen).collect();
+                            let gold: BTreeSet<usize> = match target {
+                                Some(&Target::Gold { text, .. }) => (0..p.options.len())
+                                    .filter(|&j| p.options[j].text == Some(text))
+                                    .filter_map(seen)
+                                    .collect(),
+                                _ => BTreeSet::new(),
+                            };
+                            for key in offered {
+                                counts[key].1 += 1;
+                            }
+                            for key in gold {
+                                counts[key].0 += 1;
+                            }
+                        }
+                    }
+                }
+            }
         }
+        tables.recipes = recipes
+            .into_iter()
+            .map(|tallies| {
+                tallies
+                    .into_iter()
+                    .map(|t| match t {
+                        SpecTally::Question(map) => {
+                            SpecTable::Question(map.into_iter().map(|(k, t)| (k, t.finish())).collect())
+                        }
+                        SpecTally::Options(counts) => SpecTable::Options(counts),
+                    })
+                    .collect()
+            })
+            .collect();
         tables.templates = templates.into_iter().map(Tally::finish).collect();
         tables.slots = slots.into_iter().map(|(key, t)| (key, t.finish())).collect();
         // Only repeated questions: a question asked once is its own key and tells a
@@ -342,6 +424,8 @@ impl Featurizer {
             })
             .collect();
         let (template, slots) = self.templates.shape(lines);
+        let texts = Texts { question: x.question, context: x.context, options: x.options, meta: x.meta };
+        let recipes = self.recipes.iter().map(|(r, _)| recipe_row(r, x.question_type, &texts)).collect();
         Raw {
             chars: x.question.chars().count(),
             words: lines.iter().flatten().filter(|t| is_word(t)).count(),
@@ -354,6 +438,7 @@ impl Featurizer {
             n_slots: slots.len(),
             slots,
             question: whole_key(lines),
+            recipes,
         }
     }
 
@@ -386,6 +471,22 @@ impl Featurizer {
             n_slots: raw.n_slots,
             slots,
             question: self.questions.id(&raw.question),
+            recipes: raw
+                .recipes
+                .into_iter()
+                .zip(&self.recipes)
+                .map(|(row, (_, vocabs))| RecipeRow {
+                    applies: row.applies,
+                    keys: row
+                        .keys
+                        .iter()
+                        .zip(vocabs)
+                        .map(|(keys, vocab)| keys.iter().map(|k| k.as_ref().map(|k| vocab.id(k))).collect())
+                        .collect(),
+                    values: row.values,
+                    flags: row.flags,
+                })
+                .collect(),
         }
     }
 
@@ -452,6 +553,141 @@ impl Featurizer {
             self.stat_columns(prefix, tables, stat, p, out);
         }
         self.stat_columns("question", tables, p.question.and_then(|q| tables.questions.get(&q)), p, out);
+        for (r, (recipe, _)) in self.recipes.iter().enumerate() {
+            let row = p.recipes.get(r);
+            for (k, spec) in recipe.stats.iter().enumerate() {
+                let prefix = || format!("recipe.{}.{}", recipe.name, spec.label());
+                let keys = row.map_or(&[][..], |row| &row.keys[k][..]);
+                let values = row.map_or(&[][..], |row| &row.values[k][..]);
+                match &tables.recipes[r][k] {
+                    SpecTable::Question(stats) => {
+                        let key = keys.first().copied().flatten();
+                        let value = values.first().copied().unwrap_or(f64::NAN);
+                        self.recipe_columns(&prefix, spec, tables, stats, key, value, p, out);
+                    }
+                    SpecTable::Options(counts) => {
+                        self.recipe_option_columns(&prefix, spec, tables, counts, keys, values, out);
+                    }
+                }
+            }
+            for (k, keyword) in recipe.keywords.iter().enumerate() {
+                let flag = row.filter(|row| row.applies).map_or(f64::NAN, |row| f64::from(u8::from(row.flags[k])));
+                out.put(|| format!("recipe.{}.kw.{}", recipe.name, keyword.text.replace(' ', "_")), flag);
+            }
+        }
+    }
+
+    /// The columns of one question-level recipe statistic. `key`: `None` when the
+    /// recipe extracted nothing (NaN count), `Some(None)` for a value unseen in training
+    /// (count 0, NaN statistics).
+    #[allow(clippy::too_many_arguments)]
+    fn recipe_columns(
+        &self,
+        prefix: &dyn Fn() -> String,
+        spec: &StatSpec,
+        tables: &Tables,
+        stats: &BTreeMap<usize, Stat>,
+        key: Option<Option<usize>>,
+        value: f64,
+        p: &Keyed<'_>,
+        out: &mut impl Sink,
+    ) {
+        let nan = f64::NAN;
+        let stat = key.flatten().and_then(|id| stats.get(&id));
+        let numeric = matches!(self.format, Some(AnswerFormat::Numeric | AnswerFormat::MultipleChoice));
+        for &family in &spec.families {
+            match family {
+                Family::Count => {
+                    let count = key.map_or(nan, |_| stat.map_or(0.0, |s| s.count as f64 * tables.count_scale));
+                    out.put(|| format!("{}.count", prefix()), count);
+                }
+                Family::Moments if numeric => {
+                    out.put(|| format!("{}.mean", prefix()), stat.map_or(nan, |s| s.raw.mean()));
+                    out.put(|| format!("{}.std", prefix()), stat.map_or(nan, |s| s.raw.std()));
+                }
+                Family::LogMoments if numeric => {
+                    out.put(|| format!("{}.log_mean", prefix()), stat.map_or(nan, |s| s.log.mean()));
+                    out.put(|| format!("{}.log_std", prefix()), stat.map_or(nan, |s| s.log.std()));
+                }
+                Family::Gold | Family::LogDistance => {
+                    self.key_answer_columns(&prefix(), family, stat, p, out);
+                }
+                Family::Value => out.put(|| format!("{}.value", prefix()), value),
+                Family::Moments | Family::LogMoments => {}
+            }
+        }
+    }
+
+    /// Gold frequency or log-distance columns of a key's answer statistics, by format.
+    fn key_answer_columns(
+        &self,
+        prefix: &str,
+        family: Family,
+        stat: Option<&Stat>,
+        p: &Keyed<'_>,
+        out: &mut impl Sink,
+    ) {
+        let nan = f64::NAN;
+        match (family, self.format) {
+            (Family::Gold, Some(AnswerFormat::YesNo)) => {
+                out.put(|| format!("{prefix}.p_yes"), stat.map_or(nan, |s| s.p_yes));
+            }
+            (Family::Gold, Some(AnswerFormat::Open)) => {
+                out.put(|| format!("{prefix}.top_share"), stat.map_or(nan, Stat::top_share));
+            }
+            (Family::Gold, Some(AnswerFormat::MultipleChoice)) => {
+                for j in 0..self.n_options {
+                    let pair = stat.zip(p.options.get(j));
+                    out.put(|| format!("{prefix}.opt{j}.p_gold"), pair.map_or(nan, |(s, o)| s.share(o.text)));
+                    let is_mode = |(s, o): (&Stat, &OptionText<Option<usize>>)| {
+                        f64::from(u8::from(s.mode.is_some() && s.mode == o.text))
+                    };
+                    out.put(|| format!("{prefix}.opt{j}.is_mode"), pair.map_or(nan, is_mode));
+                }
+            }
+            (Family::LogDistance, Some(AnswerFormat::MultipleChoice)) => {
+                for j in 0..self.n_options {
+                    let pair = stat.zip(p.options.get(j));
+                    let dist = |(s, o): (&Stat, &OptionText<Option<usize>>)| (log1p10(o.number) - s.log.mean()).abs();
+                    out.put(|| format!("{prefix}.opt{j}.log_dist"), pair.map_or(nan, dist));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The columns of one option-level recipe statistic, per option position.
+    #[allow(clippy::too_many_arguments)]
+    fn recipe_option_columns(
+        &self,
+        prefix: &dyn Fn() -> String,
+        spec: &StatSpec,
+        tables: &Tables,
+        counts: &[(usize, usize)],
+        keys: &[Option<Option<usize>>],
+        values: &[f64],
+        out: &mut impl Sink,
+    ) {
+        let nan = f64::NAN;
+        for j in 0..self.n_options {
+            let key = keys.get(j).copied().flatten();
+            let (gold, seen) =
+                key.map_or((nan, nan), |k| k.map_or((0.0, 0.0), |id| (counts[id].0 as f64, counts[id].1 as f64)));
+            for &family in &spec.families {
+                match family {
+                    Family::Count => out.put(|| format!("{}.opt{j}.seen_count", prefix()), seen * tables.count_scale),
+                    Family::Gold if self.format == Some(AnswerFormat::MultipleChoice) => {
+                        out.put(|| format!("{}.opt{j}.gold_count", prefix()), gold * tables.count_scale);
+                        let ratio = if seen > 0.0 { gold / seen } else { nan };
+                        out.put(|| format!("{}.opt{j}.gold_ratio", prefix()), ratio);
+                    }
+                    Family::Value => {
+                        out.put(|| format!("{}.opt{j}.value", prefix()), values.get(j).copied().unwrap_or(nan));
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 
     /// The count and answer statistics of one key (`None` = unseen in training).
@@ -502,6 +738,22 @@ struct Tables {
     slots: BTreeMap<(usize, usize, usize), Stat>,
     /// Per question id, for questions asked at least `min_template_count` times.
     questions: BTreeMap<usize, Stat>,
+    /// Per active recipe, per statistic.
+    recipes: Vec<Vec<SpecTable>>,
+}
+
+/// A recipe statistic's training tables.
+#[derive(Debug, Clone)]
+enum SpecTable {
+    /// Per key id.
+    Question(BTreeMap<usize, Stat>),
+    /// Per key id: (times in the gold option, times offered).
+    Options(Vec<(usize, usize)>),
+}
+
+enum SpecTally {
+    Question(BTreeMap<usize, Tally>),
+    Options(Vec<(usize, usize)>),
 }
 
 /// The only fields of a sample the featurizer reads outside `fit`'s targets: no
@@ -545,6 +797,50 @@ struct Prepared<'a, K> {
     slots: Vec<K>,
     /// The whole tokenized question.
     question: K,
+    /// Per active recipe.
+    recipes: Vec<RecipeRow<K>>,
+}
+
+/// What one recipe read from one question.
+struct RecipeRow<K> {
+    /// The recipe applies to the question's type.
+    applies: bool,
+    /// Per statistic: the key (question-level: one entry; option-level: one per
+    /// option); `None` = not extracted.
+    keys: Vec<Vec<Option<K>>>,
+    /// Per statistic asking for `value`: the key read as a number, like `keys`.
+    values: Vec<Vec<f64>>,
+    /// Per keyword.
+    flags: Vec<bool>,
+}
+
+/// One recipe's fields and keys of one question, as strings.
+fn recipe_row(recipe: &Recipe, question_type: Option<&str>, texts: &Texts<'_>) -> RecipeRow<String> {
+    let applies = recipe.applies(question_type);
+    let fields = if applies { recipe.fields(texts) } else { Default::default() };
+    let keys: Vec<Vec<Option<String>>> = recipe
+        .stats
+        .iter()
+        .map(|spec| match (applies, spec.per_option) {
+            (false, _) => Vec::new(),
+            (true, false) => vec![recipe.key(spec, &fields)],
+            (true, true) => recipe.option_keys(spec, &fields, texts.options.len()),
+        })
+        .collect();
+    let values = recipe
+        .stats
+        .iter()
+        .zip(&keys)
+        .map(|(spec, keys)| {
+            if spec.has(Family::Value) {
+                keys.iter().map(|k| k.as_deref().map_or(f64::NAN, leading_number)).collect()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let flags = recipe.keywords.iter().map(|k| applies && k.in_text(texts.question)).collect();
+    RecipeRow { applies, keys, values, flags }
 }
 
 type Raw<'a> = Prepared<'a, String>;
@@ -656,6 +952,7 @@ impl Tally {
             Some(Target::Yes(true)) => self.yes += 1,
             Some(Target::Yes(false)) => self.no += 1,
             Some(&Target::Gold { text, number }) => {
+                self.raw.add(number);
                 self.log.add(log1p10(number));
                 *self.texts.entry(text).or_default() += 1;
             }
@@ -1159,6 +1456,102 @@ mod tests {
         assert!(col(&f, &x, 2, "slot1.mean").is_nan());
     }
 
+    /// A recipe asking for every family: a question-level field with every statistic,
+    /// a pair, an option-level field, and keywords.
+    fn recipe_config(types: Option<Vec<String>>) -> FeatureConfig {
+        use crate::spec::wire::{ExtractWire, FamilyWire as F, OneOrMany, RecipeWire, StatWire};
+        let stat = |key: &[&str], families: &[F]| StatWire {
+            key: OneOrMany::Many(key.iter().map(|k| k.to_string()).collect()),
+            ordered: false,
+            families: families.to_vec(),
+        };
+        let extract = |from: &str, regex: &str| ExtractWire { from: Some(from.into()), regex: regex.into() };
+        let wire = RecipeWire {
+            name: "all".into(),
+            types,
+            extract: vec![
+                extract("question", r"(?:the|a|many) (?<object>[a-z]+)\b"),
+                extract("question", r"^(?<qword>\w+)"),
+                extract("options", r"^(?:the )?(?<thing>[a-z0-9]+)$"),
+            ],
+            stats: vec![
+                stat(&["object"], &[F::Count, F::Moments, F::LogMoments, F::Gold, F::LogDistance, F::Value]),
+                stat(&["object", "qword"], &[F::Count, F::Gold]),
+                stat(&["thing"], &[F::Count, F::Gold, F::Value]),
+            ],
+            keywords: vec!["closest".into(), "in this room".into()],
+        };
+        FeatureConfig { recipes: super::super::recipes::compile(&[wire]).unwrap(), ..FeatureConfig::default() }
+    }
+
+    #[test]
+    fn recipe_moments_per_extracted_object() {
+        let mut train = Vec::new();
+        for (i, (object, answer)) in
+            [("chair", "2"), ("chair", "4"), ("chair", "6"), ("lamp", "1"), ("sofa", "x")].into_iter().enumerate()
+        {
+            let q = format!("How many {object}(s) are in this room?");
+            train.push(sample(&i.to_string(), &q, answer, AnswerFormat::Numeric));
+        }
+        let config = recipe_config(None);
+        let f = Featurizer::fit(&refs(&train), &config);
+        let held_out = [
+            sample("a", "How many chair(s) are in this room?", "0", AnswerFormat::Numeric),
+            sample("b", "How many stool(s) are in this room?", "0", AnswerFormat::Numeric),
+            sample("c", "Count them.", "0", AnswerFormat::Numeric),
+        ];
+        let x = f.transform(&refs(&held_out));
+        let c = |row, name: &str| col(&f, &x, row, &format!("recipe.all.{name}"));
+        assert_eq!((c(0, "object.count"), c(0, "object.mean"), c(0, "object.std")), (3.0, 4.0, 2.0));
+        let logs = [3.0f64.log10(), 5.0f64.log10(), 7.0f64.log10()];
+        assert!((c(0, "object.log_mean") - logs.iter().sum::<f64>() / 3.0).abs() < 1e-12);
+        assert_eq!(c(0, "object+qword.count"), 3.0);
+        assert_eq!(c(0, "kw.in_this_room"), 1.0);
+        assert_eq!(c(0, "kw.closest"), 0.0);
+        // An object unseen in training counts 0; a question the expression misses has no key.
+        assert_eq!(c(1, "object.count"), 0.0);
+        assert!(c(1, "object.mean").is_nan());
+        assert!(c(2, "object.count").is_nan());
+        assert_eq!(c(2, "kw.in_this_room"), 0.0);
+        // Numeric answers have no options and no gold frequency: those columns do not exist.
+        assert!(!f.names().iter().any(|n| n.contains(".p_gold") || n.contains(".opt0.")));
+    }
+
+    #[test]
+    fn recipe_option_fields_carry_the_gold_rate() {
+        let q = "Which is closest to the bed?";
+        let train: Vec<Sample> =
+            (0..10).map(|i| mc(&i.to_string(), q, &["the door", "the window", "3 m"], 0)).collect();
+        let f = Featurizer::fit(&refs(&train), &recipe_config(None));
+        let held_out = [mc("h", q, &["3", "a window", "the door"], 1)];
+        let x = f.transform(&refs(&held_out));
+        let c = |name: &str| col(&f, &x, 0, &format!("recipe.all.{name}"));
+        assert_eq!((c("thing.opt0.seen_count"), c("thing.opt0.value")), (0.0, 3.0));
+        assert!(c("thing.opt0.gold_ratio").is_nan(), "\"3\" was never offered in training");
+        assert!(c("thing.opt1.seen_count").is_nan(), "\"a window\" does not match the expression");
+        assert_eq!((c("thing.opt2.gold_count"), c("thing.opt2.gold_ratio")), (10.0, 1.0));
+        assert_eq!((c("object.opt2.p_gold"), c("object.opt2.is_mode")), (1.0, 1.0));
+        assert!(c("object.opt0.log_dist").is_nan(), "no gold answer of this object was a number");
+        assert_eq!(c("kw.closest"), 1.0);
+    }
+
+    #[test]
+    fn recipes_apply_to_their_types_only() {
+        let mut train: Vec<Sample> = every_format().remove(0).0;
+        for (i, s) in train.iter_mut().enumerate() {
+            s.question_type = Some(if i % 2 == 0 { "near" } else { "far" }.into());
+        }
+        let config = recipe_config(Some(vec!["near".into()]));
+        let f = Featurizer::fit(&refs(&train), &config);
+        let x = f.transform(&refs(&train));
+        assert_eq!(col(&f, &x, 0, "recipe.all.kw.closest"), 1.0);
+        assert!(col(&f, &x, 1, "recipe.all.kw.closest").is_nan());
+        assert!(col(&f, &x, 1, "recipe.all.object.count").is_nan());
+        // A model none of whose questions the recipe reads gets no recipe columns.
+        let far: Vec<&Sample> = train.iter().filter(|s| s.question_type.as_deref() == Some("far")).collect();
+        assert!(!Featurizer::fit(&far, &config).names().iter().any(|n| n.starts_with("recipe.")));
+    }
+
     #[test]
     fn open_answers_get_the_top_share() {
         let train: Vec<Sample> = ["cat", "cat", "dog", "Cat ", "bird"]
@@ -1251,18 +1644,39 @@ mod tests {
         c
     }
 
+    /// The leak check as a property over every feature family, recipes included: fit on
+    /// training rows, change only held-out answers, and no column may move; change the
+    /// training answers and the answer statistics do move (automatic and recipe columns
+    /// alike), so the check can fail.
     #[test]
     fn held_out_answers_never_change_a_row() {
         for (train, held_out) in every_format() {
-            let f = Featurizer::fit(&refs(&train), &FeatureConfig::default());
+            let format = train[0].answer_format;
+            let config = recipe_config(None);
+            let f = Featurizer::fit(&refs(&train), &config);
+            assert!(f.names().iter().any(|n| n.starts_with("recipe.all.object.")), "{format:?}");
             let before = f.transform(&refs(&held_out));
             let changed: Vec<Sample> = held_out.iter().map(perturbed).collect();
             let after = f.transform(&refs(&changed));
-            assert_eq!(bits(&before), bits(&after), "{:?}", train[0].answer_format);
-            // The statistics do depend on answers: changing the training answers moves them.
+            for (j, name) in f.names().iter().enumerate() {
+                let column = |m: &Matrix| (0..m.n_rows()).map(|i| m.get(i, j).to_bits()).collect::<Vec<_>>();
+                assert_eq!(column(&before), column(&after), "{format:?}: column {name} reads held-out answers");
+            }
             let retrained: Vec<Sample> = train.iter().map(perturbed).collect();
-            let g = Featurizer::fit(&refs(&retrained), &FeatureConfig::default());
-            assert_ne!(bits(&before), bits(&g.transform(&refs(&held_out))), "{:?}", train[0].answer_format);
+            let g = Featurizer::fit(&refs(&retrained), &config);
+            let moved = g.transform(&refs(&held_out));
+            let recipe_moved =
+                f.names().iter().enumerate().filter(|(_, n)| n.starts_with("recipe.")).any(|(j, _)| {
+                    (0..before.n_rows()).any(|i| before.get(i, j).to_bits() != moved.get(i, j).to_bits())
+                });
+            assert!(recipe_moved, "{format:?}: no recipe statistic depends on training answers");
+            let defaults = Featurizer::fit(&refs(&train), &FeatureConfig::default());
+            let retrained_defaults = Featurizer::fit(&refs(&retrained), &FeatureConfig::default());
+            assert_ne!(
+                bits(&defaults.transform(&refs(&held_out))),
+                bits(&retrained_defaults.transform(&refs(&held_out))),
+                "{format:?}"
+            );
         }
     }
 

@@ -20,6 +20,7 @@ pub mod features;
 pub mod folds;
 pub mod forest;
 pub mod plots;
+pub mod recipes;
 pub mod report;
 
 use std::collections::BTreeMap;

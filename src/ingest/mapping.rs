@@ -270,6 +270,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         }
         _ => map_options(&mut m, vlm),
     };
+    let labelled = strip_option_labels(&mut options);
 
     let ctx_acc = m.pick(&f.context, &["context", "hint"]);
     let context = ctx_acc.and_then(|a| m.text("context", a));
@@ -320,6 +321,13 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         }
     };
 
+    // "B. table" as the answer of options that were labelled "A. ...", "B. ...".
+    let raw_answer = match raw_answer {
+        Raw::Str(t) if labelled && option_label(&t, None).is_some() => {
+            Raw::Str(option_label(&t, None).map_or(t.clone(), |(_, rest)| rest.to_string()))
+        }
+        other => other,
+    };
     let (answer, answer_index) = if options.is_empty() {
         (raw_answer.scalar_text().unwrap_or_default(), None)
     } else {
@@ -749,6 +757,40 @@ pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
     Some(items)
 }
 
+/// Drops the labels of options written `A. chair`, `B) table` or `(C) lamp`, when every
+/// option carries its own letter in order (VSI-Bench and many VLMEvalKit sets): the
+/// canonical option is the text, its letter is its position. Returns whether it did.
+fn strip_option_labels(options: &mut [String]) -> bool {
+    let labelled = options.len() >= 2 && options.iter().enumerate().all(|(k, o)| option_label(o, Some(k)).is_some());
+    if labelled {
+        for (k, o) in options.iter_mut().enumerate() {
+            if let Some((_, rest)) = option_label(o, Some(k)) {
+                *o = rest.to_string();
+            }
+        }
+    }
+    labelled
+}
+
+/// An option label at the start of `text` (`A.`, `A)`, `(A)`, then a space), the letter's
+/// position and the rest; with `want`, only that position's letter.
+fn option_label(text: &str, want: Option<usize>) -> Option<(usize, &str)> {
+    let t = text.trim_start();
+    let (letter, rest) = match t.strip_prefix('(') {
+        Some(r) => (r.chars().next()?, r.get(1..)?.strip_prefix(')')?),
+        None => {
+            let c = t.chars().next()?;
+            (c, t.get(1..)?.strip_prefix(['.', ')'])?)
+        }
+    };
+    let k = LETTERS.iter().position(|&l| l as char == letter)?;
+    if want.is_some_and(|w| w != k) || !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim();
+    (!rest.is_empty()).then_some((k, rest))
+}
+
 /// Splits the options written at the end of a question (`A. text` lines, in
 /// letter order; an option may run over several lines) off the question, and
 /// drops `<image>` placeholders (LLaVA-style conversations).
@@ -788,6 +830,19 @@ mod tests {
         assert_eq!(parse_list_literal("[]").unwrap(), Vec::<String>::new());
         assert!(parse_list_literal("['a' 'b']").is_none());
         assert!(parse_list_literal("not a list").is_none());
+    }
+
+    #[test]
+    fn option_labels() {
+        let mut o: Vec<String> = ["A. chair", "B) tv stand", "(C) 2.5 m"].map(String::from).to_vec();
+        assert!(strip_option_labels(&mut o));
+        assert_eq!(o, ["chair", "tv stand", "2.5 m"]);
+        // Out of order, unlabelled, or a letter that is the text: left alone.
+        for options in [&["B. x", "A. y"][..], &["A. x", "y"], &["A.", "B."], &["A.x", "B.y"], &["I", "II"]] {
+            let mut o: Vec<String> = options.iter().map(|s| s.to_string()).collect();
+            assert!(!strip_option_labels(&mut o), "{options:?}");
+            assert_eq!(o, options);
+        }
     }
 
     #[test]

@@ -245,18 +245,22 @@ impl Walker<'_, '_> {
 
 /// The span of a dotted key path (`ingest.fields.id`) in a parsed document:
 /// the value's span, else the nearest existing parent's.
+/// The span of a key path (`diagnose.recipes[0].extract[1].regex`), or of its longest
+/// existing prefix.
 pub fn span_of(doc: &Spanned<DeTable<'_>>, path: &str) -> Range<usize> {
+    let path = path.replace('[', ".").replace(']', "");
     let mut span = doc.span();
-    let mut table = Some(doc.get_ref());
-    for part in path.split('.') {
-        let Some(t) = table else { break };
-        match t.iter().find(|(k, _)| k.get_ref().as_ref() == part) {
-            Some((_, v)) => {
-                span = v.span();
-                table = v.get_ref().as_table();
-            }
-            None => break,
-        }
+    let mut value: Option<&DeValue<'_>> = None;
+    for (i, part) in path.split('.').enumerate() {
+        let next = match (i, value) {
+            (0, _) => doc.get_ref().iter().find(|(k, _)| k.get_ref().as_ref() == part).map(|(_, v)| v),
+            (_, Some(DeValue::Table(t))) => t.iter().find(|(k, _)| k.get_ref().as_ref() == part).map(|(_, v)| v),
+            (_, Some(DeValue::Array(items))) => part.parse::<usize>().ok().and_then(|n| items.get(n)),
+            _ => None,
+        };
+        let Some(v) = next else { break };
+        span = v.span();
+        value = Some(v.get_ref());
     }
     span
 }

@@ -229,6 +229,80 @@ pub struct DiagnoseWire {
     pub min_group: Option<usize>,
     /// Meta fields used as categorical features (default: every field with at most 50 values).
     pub meta_features: Option<Vec<String>>,
+    /// Declarative features for what automation cannot guess: fields pulled out of the
+    /// question, its options or its meta by regular expressions, and statistics over them.
+    #[serde(default)]
+    pub recipes: Vec<RecipeWire>,
+}
+
+/// One declarative feature set; its columns are named `recipe.<name>.*`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RecipeWire {
+    /// Names the recipe's columns: letters, digits, `-` and `_`.
+    pub name: String,
+    /// Question types the recipe applies to (default: every type). Other questions get
+    /// missing values in its columns.
+    pub types: Option<Vec<String>>,
+    /// Regular expressions (Rust `regex` syntax, case-insensitive unless `(?-i)`); each
+    /// named group (`(?<object>...)`) becomes a field holding the first match, lowercased,
+    /// whitespace collapsed.
+    #[serde(default)]
+    pub extract: Vec<ExtractWire>,
+    /// Statistics over extracted fields, computed on the training folds only.
+    #[serde(default)]
+    pub stats: Vec<StatWire>,
+    /// Words or phrases flagged 1 when the question contains them (whole words, any case).
+    #[serde(default)]
+    pub keywords: Vec<String>,
+}
+
+/// A regular expression applied to one text of each question.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ExtractWire {
+    /// `question` (default), `context`, `options` (each option on its own: one value per
+    /// option) or `meta:FIELD`.
+    pub from: Option<String>,
+    /// The expression; name the parts to keep: `How many (?<object>.+?)\(s\)`.
+    pub regex: String,
+}
+
+/// Statistic families over one field, or over a combination of fields (a pair).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StatWire {
+    /// The field, or fields combined into one key (`["object1", "object2"]`: the pair).
+    pub key: OneOrMany,
+    /// Keep the order of a combined key's fields (default false: `a+b` equals `b+a`).
+    #[serde(default)]
+    pub ordered: bool,
+    /// What to compute for each key value.
+    pub families: Vec<FamilyWire>,
+}
+
+/// A statistic family of a recipe key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FamilyWire {
+    /// How many training questions had this key value (a pair key: the pair's frequency);
+    /// option fields: how often the value was offered.
+    Count,
+    /// Mean and standard deviation of the numeric answer (the gold option's number for
+    /// multiple choice) over training questions with this key value.
+    Moments,
+    /// The same of log10(answer + 1).
+    LogMoments,
+    /// Gold frequency: P(yes) for yes/no; per option, the share of this key's questions
+    /// whose gold was that option's text and whether it was the most frequent gold, for
+    /// multiple choice; the top answer's share for open questions. Option fields: how
+    /// often the value was in the gold option, and that over how often it was offered.
+    Gold,
+    /// Multiple choice: each option's number's distance, in log10(x + 1), to the mean gold
+    /// number of this key value.
+    LogDistance,
+    /// The field's value read as a number (one field only).
+    Value,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

@@ -51,6 +51,7 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
         names,
         vec![
             "README.md",
+            "croissant.json",
             "data/test-00000-of-00001.parquet",
             "manifest.json",
             "report/blind_vs_chance.svg",
@@ -66,7 +67,7 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     // The card reports the diagnosis; the manifest lists every file.
     let card = String::from_utf8(ta[0].1.clone()).unwrap();
     assert!(card.contains("## Blind answerability (TsT-RF)"), "{card}");
-    let manifest: serde_json::Value = serde_json::from_slice(&ta[2].1).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&ta[3].1).unwrap();
     assert_eq!(manifest["files"].as_object().unwrap().len(), names.len() - 1);
 
     // Building again into the same folder is a no-op.

@@ -31,6 +31,7 @@ pub fn run(args: &Args) -> Result<()> {
     if !problems.is_empty() {
         return Err(Error::Invalid(problems));
     }
+    pipelines.iter().for_each(super::warn_unanswered);
     for p in &pipelines {
         let ingested = ingest(&p.ingest)?;
         let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));

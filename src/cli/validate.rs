@@ -16,14 +16,17 @@ pub fn run(args: &Args) -> Result<()> {
     let mut problems = Vec::new();
     for file in super::pipeline_files(&args.pipelines)? {
         match Pipeline::load(&file) {
-            Ok(p) => super::say(&format!(
-                "ok: {} ({} {}, {} input file{})",
-                crate::error::display_path(&file),
-                p.dataset.name,
-                p.dataset.version,
-                p.ingest.inputs.len(),
-                if p.ingest.inputs.len() == 1 { "" } else { "s" }
-            )),
+            Ok(p) => {
+                super::warn_unanswered(&p);
+                super::say(&format!(
+                    "ok: {} ({} {}, {} input file{})",
+                    crate::error::display_path(&file),
+                    p.dataset.name,
+                    p.dataset.version,
+                    p.ingest.inputs.len(),
+                    if p.ingest.inputs.len() == 1 { "" } else { "s" }
+                ))
+            }
             Err(Error::Invalid(ps)) => problems.extend(ps),
             Err(e) => return Err(e),
         }

@@ -129,7 +129,7 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
         p.path.file_name().map_or("?".into(), |f| f.to_string_lossy()),
         ds.seed
     );
-    out.push_str("## Composition\n\n");
+    out.push_str("## Contents\n\n");
     let _ = writeln!(
         out,
         "{n} questions ({} records read, {} filtered out by the pipeline, {} rejected as invalid).\n",
@@ -152,6 +152,7 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
     if let Some(d) = stages.diagnosis {
         diagnosis_section(&mut out, d, &p.diagnose);
     }
+    super::datasheet::render(&mut out, p, stages);
     out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");
     let base = p.path.parent().unwrap_or(std::path::Path::new("."));
     for i in &ing.inputs {

@@ -7,6 +7,8 @@
 //! no-op; no clock time in any file; rows sorted by id.
 
 pub mod card;
+pub mod croissant;
+pub mod datasheet;
 pub mod manifest;
 pub mod parquet;
 
@@ -78,6 +80,15 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
     }
     parquet::write_bytes(&dir.join("README.md"), card::render(pipeline, stages).as_bytes())?;
+    let data_sha = hash_tree(&dir.join("data"))?;
+    let data_files: Vec<(String, String)> =
+        data_sha.into_iter().map(|(path, (sha, _))| (format!("data/{path}"), sha)).collect();
+    let configs = [croissant::Config {
+        name: "default",
+        description: "Every question of the release.".into(),
+        files: data_files.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect(),
+    }];
+    parquet::write_bytes(&dir.join(croissant::FILE), croissant::render(pipeline, stages, &configs)?.as_bytes())?;
 
     let files = hash_tree(dir)?;
     let manifest = manifest::render(pipeline, ingested, &files)?;

@@ -368,6 +368,17 @@ impl Pipeline {
             seed: d.seed.unwrap_or(DEFAULT_SEED),
             date_published: d.date_published.clone(),
         };
+        for key in w.datasheet.keys() {
+            if crate::release::datasheet::question(key).is_none() {
+                let ids: Vec<&str> = crate::release::datasheet::QUESTIONS.iter().map(|q| q.id).collect();
+                let help = match crate::error::did_you_mean(key, ids.iter().copied()) {
+                    Some(m) => format!("did you mean \"{m}\"? Questions: {}", ids.join(", ")),
+                    None => format!("questions: {}", ids.join(", ")),
+                };
+                ctx.err(&format!("datasheet.{key}"), format!("\"{key}\" is not a datasheet question")).help =
+                    Some(help);
+            }
+        }
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
         let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
         Pipeline {
@@ -410,6 +421,14 @@ fn diagnose_config(
     }
     cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
     cfg.features.meta_fields = w.meta_features.clone();
+    match crate::diagnose::recipes::compile(&w.recipes) {
+        Ok(recipes) => cfg.features.recipes = recipes,
+        Err(problems) => {
+            for p in problems {
+                ctx.err(&format!("diagnose.{}", p.key), p.message).help = p.help;
+            }
+        }
+    }
     cfg
 }
 
@@ -503,7 +522,7 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
     for (i, filt) in w.filter.iter().enumerate() {
         if filt.any_of.is_none() && filt.not_in.is_none() {
             ctx.err(
-                &format!("ingest.filter.{i}"),
+                &format!("ingest.filter[{i}]"),
                 format!("filter on \"{}\" has neither \"in\" nor \"not-in\"", filt.field),
             );
         }

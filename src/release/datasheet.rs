@@ -1,0 +1,422 @@
+//! The datasheet of a release (Gebru et al., "Datasheets for Datasets"): every
+//! question of the seven sections, answered.
+//!
+//! Facts blindspot knows — counts, sources and their hashes, each stage's
+//! settings, blind answerability, how to rebuild — are filled in automatically.
+//! What only the publisher knows (why the set was made, who funded it, whether it
+//! holds personal data, ...) comes from the pipeline's `[datasheet]` table, keyed
+//! by the question ids below. A publisher may add to a computed answer too. A
+//! question left unanswered is marked in the card and listed by `blindspot build`
+//! as a warning.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::diagnose::GroupBy;
+use crate::sample::AnswerFormat;
+use crate::spec::Pipeline;
+
+/// The datasheet's sections, in order.
+pub const SECTIONS: [&str; 7] = [
+    "Motivation",
+    "Composition",
+    "Collection process",
+    "Preprocessing, cleaning and labeling",
+    "Uses",
+    "Distribution",
+    "Maintenance",
+];
+
+/// One datasheet question.
+#[derive(Debug, Clone, Copy)]
+pub struct Question {
+    /// Key in `[datasheet]`.
+    pub id: &'static str,
+    /// Index into [`SECTIONS`].
+    pub section: usize,
+    pub text: &'static str,
+    /// Whether blindspot computes an answer; otherwise the publisher must give one.
+    pub computed: bool,
+}
+
+const fn q(id: &'static str, section: usize, text: &'static str, computed: bool) -> Question {
+    Question { id, section, text, computed }
+}
+
+/// Every question, in section order.
+pub const QUESTIONS: &[Question] = &[
+    q("purpose", 0, "For what purpose was the dataset created? Was there a specific task or gap in mind?", false),
+    q("creators", 0, "Who created the dataset, and on behalf of which entity?", false),
+    q("funding", 0, "Who funded the creation of the dataset?", false),
+    q("instances", 1, "What do the instances represent?", true),
+    q("count", 1, "How many instances are there in total, of each type?", true),
+    q("sample", 1, "Does the dataset contain all possible instances, or is it a sample of a larger set?", true),
+    q("labels", 1, "Is there a label or target associated with each instance?", true),
+    q("missing", 1, "Is any information missing from individual instances?", true),
+    q("relationships", 1, "Are relationships between instances made explicit?", true),
+    q("splits", 1, "Are there recommended data splits?", true),
+    q("errors", 1, "Are there any errors, sources of noise, or redundancies in the dataset?", true),
+    q("external", 1, "Is the dataset self-contained, or does it link to or rely on external resources?", true),
+    q("confidential", 1, "Does the dataset contain data that might be considered confidential?", false),
+    q(
+        "offensive",
+        1,
+        "Does the dataset contain data that might be offensive, insulting, threatening or cause anxiety?",
+        false,
+    ),
+    q(
+        "people",
+        1,
+        "Does the dataset relate to people? Does it identify subpopulations or individuals, or hold sensitive data?",
+        false,
+    ),
+    q(
+        "collection",
+        2,
+        "How was the data associated with each instance acquired, by whom, and over what timeframe?",
+        false,
+    ),
+    q("ethical-review", 2, "Were any ethical review processes conducted?", false),
+    q("preprocessing", 3, "Was any preprocessing, cleaning or labeling of the data done?", true),
+    q("raw-data", 3, "Was the raw data saved in addition to the preprocessed data?", true),
+    q("software", 3, "Is the software used to preprocess, clean or label the data available?", true),
+    q("uses-so-far", 4, "Has the dataset been used for any tasks already?", false),
+    q("use-risks", 4, "Is there anything about the composition or processing that might affect future uses?", true),
+    q("not-for", 4, "Are there tasks for which the dataset should not be used?", false),
+    q("distribution", 5, "How will the dataset be distributed?", true),
+    q(
+        "license",
+        5,
+        "Under which copyright or intellectual property licence, and terms of use, is it distributed?",
+        true,
+    ),
+    q("third-party-ip", 5, "Have any third parties imposed restrictions on the data, or export controls?", false),
+    q(
+        "maintainer",
+        6,
+        "Who will be supporting, hosting and maintaining the dataset, and how can they be contacted?",
+        false,
+    ),
+    q("errata", 6, "Is there an erratum, and how will errors be reported and corrected?", false),
+    q("updates", 6, "Will the dataset be updated, and how will older versions be treated?", true),
+    q(
+        "contributions",
+        6,
+        "If others want to extend or build on the dataset, is there a mechanism for them to do so?",
+        false,
+    ),
+];
+
+/// The question with this id.
+pub fn question(id: &str) -> Option<&'static Question> {
+    QUESTIONS.iter().find(|q| q.id == id)
+}
+
+/// Questions only the publisher can answer that `[datasheet]` leaves open.
+pub fn unanswered(p: &Pipeline) -> Vec<&'static Question> {
+    QUESTIONS.iter().filter(|q| !q.computed && p.datasheet.get(q.id).is_none_or(|a| a.trim().is_empty())).collect()
+}
+
+/// The pipeline-file line that answers `q`.
+pub fn how_to_answer(q: &Question) -> String {
+    format!("{} = \"...\" under [datasheet]", q.id)
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// Writes the datasheet (a `## Datasheet` section with one `###` per Gebru section).
+pub fn render(out: &mut String, p: &Pipeline, stages: &super::Stages<'_>) {
+    let computed = computed_answers(p, stages);
+    out.push_str("## Datasheet\n\n");
+    out.push_str(
+        "Answers marked *computed* were filled in by blindspot from the data and the pipeline; the others are the \
+         publisher's, from the pipeline's `[datasheet]` table.\n\n",
+    );
+    for (s, section) in SECTIONS.iter().enumerate() {
+        let _ = writeln!(out, "### {section}\n");
+        for q in QUESTIONS.iter().filter(|q| q.section == s) {
+            let _ = writeln!(out, "**{}** <a id=\"{}\"></a>\n", q.text, q.id);
+            let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
+            if let Some(h) = human {
+                let _ = writeln!(out, "{h}\n");
+            }
+            match computed.get(q.id) {
+                Some(c) => {
+                    let _ = writeln!(out, "*Computed:* {c}\n");
+                }
+                None if human.is_none() => {
+                    let _ = writeln!(
+                        out,
+                        "**Unanswered.** The publisher has not answered this question (`{}`).\n",
+                        how_to_answer(q)
+                    );
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Every answered question's text (the publisher's answer, then the computed one), by id.
+pub fn answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'static str, String> {
+    let computed = computed_answers(p, stages);
+    QUESTIONS
+        .iter()
+        .filter_map(|q| {
+            let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
+            let parts: Vec<&str> = human.into_iter().chain(computed.get(q.id).map(String::as_str)).collect();
+            (!parts.is_empty()).then(|| (q.id, parts.join(" ")))
+        })
+        .collect()
+}
+
+/// The computed answers, by question id.
+fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'static str, String> {
+    let ing = stages.ingested;
+    let n = ing.samples.len();
+    let mut a = BTreeMap::new();
+    let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
+    a.insert(
+        "instances",
+        format!(
+            "Each instance is one question about zero or more images (`images`), with its options for multiple choice, \
+             its gold answer (`answer`, and `answer_index` for multiple choice), its answer format, question type and \
+             the source's other fields (`meta`). Formats: {}.",
+            formats.join(", ")
+        ),
+    );
+    let n_types =
+        ing.samples.iter().filter_map(|s| s.question_type.as_deref()).collect::<std::collections::BTreeSet<_>>();
+    a.insert(
+        "count",
+        format!(
+            "{n} questions about {} distinct image files, in {} question types; the counts per answer format and \
+             per question type are under [Contents](#contents).",
+            ing.images.len(),
+            n_types.len()
+        ),
+    );
+    let filters: Vec<String> = p
+        .ingest
+        .filters
+        .iter()
+        .map(|f| match (&f.any_of, &f.not_in) {
+            (Some(v), _) => format!("`{}` in [{}]", f.field, v.join(", ")),
+            (None, Some(v)) => format!("`{}` not in [{}]", f.field, v.join(", ")),
+            (None, None) => format!("`{}`", f.field),
+        })
+        .collect();
+    a.insert(
+        "sample",
+        format!(
+            "The source holds {} records; {} were left out by the pipeline's filters{}, {} were rejected as invalid{}, \
+             and {n} are in the release.",
+            ing.stats.records,
+            ing.stats.filtered,
+            if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
+            ing.stats.rejected,
+            if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
+        ),
+    );
+    let counts = ing.format_counts();
+    let count = |f: AnswerFormat| counts.iter().find(|(g, _)| *g == f).map_or(0, |(_, c)| *c);
+    a.insert(
+        "labels",
+        format!(
+            "Yes: every instance has a gold answer. {} multiple-choice questions carry the gold option's position; \
+             {} yes/no, {} numeric and {} open-ended questions carry the answer text.",
+            count(AnswerFormat::MultipleChoice),
+            count(AnswerFormat::YesNo),
+            count(AnswerFormat::Numeric),
+            count(AnswerFormat::Open)
+        ),
+    );
+    let no_image = ing.samples.iter().filter(|s| s.images.is_empty()).count();
+    let no_type = ing.samples.iter().filter(|s| s.question_type.is_none()).count();
+    let no_context = ing.samples.iter().filter(|s| s.context.is_none()).count();
+    a.insert(
+        "missing",
+        format!(
+            "{no_image} questions have no image (text-only), {no_type} have no question type and {no_context} have no \
+             context."
+        ),
+    );
+    let mut per_image: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &ing.samples {
+        for i in &s.images {
+            *per_image.entry(i.sha256.as_deref().or(i.path.as_deref()).unwrap_or("")).or_default() += 1;
+        }
+    }
+    let shared = per_image.values().filter(|&&c| c > 1).count();
+    a.insert(
+        "relationships",
+        format!(
+            "Questions that share an image are related through the image's `sha256`: {shared} of {} images are asked \
+             about more than once. The source's linking fields, if any, are kept in `meta`.",
+            per_image.len()
+        ),
+    );
+    a.insert(
+        "splits",
+        format!(
+            "One split, `{}`: this is an evaluation set and is meant to be used whole, not split for training.",
+            p.ingest.split
+        ),
+    );
+    let mut questions: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for s in &ing.samples {
+        let image = s.images.first().map_or("", |i| i.sha256.as_deref().or(i.path.as_deref()).unwrap_or(""));
+        *questions.entry((s.question.trim(), image)).or_default() += 1;
+    }
+    let repeated: usize = questions.values().filter(|&&c| c > 1).map(|c| c - 1).sum();
+    let mut errors =
+        format!("{repeated} questions repeat the text of another question about the same image (or about no image). ");
+    match stages.diagnosis {
+        Some(d) => {
+            let _ = write!(
+                errors,
+                "Blind answerability is a known source of noise in what the set measures: a random forest that never \
+                 sees the images answers {} of the questions (95% CI {}-{}; chance {}, majority answer {}), see \
+                 [Blind answerability](#blind-answerability-tst-rf).",
+                pct(d.weighted),
+                pct(d.ci95.0),
+                pct(d.ci95.1),
+                pct(d.chance),
+                pct(d.majority)
+            );
+        }
+        None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
+    }
+    a.insert("errors", errors);
+    a.insert(
+        "external",
+        if p.release.embed_images {
+            "Self-contained: the image bytes are embedded in the Parquet files.".to_string()
+        } else {
+            "Not self-contained: the Parquet files hold image paths only (`[release] embed-images = false`); the \
+             images must be obtained from the source."
+                .to_string()
+        },
+    );
+    a.insert("preprocessing", preprocessing(p, stages));
+    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
+    let sources: Vec<String> = ing
+        .inputs
+        .iter()
+        .map(|i| format!("`{}` (sha256 `{}`)", super::manifest::relative_to(&i.path, base), i.sha256))
+        .collect();
+    a.insert(
+        "raw-data",
+        format!(
+            "The release is derived from these source files, unchanged: {}. Their hashes are in `manifest.json`, so \
+             anyone holding them can check they rebuild this release.",
+            sources.join(", ")
+        ),
+    );
+    a.insert(
+        "software",
+        format!(
+            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline `{}` (sha256 `{}`). `just build` (or \
+             `cargo run --release -- build`) rebuilds this release byte for byte.",
+            env!("CARGO_PKG_VERSION"),
+            p.path.file_name().map_or("?".into(), |f| f.to_string_lossy()),
+            p.hash
+        ),
+    );
+    let mut risks = String::new();
+    if let Some(d) = stages.diagnosis {
+        let above: Vec<String> = d
+            .groups
+            .iter()
+            .filter(|g| g.blind_accuracy > g.chance.max(g.majority) + 0.05)
+            .map(|g| {
+                format!(
+                    "{} ({}: {} blind vs {} chance)",
+                    g.question_type.as_deref().unwrap_or("(none)"),
+                    g.format.as_str(),
+                    pct(g.blind_accuracy),
+                    pct(g.chance)
+                )
+            })
+            .collect();
+        if above.is_empty() {
+            risks.push_str(
+                "No question type is answered blind more than 5 points above both chance and the majority answer. ",
+            );
+        } else {
+            let _ = write!(
+                risks,
+                "Scores on these question types partly measure text-only priors rather than visual understanding: {}. \
+                 Report them with the blind baseline. ",
+                above.join("; ")
+            );
+        }
+    }
+    risks.push_str("Accuracy on a benchmark is only meaningful with the image-free baseline next to it.");
+    a.insert("use-risks", risks);
+    a.insert(
+        "distribution",
+        "As a Hugging Face-compatible folder: Parquet files (zstd) typed for `datasets` (images load as images), this \
+         card with its YAML configuration, `croissant.json` (Croissant 1.1 with RAI fields) and `manifest.json` (sha256 \
+         of every file)."
+            .to_string(),
+    );
+    a.insert(
+        "license",
+        format!(
+            "{} (SPDX), as declared in the pipeline for the source data; blindspot adds no terms.",
+            p.dataset.license
+        ),
+    );
+    a.insert(
+        "updates",
+        format!(
+            "Versions are immutable: blindspot never overwrites a built version with different bytes, so a change \
+             gets a new version next to this one ({}). `blindspot diff` shows what changed between two versions.",
+            p.dataset.version
+        ),
+    );
+    a
+}
+
+/// Each stage's settings, in words.
+fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+    let ing = stages.ingested;
+    let mut out = format!(
+        "Ingest mapped the source's fields onto blindspot's canonical record (the mapping is in the pipeline file), \
+         checked every record (a gold answer among the options, a known answer format, existing images) and sorted \
+         the records by id; invalid records were {} ({} rejected). ",
+        match p.ingest.on_invalid {
+            crate::spec::wire::OnInvalid::Error => "an error",
+            crate::spec::wire::OnInvalid::Skip => "skipped",
+        },
+        ing.stats.rejected
+    );
+    if p.ingest.shuffle_options {
+        out.push_str("Options were shuffled with a seeded permutation (the source lists the gold first). ");
+    }
+    if stages.diagnosis.is_some() {
+        let d = &p.diagnose;
+        let grouping = match &d.group_by {
+            None => "stratified".to_string(),
+            Some(GroupBy::Image) => "grouped by image".to_string(),
+            Some(GroupBy::Question) => "grouped by question text".to_string(),
+            Some(GroupBy::Meta(f)) => format!("grouped by `{f}`"),
+        };
+        let _ = write!(
+            out,
+            "Diagnose (TsT-RF) ran {}-fold cross-validation ({grouping}), {} repeat(s), seed {}, {} trees per \
+             classifier and {} per regressor, {} declarative recipe(s); it labelled nothing and removed nothing. ",
+            d.folds,
+            d.repeats,
+            d.seed,
+            d.trees,
+            d.regression_trees,
+            d.features.recipes.len()
+        );
+    }
+    out.push_str("No question was removed by a pruning stage and no answer was changed.");
+    out
+}

@@ -1,0 +1,109 @@
+//! The release's self-description: the dataset card with its datasheet, and
+//! `croissant.json`, on the demo and on a fixture whose pipeline answers nothing.
+
+mod common;
+
+use std::path::Path;
+
+use common::{blindspot, root};
+use sha2::{Digest, Sha256};
+
+fn build_demo(out: &Path) {
+    let run = blindspot().current_dir(root()).args(["build", "pipelines/vqa-rad.toml", "--out-dir"]).arg(out).output();
+    let run = run.unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    // The demo answers every datasheet question: no warning.
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"), "{}", String::from_utf8_lossy(&run.stderr));
+}
+
+#[test]
+fn demo_card_front_matter_and_datasheet() {
+    let out = tempfile::tempdir().unwrap();
+    build_demo(out.path());
+    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.0.0/README.md")).unwrap();
+    let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
+    for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
+        assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
+    }
+    assert!(front.contains("num_examples: 451") && front.contains("list: image"), "{front}");
+    // Every section and every question of the datasheet, none left unanswered.
+    for section in blindspot::release::datasheet::SECTIONS {
+        assert!(body.contains(&format!("### {section}\n")), "no section {section}");
+    }
+    for q in blindspot::release::datasheet::QUESTIONS {
+        assert!(body.contains(q.text), "no question {}", q.id);
+    }
+    assert!(!body.contains("**Unanswered.**"));
+    insta::assert_snapshot!("demo_card", card);
+}
+
+#[test]
+fn demo_croissant_names_every_parquet_file_with_its_hash() {
+    let out = tempfile::tempdir().unwrap();
+    build_demo(out.path());
+    let dir = out.path().join("vqa-rad/1.0.0");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
+    assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");
+    assert_eq!(doc["license"], "https://spdx.org/licenses/CC0-1.0.html");
+    assert_eq!(doc["prov:wasDerivedFrom"]["@id"], "https://osf.io/89kps/");
+    let files = doc["distribution"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    for f in files {
+        let path = f["contentUrl"].as_str().unwrap();
+        let bytes = std::fs::read(dir.join(path)).unwrap();
+        assert_eq!(f["sha256"], hex::encode(Sha256::digest(&bytes)), "{path}");
+        assert_eq!(f["@type"], "cr:FileObject");
+    }
+    let sets = doc["recordSet"].as_array().unwrap();
+    assert_eq!(sets[0]["@id"], "default");
+    let images = sets[0]["field"].as_array().unwrap().iter().find(|f| f["name"] == "images").unwrap();
+    assert_eq!(images["dataType"], "sc:ImageObject");
+    for key in [
+        "rai:dataCollection",
+        "rai:dataPreprocessingProtocol",
+        "rai:dataBiases",
+        "rai:dataLimitations",
+        "rai:dataUseCases",
+    ] {
+        assert!(doc[key].as_str().is_some_and(|t| t.len() > 40), "{key}: {}", doc[key]);
+    }
+    assert!(
+        doc["rai:dataBiases"].as_str().unwrap().contains("without the image")
+            || doc["rai:dataBiases"].as_str().unwrap().contains("never sees the images")
+    );
+}
+
+#[test]
+fn unanswered_datasheet_questions_warn_and_are_marked() {
+    let work = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    for f in ["canonical.jsonl", "canonical.toml"] {
+        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("images")).unwrap();
+    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let pipeline = work.path().join("canonical.toml");
+    let text = std::fs::read_to_string(&pipeline).unwrap();
+    std::fs::write(&pipeline, format!("{text}\n[datasheet]\npurpose = \"A fixture.\"\n")).unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let open = blindspot::release::datasheet::QUESTIONS.iter().filter(|q| !q.computed).count() - 1;
+    assert!(
+        stderr.contains(&format!("warning: canonical.toml: {open} datasheet questions are unanswered")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("creators") && !stderr.contains("purpose,"), "{stderr}");
+    let card = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/README.md")).unwrap();
+    assert_eq!(card.matches("**Unanswered.**").count(), open);
+    assert!(card.contains("A fixture."));
+
+    // A key that is no datasheet question is an error where it is written.
+    std::fs::write(&pipeline, format!("{text}\n[datasheet]\nfundng = \"x\"\n")).unwrap();
+    let out = blindspot().current_dir(work.path()).args(["validate", "canonical.toml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("canonical.toml:") && stderr.contains("did you mean \"funding\""), "{stderr}");
+}

@@ -107,3 +107,40 @@ fn unanswered_datasheet_questions_warn_and_are_marked() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("canonical.toml:") && stderr.contains("did you mean \"funding\""), "{stderr}");
 }
+
+#[test]
+fn the_lock_file_proves_a_rebuild() {
+    let work = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    for f in ["canonical.jsonl", "canonical.toml"] {
+        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("images")).unwrap();
+    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let run = |args: &[&str]| blindspot().current_dir(work.path()).args(args).output().unwrap();
+    // No lock yet: --check says how to get one.
+    let out = run(&["build", "canonical.toml", "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("canonical.lock.json: no lock file"));
+    // Building into another folder writes no lock; into releases/ it does.
+    assert!(run(&["build", "canonical.toml", "--out-dir", "elsewhere"]).status.success());
+    assert!(!work.path().join("canonical.lock.json").exists());
+    assert!(run(&["build", "canonical.toml"]).status.success());
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.path().join("canonical.lock.json")).unwrap()).unwrap();
+    let release = work.path().join("releases/canonical/1.0.0");
+    let files = common::files_below(&release);
+    assert_eq!(lock["outputs"].as_object().unwrap().keys().cloned().collect::<Vec<_>>(), files);
+    let out = run(&["build", "canonical.toml", "--check"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("rebuilt {} files, identical", files.len())));
+    // A changed input: the check fails, names what differs, and writes nothing.
+    let data = work.path().join("canonical.jsonl");
+    std::fs::write(&data, std::fs::read_to_string(&data).unwrap().replace("sleeping", "eating")).unwrap();
+    let before = common::files_below(work.path());
+    let out = run(&["build", "canonical.toml", "--check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not match the lock: the build's inputs differ"), "{stderr}");
+    assert_eq!(common::files_below(work.path()), before);
+}

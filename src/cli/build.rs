@@ -1,21 +1,28 @@
 //! `blindspot build [PIPELINE...]`: validate every pipeline first, then run
 //! each (ingest → validation → release) and print a summary per release.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result, display_path};
+use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::{Ingested, ingest};
-use crate::release::{Written, write_release};
+use crate::release::{Written, lock, write_release};
 use crate::spec::Pipeline;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Pipeline files (default: pipelines/*.toml).
     pub pipelines: Vec<PathBuf>,
-    /// Folder that receives releases/<name>/<version>/.
-    #[arg(long, default_value = "releases")]
+    /// Folder that receives releases/<name>/<version>/. Building into the default
+    /// folder also writes each pipeline's lock file (`<name>.lock.json` beside it).
+    #[arg(long, default_value = DEFAULT_OUT)]
     pub out_dir: PathBuf,
+    /// Rebuild in a temporary folder and compare with each pipeline's lock file;
+    /// fail naming the first differing file. Writes nothing.
+    #[arg(long)]
+    pub check: bool,
 }
+
+const DEFAULT_OUT: &str = "releases";
 
 pub fn run(args: &Args) -> Result<()> {
     // Validate all before touching any data.
@@ -32,14 +39,66 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(Error::Invalid(problems));
     }
     pipelines.iter().for_each(super::warn_unanswered);
+    if args.check {
+        return check(&pipelines);
+    }
     for p in &pipelines {
         let ingested = ingest(&p.ingest)?;
         let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
         let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
         let outcome = write_release(p, &stages, &args.out_dir)?;
+        if args.out_dir == Path::new(DEFAULT_OUT) {
+            write_lock(p, &outcome)?;
+        }
         super::say(&summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written));
     }
     Ok(())
+}
+
+/// The release's manifest, as JSON.
+fn manifest_of(dir: &Path) -> Result<serde_json::Value> {
+    let path = dir.join(crate::release::manifest::FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Bug(format!("{}: {e}", path.display())))
+}
+
+/// Writes the pipeline's lock file (only when its content changes).
+fn write_lock(p: &Pipeline, outcome: &crate::release::ReleaseOutcome) -> Result<()> {
+    let path = lock::path_for(&p.path);
+    let text = lock::render(&outcome.files, &manifest_of(&outcome.dir)?)?;
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+        return Ok(());
+    }
+    super::ingest::atomic_write(&path, |tmp| std::fs::write(tmp, &text).map_err(|e| Error::io(tmp, e)))
+}
+
+/// `build --check`: rebuild every pipeline in a temporary folder and compare with its lock.
+fn check(pipelines: &[Pipeline]) -> Result<()> {
+    let mut problems = Vec::new();
+    for p in pipelines {
+        let lock_path = lock::path_for(&p.path);
+        let locked = lock::read(&lock_path)?;
+        let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
+        let ingested = ingest(&p.ingest)?;
+        let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
+        let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
+        let outcome = write_release(p, &stages, tmp.path())?;
+        match lock::first_difference(&locked, &manifest_of(&outcome.dir)?, &outcome.files) {
+            None => super::say(&format!(
+                "{} {}: rebuilt {} files, identical to {}",
+                p.dataset.name,
+                p.dataset.version,
+                outcome.files.len(),
+                display_path(&lock_path)
+            )),
+            Some(diff) => problems.push(
+                Problem::new(Location::file(&lock_path), format!("the rebuild does not match the lock: {diff}")).help(
+                    "if the change is intended, bump [dataset] version and run `blindspot build` to write a new lock",
+                ),
+            ),
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
 }
 
 fn summary(

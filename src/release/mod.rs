@@ -9,6 +9,7 @@
 pub mod card;
 pub mod croissant;
 pub mod datasheet;
+pub mod lock;
 pub mod manifest;
 pub mod parquet;
 

@@ -30,10 +30,15 @@
 //!   gives a different (equally valid) forest than scikit-learn's `random_state`: scores
 //!   agree in distribution, not bit for bit.
 //!
-//! Speed comes from histograms: a node sums its rows per bin for each candidate feature
-//! and scans the boundaries between its at most 255 occupied bins instead of sorting
-//! values; a large node's larger child gets a histogram by subtracting its sibling's
-//! from the parent's.
+//! Speed comes from working on bins: for each candidate feature a node first checks
+//! whether the feature is constant among its rows (cheap, and common deep in a tree);
+//! otherwise it sums its rows into a histogram with one bin per code the feature takes
+//! in training (a few for most features), or, when that would have many more bins than
+//! the node has rows, sorts its rows by bin. Either way the boundaries between occupied
+//! bins are scored in one pass with O(1) work each (`Scan`), both missing-value
+//! directions at once. A large node's larger child gets a histogram by subtracting its
+//! sibling's from the parent's, and a child's statistics are its parent's split sums,
+//! exact with integer (bootstrap) weights.
 //!
 //! Determinism: tree `t` draws everything from a `ChaCha8Rng` seeded by mixing
 //! `(seed, t)`, trees are collected in index order and every reduction over trees
@@ -52,8 +57,12 @@ pub const MISSING_BIN: u8 = u8::MAX;
 /// Most bins the observed values of one column are spread over (codes `0..MISSING_BIN`).
 pub const MAX_VALUE_BINS: usize = MISSING_BIN as usize;
 
-/// Number of distinct bin codes, the length of every per-feature histogram.
+/// Number of distinct bin codes.
 const N_BIN_CODES: usize = MAX_VALUE_BINS + 1;
+
+/// A node's rows are sorted by bin rather than summed in a histogram when the feature's
+/// histogram has more than this many bins per row (measured on ScienceQA's folds).
+const SORT_BINS_PER_ROW: usize = 2;
 
 /// A node whose impurity is at most this is pure and becomes a leaf (scikit-learn's `EPSILON`).
 const PURE: f64 = f64::EPSILON;
@@ -62,6 +71,9 @@ const PURE: f64 = f64::EPSILON;
 /// they stay in L1) and trees are the outer loop, so one tree's nodes stay in cache
 /// while it routes the whole item.
 const PREDICT_CHUNK: usize = 256;
+
+/// Rows that go down a tree together; see `sum_over_trees`. Divides `PREDICT_CHUNK`.
+const PREDICT_GROUP: usize = 8;
 
 /// A dense row-major matrix of features; NaN marks a missing value.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,9 +143,18 @@ impl Binner {
     /// most [`MAX_VALUE_BINS`] of them, otherwise midpoints at quantiles, so that bins
     /// hold about as many rows each. A column without observed values gets no threshold.
     pub fn fit(x: &Matrix) -> Binner {
-        let thresholds = (0..x.n_cols)
+        let thresholds = (0..x.n_cols.div_ceil(COLUMN_BLOCK))
             .into_par_iter()
-            .map(|j| column_thresholds((0..x.n_rows).map(|i| x.data[i * x.n_cols + j])))
+            .flat_map_iter(|block| {
+                let columns = block * COLUMN_BLOCK..((block + 1) * COLUMN_BLOCK).min(x.n_cols);
+                let mut values = vec![Vec::with_capacity(x.n_rows); columns.len()];
+                for i in 0..x.n_rows {
+                    for (column, &v) in values.iter_mut().zip(&x.row(i)[columns.clone()]) {
+                        column.push(v);
+                    }
+                }
+                values.into_iter().map(column_thresholds)
+            })
             .collect();
         Binner { thresholds }
     }
@@ -162,9 +183,15 @@ impl Binner {
         );
         let mut bins = vec![0; x.n_rows * x.n_cols];
         if x.n_rows > 0 {
-            bins.par_chunks_mut(x.n_rows).zip(&self.thresholds).enumerate().for_each(|(j, (column, thresholds))| {
-                for (i, bin) in column.iter_mut().enumerate() {
-                    *bin = bin_of(thresholds, x.data[i * x.n_cols + j]);
+            bins.par_chunks_mut(x.n_rows * COLUMN_BLOCK).enumerate().for_each(|(block, out)| {
+                let columns = block * COLUMN_BLOCK..block * COLUMN_BLOCK + out.len() / x.n_rows;
+                let thresholds = &self.thresholds[columns.clone()];
+                for i in 0..x.n_rows {
+                    for ((column, thresholds), &v) in
+                        out.chunks_exact_mut(x.n_rows).zip(thresholds).zip(&x.row(i)[columns.clone()])
+                    {
+                        column[i] = bin_of(thresholds, v);
+                    }
                 }
             });
         }
@@ -172,10 +199,15 @@ impl Binner {
     }
 }
 
+/// Columns binned together: a row's values of the block share a cache line or two, so a
+/// pass over the rows reads the row-major matrix once per block, not once per column.
+const COLUMN_BLOCK: usize = 8;
+
 /// Thresholds for one column's values (NaN skipped); see [`Binner::fit`].
-fn column_thresholds(values: impl Iterator<Item = f64>) -> Vec<f64> {
+fn column_thresholds(mut sorted: Vec<f64>) -> Vec<f64> {
     // Adding +0.0 turns -0.0 into 0.0, so the two zeros are one distinct value.
-    let mut sorted: Vec<f64> = values.filter(|v| !v.is_nan()).map(|v| v + 0.0).collect();
+    sorted.retain(|v| !v.is_nan());
+    sorted.iter_mut().for_each(|v| *v += 0.0);
     sorted.sort_unstable_by(f64::total_cmp);
     let mut distinct: Vec<(f64, usize)> = Vec::new();
     for v in sorted {
@@ -583,9 +615,37 @@ fn sum_over_trees(trees: &[Tree], x: &BinnedMatrix, width: usize) -> Vec<f64> {
         }
         let n_cols = x.n_cols;
         for tree in trees {
-            for (i, row_sums) in block.chunks_exact_mut(width).enumerate() {
-                let leaf = tree.leaf(&row_major[i * n_cols..(i + 1) * n_cols], width);
-                row_sums.iter_mut().zip(leaf).for_each(|(sum, v)| *sum += v);
+            // Rows go down the tree in groups, one level per step for the whole group:
+            // their paths are independent, so the CPU overlaps them instead of waiting
+            // on each node load and mispredicted branch in turn.
+            for (group, group_sums) in block.chunks_mut(PREDICT_GROUP * width).enumerate() {
+                let n = group_sums.len() / width;
+                let rows = &row_major[group * PREDICT_GROUP * n_cols..][..n * n_cols];
+                let mut at = [0u32; PREDICT_GROUP];
+                let mut outputs = [0u32; PREDICT_GROUP];
+                let mut active = (1u32 << n) - 1;
+                while active != 0 {
+                    for lane in 0..n {
+                        if active & (1 << lane) == 0 {
+                            continue;
+                        }
+                        let row = &rows[lane * n_cols..][..n_cols];
+                        match tree.nodes[at[lane] as usize] {
+                            Node::Split { feature, threshold, missing_left, left, right } => {
+                                let bin = row[feature as usize];
+                                at[lane] = if goes_left(bin, threshold, missing_left) { left } else { right };
+                            }
+                            Node::Leaf { output } => {
+                                outputs[lane] = output;
+                                active &= !(1 << lane);
+                            }
+                        }
+                    }
+                }
+                for (row_sums, &output) in group_sums.chunks_exact_mut(width).zip(&outputs) {
+                    let leaf = &tree.outputs[output as usize..][..width];
+                    row_sums.iter_mut().zip(leaf).for_each(|(sum, v)| *sum += v);
+                }
             }
         }
     });
@@ -637,6 +697,9 @@ struct Sample<T> {
 trait Criterion: Sync {
     /// What a tree learns per row: a class index or a number.
     type Target: Copy + Send;
+    /// Whether slot 0 (the weight) is the sum of the other slots, so that histograms
+    /// need not accumulate it.
+    const WEIGHT_IS_SUM: bool;
     fn stride(&self) -> usize;
     fn target(&self, row: usize) -> Self::Target;
     /// Besides its weight, which goes to slot 0, a sample adds one value to one other
@@ -644,12 +707,9 @@ trait Criterion: Sync {
     fn slot_value(&self, sample: Sample<Self::Target>) -> (usize, f64);
     /// Impurity of the node holding `samples`, whose statistics are `totals`.
     fn impurity(&self, samples: &[Sample<Self::Target>], totals: &[f64]) -> f64;
-    /// Scores splitting a node with statistics `total` at `scores.len()` thresholds,
-    /// the left child of threshold `i` having statistics `left[i * stride..][..stride]`.
-    /// The highest score has the lowest weighted child impurity: it is scikit-learn's
-    /// `proxy_impurity_improvement` up to a constant. Thresholds leaving a child empty
-    /// get a meaningless score; the caller skips them.
-    fn split_scores(&self, left: &[f64], total: &[f64], scores: &mut [f64]);
+    /// The incremental split scorer of this criterion.
+    type Scan: Scan<Target = Self::Target>;
+    fn scan(&self) -> Self::Scan;
     /// Appends the prediction of a leaf with statistics `totals`.
     fn leaf_output(&self, totals: &[f64], out: &mut Vec<f64>);
 }
@@ -662,6 +722,7 @@ struct Gini<'a> {
 
 impl Criterion for Gini<'_> {
     type Target = u32;
+    const WEIGHT_IS_SUM: bool = true;
 
     fn stride(&self) -> usize {
         1 + self.n_classes
@@ -683,16 +744,16 @@ impl Criterion for Gini<'_> {
         1.0 - totals[1..].iter().map(|c| (c / weight) * (c / weight)).sum::<f64>()
     }
 
-    /// `sum_k left_k^2 / w_left + sum_k right_k^2 / w_right`, over one division.
-    fn split_scores(&self, left: &[f64], total: &[f64], scores: &mut [f64]) {
-        for (score, left) in scores.iter_mut().zip(left.chunks_exact(total.len())) {
-            let (mut left_squares, mut right_squares) = (0.0, 0.0);
-            for (l, t) in left[1..].iter().zip(&total[1..]) {
-                left_squares += l * l;
-                right_squares += (t - l) * (t - l);
-            }
-            let (w_left, w_right) = (left[0], total[0] - left[0]);
-            *score = (left_squares * w_right + right_squares * w_left) / (w_left * w_right);
+    type Scan = GiniScan;
+
+    fn scan(&self) -> GiniScan {
+        let slots = vec![0.0; 1 + self.n_classes];
+        GiniScan {
+            node: slots.clone(),
+            observed: slots.clone(),
+            missing: slots.clone(),
+            left: slots,
+            ..GiniScan::default()
         }
     }
 
@@ -713,6 +774,7 @@ struct SquaredError<'a> {
 
 impl Criterion for SquaredError<'_> {
     type Target = f64;
+    const WEIGHT_IS_SUM: bool = false;
 
     fn stride(&self) -> usize {
         2
@@ -738,17 +800,223 @@ impl Criterion for SquaredError<'_> {
         squared / weight
     }
 
-    /// `sum_left^2 / w_left + sum_right^2 / w_right`, over one division.
-    fn split_scores(&self, left: &[f64], total: &[f64], scores: &mut [f64]) {
-        for (score, left) in scores.iter_mut().zip(left.chunks_exact(2)) {
-            let (w_left, w_right) = (left[0], total[0] - left[0]);
-            let (sum_left, sum_right) = (left[1], total[1] - left[1]);
-            *score = (sum_left * sum_left * w_right + sum_right * sum_right * w_left) / (w_left * w_right);
-        }
+    type Scan = SquaredErrorScan;
+
+    fn scan(&self) -> SquaredErrorScan {
+        SquaredErrorScan::default()
     }
 
     fn leaf_output(&self, totals: &[f64], out: &mut Vec<f64>) {
         out.push(if totals[0] > 0.0 { totals[1] / totals[0] } else { 0.0 });
+    }
+}
+
+/// Scores the splits of one feature incrementally: rows (or whole bins) move to the left
+/// child in increasing bin order, and after each bin the split "this bin and those
+/// before it go left" is scored in O(1), with missing values on either side.
+///
+/// A score is the criterion's `proxy_impurity_improvement` (scikit-learn's name) up to
+/// a constant: the highest has the lowest weighted child impurity. Splits that leave a
+/// child empty get a meaningless score; the caller skips them.
+trait Scan: Default {
+    type Target: Copy;
+    /// The running sums of a scan that change with every row, kept apart from the rest
+    /// so that they can live in registers.
+    type Sums: Copy;
+    /// Prepares scans of a node with statistics `node`.
+    fn start_node(&mut self, node: &[f64]);
+    /// Starts a scan of one feature, whose missing values (if any) have statistics
+    /// `missing`; nothing is left yet.
+    fn start(&mut self, missing: Option<&[f64]>) -> Self::Sums;
+    /// Moves one row to the left.
+    fn add_sample(&mut self, sums: &mut Self::Sums, sample: Sample<Self::Target>);
+    /// Moves the rows of one bin, of total weight `weight` and slots 1.. `slots`, to
+    /// the left.
+    fn add_stats(&mut self, sums: &mut Self::Sums, weight: f64, slots: &[f64]);
+    /// Score of the current split with missing values right.
+    fn missing_right(&self, sums: &Self::Sums) -> f64;
+    /// Score of the current split with missing values left.
+    fn missing_left(&self, sums: &Self::Sums) -> f64;
+    /// Writes the statistics of the left child so far (missing values excluded) to `out`.
+    fn left(&self, sums: &Self::Sums, out: &mut Vec<f64>);
+}
+
+/// `sum_k left_k^2 / w_left + sum_k right_k^2 / w_right`, over one division.
+fn gini_score(left_squares: f64, w_left: f64, right_squares: f64, w_right: f64) -> f64 {
+    (left_squares * w_right + right_squares * w_left) / (w_left * w_right)
+}
+
+/// [`Scan`] for [`Gini`]. With `l`, `o`, `m` the per-class weights of the left child,
+/// the observed rows and the missing rows, both children's sums of squared class
+/// weights follow from `sum l^2`, `sum l*o` and `sum l*m`, each updated in O(1) per row.
+/// With integer weights every sum is an exact integer, so scores do not depend on the
+/// order rows are added in.
+#[derive(Default)]
+struct GiniScan {
+    /// `[weight, weight of class 0, ...]` of the node, the observed rows and the
+    /// missing rows; the left child's class weights (slot 0 unused).
+    node: Vec<f64>,
+    observed: Vec<f64>,
+    missing: Vec<f64>,
+    left: Vec<f64>,
+    has_missing: bool,
+    /// `sum (o+m)^2` (the node's), `sum o^2`, `sum m^2`.
+    node_squares: f64,
+    observed_squares: f64,
+    missing_squares: f64,
+}
+
+/// [`Scan::Sums`] of [`GiniScan`]: the left weight, `sum l^2`, `sum l*o`, `sum l*m`.
+#[derive(Clone, Copy, Default)]
+struct GiniSums {
+    weight: f64,
+    squares: f64,
+    observed: f64,
+    missing: f64,
+}
+
+impl GiniScan {
+    #[inline(always)]
+    fn add_class(&mut self, sums: &mut GiniSums, class: usize, weight: f64) {
+        let left = &mut self.left[1 + class];
+        sums.squares += weight * (2.0 * *left + weight);
+        sums.observed += weight * self.observed[1 + class];
+        if self.has_missing {
+            sums.missing += weight * self.missing[1 + class];
+        }
+        *left += weight;
+    }
+}
+
+fn squares(slots: &[f64]) -> f64 {
+    slots.iter().map(|c| c * c).sum()
+}
+
+impl Scan for GiniScan {
+    type Target = u32;
+    type Sums = GiniSums;
+
+    fn start_node(&mut self, node: &[f64]) {
+        self.node.clone_from_slice(node);
+        self.node_squares = squares(&node[1..]);
+    }
+
+    #[inline(always)]
+    fn start(&mut self, missing: Option<&[f64]>) -> GiniSums {
+        self.left.fill(0.0);
+        self.has_missing = missing.is_some();
+        match missing {
+            None => {
+                self.observed.copy_from_slice(&self.node);
+                self.observed_squares = self.node_squares;
+                self.missing_squares = 0.0;
+                self.missing.fill(0.0);
+            }
+            Some(missing) => {
+                self.missing.copy_from_slice(missing);
+                self.observed.iter_mut().zip(&self.node).zip(missing).for_each(|((o, n), m)| *o = n - m);
+                self.observed_squares = squares(&self.observed[1..]);
+                self.missing_squares = squares(&missing[1..]);
+            }
+        }
+        GiniSums::default()
+    }
+
+    #[inline(always)]
+    fn add_sample(&mut self, sums: &mut GiniSums, sample: Sample<u32>) {
+        sums.weight += sample.weight;
+        self.add_class(sums, sample.target as usize, sample.weight);
+    }
+
+    #[inline(always)]
+    fn add_stats(&mut self, sums: &mut GiniSums, weight: f64, slots: &[f64]) {
+        sums.weight += weight;
+        for (class, &weight) in slots.iter().enumerate() {
+            self.add_class(sums, class, weight);
+        }
+    }
+
+    #[inline(always)]
+    fn missing_right(&self, sums: &GiniSums) -> f64 {
+        // The right child has `o + m - l`.
+        let right_squares = self.node_squares - 2.0 * (sums.observed + sums.missing) + sums.squares;
+        gini_score(sums.squares, sums.weight, right_squares, self.node[0] - sums.weight)
+    }
+
+    #[inline(always)]
+    fn missing_left(&self, sums: &GiniSums) -> f64 {
+        // The children have `l + m` and `o - l`.
+        let left_squares = sums.squares + 2.0 * sums.missing + self.missing_squares;
+        let right_squares = self.observed_squares - 2.0 * sums.observed + sums.squares;
+        gini_score(left_squares, sums.weight + self.missing[0], right_squares, self.observed[0] - sums.weight)
+    }
+
+    fn left(&self, sums: &GiniSums, out: &mut Vec<f64>) {
+        out.clone_from(&self.left);
+        out[0] = sums.weight;
+    }
+}
+
+/// [`Scan`] for [`SquaredError`]: sums of weights and weighted targets, `[weight,
+/// weighted sum]` for the node, the observed rows and the missing rows; the left
+/// child's are the [`Scan::Sums`].
+#[derive(Default)]
+struct SquaredErrorScan {
+    node: [f64; 2],
+    observed: [f64; 2],
+    missing: [f64; 2],
+}
+
+/// `sum_left^2 / w_left + sum_right^2 / w_right`, over one division.
+fn squared_error_score([w_left, sum_left]: [f64; 2], [w_right, sum_right]: [f64; 2]) -> f64 {
+    (sum_left * sum_left * w_right + sum_right * sum_right * w_left) / (w_left * w_right)
+}
+
+impl Scan for SquaredErrorScan {
+    type Target = f64;
+    type Sums = [f64; 2];
+
+    fn start_node(&mut self, node: &[f64]) {
+        self.node = [node[0], node[1]];
+    }
+
+    #[inline(always)]
+    fn start(&mut self, missing: Option<&[f64]>) -> [f64; 2] {
+        self.missing = missing.map_or([0.0; 2], |m| [m[0], m[1]]);
+        self.observed = [self.node[0] - self.missing[0], self.node[1] - self.missing[1]];
+        [0.0; 2]
+    }
+
+    #[inline(always)]
+    fn add_sample(&mut self, sums: &mut [f64; 2], sample: Sample<f64>) {
+        sums[0] += sample.weight;
+        sums[1] += sample.weight * sample.target;
+    }
+
+    #[inline(always)]
+    fn add_stats(&mut self, sums: &mut [f64; 2], weight: f64, slots: &[f64]) {
+        sums[0] += weight;
+        sums[1] += slots[0];
+    }
+
+    #[inline(always)]
+    fn missing_right(&self, &[w_left, sum_left]: &[f64; 2]) -> f64 {
+        squared_error_score([w_left, sum_left], [self.node[0] - w_left, self.node[1] - sum_left])
+    }
+
+    #[inline(always)]
+    fn missing_left(&self, &[w_left, sum_left]: &[f64; 2]) -> f64 {
+        let [w_missing, sum_missing] = self.missing;
+        let [w_observed, sum_observed] = self.observed;
+        squared_error_score(
+            [w_left + w_missing, sum_left + sum_missing],
+            [w_observed - w_left, sum_observed - sum_left],
+        )
+    }
+
+    fn left(&self, sums: &[f64; 2], out: &mut Vec<f64>) {
+        out.clear();
+        out.extend_from_slice(sums);
     }
 }
 
@@ -786,6 +1054,7 @@ fn goes_left(bin: u8, threshold: u8, missing_left: bool) -> bool {
 
 impl Tree {
     /// Outputs of the leaf a row with bins `bins` falls in.
+    #[cfg(test)]
     fn leaf(&self, bins: &[u8], width: usize) -> &[f64] {
         let mut node = 0;
         loop {
@@ -809,6 +1078,10 @@ struct Limits {
     min_samples_leaf: usize,
     min_samples_split: usize,
     max_depth: usize,
+    /// Whether histograms count rows: needed for `min_samples_leaf > 1`, and when weights
+    /// are not integers, whose sums are then not exact (a bin emptied by subtraction
+    /// must be told apart from rounding residue).
+    counts: bool,
 }
 
 fn grow_forest<C: Criterion>(
@@ -829,9 +1102,11 @@ fn grow_forest<C: Criterion>(
         min_samples_leaf: params.min_samples_leaf.max(1),
         min_samples_split: params.min_samples_split.max(2),
         max_depth: params.max_depth.unwrap_or(usize::MAX),
+        counts: params.min_samples_leaf > 1 || !integer_weights(sample_weight, params.bootstrap),
     };
+    let layout = Layout::new(x, criterion.stride());
     // Each rayon job reuses one set of histogram stores from tree to tree: fresh
-    // ones (features x 256 bins x slots, megabytes) cost more page faults than
+    // ones (features x bins x slots, up to megabytes) cost more page faults than
     // small trees cost to grow. Stores are zeroed before reuse, so a tree never
     // depends on which job grew the tree before it.
     (0..params.n_trees)
@@ -843,12 +1118,12 @@ fn grow_forest<C: Criterion>(
                 let weights = row_weights(x.n_rows, sample_weight, params.bootstrap, &mut rng);
                 let stores = match cache.take() {
                     Some(mut stores) => {
-                        stores.reset();
+                        stores.reset(&layout);
                         stores
                     }
-                    None => Stores::new(x.n_cols, criterion.stride()),
+                    None => Stores::new(&layout),
                 };
-                let (tree, stores) = Grower::new(x, criterion, &limits, &weights, rng, stores).grow();
+                let (tree, stores) = Grower::new(x, criterion, &limits, &layout, &weights, rng, stores).grow();
                 *cache = Some(stores);
                 tree
             },
@@ -856,27 +1131,40 @@ fn grow_forest<C: Criterion>(
         .collect()
 }
 
+/// Whether every row weight of every tree is an integer and their sums are exact: with
+/// bootstrap (weights count draws) or without sample weights, or sample weights that
+/// are small integers.
+fn integer_weights(sample_weight: Option<&[f64]>, bootstrap: bool) -> bool {
+    match sample_weight {
+        Some(weights) if !bootstrap => {
+            weights.iter().all(|w| w.fract() == 0.0) && weights.iter().sum::<f64>() < (1u64 << 52) as f64
+        }
+        _ => true,
+    }
+}
+
 /// The histogram stores one tree's growth needs, reusable by the next tree.
 struct Stores {
     hist: HistStore,
     parent_hist: HistStore,
-    single_hist: HistStore,
+    /// One histogram of the widest feature, reused feature after feature by the nodes
+    /// that keep none.
+    work: Vec<f64>,
 }
 
 impl Stores {
-    fn new(n_cols: usize, stride: usize) -> Stores {
+    fn new(layout: &Layout) -> Stores {
         Stores {
-            hist: HistStore::new(n_cols, stride),
-            parent_hist: HistStore::new(n_cols, stride),
-            single_hist: HistStore::new(1, stride),
+            hist: HistStore::new(layout),
+            parent_hist: HistStore::new(layout),
+            work: vec![0.0; layout.max_cells()],
         }
     }
 
-    /// Zeroes every histogram a previous tree built.
-    fn reset(&mut self) {
-        self.hist.clear();
-        self.parent_hist.clear();
-        self.single_hist.clear();
+    /// Zeroes every histogram a previous tree built (`work` is zeroed after each use).
+    fn reset(&mut self, layout: &Layout) {
+        self.hist.clear(layout);
+        self.parent_hist.clear(layout);
     }
 }
 
@@ -926,6 +1214,9 @@ struct Split {
     feature: usize,
     threshold: u8,
     missing_left: bool,
+    /// Whether the node has rows with a missing value of `feature`; if not,
+    /// `missing_left` is settled once the rows are partitioned.
+    missing_seen: bool,
     score: f64,
 }
 
@@ -945,171 +1236,166 @@ struct Task {
     sibling: Option<Range<usize>>,
 }
 
-/// Numbered histograms, by feature in a node's per-feature store: for every bin code,
-/// the criterion slots and the number of rows, plus a bitmap of the occupied bins.
-/// Only occupied bins are ever visited, which keeps small deep nodes cheap.
-///
-/// Slots are planar, `[slot][bin]`: clearing one bin is then `stride` scattered
-/// stores, where the `[bin][slot]` layout would make it a `memset` call.
+/// Where each feature's histogram sits in a [`HistStore`]. A histogram has one bin per
+/// bin code up to the largest the feature takes in the training matrix, then one for
+/// missing values, and `width` cells per bin: the number of rows, then the criterion's
+/// slots. A feature with few distinct values thus has a histogram of a few bins, cheap
+/// to clear and to scan.
+struct Layout {
+    /// Cells per bin: 1 + the criterion's stride.
+    width: usize,
+    /// Per feature, the number of bins of its histogram (the missing bin included).
+    n_bins: Vec<usize>,
+    /// Per feature, the offset of its histogram's cells; the total comes last.
+    offsets: Vec<usize>,
+}
+
+impl Layout {
+    fn new(x: &BinnedMatrix, stride: usize) -> Layout {
+        let width = 1 + stride;
+        let n_bins: Vec<usize> = (0..x.n_cols)
+            .map(|j| {
+                x.column(j).iter().filter(|&&bin| bin != MISSING_BIN).max().map_or(0, |&max| usize::from(max) + 1) + 1
+            })
+            .collect();
+        let offsets = std::iter::once(0)
+            .chain(n_bins.iter().scan(0, |end, n| {
+                *end += n * width;
+                Some(*end)
+            }))
+            .collect();
+        Layout { width, n_bins, offsets }
+    }
+
+    fn cells(&self, feature: usize) -> Range<usize> {
+        self.offsets[feature]..self.offsets[feature + 1]
+    }
+
+    fn max_cells(&self) -> usize {
+        self.n_bins.iter().max().map_or(0, |n| n * self.width)
+    }
+}
+
+/// One histogram per feature, laid out by a [`Layout`], for the nodes whose children may
+/// subtract from them; tracks which were built so that clearing touches only those.
 struct HistStore {
-    stride: usize,
-    slots: Vec<f64>,
-    counts: Vec<u32>,
-    occupied: Vec<[u64; 4]>,
+    cells: Vec<f64>,
     built: Vec<bool>,
     built_list: Vec<usize>,
 }
 
-/// A read-only view of one histogram.
-#[derive(Clone, Copy)]
-struct Hist<'a> {
-    /// `slots[slot * N_BIN_CODES + bin]`.
-    slots: &'a [f64],
-    counts: &'a [u32],
-    occupied: [u64; 4],
-}
-
-/// Indices of the set bits of a 256-bit bitmap, in increasing order.
-fn set_bits(words: [u64; 4]) -> impl Iterator<Item = usize> {
-    words.into_iter().enumerate().flat_map(|(w, mut bits)| {
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let bit = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                // Below 256, which lets indexing a bin array skip its bounds check.
-                usize::from((w * 64 + bit) as u8)
-            })
-        })
-    })
-}
-
-fn count_bits(words: [u64; 4]) -> usize {
-    words.iter().map(|w| w.count_ones() as usize).sum()
-}
-
 impl HistStore {
-    fn new(n_histograms: usize, stride: usize) -> HistStore {
+    fn new(layout: &Layout) -> HistStore {
         HistStore {
-            stride,
-            slots: vec![0.0; n_histograms * N_BIN_CODES * stride],
-            counts: vec![0; n_histograms * N_BIN_CODES],
-            occupied: vec![[0; 4]; n_histograms],
-            built: vec![false; n_histograms],
+            cells: vec![0.0; layout.offsets[layout.n_bins.len()]],
+            built: vec![false; layout.n_bins.len()],
             built_list: Vec::new(),
         }
     }
 
-    /// Slots and counts of histogram `index`.
-    fn parts_mut(&mut self, index: usize) -> (&mut [f64], &mut [u32]) {
-        let size = N_BIN_CODES * self.stride;
-        (
-            &mut self.slots[index * size..(index + 1) * size],
-            &mut self.counts[index * N_BIN_CODES..(index + 1) * N_BIN_CODES],
-        )
-    }
-
-    fn view(&self, index: usize) -> Hist<'_> {
-        let size = N_BIN_CODES * self.stride;
-        Hist {
-            slots: &self.slots[index * size..(index + 1) * size],
-            counts: &self.counts[index * N_BIN_CODES..(index + 1) * N_BIN_CODES],
-            occupied: self.occupied[index],
-        }
-    }
-
     /// Zeroes every histogram built since the last clear.
-    fn clear(&mut self) {
-        let stride = self.stride;
-        while let Some(index) = self.built_list.pop() {
-            self.built[index] = false;
-            let occupied = std::mem::take(&mut self.occupied[index]);
-            let (slots, counts) = self.parts_mut(index);
-            // Past a quarter of the bins, one bulk fill is cheaper than bin by bin.
-            if count_bits(occupied) > N_BIN_CODES / 4 {
-                slots.fill(0.0);
-                counts.fill(0);
-            } else {
-                for bin in set_bits(occupied) {
-                    for slot in 0..stride {
-                        slots[slot * N_BIN_CODES + bin] = 0.0;
-                    }
-                    counts[bin] = 0;
-                }
-            }
+    fn clear(&mut self, layout: &Layout) {
+        while let Some(feature) = self.built_list.pop() {
+            self.built[feature] = false;
+            self.cells[layout.cells(feature)].fill(0.0);
         }
     }
 
-    /// Adds `samples`, whose rows are `rows`, to the (cleared) histogram `index` over
-    /// the bins of `column`.
-    fn build<C: Criterion>(
-        &mut self,
-        index: usize,
-        column: &[u8],
-        rows: &[u32],
-        samples: &[Sample<C::Target>],
-        criterion: &C,
-    ) {
-        let (slots, counts) = self.parts_mut(index);
+    /// The (cleared) histogram of `feature`, marked built.
+    fn take(&mut self, layout: &Layout, feature: usize) -> &mut [f64] {
+        self.built[feature] = true;
+        self.built_list.push(feature);
+        &mut self.cells[layout.cells(feature)]
+    }
+}
+
+/// Calls `$f::<C, W>(args)` with the cell width `W` as a constant when it is small (0
+/// otherwise, for "read it at run time"), so that per-bin loops are unrolled and keep
+/// their sums in registers.
+macro_rules! with_width {
+    ($width:expr, $f:ident::<$c:ty>($($arg:expr),* $(,)?)) => {
+        match $width {
+            3 => $f::<$c, 3>($($arg),*),
+            4 => $f::<$c, 4>($($arg),*),
+            5 => $f::<$c, 5>($($arg),*),
+            6 => $f::<$c, 6>($($arg),*),
+            7 => $f::<$c, 7>($($arg),*),
+            8 => $f::<$c, 8>($($arg),*),
+            9 => $f::<$c, 9>($($arg),*),
+            _ => $f::<$c, 0>($($arg),*),
+        }
+    };
+}
+
+/// Adds one sample to the cells of its bin.
+#[inline(always)]
+fn add_to_cell<C: Criterion>(criterion: &C, cell: &mut [f64], sample: Sample<C::Target>, count: bool) {
+    let (slot, value) = criterion.slot_value(sample);
+    if count {
+        cell[0] += 1.0;
+    }
+    if !C::WEIGHT_IS_SUM {
+        cell[1] += sample.weight;
+    }
+    cell[1 + slot] += value;
+}
+
+/// Adds `samples`, whose rows are `rows`, to the (cleared) histogram `cells` over the
+/// bins of `column`.
+fn build_hist<C: Criterion, const W: usize>(
+    criterion: &C,
+    width: usize,
+    counts: bool,
+    cells: &mut [f64],
+    column: &[u8],
+    rows: &[u32],
+    samples: &[Sample<C::Target>],
+) {
+    let width = if W == 0 { width } else { W };
+    let missing = cells.len() / width - 1;
+    let mut add = |count: bool| {
         for (&row, &sample) in rows.iter().zip(samples) {
-            let bin = column[row as usize] as usize;
-            let (slot, value) = criterion.slot_value(sample);
-            counts[bin] += 1;
-            slots[bin] += sample.weight;
-            slots[slot * N_BIN_CODES + bin] += value;
+            // Observed codes are below `missing`, MISSING_BIN is not.
+            let bin = usize::from(column[row as usize]).min(missing);
+            add_to_cell(criterion, &mut cells[bin * width..][..width], sample, count);
         }
-        // Marking bins inside the loop above would chain every iteration through one
-        // bitmap word; a separate pass is cheaper: over the rows for small nodes, over
-        // the bins for large ones.
-        let mut occupied = [0; 4];
-        if rows.len() < N_BIN_CODES / 4 {
-            for &row in rows {
-                let bin = column[row as usize] as usize;
-                occupied[bin >> 6] |= 1 << (bin & 63);
-            }
-        } else {
-            for (bin, &count) in counts.iter().enumerate() {
-                occupied[bin >> 6] |= u64::from(count != 0) << (bin & 63);
-            }
-        }
-        self.occupied[index] = occupied;
-        self.built[index] = true;
-        self.built_list.push(index);
-    }
+    };
+    // Counting rows costs a store per row that every row of a bin waits on; only
+    // `min_samples_leaf` and non-integer weights need it.
+    if counts { add(true) } else { add(false) }
+}
 
-    /// Turns histogram `index`, built on a node's smaller sibling, into the node's own:
-    /// the parent's histogram `parent_index` minus the sibling's.
-    fn subtract_from(&mut self, index: usize, parent: &HistStore, parent_index: usize) {
-        let stride = self.stride;
-        let parent_view = parent.view(parent_index);
-        let (slots, counts) = self.parts_mut(index);
-        let mut occupied = [0; 4];
-        // The sibling's bins are a subset of the parent's, so this visits all of them.
-        for bin in set_bits(parent_view.occupied) {
-            counts[bin] = parent_view.counts[bin] - counts[bin];
-            for at in (0..stride).map(|slot| slot * N_BIN_CODES + bin) {
-                // Exactly zero when the node has no row there, not a rounding residue.
-                slots[at] = if counts[bin] == 0 { 0.0 } else { parent_view.slots[at] - slots[at] };
-            }
-            if counts[bin] != 0 {
-                occupied[bin >> 6] |= 1 << (bin & 63);
-            }
+/// The weight of a histogram cell.
+#[inline(always)]
+fn cell_weight<C: Criterion>(cell: &[f64]) -> f64 {
+    if C::WEIGHT_IS_SUM { cell[2..].iter().sum() } else { cell[1] }
+}
+
+/// Turns `cells`, the histogram of a node's smaller sibling, into the node's own: the
+/// parent's histogram minus the sibling's.
+fn subtract_hist<C: Criterion>(cells: &mut [f64], parent: &[f64], width: usize, counts: bool) {
+    for (cell, parent) in cells.chunks_exact_mut(width).zip(parent.chunks_exact(width)) {
+        let empty = if counts { parent[0] == cell[0] } else { cell_weight::<C>(parent) == cell_weight::<C>(cell) };
+        if empty {
+            // Exactly zero when the node has no row there, not a rounding residue.
+            cell.fill(0.0);
+        } else {
+            cell.iter_mut().zip(parent).for_each(|(c, p)| *c = p - *c);
         }
-        self.occupied[index] = occupied;
     }
 }
 
 /// Buffers reused by every split scan of a tree.
 struct Scratch {
-    /// Statistics of the node (all bins of the scanned feature).
-    total: Vec<f64>,
     /// Statistics of the node's rows with a missing value.
     missing: Vec<f64>,
-    /// Per candidate threshold (an occupied bin, observed values up to it going left):
-    /// the bin, the rows left of it, the statistics left of it, its score.
-    bins: Vec<u8>,
-    n_left: Vec<usize>,
-    left: Vec<f64>,
-    scores: Vec<f64>,
+    /// Sort keys of a small node's rows: bin, then position in the node.
+    keys: Vec<u32>,
+    /// Per missing-value direction, the left statistics of a feature's best split.
+    left: [Vec<f64>; 2],
+    /// Statistics of the best split's left child and of the node.
+    best_left: Vec<f64>,
+    best_total: Vec<f64>,
 }
 
 /// Grows one tree depth-first over buffers of in-bag row indices and their samples that
@@ -1126,11 +1412,15 @@ struct Grower<'a, C: Criterion> {
     /// The parent's, while its larger child is grown.
     parent_hist: HistStore,
     /// A single histogram, reused feature after feature by smaller nodes.
-    single_hist: HistStore,
+    work: Vec<f64>,
+    layout: &'a Layout,
     feature_order: Vec<usize>,
     /// Arena of bitsets of constant features, one word per 64 features; see `Task`.
     constant_sets: Vec<u64>,
     scratch: Scratch,
+    scan: C::Scan,
+    /// Scratch space of `partition`.
+    spare: Vec<(u32, Sample<C::Target>)>,
     totals: Vec<f64>,
     tree: Tree,
 }
@@ -1140,6 +1430,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         x: &'a BinnedMatrix,
         criterion: &'a C,
         limits: &'a Limits,
+        layout: &'a Layout,
         weights: &[f64],
         rng: ChaCha8Rng,
         stores: Stores,
@@ -1159,17 +1450,19 @@ impl<'a, C: Criterion> Grower<'a, C> {
             samples,
             hist: stores.hist,
             parent_hist: stores.parent_hist,
-            single_hist: stores.single_hist,
+            work: stores.work,
+            layout,
             feature_order: (0..x.n_cols).collect(),
             constant_sets: vec![0; x.n_cols.div_ceil(64)],
             scratch: Scratch {
-                total: vec![0.0; stride],
                 missing: vec![0.0; stride],
-                bins: Vec::with_capacity(MAX_VALUE_BINS),
-                n_left: Vec::with_capacity(MAX_VALUE_BINS),
-                left: Vec::with_capacity(MAX_VALUE_BINS * stride),
-                scores: Vec::with_capacity(MAX_VALUE_BINS),
+                keys: Vec::new(),
+                left: [Vec::with_capacity(stride), Vec::with_capacity(stride)],
+                best_left: Vec::with_capacity(stride),
+                best_total: vec![0.0; stride],
             },
+            scan: criterion.scan(),
+            spare: Vec::new(),
             totals: vec![0.0; stride],
             tree: Tree { nodes: vec![Node::Leaf { output: 0 }], outputs: Vec::new(), importances: vec![0.0; x.n_cols] },
         }
@@ -1185,15 +1478,28 @@ impl<'a, C: Criterion> Grower<'a, C> {
             constant: 0,
             sibling: None,
         }];
+        // Statistics of the nodes on the stack, `stride` values each, in stack order.
+        let mut stack_totals = Vec::new();
+        node_totals(self.criterion, &self.samples, &mut self.totals);
+        stack_totals.extend_from_slice(&self.totals);
+        let stride = self.totals.len();
         while let Some(task) = stack.pop() {
-            self.grow_node(task, &mut stack);
+            let at = stack_totals.len() - stride;
+            self.totals.copy_from_slice(&stack_totals[at..]);
+            stack_totals.truncate(at);
+            self.grow_node(task, &mut stack, &mut stack_totals);
         }
-        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, single_hist: self.single_hist })
+        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work })
     }
 
-    fn grow_node(&mut self, mut task: Task, stack: &mut Vec<Task>) {
+    /// Grows the node of `task`, whose statistics are in `self.totals`; pushes its
+    /// children, if any, on `stack` and their statistics on `stack_totals`.
+    fn grow_node(&mut self, mut task: Task, stack: &mut Vec<Task>, stack_totals: &mut Vec<f64>) {
         let samples = &self.samples[task.rows.clone()];
-        node_totals(self.criterion, samples, &mut self.totals);
+        if self.limits.counts {
+            // Sums of non-integer weights depend on their order: sum the node's own.
+            node_totals(self.criterion, samples, &mut self.totals);
+        }
         let impurity = self.criterion.impurity(samples, &self.totals);
         let weighted_impurity = self.totals[0] * impurity;
         if let Some(feature) = task.parent_feature {
@@ -1220,14 +1526,18 @@ impl<'a, C: Criterion> Grower<'a, C> {
             &mut self.samples[task.rows.clone()],
             self.x.column(split.feature),
             &split,
+            &mut self.spare,
         );
+        // Without missing values in training, missing values at prediction time follow
+        // the majority of the node's rows, as in scikit-learn.
+        let missing_left = if split.missing_seen { split.missing_left } else { n_left > n - n_left };
         self.tree.importances[split.feature] += weighted_impurity;
         let left = self.tree.nodes.len();
         self.tree.nodes.extend([Node::Leaf { output: 0 }; 2]);
         self.tree.nodes[task.node] = Node::Split {
             feature: split.feature as u32,
             threshold: split.threshold,
-            missing_left: split.missing_left,
+            missing_left,
             left: left as u32,
             right: left as u32 + 1,
         };
@@ -1238,6 +1548,17 @@ impl<'a, C: Criterion> Grower<'a, C> {
         // subtract the smaller one's histograms from this node's.
         children.sort_by_key(|(rows, _)| rows.len());
         let [(small_rows, small_node), (large_rows, large_node)] = children;
+        // The children's statistics, exact since weights are integers (otherwise
+        // recomputed by each child): the split's left sums, and the rest.
+        let Scratch { best_left, best_total, .. } = &self.scratch;
+        let right = best_total.iter().zip(best_left).map(|(t, l)| t - l);
+        if small_node == left {
+            stack_totals.extend_from_slice(best_left);
+            stack_totals.extend(right);
+        } else {
+            stack_totals.extend(right);
+            stack_totals.extend_from_slice(best_left);
+        }
         stack.push(Task {
             rows: small_rows.clone(),
             depth: task.depth + 1,
@@ -1268,7 +1589,11 @@ impl<'a, C: Criterion> Grower<'a, C> {
         let inherited = *constant;
         let node = (&self.rows[rows.clone()], &self.samples[rows]);
         let sibling = sibling.map(|range| (&self.rows[range.clone()], &self.samples[range]));
-        self.hist.clear();
+        let layout = self.layout;
+        let width = layout.width;
+        let counts = self.limits.counts;
+        self.hist.clear(layout);
+        self.scan.start_node(&self.totals);
         let keep = node.0.len() > 2 * N_BIN_CODES;
         let n_features = self.feature_order.len();
         let mut best = None;
@@ -1284,33 +1609,76 @@ impl<'a, C: Criterion> Grower<'a, C> {
                 continue;
             }
             let column = self.x.column(feature);
-            // Only a node large enough for its children to subtract from keeps one
-            // histogram per feature; smaller ones reuse a single one, which stays in cache.
-            let (store, index) = if keep { (&mut self.hist, feature) } else { (&mut self.single_hist, 0) };
-            match sibling {
-                // Subtraction costs a pass over the sibling's rows and one over the
-                // parent's occupied bins; it only pays when that is less than a pass over
-                // this node's rows.
-                Some((rows, samples))
-                    if self.parent_hist.built[feature]
-                        && rows.len() + count_bits(self.parent_hist.occupied[feature]) < node.0.len() =>
-                {
-                    store.build(index, column, rows, samples, self.criterion);
-                    store.subtract_from(index, &self.parent_hist, feature);
-                }
-                _ => store.build(index, column, node.0, node.1, self.criterion),
-            }
-            let varies = scan_feature(
-                self.criterion,
-                store.view(index),
-                feature,
-                self.limits.min_samples_leaf,
-                &mut self.scratch,
-                &mut best,
-            );
-            if !keep {
-                store.clear();
-            }
+            let n_node = node.0.len();
+            let min_leaf = self.limits.min_samples_leaf;
+            let totals = &self.totals;
+            let varies = if is_constant(column, node.0) {
+                false
+            } else if layout.n_bins[feature] > SORT_BINS_PER_ROW * n_node {
+                // Sorting the node's rows is cheaper than a histogram with many more
+                // bins than rows.
+                with_width!(
+                    width,
+                    scan_sorted::<C>(
+                        self.criterion,
+                        &mut self.scan,
+                        column,
+                        node.0,
+                        node.1,
+                        totals,
+                        feature,
+                        min_leaf,
+                        &mut self.scratch,
+                        &mut best
+                    )
+                )
+            } else {
+                let cells = if keep {
+                    // A node large enough for its children to subtract from keeps one
+                    // histogram per feature.
+                    let cells = self.hist.take(layout, feature);
+                    match sibling {
+                        // Subtraction costs a pass over the sibling's rows and one over the
+                        // parent's bins; it only pays when that is less than a pass over
+                        // this node's rows.
+                        Some((rows, samples))
+                            if self.parent_hist.built[feature] && rows.len() + layout.n_bins[feature] < n_node =>
+                        {
+                            with_width!(
+                                width,
+                                build_hist::<C>(self.criterion, width, counts, cells, column, rows, samples)
+                            );
+                            subtract_hist::<C>(cells, &self.parent_hist.cells[layout.cells(feature)], width, counts);
+                        }
+                        _ => with_width!(
+                            width,
+                            build_hist::<C>(self.criterion, width, counts, cells, column, node.0, node.1)
+                        ),
+                    }
+                    cells
+                } else {
+                    // Smaller ones reuse a single histogram, which stays in cache.
+                    let cells = &mut self.work[..layout.n_bins[feature] * width];
+                    with_width!(width, build_hist::<C>(self.criterion, width, counts, cells, column, node.0, node.1));
+                    cells
+                };
+                with_width!(
+                    width,
+                    scan_hist::<C>(
+                        &mut self.scan,
+                        counts,
+                        !keep,
+                        cells,
+                        totals,
+                        n_node,
+                        feature,
+                        min_leaf,
+                        &mut self.scratch,
+                        &mut best
+                    )
+                );
+                true
+            };
             if varies {
                 varying += 1;
             } else {
@@ -1329,108 +1697,237 @@ impl<'a, C: Criterion> Grower<'a, C> {
     }
 }
 
-/// Scores every threshold of one feature's histogram, in both missing-value directions
-/// when the node has missing values, and updates `best` with any strictly better split
-/// leaving at least `min_leaf` rows on each side. Returns false if the feature is
-/// constant in the node (one occupied bin, the missing bin included), which makes it
-/// a known constant for the node's descendants.
-fn scan_feature(
-    criterion: &impl Criterion,
-    hist: Hist<'_>,
+/// Whether every row of the node has the same bin in `column`. Much cheaper than a
+/// histogram, and deep nodes meet many such features.
+fn is_constant(column: &[u8], rows: &[u32]) -> bool {
+    let first = column[rows[0] as usize];
+    // Eight rows per test: a varying feature usually shows it within the first few.
+    let mut chunks = rows.chunks_exact(8);
+    for chunk in &mut chunks {
+        if chunk.iter().fold(0, |differ, &row| differ | (column[row as usize] ^ first)) != 0 {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|&row| column[row as usize] == first)
+}
+
+/// The best split of one feature found so far in each missing-value direction, while a
+/// [`Scan`] runs over its bins; see [`FeatureScan::finish`].
+struct FeatureScan<'s> {
+    min_leaf: usize,
+    /// Rows of the node, and of those with a missing value.
+    n_node: usize,
+    n_missing: usize,
+    /// Per direction (missing right, missing left): best score, its bin and the next
+    /// occupied observed bin (none: every observed bin goes left).
+    best: [(f64, u8, Option<u8>); 2],
+    found: [bool; 2],
+    /// Per direction, the left child's statistics at the best split, missing excluded.
+    left: &'s mut [Vec<f64>; 2],
+}
+
+impl<'s> FeatureScan<'s> {
+    fn new(min_leaf: usize, n_node: usize, n_missing: usize, best: Option<Split>, left: &'s mut [Vec<f64>; 2]) -> Self {
+        let to_beat = best.map_or(f64::NEG_INFINITY, |b| b.score);
+        FeatureScan { min_leaf, n_node, n_missing, best: [(to_beat, 0, None); 2], found: [false; 2], left }
+    }
+
+    /// Scores the split after `bin`, with `n_left` observed rows left of it and `next`
+    /// the next occupied observed bin.
+    #[inline(always)]
+    fn consider<S: Scan>(&mut self, scan: &S, sums: &S::Sums, bin: u8, next: Option<u8>, n_left: usize) {
+        let min_leaf = self.min_leaf;
+        let valid = |n_left: usize| n_left >= min_leaf && self.n_node - n_left >= min_leaf;
+        let missing_right = scan.missing_right(sums);
+        if missing_right > self.best[0].0 && valid(n_left) {
+            self.best[0] = (missing_right, bin, next);
+            self.found[0] = true;
+            scan.left(sums, &mut self.left[0]);
+        }
+        // After the last observed bin, missing values left would leave nothing right.
+        if self.n_missing == 0 || next.is_none() {
+            return;
+        }
+        let missing_left = scan.missing_left(sums);
+        if missing_left > self.best[1].0 && valid(n_left + self.n_missing) {
+            self.best[1] = (missing_left, bin, next);
+            self.found[1] = true;
+            scan.left(sums, &mut self.left[1]);
+        }
+    }
+
+    /// Updates `best` with this feature's best split if it beats it. Missing values go
+    /// left only if that is strictly better than the best split sending them right, so
+    /// ties resolve as if every split with missing values right came first. Returns the
+    /// direction (index into `left`) of the new best, if any.
+    fn finish(self, feature: usize, best: &mut Option<Split>) -> Option<usize> {
+        let direction = if self.found[1] && self.best[1].0 > self.best[0].0 {
+            1
+        } else if self.found[0] {
+            0
+        } else {
+            return None;
+        };
+        let (score, bin, next) = self.best[direction];
+        // Bins no training row of the node fell in are split halfway, as scikit-learn
+        // puts its threshold halfway between two values. After the last observed bin
+        // (missing values alone on the right) every observed bin goes left.
+        let threshold = match next {
+            Some(next) => bin + (next - bin) / 2,
+            None => MISSING_BIN - 1,
+        };
+        let missing_seen = self.n_missing > 0;
+        *best = Some(Split { feature, threshold, missing_left: direction == 1, missing_seen, score });
+        Some(direction)
+    }
+}
+
+impl Scratch {
+    /// Records the statistics of a new best split found in direction `direction`, in a
+    /// node with statistics `node`, whose missing rows have `self.missing`.
+    fn keep_best(&mut self, direction: Option<usize>, node: &[f64]) {
+        if let Some(direction) = direction {
+            self.best_left.clone_from(&self.left[direction]);
+            if direction == 1 {
+                add_slots(&mut self.best_left, &self.missing);
+            }
+            self.best_total.clone_from_slice(node);
+        }
+    }
+}
+
+/// Finds the best split of a feature that is not constant in the node from its
+/// histogram `cells` and updates `best` (see [`FeatureScan`]); the node has `n_node`
+/// rows and statistics `node`. With `clear`, leaves `cells` zeroed.
+///
+/// Without `counts` the histogram has no row counts; bins are then told occupied by
+/// their weight and, as `min_samples_leaf` is 1, a side with a bin has enough rows.
+#[allow(clippy::too_many_arguments)]
+fn scan_hist<C: Criterion, const W: usize>(
+    scan: &mut C::Scan,
+    counts: bool,
+    clear: bool,
+    cells: &mut [f64],
+    node: &[f64],
+    n_node: usize,
+    feature: usize,
+    min_leaf: usize,
+    scratch: &mut Scratch,
+    best: &mut Option<Split>,
+) {
+    let width = if W == 0 { node.len() + 1 } else { W };
+    // A cell's row count, weight and slots 1...
+    let parts = |cell: &[f64]| {
+        let weight = cell_weight::<C>(cell);
+        let rows = if counts { cell[0] as usize } else { usize::from(weight > 0.0) };
+        (rows, weight)
+    };
+    let (cells, missing_cell) = cells.split_at_mut(cells.len() - width);
+    let (n_missing, missing_weight) = parts(missing_cell);
+    let mut sums = if n_missing > 0 {
+        let missing = &mut scratch.missing;
+        missing[0] = missing_weight;
+        missing[1..].copy_from_slice(&missing_cell[2..width]);
+        scan.start(Some(missing))
+    } else {
+        scan.start(None)
+    };
+    if clear {
+        missing_cell.fill(0.0);
+    }
+    let n_node = if counts { n_node } else { usize::MAX / 2 };
+    let mut feature_scan = FeatureScan::new(min_leaf, n_node, n_missing, *best, &mut scratch.left);
+    let mut n_left = 0;
+    let mut previous = None;
+    for (bin, cell) in cells.chunks_exact_mut(width).enumerate() {
+        let (rows, weight) = parts(cell);
+        if rows == 0 {
+            continue;
+        }
+        if let Some(previous) = previous {
+            feature_scan.consider(scan, &sums, previous, Some(bin as u8), n_left);
+        }
+        scan.add_stats(&mut sums, weight, &cell[2..width]);
+        if clear {
+            cell.fill(0.0);
+        }
+        n_left += rows;
+        previous = Some(bin as u8);
+    }
+    if let (Some(previous), true) = (previous, n_missing > 0) {
+        feature_scan.consider(scan, &sums, previous, None, n_left);
+    }
+    let direction = feature_scan.finish(feature, best);
+    scratch.keep_best(direction, node);
+}
+
+/// [`scan_hist`] for a small node, without a histogram: the node's rows sorted by bin.
+/// Returns false if the feature is constant in the node.
+#[allow(clippy::too_many_arguments)]
+fn scan_sorted<C: Criterion, const W: usize>(
+    criterion: &C,
+    scan: &mut C::Scan,
+    column: &[u8],
+    rows: &[u32],
+    samples: &[Sample<C::Target>],
+    node: &[f64],
     feature: usize,
     min_leaf: usize,
     scratch: &mut Scratch,
     best: &mut Option<Split>,
 ) -> bool {
-    let missing = MISSING_BIN as usize;
-    let n_missing = hist.counts[missing] as usize;
-    let mut value_bins = hist.occupied;
-    value_bins[missing / 64] &= !(1 << (missing % 64));
-    let n_value_bins = count_bits(value_bins);
-    if n_value_bins + usize::from(n_missing > 0) <= 1 {
+    let stride = if W == 0 { node.len() } else { W - 1 };
+    let keys = &mut scratch.keys;
+    keys.clear();
+    keys.extend(rows.iter().enumerate().map(|(i, &row)| u32::from(column[row as usize]) << 24 | i as u32));
+    keys.sort_unstable();
+    let bin_of = |key: u32| (key >> 24) as u8;
+    if bin_of(keys[0]) == bin_of(keys[keys.len() - 1]) {
         return false;
     }
-
-    // Gather the left statistics of every threshold first and score them all in one
-    // tight loop: the scores are independent, so the CPU can overlap their divisions.
-    let stride = criterion.stride();
-    let Scratch { total, missing: missing_slots, bins, n_left, left, scores } = scratch;
-    bins.resize(n_value_bins, 0);
-    n_left.resize(n_value_bins, 0);
-    left.resize(n_value_bins * stride, 0.0);
-    let mut count = 0;
-    for ((bin, threshold), n_left) in set_bits(value_bins).zip(bins.iter_mut()).zip(n_left.iter_mut()) {
-        count += hist.counts[bin] as usize;
-        *threshold = bin as u8;
-        *n_left = count;
-    }
-    running_totals(hist.slots, bins, total, left);
-    for (slot, (total, missing_slot)) in total.iter_mut().zip(missing_slots.iter_mut()).enumerate() {
-        *missing_slot = hist.slots[slot * N_BIN_CODES + missing];
-        *total += *missing_slot;
-    }
-    let n_node = count + n_missing;
-    scores.resize(n_value_bins, 0.0);
-
-    let best_before = best.map_or(f64::NEG_INFINITY, |b| b.score);
-    // Missing values right. The last threshold sends all observed values left, which is
-    // only a split when there are missing values; the row counts rule it out otherwise.
-    criterion.split_scores(left, total, scores);
-    let (mut best_score, mut best_index) = best_valid(scores, n_left, 0, n_node, min_leaf, best_before);
-    let mut missing_left = false;
-    if n_missing > 0 {
-        // Missing values left.
-        for left in left.chunks_exact_mut(stride) {
-            add_slots(left, missing_slots);
+    let sample_of = |key: u32| samples[(key & 0x00ff_ffff) as usize];
+    let n_observed = if bin_of(keys[keys.len() - 1]) == MISSING_BIN {
+        keys.partition_point(|&key| bin_of(key) != MISSING_BIN)
+    } else {
+        keys.len()
+    };
+    let mut sums = if n_observed < keys.len() {
+        let Scratch { missing, keys, .. } = &mut *scratch;
+        let missing = &mut missing[..stride];
+        missing.fill(0.0);
+        for &key in &keys[n_observed..] {
+            let sample = sample_of(key);
+            let (slot, value) = criterion.slot_value(sample);
+            missing[0] += sample.weight;
+            missing[slot] += value;
         }
-        criterion.split_scores(left, total, scores);
-        let (score, index) = best_valid(scores, n_left, n_missing, n_node, min_leaf, best_score);
-        if index.is_some() {
-            (best_score, best_index, missing_left) = (score, index, true);
+        scan.start(Some(missing))
+    } else {
+        scan.start(None)
+    };
+    let n_missing = rows.len() - n_observed;
+    let Scratch { keys, left, .. } = &mut *scratch;
+    let mut feature_scan = FeatureScan::new(min_leaf, rows.len(), n_missing, *best, left);
+    let mut previous = bin_of(keys[0]);
+    for (n_left, &key) in keys[..n_observed].iter().enumerate() {
+        let bin = bin_of(key);
+        if bin != previous {
+            feature_scan.consider(scan, &sums, previous, Some(bin), n_left);
+            previous = bin;
         }
-    } else if let Some(i) = best_index {
-        // Without missing values in training, missing values at prediction time follow
-        // the majority of the node's rows, as in scikit-learn.
-        missing_left = n_left[i] > n_node - n_left[i];
+        scan.add_sample(&mut sums, sample_of(key));
     }
-    if let Some(i) = best_index {
-        // Bins no training row of the node fell in are split halfway, as scikit-learn
-        // puts its threshold halfway between two values. After the last observed bin
-        // (missing values alone on the right) every observed bin goes left.
-        let threshold = match bins.get(i + 1) {
-            Some(&next) => bins[i] + (next - bins[i]) / 2,
-            None => MISSING_BIN - 1,
-        };
-        *best = Some(Split { feature, threshold, missing_left, score: best_score });
+    if n_missing > 0 && n_observed > 0 {
+        feature_scan.consider(scan, &sums, previous, None, n_observed);
     }
+    let direction = feature_scan.finish(feature, best);
+    scratch.keep_best(direction, node);
     true
-}
-
-/// The first threshold whose score beats `to_beat` and every threshold before it,
-/// among those leaving `min_leaf` rows on each side; `n_left` excludes `extra_left`
-/// rows that also go left. Returns the best score and that threshold, if any.
-fn best_valid(
-    scores: &[f64],
-    n_left: &[usize],
-    extra_left: usize,
-    n_node: usize,
-    min_leaf: usize,
-    to_beat: f64,
-) -> (f64, Option<usize>) {
-    let (mut best_score, mut best_index) = (to_beat, usize::MAX);
-    for (i, (&score, &n_left)) in scores.iter().zip(n_left).enumerate() {
-        let n_left = n_left + extra_left;
-        let better = n_left >= min_leaf && n_node - n_left >= min_leaf && score > best_score;
-        // Selects rather than branches: new bests come at unpredictable thresholds.
-        best_score = if better { score } else { best_score };
-        best_index = if better { i } else { best_index };
-    }
-    (best_score, (best_index != usize::MAX).then_some(best_index))
 }
 
 /// Sums the samples' slots into `totals`.
 fn node_totals<C: Criterion>(criterion: &C, samples: &[Sample<C::Target>], totals: &mut [f64]) {
-    // As in `running_totals`, a fixed stride keeps the sums in registers.
+    // A fixed stride keeps the sums in registers.
     match totals.len() {
         2 => node_totals_of::<C, 2>(criterion, samples, totals),
         3 => node_totals_of::<C, 3>(criterion, samples, totals),
@@ -1464,67 +1961,39 @@ fn node_totals_of<C: Criterion, const STRIDE: usize>(criterion: &C, samples: &[S
     totals.copy_from_slice(&sums);
 }
 
-/// Writes the running totals of the histogram's slots over `bins`, in order, to `left`
-/// (`stride` values per bin) and the last of them to `total`.
-fn running_totals(slots: &[f64], bins: &[u8], total: &mut [f64], left: &mut [f64]) {
-    let (planes, _) = slots.as_chunks::<N_BIN_CODES>();
-    // A fixed stride keeps the running totals in registers; through memory, each bin
-    // would wait for the previous one's store.
-    match planes.len() {
-        2 => running_totals_of::<2>(planes, bins, total, left),
-        3 => running_totals_of::<3>(planes, bins, total, left),
-        4 => running_totals_of::<4>(planes, bins, total, left),
-        5 => running_totals_of::<5>(planes, bins, total, left),
-        6 => running_totals_of::<6>(planes, bins, total, left),
-        7 => running_totals_of::<7>(planes, bins, total, left),
-        8 => running_totals_of::<8>(planes, bins, total, left),
-        stride => {
-            total.fill(0.0);
-            for (&bin, left) in bins.iter().zip(left.chunks_exact_mut(stride)) {
-                for ((total, left), plane) in total.iter_mut().zip(left).zip(planes) {
-                    *total += plane[usize::from(bin)];
-                    *left = *total;
-                }
-            }
-        }
-    }
-}
-
-fn running_totals_of<const STRIDE: usize>(
-    planes: &[[f64; N_BIN_CODES]],
-    bins: &[u8],
-    total: &mut [f64],
-    left: &mut [f64],
-) {
-    let planes: &[[f64; N_BIN_CODES]; STRIDE] = planes.try_into().expect("STRIDE planes");
-    let mut running = [0.0; STRIDE];
-    for (&bin, left) in bins.iter().zip(left.as_chunks_mut::<STRIDE>().0) {
-        for slot in 0..STRIDE {
-            running[slot] += planes[slot][usize::from(bin)];
-        }
-        *left = running;
-    }
-    total.copy_from_slice(&running);
-}
-
 fn add_slots(into: &mut [f64], slots: &[f64]) {
     into.iter_mut().zip(slots).for_each(|(a, b)| *a += b);
 }
 
-/// Moves the rows (and their samples) that `split` sends left to the front; returns
-/// how many there are.
-fn partition<T>(rows: &mut [u32], samples: &mut [Sample<T>], column: &[u8], split: &Split) -> usize {
-    let (mut i, mut j) = (0, rows.len());
-    while i < j {
-        if goes_left(column[rows[i] as usize], split.threshold, split.missing_left) {
-            i += 1;
-        } else {
-            j -= 1;
-            rows.swap(i, j);
-            samples.swap(i, j);
-        }
+/// Moves the rows (and their samples) that `split` sends left to the front, keeping
+/// the order of each side; returns how many go left. `spare` is scratch space.
+fn partition<T: Copy>(
+    rows: &mut [u32],
+    samples: &mut [Sample<T>],
+    column: &[u8],
+    split: &Split,
+    spare: &mut Vec<(u32, Sample<T>)>,
+) -> usize {
+    // Every row is written to both sides and the side's end moves on for one of them:
+    // no branch on the (unpredictable) side.
+    spare.clear();
+    spare.resize(rows.len(), (0, samples[0]));
+    let (mut left, mut right) = (0, 0);
+    for i in 0..rows.len() {
+        let (row, sample) = (rows[i], samples[i]);
+        let goes_left = goes_left(column[row as usize], split.threshold, split.missing_left);
+        // `left <= i`: row `i` has been read already.
+        rows[left] = row;
+        samples[left] = sample;
+        spare[right] = (row, sample);
+        left += usize::from(goes_left);
+        right += usize::from(!goes_left);
     }
-    i
+    for (i, &(row, sample)) in spare[..right].iter().enumerate() {
+        rows[left + i] = row;
+        samples[left + i] = sample;
+    }
+    left
 }
 
 #[cfg(test)]
@@ -2003,16 +2472,21 @@ mod tests {
         let samples: Vec<_> =
             rows.iter().map(|&r| Sample { weight: 1.0 + f64::from(r % 2), target: y[r as usize] }).collect();
         let (small, large) = (100, 100..300);
-        let mut parent = HistStore::new(1, 4);
-        parent.build(0, binned.column(0), &rows, &samples, &criterion);
-        let mut derived = HistStore::new(1, 4);
-        derived.build(0, binned.column(0), &rows[..small], &samples[..small], &criterion);
-        derived.subtract_from(0, &parent, 0);
-        let mut direct = HistStore::new(1, 4);
-        direct.build(0, binned.column(0), &rows[large.clone()], &samples[large], &criterion);
-        let (derived, direct) = (derived.view(0), direct.view(0));
-        assert_eq!(derived.occupied, direct.occupied);
-        assert_eq!(derived.counts, direct.counts);
-        assert_eq!(derived.slots, direct.slots);
+        let layout = Layout::new(&binned, criterion.stride());
+        let width = layout.width;
+        for counts in [true, false] {
+            let build = |rows: &[u32], samples: &[Sample<u32>]| {
+                let mut store = HistStore::new(&layout);
+                let cells = store.take(&layout, 0);
+                build_hist::<_, 0>(&criterion, width, counts, cells, binned.column(0), rows, samples);
+                cells.to_vec()
+            };
+            let parent = build(&rows, &samples);
+            let mut derived = build(&rows[..small], &samples[..small]);
+            subtract_hist::<Gini>(&mut derived, &parent, width, counts);
+            let direct = build(&rows[large.clone()], &samples[large.clone()]);
+            assert_eq!(derived, direct, "counts {counts}");
+            assert!(parent.chunks_exact(width).filter(|cell| cell[2..].iter().sum::<f64>() > 0.0).count() > 10);
+        }
     }
 }

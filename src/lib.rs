@@ -23,5 +23,6 @@ pub mod release;
 pub mod sample;
 pub mod seed;
 pub mod spec;
+pub mod variants;
 
 pub use error::{Error, Problem, Result};

@@ -17,6 +17,7 @@
 pub mod cli;
 pub mod diagnose;
 pub mod error;
+pub mod export;
 pub mod ingest;
 pub mod progress;
 pub mod release;

@@ -121,6 +121,15 @@ impl OptionPool {
     }
 }
 
+/// "Unknown", "None of the above", "All of these": options whose meaning
+/// depends on the other options (or abstain), never swapped in — they would
+/// turn `distractor_swap` into `unknown_option` or `gold_removed`.
+fn refers_to_other_options(o: &str) -> bool {
+    let n = norm(o);
+    let n = n.trim_end_matches('.');
+    n == norm(UNKNOWN) || n.starts_with("none of") || n.starts_with("all of") || n.starts_with("both ")
+}
+
 /// Attempts per replaced option before the sample is skipped.
 const SWAP_ATTEMPTS: usize = 200;
 
@@ -160,7 +169,7 @@ pub fn distractor_swap(s: &Sample, k: u32, ctx: &Ctx<'_>, pool: &OptionPool) -> 
                     continue;
                 }
                 let o = &samples[j].options[rng.random_range(0..samples[j].options.len())];
-                if o.trim().is_empty() || taken.contains(&norm(o)) {
+                if o.trim().is_empty() || refers_to_other_options(o) || taken.contains(&norm(o)) {
                     continue;
                 }
                 found = Some((j, o.clone()));

@@ -19,7 +19,12 @@ fn cfg(kinds: &[Kind]) -> VariantsConfig {
 }
 
 fn norm(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    key(s).to_lowercase()
+}
+
+/// Option identity: whitespace collapsed, case kept ("Dear Pablo," vs "dear Pablo,").
+fn key(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn decode_png(bytes: &[u8]) -> (u32, u32) {
@@ -132,7 +137,7 @@ fn check_traps(samples: &[Sample], v: &Variants) -> BTreeMap<String, usize> {
         for r in &k.rows {
             assert!(ids.insert(r.id.clone()), "duplicate id {}", r.id);
             if r.answer_format == AnswerFormat::MultipleChoice {
-                let distinct: HashSet<String> = r.options.iter().map(|o| norm(o)).collect();
+                let distinct: HashSet<String> = r.options.iter().map(|o| key(o)).collect();
                 assert_eq!(distinct.len(), r.options.len(), "{}: an option is duplicated: {:?}", r.id, r.options);
                 assert_eq!(r.options[r.answer_index.unwrap() as usize], r.answer, "{}: gold among options", r.id);
             }
@@ -161,7 +166,7 @@ fn check_traps(samples: &[Sample], v: &Variants) -> BTreeMap<String, usize> {
                     assert!(!r.options.contains(&parent.answer));
                 }
                 Kind::VisualSubstitution => {
-                    assert_ne!(norm(&r.answer), norm(&parent.answer));
+                    assert_ne!(key(&r.answer), key(&parent.answer));
                     if parent.answer_format == AnswerFormat::MultipleChoice {
                         assert!(parent.options.contains(&r.answer), "{}: the new gold is a parent distractor", r.id);
                     }
@@ -211,7 +216,7 @@ fn scienceqa_counts_and_trap_invariants() {
     }
     let repeats = samples
         .iter()
-        .filter(|s| s.options.iter().map(|o| norm(o)).collect::<HashSet<_>>().len() != s.options.len())
+        .filter(|s| s.options.iter().map(|o| key(o)).collect::<HashSet<_>>().len() != s.options.len())
         .count();
     assert_eq!(c["option_shuffle"], 4241 - repeats);
     assert_eq!(c["gold_removed"] + v.get(Kind::GoldRemoved).unwrap().skipped.values().sum::<usize>(), 4241);
@@ -219,6 +224,13 @@ fn scienceqa_counts_and_trap_invariants() {
     let swaps: Vec<usize> = (1..=4).map(|k| c[&format!("distractor_swap@{k}")]).collect();
     assert!(swaps.windows(2).all(|w| w[0] >= w[1]) && swaps[0] > 3000, "{swaps:?}");
     assert!(c["visual_substitution"] > 0 && c["caption"] > 0);
+    let mut matches: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &v.get(Kind::VisualSubstitution).unwrap().rows {
+        let p: serde_json::Value = serde_json::from_str(r.variant_params.as_deref().unwrap()).unwrap();
+        *matches.entry(p["match"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    println!("scienceqa visual_substitution by match: {matches:?}");
+    assert!(matches.get("options").is_some_and(|&n| n > 0), "{matches:?}");
     assert!(v.warnings.iter().any(|w| w.contains("unknown sample ids")));
     // Same rows with one thread.
     let one = with_threads(1, || generate(&samples, &cfg, 42).unwrap());

@@ -483,9 +483,16 @@ pub fn canonical_json(v: &J) -> String {
     sort(v).to_string()
 }
 
-/// Text compared for equality: trimmed, lowercase, inner whitespace collapsed.
+/// Questions and yes/no answers compared for equality: trimmed, lowercase,
+/// inner whitespace collapsed.
 pub(crate) fn norm(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    option_key(s).to_lowercase()
+}
+
+/// Options compared for equality: trimmed, inner whitespace collapsed, case
+/// kept — ScienceQA asks which of "Dear Pablo," and "dear Pablo," is right.
+pub(crate) fn option_key(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A located problem with a caption source.

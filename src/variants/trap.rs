@@ -11,10 +11,12 @@
 //!   never duplicating an option;
 //! - `visual_substitution` (T5): the image of another sample whose gold is
 //!   one of this sample's distractors; that distractor becomes the gold.
-//!   A partner asking the same question (normalised text) is preferred; for
-//!   multiple choice one of the same question type is accepted otherwise. A
-//!   yes/no partner must ask the same question: "no" to another question
-//!   says nothing about this one;
+//!   Partners are tried strongest first, and `variant_params.match` says
+//!   which was found: `options` (same question, same option set: the
+//!   partner's image decides between these very options), `question` (same
+//!   question text), `question_type` (multiple choice only: the issue's
+//!   minimal rule, weakest). A yes/no partner must ask the same question:
+//!   "no" to another question says nothing about this one;
 //! - `gold_removed`: the gold option becomes "None of the other options",
 //!   which is the new gold.
 //!
@@ -28,7 +30,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::prompt::{NONE_OF_THE_OTHERS, UNKNOWN};
-use super::{Ctx, Kind, Skip, derive, finish, norm};
+use super::{Ctx, Kind, Skip, derive, finish, norm, option_key};
 use crate::sample::{AnswerFormat, Sample};
 use crate::seed::rng_for;
 
@@ -49,7 +51,7 @@ fn mc_gold(s: &Sample) -> Result<usize, Skip> {
         .and_then(|i| usize::try_from(i).ok())
         .filter(|&i| i < s.options.len())
         .ok_or("no gold option index")?;
-    let distinct: HashSet<String> = s.options.iter().map(|o| norm(o)).collect();
+    let distinct: HashSet<String> = s.options.iter().map(|o| option_key(o)).collect();
     if distinct.len() != s.options.len() {
         return Err("the source repeats an option");
     }
@@ -115,7 +117,7 @@ impl OptionPool {
         }
         OptionPool {
             by_benchmark,
-            options: samples.iter().map(|s| s.options.iter().map(|o| norm(o)).collect()).collect(),
+            options: samples.iter().map(|s| s.options.iter().map(|o| option_key(o)).collect()).collect(),
             questions: samples.iter().map(|s| norm(&s.question)).collect(),
         }
     }
@@ -141,7 +143,7 @@ pub fn distractor_swap(s: &Sample, k: u32, ctx: &Ctx<'_>, pool: &OptionPool) -> 
     }
     let kind = Kind::DistractorSwap(k as u32);
     let candidates = pool.by_benchmark.get(&s.benchmark).map(Vec::as_slice).unwrap_or(&[]);
-    let own: HashSet<String> = s.options.iter().map(|o| norm(o)).collect();
+    let own: HashSet<String> = s.options.iter().map(|o| option_key(o)).collect();
     let qn = norm(&s.question);
     let samples = ctx.samples;
     let unrelated = |j: usize| {
@@ -169,7 +171,7 @@ pub fn distractor_swap(s: &Sample, k: u32, ctx: &Ctx<'_>, pool: &OptionPool) -> 
                     continue;
                 }
                 let o = &samples[j].options[rng.random_range(0..samples[j].options.len())];
-                if o.trim().is_empty() || refers_to_other_options(o) || taken.contains(&norm(o)) {
+                if o.trim().is_empty() || refers_to_other_options(o) || taken.contains(&option_key(o)) {
                     continue;
                 }
                 found = Some((j, o.clone()));
@@ -177,7 +179,7 @@ pub fn distractor_swap(s: &Sample, k: u32, ctx: &Ctx<'_>, pool: &OptionPool) -> 
             }
         }
         let Some((j, o)) = found else { return Err("no unrelated option found to swap in") };
-        taken.insert(norm(&o));
+        taken.insert(option_key(&o));
         swaps.push(serde_json::json!({"position": pos, "was": options[pos], "now": o, "from": samples[j].id}));
         options[pos] = o;
     }
@@ -189,24 +191,42 @@ pub fn distractor_swap(s: &Sample, k: u32, ctx: &Ctx<'_>, pool: &OptionPool) -> 
 type QuestionKey = (String, String, String);
 type TypeKey = (String, Option<String>, String);
 
+/// How golds are matched to distractors: yes/no case-insensitively, options as [`option_key`].
+fn answer_key(format: AnswerFormat, answer: &str) -> String {
+    if format == AnswerFormat::YesNo { norm(answer) } else { option_key(answer) }
+}
+
 /// Samples with images by (benchmark, question, gold) and (benchmark, type,
-/// gold), all normalised: where `visual_substitution` finds partners.
+/// gold), normalised: where `visual_substitution` finds partners.
 pub struct Partners {
+    by_options: HashMap<QuestionKey, Vec<usize>>,
     by_question: HashMap<QuestionKey, Vec<usize>>,
     by_type: HashMap<TypeKey, Vec<usize>>,
 }
 
 impl Partners {
     pub fn new(samples: &[Sample]) -> Self {
+        let mut by_options: HashMap<QuestionKey, Vec<usize>> = HashMap::new();
         let mut by_question: HashMap<QuestionKey, Vec<usize>> = HashMap::new();
         let mut by_type: HashMap<TypeKey, Vec<usize>> = HashMap::new();
         for (i, s) in samples.iter().enumerate().filter(|(_, s)| !s.images.is_empty()) {
-            let gold = norm(&s.answer);
+            let gold = answer_key(s.answer_format, &s.answer);
+            if s.answer_format == AnswerFormat::MultipleChoice {
+                by_options.entry((s.benchmark.clone(), question_and_options(s), gold.clone())).or_default().push(i);
+            }
             by_question.entry((s.benchmark.clone(), norm(&s.question), gold.clone())).or_default().push(i);
             by_type.entry((s.benchmark.clone(), s.question_type.clone(), gold)).or_default().push(i);
         }
-        Partners { by_question, by_type }
+        Partners { by_options, by_question, by_type }
     }
+}
+
+/// The question with its option set (order ignored): the strongest partner
+/// match — the partner's image decides between these very options.
+fn question_and_options(s: &Sample) -> String {
+    let mut opts: Vec<String> = s.options.iter().map(|o| option_key(o)).collect();
+    opts.sort();
+    format!("{}\u{1f}{}", norm(&s.question), opts.join("\u{1f}"))
 }
 
 fn same_images(a: &Sample, b: &Sample) -> bool {
@@ -235,7 +255,7 @@ pub fn visual_substitution(s: &Sample, ctx: &Ctx<'_>, partners: &Partners) -> Re
     let distractors: Vec<(String, Option<usize>)> = match s.answer_format {
         AnswerFormat::MultipleChoice => {
             let gold = mc_gold(s)?;
-            (0..s.options.len()).filter(|&i| i != gold).map(|i| (norm(&s.options[i]), Some(i))).collect()
+            (0..s.options.len()).filter(|&i| i != gold).map(|i| (option_key(&s.options[i]), Some(i))).collect()
         }
         AnswerFormat::YesNo if matches!(norm(&s.answer).as_str(), "yes" | "no") => {
             vec![(norm(&flip_yes_no(&s.answer)), None)]
@@ -254,14 +274,19 @@ pub fn visual_substitution(s: &Sample, ctx: &Ctx<'_>, partners: &Partners) -> Re
         c.sort_unstable();
         c
     };
-    let qn = norm(&s.question);
-    let mut matched = "question";
-    let mut cands = collect(
-        distractors
-            .iter()
-            .map(|(d, _)| partners.by_question.get(&(s.benchmark.clone(), qn.clone(), d.clone())))
-            .collect(),
-    );
+    let lookup = |index: &HashMap<QuestionKey, Vec<usize>>, q: &str| {
+        collect(distractors.iter().map(|(d, _)| index.get(&(s.benchmark.clone(), q.to_string(), d.clone()))).collect())
+    };
+    // Strongest match first: same question and options, same question, same type (multiple choice).
+    let mut matched = "options";
+    let mut cands = Vec::new();
+    if s.answer_format == AnswerFormat::MultipleChoice {
+        cands = lookup(&partners.by_options, &question_and_options(s));
+    }
+    if cands.is_empty() {
+        matched = "question";
+        cands = lookup(&partners.by_question, &norm(&s.question));
+    }
     if cands.is_empty() && s.answer_format == AnswerFormat::MultipleChoice {
         matched = "question_type";
         cands = collect(

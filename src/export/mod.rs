@@ -216,7 +216,7 @@ pub fn file_safe(s: &str) -> String {
 
 /// The letter of option `i` (A, B, ...).
 pub fn letter(i: usize) -> String {
-    ((b'A' + i as u8) as char).to_string()
+    crate::variants::prompt::option_label(i)
 }
 
 /// The gold as a harness scores it: the letter for multiple choice, else the text.

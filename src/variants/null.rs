@@ -30,6 +30,14 @@ use crate::spec::OnInvalid;
 /// Size of the generated image when the source has none (or its size is unknown).
 pub const DEFAULT_SIZE: (u32, u32) = (512, 512);
 
+/// Larger source images (by their header) are skipped, not generated: a
+/// corrupt header must not make blindspot allocate gigabytes.
+pub const MAX_PIXELS: u64 = 100_000_000;
+
+fn too_large(sizes: &[(u32, u32)]) -> bool {
+    sizes.iter().any(|&(w, h)| w as u64 * h as u64 > MAX_PIXELS)
+}
+
 fn encode_png(
     width: u32,
     height: u32,
@@ -115,7 +123,7 @@ pub struct WhiteCache(HashMap<(u32, u32), ImageRef>);
 
 impl WhiteCache {
     pub fn new(samples: &[Sample]) -> Self {
-        let sizes: BTreeSet<(u32, u32)> = samples.iter().flat_map(sizes).collect();
+        let sizes: BTreeSet<(u32, u32)> = samples.iter().map(sizes).filter(|s| !too_large(s)).flatten().collect();
         let sizes: Vec<(u32, u32)> = sizes.into_iter().collect();
         WhiteCache(sizes.par_iter().map(|&(w, h)| ((w, h), image_ref(white_png(w, h), (w, h)))).collect())
     }
@@ -123,6 +131,9 @@ impl WhiteCache {
 
 pub fn white_image(s: &Sample, cache: &WhiteCache) -> std::result::Result<Sample, Skip> {
     let sizes = sizes(s);
+    if too_large(&sizes) {
+        return Err("an image larger than 100 MPixel");
+    }
     let mut r = derive(s, Kind::WhiteImage, size_params(&sizes));
     r.images = sizes.iter().map(|wh| cache.0.get(wh).cloned().expect("cache holds every sample's sizes")).collect();
     Ok(finish(r))
@@ -130,6 +141,9 @@ pub fn white_image(s: &Sample, cache: &WhiteCache) -> std::result::Result<Sample
 
 pub fn noise_image(s: &Sample, ctx: &Ctx<'_>) -> std::result::Result<Sample, Skip> {
     let sizes = sizes(s);
+    if too_large(&sizes) {
+        return Err("an image larger than 100 MPixel");
+    }
     let stage = Kind::NoiseImage.stage();
     let mut r = derive(s, Kind::NoiseImage, size_params(&sizes));
     r.images = sizes
@@ -306,6 +320,14 @@ mod tests {
         assert_eq!((w, h, px.len()), (5, 4, 60));
         assert_eq!(a, noise_png(5, 4, 1), "same seed, same bytes");
         assert_ne!(a, noise_png(5, 4, 2));
+    }
+
+    #[test]
+    fn absurd_sizes_are_skipped_not_allocated() {
+        let mut s = Sample::new("1", "q", "a");
+        s.images.push(ImageRef { width: Some(100_000), height: Some(100_000), ..Default::default() });
+        let cache = WhiteCache::new(std::slice::from_ref(&s));
+        assert_eq!(white_image(&s, &cache).unwrap_err(), "an image larger than 100 MPixel");
     }
 
     #[test]

@@ -24,8 +24,12 @@ pub const NONE_OF_THE_OTHERS: &str = "None of the other options";
 /// The distractor text of `unknown_option` (medical stress tests, T4a).
 pub const UNKNOWN: &str = "Unknown";
 
-fn letter(i: usize) -> char {
-    (b'A' + (i as u8)) as char
+/// The label of option `i`: A..Z, then 27, 28, ... (no benchmark has that many, but no panic either).
+pub fn option_label(i: usize) -> String {
+    match u8::try_from(i) {
+        Ok(n) if n < 26 => ((b'A' + n) as char).to_string(),
+        _ => (i + 1).to_string(),
+    }
 }
 
 fn answer_instruction(format: AnswerFormat, guess: bool) -> &'static str {
@@ -89,7 +93,7 @@ pub fn render_prompt(s: &Sample) -> String {
     }
     if s.answer_format == AnswerFormat::MultipleChoice {
         for (i, o) in s.options.iter().enumerate() {
-            lines.push(format!("{}. {o}", letter(i)));
+            lines.push(format!("{}. {o}", option_label(i)));
         }
     }
     if guess {

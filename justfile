@@ -14,13 +14,17 @@ lint:
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
 
-# Figures (printed, never asserted): ingest and Parquet writing, then TsT-RF on
-# ScienceQA against scikit-learn on the same exported fold matrices (needs
-# BLINDSPOT_DATA_DIR; installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-forest
+# Figures (printed, never asserted): ingest and Parquet writing, every variant
+# kind on the demo and noise-PNG throughput, then TsT-RF on ScienceQA against
+# scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
+# installs scikit-learn and pyarrow into .venv).
+bench: bench-ingest bench-variants bench-forest
 
 bench-ingest:
     cargo bench --bench ingest
+
+bench-variants:
+    cargo bench --bench variants
 
 bench-forest:
     #!/usr/bin/env bash

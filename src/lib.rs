@@ -17,11 +17,13 @@
 pub mod cli;
 pub mod diagnose;
 pub mod error;
+pub mod export;
 pub mod ingest;
 pub mod progress;
 pub mod release;
 pub mod sample;
 pub mod seed;
 pub mod spec;
+pub mod variants;
 
 pub use error::{Error, Problem, Result};

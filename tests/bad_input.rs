@@ -113,6 +113,16 @@ const CASES: &[Case] = &[
         file: "yes-no.toml",
         expect: &["not-yes-no.jsonl:2:", "field \"answer\"", "\"maybe\" is not yes or no"],
     },
+    Case {
+        command: "build",
+        file: "variants-unknown-kind.toml",
+        expect: &[
+            "variants-unknown-kind.toml:11:9:",
+            "field \"variants.kinds\"",
+            "unknown variant kind \"white_imag\"; valid kinds: no_image, white_image",
+            "did you mean \"white_image\"?",
+        ],
+    },
 ];
 
 #[test]

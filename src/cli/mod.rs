@@ -3,9 +3,11 @@
 
 pub mod build;
 pub mod diagnose;
+pub mod export;
 pub mod ingest;
 pub mod schema;
 pub mod validate;
+pub mod variants;
 
 use std::path::PathBuf;
 
@@ -34,6 +36,10 @@ pub enum Command {
     Ingest(ingest::Args),
     /// TsT-RF: how much of a benchmark a blind model answers, and a bias score per question.
     Diagnose(diagnose::Args),
+    /// Stress-test variants (null, phantom, trap families): one Parquet per kind.
+    Variants(variants::Args),
+    /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
+    Export(export::Args),
     /// Write the JSON Schemas generated from blindspot's types.
     #[command(hide = true)]
     Schema(schema::Args),
@@ -46,6 +52,8 @@ impl Cli {
             Command::Validate(a) => validate::run(&a),
             Command::Ingest(a) => ingest::run(&a),
             Command::Diagnose(a) => diagnose::run(&a),
+            Command::Variants(a) => variants::run(&a),
+            Command::Export(a) => export::run(&a),
             Command::Schema(a) => schema::run(&a),
         }
     }

@@ -28,6 +28,8 @@ pub struct Pipeline {
     pub diagnose: crate::diagnose::DiagnoseConfig,
     /// Whether `build` runs diagnose (a `[diagnose]` section is present).
     pub run_diagnose: bool,
+    /// Stress-test variants (`None` when the `[variants]` section is absent).
+    pub variants: Option<crate::variants::VariantsConfig>,
     pub datasheet: BTreeMap<String, String>,
 }
 
@@ -381,6 +383,7 @@ impl Pipeline {
         }
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
         let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
+        let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
@@ -389,6 +392,7 @@ impl Pipeline {
             release: ReleasePlan { embed_images: w.release.embed_images },
             diagnose,
             run_diagnose: w.diagnose.is_some(),
+            variants,
             datasheet: w.datasheet,
         }
     }
@@ -426,6 +430,54 @@ fn diagnose_config(
         Err(problems) => {
             for p in problems {
                 ctx.err(&format!("diagnose.{}", p.key), p.message).help = p.help;
+            }
+        }
+    }
+    cfg
+}
+
+fn variants_config(w: &super::wire::VariantsWire, ctx: &mut Ctx<'_>) -> crate::variants::VariantsConfig {
+    use crate::variants::{CaptionSource, VariantsConfig, parse_kind};
+    let mut cfg = VariantsConfig { seed: w.seed, on_invalid: w.on_invalid, ..Default::default() };
+    if let Some(kinds) = &w.kinds {
+        if kinds.is_empty() {
+            ctx.err("variants.kinds", "no kinds listed").help =
+                Some(format!("list some, or remove the key for all: {}", crate::variants::valid_kinds()));
+        }
+        cfg.kinds.clear();
+        for k in kinds {
+            match parse_kind(k) {
+                Ok(sel) => cfg.kinds.push(sel),
+                Err(e) => {
+                    ctx.err("variants.kinds", e);
+                }
+            }
+        }
+    }
+    if let Some(c) = &w.captions {
+        match (&c.path, &c.meta) {
+            (Some(raw), None) => {
+                if let Some(path) = ctx.resolve("variants.captions.path", raw) {
+                    if !path.is_file() {
+                        ctx.err(
+                            "variants.captions.path",
+                            format!("caption file {} does not exist", display_path(&path)),
+                        )
+                        .help = Some("paths are relative to the pipeline file's folder".into());
+                    }
+                    cfg.captions = Some(CaptionSource::File { path, key: c.key.clone() });
+                }
+            }
+            (None, Some(field)) if c.key.is_none() => cfg.captions = Some(CaptionSource::Meta(field.clone())),
+            (None, Some(_)) => {
+                ctx.err("variants.captions.key", "key applies to a caption file, not to a meta field");
+            }
+            (Some(_), Some(_)) => {
+                ctx.err("variants.captions", "both path and meta are set").help = Some("keep one source".into());
+            }
+            (None, None) => {
+                ctx.err("variants.captions", "no caption source").help =
+                    Some("set path (a JSON file of {id: caption}) or meta (a meta field)".into());
             }
         }
     }

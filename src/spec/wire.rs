@@ -20,6 +20,8 @@ pub struct PipelineWire {
     pub ingest: IngestWire,
     /// TsT-RF settings; the section's presence makes `build` run diagnose.
     pub diagnose: Option<DiagnoseWire>,
+    /// Stress-test variants (null, phantom and trap families).
+    pub variants: Option<VariantsWire>,
     /// How the release is written.
     #[serde(default)]
     pub release: ReleaseWire,
@@ -303,6 +305,35 @@ pub enum FamilyWire {
     LogDistance,
     /// The field's value read as a number (one field only).
     Value,
+}
+
+/// Stress-test variants: each sample becomes one row per kind that applies to it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VariantsWire {
+    /// Kinds to generate (default: all): `no_image`, `white_image`, `noise_image`, `caption`,
+    /// `mirage`, `guess`, `phantom`, `phantom0`, `option_shuffle`, `unknown_option`,
+    /// `distractor_swap` (every k) or `distractor_swap@k`, `visual_substitution`, `gold_removed`.
+    pub kinds: Option<Vec<String>>,
+    /// Seed of the variants only (default: `[dataset] seed`).
+    pub seed: Option<u64>,
+    /// Where `caption` variants take their captions from; without it they are skipped and counted.
+    pub captions: Option<CaptionsWire>,
+    /// A caption naming an unknown sample id: `error` (default) or `skip` (left out and counted).
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
+}
+
+/// Captions for the `caption` kind: a JSON file of `{sample id: caption}`, or a meta field.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CaptionsWire {
+    /// A JSON file holding an object `{sample id: caption}`, relative to the pipeline file.
+    pub path: Option<String>,
+    /// Dotted path of that object inside the file (ScienceQA's `captions.json`: `captions`). Default: the top level.
+    pub key: Option<String>,
+    /// Instead of a file: the `meta` field that holds each sample's caption.
+    pub meta: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

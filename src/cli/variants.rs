@@ -1,0 +1,124 @@
+//! `blindspot variants INPUT -o DIR [--kinds a,b,...]`: the variants stage by
+//! hand. INPUT is a pipeline file (its `[variants]` section applies) or a data
+//! file with canonical field names. DIR receives `<kind>.parquet` per kind and
+//! `summary.json` (rows, skips by reason, warnings), written to a temporary
+//! folder and swapped into place.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::ingest;
+use crate::release::parquet::write_samples;
+use crate::sample::Embed;
+use crate::spec::{IngestPlan, OnInvalid, Pipeline};
+use crate::variants::{CaptionSource, KindSel, VariantsConfig, expand_kinds, generate, parse_kind};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A pipeline file (.toml), or a benchmark file with canonical field names.
+    pub input: PathBuf,
+    /// Folder for `<kind>.parquet` files and `summary.json` (replaced when it exists).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Comma-separated kinds (default: the pipeline's [variants] kinds, else all):
+    /// no_image, white_image, noise_image, caption, mirage, guess, phantom, phantom0, option_shuffle,
+    /// unknown_option, distractor_swap (every k) or distractor_swap@k, visual_substitution, gold_removed.
+    #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
+    pub kinds: Vec<KindSel>,
+    /// Seed of every random choice (default: the pipeline's, else 42).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A JSON file of {sample id: caption} for the `caption` kind.
+    #[arg(long)]
+    pub captions: Option<PathBuf>,
+    /// Dotted path of the caption object inside that file (e.g. `captions`).
+    #[arg(long, requires = "captions")]
+    pub captions_key: Option<String>,
+    /// Leave out (and count) captions of unknown ids instead of stopping.
+    #[arg(long)]
+    pub skip_invalid_captions: bool,
+    /// Do not embed image bytes of the source images (generated images are always embedded).
+    #[arg(long)]
+    pub no_embed_images: bool,
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let is_toml = args.input.extension().and_then(|e| e.to_str()) == Some("toml");
+    let pipeline = if is_toml { Some(Pipeline::load(&args.input)?) } else { None };
+    let plan = match &pipeline {
+        Some(p) => p.ingest.clone(),
+        None => {
+            if !args.input.exists() {
+                return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+            }
+            IngestPlan::for_canonical_input(&args.input)?
+        }
+    };
+    let mut cfg: VariantsConfig = pipeline.as_ref().and_then(|p| p.variants.clone()).unwrap_or_default();
+    if !args.kinds.is_empty() {
+        cfg.kinds = args.kinds.clone();
+    }
+    if let Some(path) = &args.captions {
+        if !path.is_file() {
+            return Err(Error::one(
+                Problem::new(
+                    Location::file("command line"),
+                    format!("--captions: {} is not a file", display_path(path)),
+                )
+                .help("give a JSON file of {\"<sample id>\": \"<caption>\", ...}"),
+            ));
+        }
+        cfg.captions = Some(CaptionSource::File { path: path.clone(), key: args.captions_key.clone() });
+    }
+    if args.skip_invalid_captions {
+        cfg.on_invalid = OnInvalid::Skip;
+    }
+    let seed =
+        args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::spec::plan::DEFAULT_SEED);
+    cfg.seed = Some(seed);
+    let ingested = ingest(&plan)?;
+    let samples = &ingested.samples;
+    let kinds = expand_kinds(&cfg.kinds, samples);
+    let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
+    let mut lines = Vec::new();
+    let mut summary = serde_json::Map::new();
+    let mut warnings: Vec<String> = Vec::new();
+    super::ingest::atomic_dir(&args.output, |tmp| {
+        // One kind at a time: only one kind's generated images are in memory.
+        for kind in &kinds {
+            let one = VariantsConfig { kinds: vec![KindSel::One(*kind)], ..cfg.clone() };
+            let v = generate(samples, &one, seed)?;
+            warnings.extend(v.warnings.iter().cloned());
+            for k in &v.kinds {
+                write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
+                let skipped: usize = k.skipped.values().sum();
+                let mut line = format!("  {}: {} rows, {skipped} skipped", k.kind.name(), k.rows.len());
+                for (reason, n) in &k.skipped {
+                    line.push_str(&format!("\n      {n} {reason}"));
+                }
+                lines.push(line);
+            }
+            if let Some(serde_json::Value::Object(m)) = v.summary().get("kinds") {
+                summary.extend(m.clone());
+            }
+        }
+        let doc = serde_json::json!({
+            "samples": samples.len(),
+            "seed": seed,
+            "kinds": summary,
+            "warnings": warnings,
+        });
+        crate::export::write_json(&tmp.join("summary.json"), &doc)
+    })?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    super::say(&format!(
+        "{}: {} kinds from {} samples (seed {seed})\n{}",
+        display_path(&args.output),
+        kinds.len(),
+        samples.len(),
+        lines.join("\n")
+    ));
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! lmms-eval: a task folder to pass to `--include_path`.
+//!
+//! ```text
+//! OUT/
+//!   blindspot_<name>.yaml            group of every task below
+//!   blindspot_<name>_<config>.yaml   one task per config
+//!   data/<config>.parquet            the rows (canonical schema, images embedded)
+//!   utils.py                         doc_to_visual/text/target, process_results, aggregate
+//!   manifest.json                    doc_id → blindspot id, per task
+//! ```
+//!
+//! Each task sends the row's `prompt` with its `images` and scores the reply
+//! with `utils.score`; `process_results` echoes blindspot's id, variant and
+//! expected behaviour with the prediction. `data_files` are absolute paths
+//! (Hugging Face `datasets` resolves relative ones against the working
+//! directory, not the YAML): export again after moving the folder.
+
+use std::path::Path;
+
+use super::{Config, file_safe, write_json};
+use crate::error::{Error, Result, display_path};
+use crate::release::parquet::{write_bytes, write_samples};
+use crate::sample::Embed;
+
+/// The `utils.py` every task YAML refers to.
+pub const UTILS_PY: &str = include_str!("lmms_eval_utils.py");
+
+/// A task name lmms-eval accepts: lowercase `[a-z0-9_]`.
+pub fn task_name(name: &str, config: &str) -> String {
+    let raw = format!("blindspot_{name}_{config}");
+    raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
+}
+
+/// A YAML double-quoted scalar (JSON string escapes are valid YAML).
+fn q(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+fn max_new_tokens(c: &Config) -> u32 {
+    let kind = c.rows.first().and_then(|r| r.variant.as_deref()).unwrap_or("");
+    if kind == "guess" {
+        512
+    } else if c.rows.iter().any(|r| r.expected.as_deref() == Some("abstain")) {
+        256
+    } else {
+        32
+    }
+}
+
+fn task_yaml(task: &str, c: &Config, data: &Path) -> String {
+    let variant = c.rows.first().and_then(|r| r.variant.clone()).unwrap_or_else(|| c.name.clone());
+    format!(
+        "# Written by `blindspot export --to lmms-eval`; export again instead of editing.\n\
+         task: {task}\n\
+         dataset_path: parquet\n\
+         dataset_kwargs:\n\
+         \x20 data_files:\n\
+         \x20   test: {data}\n\
+         test_split: test\n\
+         output_type: generate_until\n\
+         doc_to_visual: !function utils.doc_to_visual\n\
+         doc_to_text: !function utils.doc_to_text\n\
+         doc_to_target: !function utils.doc_to_target\n\
+         generation_kwargs:\n\
+         \x20 max_new_tokens: {tokens}\n\
+         \x20 temperature: 0\n\
+         \x20 do_sample: false\n\
+         process_results: !function utils.process_results\n\
+         metric_list:\n\
+         \x20 - metric: blindspot\n\
+         \x20   aggregation: !function utils.aggregate\n\
+         \x20   higher_is_better: true\n\
+         metadata:\n\
+         \x20 version: 1.0\n\
+         \x20 blindspot_config: {config}\n\
+         \x20 blindspot_variant: {variant}\n",
+        task = q(task),
+        data = q(&data.display().to_string()),
+        tokens = max_new_tokens(c),
+        config = q(&c.name),
+        variant = q(&variant),
+    )
+}
+
+/// Writes the task folder into `out` (an existing, empty folder) whose final
+/// location is `final_dir` (the YAMLs name data files there).
+pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> Result<serde_json::Value> {
+    let final_dir = std::path::absolute(final_dir).map_err(|e| Error::io(final_dir, e))?;
+    let data_dir = out.join("data");
+    std::fs::create_dir_all(&data_dir).map_err(|e| Error::io(&data_dir, e))?;
+    let mut tasks = Vec::new();
+    let mut names = Vec::new();
+    for c in configs.iter().filter(|c| !c.rows.is_empty()) {
+        let task = task_name(name, &c.name);
+        let data_file = format!("data/{}.parquet", file_safe(&c.name));
+        write_samples(&out.join(&data_file), &c.rows, Embed::PathsOnly)?;
+        let yaml_file = format!("{task}.yaml");
+        write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &final_dir.join(&data_file)).as_bytes())?;
+        let rows: Vec<serde_json::Value> =
+            c.rows.iter().enumerate().map(|(i, r)| serde_json::json!({"doc_id": i, "id": r.id})).collect();
+        tasks.push(
+            serde_json::json!({"task": task, "config": c.name, "yaml": yaml_file, "data": data_file, "rows": rows}),
+        );
+        names.push(task);
+    }
+    let group = task_name(name, "").trim_end_matches('_').to_string();
+    let mut group_yaml = format!(
+        "# Written by `blindspot export --to lmms-eval`: every blindspot task of {}.\ngroup: {}\ntask:\n",
+        display_path(Path::new(name)),
+        q(&group)
+    );
+    for n in &names {
+        group_yaml.push_str(&format!("  - {}\n", q(n)));
+    }
+    write_bytes(&out.join(format!("{group}.yaml")), group_yaml.as_bytes())?;
+    write_bytes(&out.join("utils.py"), UTILS_PY.as_bytes())?;
+    let manifest = serde_json::json!({"harness": "lmms-eval", "name": name, "group": group, "tasks": tasks});
+    write_json(&out.join("manifest.json"), &manifest)?;
+    Ok(manifest)
+}

@@ -1,0 +1,254 @@
+//! Exports read back: VLMEvalKit TSVs parsed (and base64-decoded) reproduce
+//! questions, options, gold and images; lmms-eval YAMLs load (with Python's
+//! `yaml` when it is installed) and name files and functions that exist;
+//! manifests map every harness row to its blindspot id.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use blindspot::export::{gold_label, read_samples};
+use blindspot::sample::{AnswerFormat, Sample};
+use blindspot::variants::harness_question;
+use common::{blindspot, root};
+
+/// Runs `variants` (every kind) on the fixture and exports it for `harness`.
+fn export(harness: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let variants = tmp.path().join("variants");
+    let out = tmp.path().join(harness);
+    let o = blindspot()
+        .current_dir(root())
+        .args(["variants", "tests/fixtures/good/variants.toml", "-o"])
+        .arg(&variants)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = blindspot().arg("export").arg(&variants).args(["--to", harness, "-o"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (tmp, variants, out)
+}
+
+fn rows_of(variants: &Path, config: &str) -> Vec<Sample> {
+    read_samples(&variants.join(format!("{config}.parquet"))).unwrap()
+}
+
+fn manifest(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn vlmevalkit_tsv_parsed_back_reproduces_questions_options_gold_and_images() {
+    let (_tmp, variants, out) = export("vlmevalkit");
+    let m = manifest(&out);
+    let files = m["files"].as_array().unwrap();
+    // 15 kinds; every one has rows on the fixture.
+    assert_eq!(files.len(), 15);
+    let mut checked = 0;
+    for f in files {
+        let config = f["config"].as_str().unwrap();
+        let name = f["file"].as_str().unwrap();
+        assert_eq!(name, blindspot::export::vlmevalkit::tsv_name("variants-fixture", config));
+        assert!(!name.contains('@'), "{name}: a file-safe name");
+        let rows = rows_of(&variants, config);
+        let mut rdr = csv::ReaderBuilder::new().delimiter(b'\t').from_path(out.join(name)).unwrap();
+        let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+        let col: HashMap<&str, usize> = header.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
+        let image_free = rows.iter().all(|r| r.images.is_empty());
+        assert_eq!(col.contains_key("image"), !image_free, "{config}: image column only with images");
+        for key in ["index", "question", "answer", "category", "blindspot_id"] {
+            assert!(col.contains_key(key), "{config}: {key} in {header:?}");
+        }
+        let records: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+        assert_eq!(records.len(), rows.len());
+        let index = f["rows"].as_array().unwrap();
+        for ((rec, row), entry) in records.iter().zip(&rows).zip(index) {
+            let get = |k: &str| rec.get(col[k]).unwrap();
+            assert_eq!(get("blindspot_id"), row.id);
+            assert_eq!(entry["id"], row.id.as_str(), "manifest maps the index to the id");
+            assert_eq!(get("index"), entry["index"].to_string());
+            assert_eq!(get("question"), harness_question(row));
+            if row.question.contains('\n') || config == "guess" {
+                assert!(get("question").contains('\n'), "multi-line questions survive quoting");
+            }
+            for (i, o) in row.options.iter().enumerate() {
+                assert_eq!(get(&((b'A' + i as u8) as char).to_string()), o);
+            }
+            assert_eq!(get("answer"), gold_label(row));
+            if row.answer_format == AnswerFormat::MultipleChoice {
+                let letter = get("answer").as_bytes()[0] - b'A';
+                assert_eq!(row.options[letter as usize], row.answer, "the letter names the gold");
+            }
+            if !image_free && row.images.is_empty() {
+                assert_eq!(get("image"), "", "{}: a row without image in a config with images", row.id);
+            } else if !image_free {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(get("image")).unwrap();
+                assert_eq!(Some(&bytes), row.images[0].bytes.as_ref());
+                assert!(bytes.starts_with(b"\x89PNG"));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 290, "{checked}");
+}
+
+#[test]
+fn vlmevalkit_tsv_reads_with_python_csv_when_available() {
+    let has_python = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_python {
+        eprintln!("python3 not found: the Rust reader above is the check");
+        return;
+    }
+    let (_tmp, variants, out) = export("vlmevalkit");
+    let script = r#"
+import base64, csv, json, sys
+csv.field_size_limit(1 << 30)
+rows = list(csv.DictReader(open(sys.argv[1], newline=""), delimiter="\t"))
+print(json.dumps([{"q": r["question"], "a": r["answer"], "A": r.get("A"), "img": len(base64.b64decode(r["image"])) if "image" in r else None} for r in rows]))
+"#;
+    for config in ["option_shuffle", "guess", "white_image"] {
+        let o = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(out.join(format!("variants-fixture_{config}.tsv")))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let parsed: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+        let rows = rows_of(&variants, config);
+        assert_eq!(parsed.len(), rows.len());
+        for (p, r) in parsed.iter().zip(&rows) {
+            assert_eq!(p["q"], harness_question(r).as_str());
+            assert_eq!(p["a"], gold_label(r).as_str());
+            if let Some(first) = r.options.first() {
+                assert_eq!(p["A"], first.as_str());
+            }
+            if let Some(b) = r.images.first().and_then(|i| i.bytes.as_ref()) {
+                assert_eq!(p["img"], b.len());
+            }
+        }
+    }
+}
+
+/// `key: value` lines of a YAML file this exporter wrote (structure check without a YAML library).
+fn yaml_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| l.trim_start().strip_prefix(&format!("{key}: "))).map(|v| v.trim().trim_matches('"'))
+}
+
+#[test]
+fn lmms_eval_task_folder_names_existing_files_and_functions() {
+    let (_tmp, variants, out) = export("lmms-eval");
+    let m = manifest(&out);
+    let tasks = m["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 15);
+    let utils = std::fs::read_to_string(out.join("utils.py")).unwrap();
+    for t in tasks {
+        let yaml = std::fs::read_to_string(out.join(t["yaml"].as_str().unwrap())).unwrap();
+        assert_eq!(yaml_value(&yaml, "task"), t["task"].as_str());
+        let data = PathBuf::from(yaml_value(&yaml, "test").unwrap());
+        assert!(data.is_absolute() && data.is_file(), "{}", data.display());
+        assert_eq!(data, std::path::absolute(out.join(t["data"].as_str().unwrap())).unwrap());
+        for line in yaml.lines().filter(|l| l.contains("!function utils.")) {
+            let f = line.rsplit("utils.").next().unwrap().trim();
+            assert!(utils.contains(&format!("def {f}(")), "utils.py defines {f}");
+        }
+        // The data file holds the variant rows; doc_id is the row position.
+        let config = t["config"].as_str().unwrap();
+        let rows = read_samples(&data).unwrap();
+        assert_eq!(rows, rows_of(&variants, config));
+        for (i, e) in t["rows"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(e["doc_id"], i);
+            assert_eq!(e["id"], rows[i].id.as_str());
+        }
+    }
+    let group = std::fs::read_to_string(out.join("blindspot_variants_fixture.yaml")).unwrap();
+    assert_eq!(group.lines().filter(|l| l.starts_with("  - ")).count(), 15);
+}
+
+#[test]
+fn lmms_eval_yaml_loads_with_python_yaml_and_utils_echo_the_id() {
+    let python_yaml =
+        std::process::Command::new("python3").args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success());
+    if !python_yaml {
+        eprintln!(
+            "python3 with PyYAML not found: lmms_eval_task_folder_names_existing_files_and_functions checks the structure"
+        );
+        return;
+    }
+    let (_tmp, _variants, out) = export("lmms-eval");
+    let script = r#"
+import glob, json, os, sys
+import yaml
+class Loader(yaml.SafeLoader):
+    pass
+Loader.add_constructor("!function", lambda loader, node: {"function": loader.construct_scalar(node)})
+out = sys.argv[1]
+sys.path.insert(0, out)
+import utils
+found = []
+for path in sorted(glob.glob(os.path.join(out, "*.yaml"))):
+    cfg = yaml.load(open(path), Loader=Loader)
+    if "group" in cfg:
+        assert all(os.path.isfile(os.path.join(out, t + ".yaml")) for t in cfg["task"]), cfg
+        continue
+    assert os.path.isfile(cfg["dataset_kwargs"]["data_files"]["test"]), path
+    for key in ("doc_to_visual", "doc_to_text", "doc_to_target", "process_results"):
+        name = cfg[key]["function"].split(".", 1)[1]
+        assert callable(getattr(utils, name)), name
+    assert callable(getattr(utils, cfg["metric_list"][0]["aggregation"]["function"].split(".", 1)[1]))
+    found.append(cfg["task"])
+doc = {"id": "v1::option_shuffle", "variant": "option_shuffle", "expected": "answer", "prompt": "p",
+       "answer_format": "multiple_choice", "options": ["dog", "cat", "horse"], "answer_index": 1, "answer": "cat", "images": []}
+r = utils.process_results(doc, ["The answer is B."])["blindspot"]
+yn = dict(doc, answer_format="yes_no", options=[], answer_index=None, answer="no")
+print(json.dumps({"tasks": found, "echo": r, "target": utils.doc_to_target(doc),
+                  "wrong": utils.score(doc, "A"), "yes_no": utils.score(yn, "No, there is none."),
+                  "visual": utils.doc_to_visual(doc), "agg": utils.aggregate([r, dict(r, score=0)])}))
+"#;
+    let o = std::process::Command::new("python3").args(["-c", script]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 15);
+    assert_eq!(v["echo"]["id"], "v1::option_shuffle");
+    assert_eq!(v["echo"]["score"], 1);
+    assert_eq!(v["target"], "B");
+    assert_eq!((v["wrong"].as_i64(), v["yes_no"].as_i64()), (Some(0), Some(1)));
+    assert_eq!(v["visual"], serde_json::json!([]));
+    assert_eq!(v["agg"], 0.5);
+}
+
+#[test]
+fn exporting_a_folder_without_variants_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = blindspot()
+        .arg("export")
+        .arg(tmp.path())
+        .args(["--to", "vlmevalkit", "-o"])
+        .arg(tmp.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no Parquet files found"));
+    let o = blindspot()
+        .arg("export")
+        .arg(tmp.path())
+        .args(["--to", "lm-eval", "-o"])
+        .arg(tmp.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lmms-eval"));
+    std::fs::write(tmp.path().join("junk.parquet"), b"not parquet").unwrap();
+    let o = blindspot()
+        .arg("export")
+        .arg(tmp.path())
+        .args(["--to", "vlmevalkit", "-o"])
+        .arg(tmp.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("junk.parquet") && err.contains("not a blindspot canonical Parquet"), "{err}");
+    assert!(!tmp.path().join("x").exists());
+}

@@ -59,6 +59,13 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
             "report/importances.svg",
             "report/s_histogram.svg",
             "report/scores.parquet",
+            "variants/guess/test-00000-of-00001.parquet",
+            "variants/mirage/test-00000-of-00001.parquet",
+            "variants/no_image/test-00000-of-00001.parquet",
+            "variants/phantom/test-00000-of-00001.parquet",
+            "variants/phantom0/test-00000-of-00001.parquet",
+            "variants/visual_substitution/test-00000-of-00001.parquet",
+            "variants/white_image/test-00000-of-00001.parquet",
         ]
     );
     assert!(ta == tb, "two builds differ");

@@ -48,7 +48,8 @@ fn demo_croissant_names_every_parquet_file_with_its_hash() {
     assert_eq!(doc["license"], "https://spdx.org/licenses/CC0-1.0.html");
     assert_eq!(doc["prov:wasDerivedFrom"]["@id"], "https://osf.io/89kps/");
     let files = doc["distribution"].as_array().unwrap();
-    assert_eq!(files.len(), 1);
+    // The default config and the seven variant configs of the demo.
+    assert_eq!(files.len(), 8);
     for f in files {
         let path = f["contentUrl"].as_str().unwrap();
         let bytes = std::fs::read(dir.join(path)).unwrap();
@@ -57,6 +58,8 @@ fn demo_croissant_names_every_parquet_file_with_its_hash() {
     }
     let sets = doc["recordSet"].as_array().unwrap();
     assert_eq!(sets[0]["@id"], "default");
+    let names: Vec<&str> = sets.iter().map(|s| s["@id"].as_str().unwrap()).collect();
+    assert!(names.contains(&"white_image") && names.contains(&"phantom0"), "{names:?}");
     let images = sets[0]["field"].as_array().unwrap().iter().find(|f| f["name"] == "images").unwrap();
     assert_eq!(images["dataType"], "sc:ImageObject");
     for key in [

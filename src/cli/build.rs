@@ -50,7 +50,17 @@ pub fn run(args: &Args) -> Result<()> {
         if args.out_dir == Path::new(DEFAULT_OUT) {
             write_lock(p, &outcome)?;
         }
-        super::say(&summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written));
+        let mut text = summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written);
+        if !outcome.variants.is_empty() {
+            let with_rows: Vec<String> =
+                outcome.variants.iter().filter(|v| v.rows > 0).map(|v| format!("{} {}", v.kind, v.rows)).collect();
+            let empty = outcome.variants.len() - with_rows.len();
+            text.push_str(&format!("\n  variant configs: {}", with_rows.join(", ")));
+            if empty > 0 {
+                text.push_str(&format!(" ({empty} kinds without rows)"));
+            }
+        }
+        super::say(&text);
     }
     Ok(())
 }

@@ -53,6 +53,30 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
     out.push('\n');
 }
 
+/// The stress-test variants: one config per kind with rows, and what was skipped.
+fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
+    out.push_str("## Stress-test variants\n\n");
+    out.push_str(
+        "Each variant row is a question changed one way (image removed, blank or noise, options shuffled, a \
+         distractor swapped, ...), with `parent_id`, `variant`, `variant_params`, the exact `prompt` to send and the \
+         `expected` behaviour. Load one with `load_dataset(<this folder>, \"<config>\")`.\n\n",
+    );
+    out.push_str("| kind | config | rows | expected | skipped |\n|---|---|---:|---|---|\n");
+    for v in variants {
+        let skipped: Vec<String> = v.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} |",
+            v.kind,
+            v.config.as_deref().map_or("—".to_string(), |c| format!("`{c}`")),
+            v.rows,
+            v.expected,
+            skipped.join("; ").replace('|', "\\|")
+        );
+    }
+    out.push('\n');
+}
+
 fn size_category(n: usize) -> &'static str {
     match n {
         0..1_000 => "n<1K",
@@ -102,7 +126,12 @@ fn features_yaml(out: &mut String) {
 }
 
 /// Renders the dataset card.
-pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+pub fn render(
+    p: &Pipeline,
+    stages: &super::Stages<'_>,
+    configs: &[super::ConfigInfo],
+    variants: &[super::VariantInfo],
+) -> String {
     let ing = stages.ingested;
     let ds = &p.dataset;
     let n = ing.samples.len();
@@ -112,10 +141,22 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
     let _ = writeln!(out, "license: {}", y(&ds.license.to_ascii_lowercase()));
     out.push_str("task_categories:\n- visual-question-answering\n");
     let _ = writeln!(out, "size_categories:\n- {}", y(size_category(n)));
-    out.push_str("configs:\n- config_name: default\n  default: true\n  data_files:\n  - split: test\n    path: data/test-*.parquet\n");
-    out.push_str("dataset_info:\n- config_name: default\n");
-    features_yaml(&mut out);
-    let _ = writeln!(out, "  splits:\n  - name: test\n    num_examples: {n}");
+    out.push_str("configs:\n");
+    for c in configs {
+        let _ = writeln!(out, "- config_name: {}", y(&c.name));
+        if c.name == "default" {
+            out.push_str("  default: true\n");
+        }
+        let dir = c.file.rsplit_once('/').map_or("", |(d, _)| d);
+        let _ = writeln!(out, "  data_files:\n  - split: test\n    path: {}", y(&format!("{dir}/test-*.parquet")));
+    }
+    out.push_str("dataset_info:\n");
+    for c in configs {
+        let _ = writeln!(out, "- config_name: {}", y(&c.name));
+        features_yaml(&mut out);
+        let _ = writeln!(out, "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}", c.bytes, c.rows);
+        let _ = writeln!(out, "  download_size: {}\n  dataset_size: {}", c.bytes, c.bytes);
+    }
     out.push_str("---\n\n");
 
     let _ = writeln!(out, "# {} {}\n", ds.name, ds.version);
@@ -151,6 +192,9 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>) -> String {
     let _ = writeln!(out, "\n{images} distinct image files.\n");
     if let Some(d) = stages.diagnosis {
         diagnosis_section(&mut out, d, &p.diagnose);
+    }
+    if !variants.is_empty() {
+        variants_section(&mut out, variants);
     }
     super::datasheet::render(&mut out, p, stages);
     out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");

@@ -417,6 +417,16 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             d.features.recipes.len()
         );
     }
+    if let Some(v) = &p.variants {
+        let kinds: Vec<String> = v.kinds.iter().map(|k| k.name()).collect();
+        let _ = write!(
+            out,
+            "Variants ({}) were generated from the questions with seed {} as separate configs; the default config \
+             is untouched. ",
+            kinds.join(", "),
+            v.seed.unwrap_or(p.dataset.seed)
+        );
+    }
     out.push_str("No question was removed by a pruning stage and no answer was changed.");
     out
 }

@@ -38,6 +38,8 @@ pub struct ReleaseOutcome {
     pub written: Written,
     /// Relative path → (sha256, bytes) of every file.
     pub files: BTreeMap<String, (String, u64)>,
+    /// The variant kinds generated.
+    pub variants: Vec<VariantInfo>,
 }
 
 /// The data file of the default config.
@@ -47,6 +49,83 @@ pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
 pub struct Stages<'a> {
     pub ingested: &'a Ingested,
     pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
+}
+
+/// One Hugging Face config of a release: a name, what it holds, its data file.
+#[derive(Debug, Clone)]
+pub struct ConfigInfo {
+    pub name: String,
+    pub description: String,
+    /// Relative to the release.
+    pub file: String,
+    pub rows: usize,
+    /// Size of the data file.
+    pub bytes: u64,
+}
+
+/// What the variants stage made of one kind.
+#[derive(Debug, Clone)]
+pub struct VariantInfo {
+    pub kind: String,
+    pub expected: String,
+    pub rows: usize,
+    pub skipped: BTreeMap<String, usize>,
+    /// Its config, when it has rows.
+    pub config: Option<String>,
+}
+
+/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`.
+pub fn variant_config_name(kind: &str) -> String {
+    kind.replace('@', "-")
+}
+
+/// Generates each variant kind the pipeline asks for (one kind in memory at a
+/// time) and writes those with rows as configs under `variants/`.
+fn write_variants(
+    pipeline: &Pipeline,
+    samples: &[crate::sample::Sample],
+    dir: &Path,
+    embed: Embed,
+) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
+    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
+    let Some(cfg) = &pipeline.variants else { return Ok((Vec::new(), Vec::new())) };
+    let seed = cfg.seed.unwrap_or(pipeline.dataset.seed);
+    let (mut configs, mut infos) = (Vec::new(), Vec::new());
+    for kind in expand_kinds(&cfg.kinds, samples) {
+        let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
+        let v = generate(samples, &one, seed)?;
+        for w in &v.warnings {
+            eprintln!("warning: {}: variants: {w}", display_path(&pipeline.path));
+        }
+        for k in v.kinds {
+            let name = k.kind.name();
+            let config = (!k.rows.is_empty()).then(|| variant_config_name(&name));
+            if let Some(c) = &config {
+                let file = format!("variants/{c}/test-00000-of-00001.parquet");
+                let path = dir.join(&file);
+                mkdir_for(&path)?;
+                parquet::write_samples(&path, &k.rows, embed)?;
+                configs.push(ConfigInfo {
+                    name: c.clone(),
+                    description: format!(
+                        "Variant `{name}` of every applicable question (expected behaviour: {}).",
+                        k.kind.expected().as_str()
+                    ),
+                    bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+                    file,
+                    rows: k.rows.len(),
+                });
+            }
+            infos.push(VariantInfo {
+                kind: name,
+                expected: k.kind.expected().as_str().to_string(),
+                rows: k.rows.len(),
+                skipped: k.skipped,
+                config,
+            });
+        }
+    }
+    Ok((configs, infos))
 }
 
 /// Builds the release of `pipeline` under `out_root`.
@@ -66,6 +145,15 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let data = dir.join(DEFAULT_DATA_FILE);
     mkdir_for(&data)?;
     parquet::write_samples(&data, &ingested.samples, embed)?;
+    let mut configs = vec![ConfigInfo {
+        name: "default".into(),
+        description: "Every question of the release.".into(),
+        file: DEFAULT_DATA_FILE.into(),
+        rows: ingested.samples.len(),
+        bytes: std::fs::metadata(&data).map_err(|e| Error::io(&data, e))?.len(),
+    }];
+    let (variant_configs, variants) = write_variants(pipeline, &ingested.samples, dir, embed)?;
+    configs.extend(variant_configs);
 
     if !ingested.rejected.is_empty() {
         let path = dir.join("report/rejected.jsonl");
@@ -80,16 +168,21 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     if let Some(d) = stages.diagnosis {
         crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
     }
-    parquet::write_bytes(&dir.join("README.md"), card::render(pipeline, stages).as_bytes())?;
-    let data_sha = hash_tree(&dir.join("data"))?;
-    let data_files: Vec<(String, String)> =
-        data_sha.into_iter().map(|(path, (sha, _))| (format!("data/{path}"), sha)).collect();
-    let configs = [croissant::Config {
-        name: "default",
-        description: "Every question of the release.".into(),
-        files: data_files.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect(),
-    }];
-    parquet::write_bytes(&dir.join(croissant::FILE), croissant::render(pipeline, stages, &configs)?.as_bytes())?;
+    let card = card::render(pipeline, stages, &configs, &variants);
+    parquet::write_bytes(&dir.join("README.md"), card.as_bytes())?;
+    let data_sha = hash_tree(dir)?;
+    let croissant_configs: Vec<croissant::Config<'_>> = configs
+        .iter()
+        .map(|c| croissant::Config {
+            name: &c.name,
+            description: c.description.clone(),
+            files: data_sha.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
+        })
+        .collect();
+    parquet::write_bytes(
+        &dir.join(croissant::FILE),
+        croissant::render(pipeline, stages, &croissant_configs)?.as_bytes(),
+    )?;
 
     let files = hash_tree(dir)?;
     let manifest = manifest::render(pipeline, ingested, &files)?;
@@ -99,7 +192,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     if target.exists() {
         let existing = hash_tree(&target)?;
         if existing == files {
-            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files });
+            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
         }
         let differing = files
             .keys()
@@ -127,7 +220,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         Error::io(&target, e)
     })?;
     sync_dir(&parent);
-    Ok(ReleaseOutcome { dir: target, written: Written::Created, files })
+    Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
 }
 
 fn mkdir_for(path: &Path) -> Result<()> {

@@ -204,6 +204,53 @@ fn diff_names_exactly_the_added_removed_and_changed_ids() {
     assert_eq!(s["changed"]["columns"], serde_json::json!({"images": 4}), "{d:#}");
 }
 
+/// Configs come from the card's `configs:` list: a config added to the card
+/// (with its own folder) shows as only in b, with its rows; a card without
+/// front matter falls back to data/*.parquet as `default`.
+#[test]
+fn diff_reads_configs_from_the_card() {
+    let work = fixture_workspace();
+    let v1 = build(work.path(), "canonical.toml", "1.0.0");
+    let two = work.path().join("two-configs");
+    copy_tree(&v1, &two);
+    std::fs::create_dir_all(two.join("full")).unwrap();
+    std::fs::copy(two.join(DATA), two.join("full/test-00000-of-00001.parquet")).unwrap();
+    let card = std::fs::read_to_string(two.join("README.md")).unwrap();
+    let card = card.replacen(
+        "configs:\n",
+        "configs:\n- config_name: full\n  data_files:\n  - split: test\n    path: full/test-*.parquet\n",
+        1,
+    );
+    assert!(card.contains("config_name: full"), "the card has a configs list: {card}");
+    std::fs::write(two.join("README.md"), card).unwrap();
+
+    let d = diff_json(&v1, &two);
+    let names: Vec<(&str, &str)> = d["splits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["config"].as_str().unwrap(), s["presence"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, vec![("default", "both"), ("full", "only_b")], "{d:#}");
+    assert_eq!(split(&d, "full")["rows_b"], 4);
+    assert!(diff_text(&v1, &two).contains("config full split test: only in b (4 rows)"));
+
+    // No front matter: data/*.parquet is config default, split from the file name.
+    let bare = work.path().join("bare");
+    copy_tree(&v1, &bare);
+    std::fs::write(bare.join("README.md"), "# no front matter\n").unwrap();
+    let d = diff_json(&bare, &v1);
+    let s = split(&d, "default");
+    assert_eq!((s["split"].as_str(), s["unchanged"].as_u64()), (Some("test"), Some(4)), "{d:#}");
+
+    // A config whose files are gone is a located error.
+    std::fs::remove_file(two.join("full/test-00000-of-00001.parquet")).unwrap();
+    let o = blindspot().arg("diff").arg(&v1).arg(&two).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("README.md:") && stderr.contains("\"full/test-*.parquet\" matches no file"), "{stderr}");
+}
+
 /// A valid PNG of `w`×`h` (different bytes from the fixture's cat).
 fn image_png(w: u32, h: u32) -> Vec<u8> {
     // Signature, IHDR, IDAT (stored deflate block of zero rows), IEND.

@@ -3,11 +3,13 @@
 
 pub mod build;
 pub mod diagnose;
+pub mod diff;
 pub mod export;
 pub mod ingest;
 pub mod schema;
 pub mod validate;
 pub mod variants;
+pub mod verify;
 
 use std::path::PathBuf;
 
@@ -40,6 +42,10 @@ pub enum Command {
     Variants(variants::Args),
     /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
     Export(export::Args),
+    /// Re-hash a release against its manifest.json; name every missing, extra or changed file.
+    Verify(verify::Args),
+    /// Compare two releases: ids added and removed per config, changed rows and columns, headline statistics.
+    Diff(diff::Args),
     /// Write the JSON Schemas generated from blindspot's types.
     #[command(hide = true)]
     Schema(schema::Args),
@@ -54,6 +60,8 @@ impl Cli {
             Command::Diagnose(a) => diagnose::run(&a),
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
+            Command::Verify(a) => verify::run(&a),
+            Command::Diff(a) => diff::run(&a),
             Command::Schema(a) => schema::run(&a),
         }
     }

@@ -9,9 +9,11 @@
 pub mod card;
 pub mod croissant;
 pub mod datasheet;
+pub mod diff;
 pub mod lock;
 pub mod manifest;
 pub mod parquet;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,9 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Schema, SchemaRef};
 
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
@@ -100,9 +103,55 @@ fn write_parquet(
     Ok(file.metadata().map_err(|e| Error::io(path, e))?.len())
 }
 
+/// The `datasets` feature of a plain Arrow type: what `datasets` would infer
+/// from it, written down so that every Parquet file carries the key.
+fn hf_feature(dt: &DataType) -> serde_json::Value {
+    let value = |dtype: &str| serde_json::json!({"dtype": dtype, "_type": "Value"});
+    match dt {
+        DataType::Boolean => value("bool"),
+        DataType::Int8 => value("int8"),
+        DataType::Int16 => value("int16"),
+        DataType::Int32 => value("int32"),
+        DataType::Int64 => value("int64"),
+        DataType::UInt8 => value("uint8"),
+        DataType::UInt16 => value("uint16"),
+        DataType::UInt32 => value("uint32"),
+        DataType::UInt64 => value("uint64"),
+        DataType::Float16 => value("float16"),
+        DataType::Float32 => value("float32"),
+        DataType::Float64 => value("float64"),
+        DataType::Utf8 | DataType::Utf8View => value("string"),
+        DataType::LargeUtf8 => value("large_string"),
+        DataType::Binary | DataType::BinaryView => value("binary"),
+        DataType::LargeBinary => value("large_binary"),
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            serde_json::json!({"feature": hf_feature(f.data_type()), "_type": "List"})
+        }
+        DataType::Struct(fields) => fields
+            .iter()
+            .map(|f| (f.name().clone(), hf_feature(f.data_type())))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => value(&other.to_string().to_ascii_lowercase()),
+    }
+}
+
+/// `schema` with the `huggingface` key (`{"info": {"features": ...}}`) in
+/// its metadata, and the same key for the Parquet footer. Both: pyarrow (and
+/// so `datasets`) reads the Arrow schema's metadata, other readers the footer.
+fn with_hf_metadata(schema: &Schema, features: serde_json::Value) -> (SchemaRef, Vec<KeyValue>) {
+    let hf = serde_json::json!({"info": {"features": features}}).to_string();
+    let mut metadata = schema.metadata().clone();
+    metadata.insert("huggingface".to_string(), hf.clone());
+    (Arc::new(schema.clone().with_metadata(metadata)), vec![KeyValue::new("huggingface".to_string(), hf)])
+}
+
 /// Writes one Arrow batch to `path` (scores, exported features).
 pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
-    write_parquet(path, batch.schema(), properties(1_000_000, Vec::new())?, [Ok(batch.clone())]).map(|_| ())
+    let features: serde_json::Map<_, _> =
+        batch.schema().fields().iter().map(|f| (f.name().clone(), hf_feature(f.data_type()))).collect();
+    let (schema, kv) = with_hf_metadata(&batch.schema(), features.into());
+    write_parquet(path, schema, properties(1_000_000, kv)?, [Ok(batch.clone())]).map(|_| ())
 }
 
 /// Writes samples (already in output order) to one Parquet file at `path`.
@@ -110,10 +159,10 @@ pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u6
     let total: usize = samples.iter().map(estimated_row_bytes).sum();
     let per_row = (total / samples.len().max(1)).max(1);
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
-    let hf = serde_json::json!({"info": {"features": hf_features()}});
-    let props = properties(rows_per_group, vec![KeyValue::new("huggingface".to_string(), hf.to_string())])?;
+    let (schema, kv) = with_hf_metadata(&arrow_schema(), hf_features());
+    let props = properties(rows_per_group, kv)?;
     // Batches are built lazily, so only one chunk's image bytes are in memory.
-    write_parquet(path, arrow_schema(), props, samples.chunks(CHUNK_ROWS).map(|chunk| to_record_batch(chunk, embed)))
+    write_parquet(path, schema, props, samples.chunks(CHUNK_ROWS).map(|chunk| to_record_batch(chunk, embed)))
 }
 
 fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {

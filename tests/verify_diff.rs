@@ -1,0 +1,356 @@
+//! `blindspot verify` and `blindspot diff` on real builds: the committed
+//! fixture (fast) and the bundled demo with a changed filter.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{blindspot, root};
+use serde_json::Value;
+
+const DATA: &str = "data/test-00000-of-00001.parquet";
+
+/// A copy of the `canonical` fixture pipeline in a temporary folder.
+fn fixture_workspace() -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    for f in ["canonical.jsonl", "canonical.toml"] {
+        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("images")).unwrap();
+    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    work
+}
+
+/// Builds `pipeline` (relative to `work`) into `work/rel`; returns the release folder.
+fn build(work: &Path, pipeline: &str, version: &str) -> PathBuf {
+    let out = blindspot().current_dir(work).args(["build", pipeline, "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let name = pipeline.trim_end_matches(".toml");
+    work.join("rel").join(name).join(version)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for f in common::files_below(from) {
+        let dest = to.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dest).unwrap();
+    }
+}
+
+/// `blindspot verify DIR` → (exit code, stdout, stderr).
+fn verify(dir: &Path) -> (i32, String, String) {
+    let o = blindspot().arg("verify").arg(dir).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn diff_json(a: &Path, b: &Path) -> Value {
+    let o = blindspot().args(["diff", "--json", "--max-ids", "0"]).arg(a).arg(b).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn diff_text(a: &Path, b: &Path) -> String {
+    let o = blindspot().arg("diff").arg(a).arg(b).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into()
+}
+
+fn ids(v: &Value) -> Vec<String> {
+    v["ids"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+fn split<'a>(d: &'a Value, config: &str) -> &'a Value {
+    d["splits"].as_array().unwrap().iter().find(|s| s["config"] == config).unwrap_or_else(|| panic!("{d:#}"))
+}
+
+#[test]
+fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
+    let work = fixture_workspace();
+    let rel = build(work.path(), "canonical.toml", "1.0.0");
+    let (code, stdout, stderr) = verify(&rel);
+    let listed = common::files_below(&rel).len() - 1;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with(&format!("verified {listed} files in ")), "{stdout}");
+
+    // One byte of the Parquet file changed (in the middle: the data, not the footer).
+    let tampered = work.path().join("tampered");
+    copy_tree(&rel, &tampered);
+    let path = tampered.join(DATA);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&path, bytes).unwrap();
+    let (code, _, stderr) = verify(&tampered);
+    assert_eq!(code, 1, "{stderr}");
+    let first = stderr.lines().next().unwrap();
+    assert!(first.starts_with("error: ") && first.contains(&format!("{DATA}: changed: sha256 ")), "{stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 1, "only the changed file: {stderr}");
+
+    // A file deleted.
+    let deleted = work.path().join("deleted");
+    copy_tree(&rel, &deleted);
+    std::fs::remove_file(deleted.join("README.md")).unwrap();
+    let (code, _, stderr) = verify(&deleted);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.lines().next().unwrap().contains("README.md: missing: listed in manifest.json"), "{stderr}");
+
+    // A file added.
+    let added = work.path().join("added");
+    copy_tree(&rel, &added);
+    std::fs::write(added.join("data/notes.txt"), "hand-written").unwrap();
+    let (code, _, stderr) = verify(&added);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.lines().next().unwrap().contains("data/notes.txt: extra: in the release but not listed"),
+        "{stderr}"
+    );
+
+    // All three at once: each named, in path order.
+    std::fs::remove_file(added.join("README.md")).unwrap();
+    std::fs::write(added.join(DATA), b"not parquet").unwrap();
+    let (code, _, stderr) = verify(&added);
+    assert_eq!(code, 1, "{stderr}");
+    let named: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(named.len(), 3, "{stderr}");
+    assert!(named[0].contains("README.md: missing"), "{stderr}");
+    assert!(named[1].contains("data/notes.txt: extra"), "{stderr}");
+    assert!(named[2].contains(&format!("{DATA}: changed")), "{stderr}");
+    assert!(stderr.contains("3 problems found"), "{stderr}");
+
+    // The release the test started from is untouched.
+    assert_eq!(verify(&rel).0, 0);
+}
+
+#[test]
+fn verify_locates_a_damaged_manifest() {
+    let work = fixture_workspace();
+    let rel = build(work.path(), "canonical.toml", "1.0.0");
+    let manifest = rel.join("manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replacen("\"files\"", "\"filez\"", 1)).unwrap();
+    let (code, _, stderr) = verify(&rel);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("manifest.json: field \"files\": no \"files\" map"), "{stderr}");
+
+    std::fs::write(&manifest, &text[..text.len() / 2]).unwrap();
+    let (code, _, stderr) = verify(&rel);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("manifest.json:") && stderr.contains(": not valid JSON"), "{stderr}");
+
+    let (code, _, stderr) = verify(&work.path().join("no-such-release"));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("no such release folder"), "{stderr}");
+}
+
+#[test]
+fn diff_names_exactly_the_added_removed_and_changed_ids() {
+    let work = fixture_workspace();
+    let v1 = build(work.path(), "canonical.toml", "1.0.0");
+
+    // With itself: nothing.
+    let same = diff_json(&v1, &v1);
+    let s = split(&same, "default");
+    assert_eq!((s["added"]["count"].as_u64(), s["removed"]["count"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(s["changed"]["count"], 0);
+    assert_eq!(s["unchanged"], 4);
+    assert!(diff_text(&v1, &v1).contains("\nno differences"));
+
+    // v1.1.0: c3's answer changed, c10 removed, c11 added.
+    let jsonl = std::fs::read_to_string(work.path().join("canonical.jsonl")).unwrap();
+    let mut lines: Vec<String> = jsonl.lines().filter(|l| !l.contains("\"c10\"")).map(str::to_string).collect();
+    assert_eq!(lines.len(), 3);
+    for l in &mut lines {
+        *l = l.replace("\"sleeping\"", "\"eating\"");
+    }
+    lines.push(r#"{"id": "c11", "question": "Is the cat awake?", "answer": "No", "question_type": "presence", "image": "cat.png"}"#.into());
+    std::fs::write(work.path().join("canonical.jsonl"), lines.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(work.path().join("canonical.toml"), toml.replace("version = \"1.0.0\"", "version = \"1.1.0\""))
+        .unwrap();
+    let v2 = build(work.path(), "canonical.toml", "1.1.0");
+
+    let d = diff_json(&v1, &v2);
+    let s = split(&d, "default");
+    assert_eq!(s["split"], "test", "{d:#}");
+    assert_eq!(s["presence"], "both");
+    assert_eq!((s["rows_a"].as_u64(), s["rows_b"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(ids(&s["added"]), vec!["c11"]);
+    assert_eq!(ids(&s["removed"]), vec!["c10"]);
+    assert_eq!(ids(&s["changed"]), vec!["c3"]);
+    assert_eq!(s["changed"]["columns"], serde_json::json!({"answer": 1}), "{d:#}");
+    assert_eq!(s["unchanged"], 2);
+    assert_eq!((d["a"]["version"].as_str(), d["b"]["version"].as_str()), (Some("1.0.0"), Some("1.1.0")));
+
+    let text = diff_text(&v1, &v2);
+    assert!(text.contains("config default split test: 4 -> 4 rows (+0)"), "{text}");
+    assert!(text.contains("  added: 1: c11\n  removed: 1: c10\n  changed: 1: c3\n    columns: answer 1"), "{text}");
+
+    // v1.2.0: the image replaced — every row's images column changed.
+    let other = image_png(8, 8);
+    std::fs::write(work.path().join("images/cat.png"), other).unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(work.path().join("canonical.toml"), toml.replace("version = \"1.1.0\"", "version = \"1.2.0\""))
+        .unwrap();
+    let v3 = build(work.path(), "canonical.toml", "1.2.0");
+    let d = diff_json(&v2, &v3);
+    let s = split(&d, "default");
+    assert_eq!(s["changed"]["count"], 4, "{d:#}");
+    assert_eq!(s["changed"]["columns"], serde_json::json!({"images": 4}), "{d:#}");
+}
+
+/// Configs come from the card's `configs:` list: a config added to the card
+/// (with its own folder) shows as only in b, with its rows; a card without
+/// front matter falls back to data/*.parquet as `default`.
+#[test]
+fn diff_reads_configs_from_the_card() {
+    let work = fixture_workspace();
+    let v1 = build(work.path(), "canonical.toml", "1.0.0");
+    let two = work.path().join("two-configs");
+    copy_tree(&v1, &two);
+    std::fs::create_dir_all(two.join("full")).unwrap();
+    std::fs::copy(two.join(DATA), two.join("full/test-00000-of-00001.parquet")).unwrap();
+    let card = std::fs::read_to_string(two.join("README.md")).unwrap();
+    let card = card.replacen(
+        "configs:\n",
+        "configs:\n- config_name: full\n  data_files:\n  - split: test\n    path: full/test-*.parquet\n",
+        1,
+    );
+    assert!(card.contains("config_name: full"), "the card has a configs list: {card}");
+    std::fs::write(two.join("README.md"), card).unwrap();
+
+    let d = diff_json(&v1, &two);
+    let names: Vec<(&str, &str)> = d["splits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["config"].as_str().unwrap(), s["presence"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, vec![("default", "both"), ("full", "only_b")], "{d:#}");
+    assert_eq!(split(&d, "full")["rows_b"], 4);
+    assert!(diff_text(&v1, &two).contains("config full split test: only in b (4 rows)"));
+
+    // No front matter: data/*.parquet is config default, split from the file name.
+    let bare = work.path().join("bare");
+    copy_tree(&v1, &bare);
+    std::fs::write(bare.join("README.md"), "# no front matter\n").unwrap();
+    let d = diff_json(&bare, &v1);
+    let s = split(&d, "default");
+    assert_eq!((s["split"].as_str(), s["unchanged"].as_u64()), (Some("test"), Some(4)), "{d:#}");
+
+    // A config whose files are gone is a located error.
+    std::fs::remove_file(two.join("full/test-00000-of-00001.parquet")).unwrap();
+    let o = blindspot().arg("diff").arg(&v1).arg(&two).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("README.md:") && stderr.contains("\"full/test-*.parquet\" matches no file"), "{stderr}");
+}
+
+/// A valid PNG of `w`×`h` (different bytes from the fixture's cat).
+fn image_png(w: u32, h: u32) -> Vec<u8> {
+    // Signature, IHDR, IDAT (stored deflate block of zero rows), IEND.
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend(data);
+        out.extend(&body);
+        out.extend(crc32(&body).to_be_bytes());
+    }
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut c = 0xffff_ffffu32;
+        for &b in bytes {
+            c ^= b as u32;
+            for _ in 0..8 {
+                c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+        }
+        !c
+    }
+    fn adler(bytes: &[u8]) -> u32 {
+        let (mut a, mut b) = (1u32, 0u32);
+        for &x in bytes {
+            a = (a + x as u32) % 65521;
+            b = (b + a) % 65521;
+        }
+        (b << 16) | a
+    }
+    let mut out = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+    let mut ihdr = Vec::new();
+    ihdr.extend(w.to_be_bytes());
+    ihdr.extend(h.to_be_bytes());
+    ihdr.extend([8, 0, 0, 0, 0]); // 8-bit greyscale
+    chunk(&mut out, b"IHDR", &ihdr);
+    let raw: Vec<u8> =
+        (0..h).flat_map(|_| std::iter::once(0u8).chain(std::iter::repeat_n(200u8, w as usize))).collect();
+    let mut z = vec![0x78, 0x01, 0x01];
+    z.extend((raw.len() as u16).to_le_bytes());
+    z.extend((!(raw.len() as u16)).to_le_bytes());
+    z.extend(&raw);
+    z.extend(adler(&raw).to_be_bytes());
+    chunk(&mut out, b"IDAT", &z);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// The demo and the demo without chest images: the removed ids are exactly
+/// the chest questions, nothing is added or changed, and the headline
+/// statistics are compared.
+#[test]
+fn diff_of_the_demo_against_a_filtered_rebuild() {
+    let work = tempfile::tempdir().unwrap();
+    let demo = root().join("pipelines/vqa-rad.toml");
+    let data = root().join("data/vqa-rad");
+    let text = std::fs::read_to_string(&demo).unwrap().replace("../data/vqa-rad", &data.display().to_string());
+    std::fs::write(work.path().join("vqa-rad.toml"), &text).unwrap();
+    let a = build(work.path(), "vqa-rad.toml", "1.0.0");
+    let filtered = text.replace("version = \"1.0.0\"", "version = \"1.1.0\"")
+        + "\n[[ingest.filter]]\nfield = \"image_organ\"\nnot-in = [\"CHEST\"]\n";
+    // Appended [[ingest.filter]] would land inside [diagnose]: put it before.
+    let filtered = move_filter_before_diagnose(&filtered);
+    std::fs::write(work.path().join("vqa-rad.toml"), filtered).unwrap();
+    let b = build(work.path(), "vqa-rad.toml", "1.1.0");
+
+    // Expected, from the source file itself.
+    let source: Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("VQA_RAD_Dataset_Public.json")).unwrap()).unwrap();
+    let test_rows: Vec<&Value> = source
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r["phrase_type"].as_str(), Some("test_freeform" | "test_para")))
+        .collect();
+    let chest: BTreeSet<String> =
+        test_rows.iter().filter(|r| r["image_organ"] == "CHEST").map(|r| r["qid"].to_string()).collect();
+    assert!(chest.len() > 100);
+
+    let d = diff_json(&a, &b);
+    let s = split(&d, "default");
+    assert_eq!(s["rows_a"].as_u64(), Some(test_rows.len() as u64));
+    assert_eq!(s["rows_b"].as_u64(), Some((test_rows.len() - chest.len()) as u64));
+    assert_eq!(ids(&s["removed"]).into_iter().collect::<BTreeSet<_>>(), chest);
+    assert_eq!(s["added"]["count"], 0);
+    assert_eq!(s["changed"]["count"], 0, "{s:#}");
+    let g = &d["diagnose"];
+    assert_eq!(g["n_samples"]["a"].as_f64(), Some(test_rows.len() as f64), "{g:#}");
+    assert_eq!(g["n_samples"]["b"].as_f64(), Some((test_rows.len() - chest.len()) as f64), "{g:#}");
+    for k in ["weighted", "macro", "chance"] {
+        assert!(g[k]["a"].is_f64() && g[k]["b"].is_f64() && g[k]["delta"].is_f64(), "{k}: {g:#}");
+    }
+    assert!(!g["groups"].as_array().unwrap().is_empty());
+
+    let text = diff_text(&a, &b);
+    assert!(text.contains(&format!("removed: {}: ", chest.len())), "{text}");
+    assert!(text.contains("blind accuracy (TsT-RF, report/diagnose.json):\n  weighted "), "{text}");
+    assert!(text.contains("more)"), "the text lists only the first ids: {text}");
+}
+
+fn move_filter_before_diagnose(text: &str) -> String {
+    let (body, filter) = text.split_at(text.rfind("\n[[ingest.filter]]").unwrap());
+    let at = body.find("\n[diagnose]").unwrap_or(body.len());
+    format!("{}{}\n{}", &body[..at], filter.trim_end(), &body[at..])
+}

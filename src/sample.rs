@@ -4,8 +4,10 @@
 //! In memory it is [`Sample`]; on disk it is Parquet with the fixed Arrow
 //! schema of [`arrow_schema`]. Two departures from a naive layout, both for
 //! Hugging Face `datasets`, which must load releases unmodified:
-//! - `images` is `list<struct{bytes, path, sha256, width, height}>`: `datasets`'
-//!   `Image` feature reads the `bytes` and `path` fields and ignores the facts;
+//! - `images` is `list<struct{bytes, path}>`, exactly the Arrow type `datasets`
+//!   decodes as a list of `Image`s (an extra field or a non-nullable item and it
+//!   hands back dicts), and the facts blindspot records about each image go to a
+//!   parallel column, `image_facts: list<struct{sha256, width, height}>`;
 //! - `meta` is `list<struct{key, value}>` (the physical layout of an Arrow map,
 //!   sorted by key) because `datasets` has no feature type for Arrow maps.
 
@@ -171,9 +173,11 @@ pub fn sort_by_id(samples: &mut [Sample]) {
 }
 
 fn image_struct_fields() -> Fields {
+    Fields::from(vec![Field::new("bytes", DataType::Binary, true), Field::new("path", DataType::Utf8, true)])
+}
+
+fn image_fact_fields() -> Fields {
     Fields::from(vec![
-        Field::new("bytes", DataType::Binary, true),
-        Field::new("path", DataType::Utf8, true),
         Field::new("sha256", DataType::Utf8, true),
         Field::new("width", DataType::Int32, true),
         Field::new("height", DataType::Int32, true),
@@ -201,7 +205,10 @@ pub fn arrow_schema() -> SchemaRef {
         Field::new("answer", DataType::Utf8, false),
         Field::new("answer_index", DataType::Int32, true),
         Field::new("answer_format", DataType::Utf8, false),
-        Field::new("images", list_of(DataType::Struct(image_struct_fields()), false), false),
+        // Nullable, as every field `datasets` writes: it types the column `Image` only when
+        // the field equals its own, nullability included.
+        Field::new("images", list_of(DataType::Struct(image_struct_fields()), true), true),
+        Field::new("image_facts", list_of(DataType::Struct(image_fact_fields()), false), false),
         Field::new("meta", list_of(DataType::Struct(meta_struct_fields()), false), false),
         Field::new("parent_id", DataType::Utf8, true),
         Field::new("variant", DataType::Utf8, true),
@@ -235,7 +242,9 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
     let mut answer_index = Int32Builder::with_capacity(n);
     let mut answer_format = StringBuilder::with_capacity(n, n * 8);
     let mut images = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
-        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), false)));
+        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true)));
+    let mut image_facts = ListBuilder::new(StructBuilder::from_fields(image_fact_fields(), 0))
+        .with_field(Arc::new(Field::new("item", DataType::Struct(image_fact_fields()), false)));
     let mut meta = ListBuilder::new(StructBuilder::from_fields(meta_struct_fields(), 0))
         .with_field(Arc::new(Field::new("item", DataType::Struct(meta_struct_fields()), false)));
     let mut parent_id = StringBuilder::new();
@@ -271,12 +280,15 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
             };
             field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
             field_builder::<StringBuilder>(st, 1).append_option(img.path.as_deref());
-            field_builder::<StringBuilder>(st, 2).append_option(img.sha256.as_deref());
-            field_builder::<Int32Builder>(st, 3).append_option(img.width.map(|w| w as i32));
-            field_builder::<Int32Builder>(st, 4).append_option(img.height.map(|h| h as i32));
             st.append(true);
+            let facts = image_facts.values();
+            field_builder::<StringBuilder>(facts, 0).append_option(img.sha256.as_deref());
+            field_builder::<Int32Builder>(facts, 1).append_option(img.width.map(|w| w as i32));
+            field_builder::<Int32Builder>(facts, 2).append_option(img.height.map(|h| h as i32));
+            facts.append(true);
         }
         images.append(true);
+        image_facts.append(true);
         for (k, v) in &s.meta {
             let st = meta.values();
             field_builder::<StringBuilder>(st, 0).append_value(k);
@@ -303,6 +315,7 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         Arc::new(answer_index.finish()),
         Arc::new(answer_format.finish()),
         Arc::new(images.finish()),
+        Arc::new(image_facts.finish()),
         Arc::new(meta.finish()),
         Arc::new(parent_id.finish()),
         Arc::new(variant.finish()),

@@ -201,7 +201,7 @@ fn diff_names_exactly_the_added_removed_and_changed_ids() {
     let d = diff_json(&v2, &v3);
     let s = split(&d, "default");
     assert_eq!(s["changed"]["count"], 4, "{d:#}");
-    assert_eq!(s["changed"]["columns"], serde_json::json!({"images": 4}), "{d:#}");
+    assert_eq!(s["changed"]["columns"], serde_json::json!({"images": 4, "image_facts": 4}), "{d:#}");
 }
 
 /// Configs come from the card's `configs:` list: a config added to the card

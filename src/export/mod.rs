@@ -128,6 +128,7 @@ pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
         let answer_index = column::<Int32Array>(path, &batch, "answer_index")?;
         let answer_format = column::<StringArray>(path, &batch, "answer_format")?;
         let images = column::<ListArray>(path, &batch, "images")?;
+        let image_facts = column::<ListArray>(path, &batch, "image_facts")?;
         let meta = column::<ListArray>(path, &batch, "meta")?;
         let parent_id = column::<StringArray>(path, &batch, "parent_id")?;
         let variant = column::<StringArray>(path, &batch, "variant")?;
@@ -151,9 +152,14 @@ pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
                 .ok_or_else(|| not_canonical(path, "images are not structs".into()))?;
             let bytes = struct_field::<BinaryArray>(path, imgs, "bytes")?;
             let ipath = struct_field::<StringArray>(path, imgs, "path")?;
-            let sha = struct_field::<StringArray>(path, imgs, "sha256")?;
-            let width = struct_field::<Int32Array>(path, imgs, "width")?;
-            let height = struct_field::<Int32Array>(path, imgs, "height")?;
+            let facts = list_values(image_facts, i);
+            let facts = facts
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| not_canonical(path, "image_facts are not structs".into()))?;
+            let sha = struct_field::<StringArray>(path, facts, "sha256")?;
+            let width = struct_field::<Int32Array>(path, facts, "width")?;
+            let height = struct_field::<Int32Array>(path, facts, "height")?;
             let m = list_values(meta, i);
             let m = m
                 .as_any()

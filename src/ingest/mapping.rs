@@ -395,6 +395,10 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let benchmark = canonical("benchmark");
     let split = canonical("split");
     let variant_fields = ["parent_id", "variant", "variant_params", "prompt", "expected"].map(&mut canonical);
+    // Recomputed from the bytes or files on ingest, never kept as meta.
+    if canonical_input {
+        let _ = m.get("image_facts");
+    }
     let meta = map_meta(&mut m);
     if !m.problems.is_empty() {
         return Outcome::Invalid(m.problems);

@@ -117,6 +117,7 @@ fn features_yaml(out: &mut String) {
     out.push_str("  - name: answer_index\n    dtype: int32\n");
     out.push_str("  - name: answer_format\n    dtype: string\n");
     out.push_str("  - name: images\n    list: image\n");
+    out.push_str("  - name: image_facts\n    list:\n    - name: sha256\n      dtype: string\n    - name: width\n      dtype: int32\n    - name: height\n      dtype: int32\n");
     out.push_str(
         "  - name: meta\n    list:\n    - name: key\n      dtype: string\n    - name: value\n      dtype: string\n",
     );

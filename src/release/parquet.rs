@@ -39,6 +39,10 @@ pub fn hf_features() -> serde_json::Value {
         "answer_index": value("int32"),
         "answer_format": value("string"),
         "images": {"feature": {"_type": "Image"}, "_type": "List"},
+        "image_facts": {
+            "feature": {"sha256": value("string"), "width": value("int32"), "height": value("int32")},
+            "_type": "List"
+        },
         "meta": {"feature": {"key": value("string"), "value": value("string")}, "_type": "List"},
         "parent_id": value("string"),
         "variant": value("string"),

@@ -93,13 +93,7 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
 
 #[test]
 fn an_existing_version_is_never_overwritten_with_different_bytes() {
-    let work = tempfile::tempdir().unwrap();
-    let good = root().join("tests/fixtures/good");
-    for f in ["canonical.jsonl", "canonical.toml"] {
-        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(work.path().join("images")).unwrap();
-    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let work = common::fixture_workspace();
     let build =
         || blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
     assert!(build().status.success());

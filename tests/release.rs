@@ -79,13 +79,7 @@ fn demo_croissant_names_every_parquet_file_with_its_hash() {
 
 #[test]
 fn unanswered_datasheet_questions_warn_and_are_marked() {
-    let work = tempfile::tempdir().unwrap();
-    let good = root().join("tests/fixtures/good");
-    for f in ["canonical.jsonl", "canonical.toml"] {
-        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(work.path().join("images")).unwrap();
-    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let work = common::fixture_workspace();
     let pipeline = work.path().join("canonical.toml");
     let text = std::fs::read_to_string(&pipeline).unwrap();
     std::fs::write(&pipeline, format!("{text}\n[datasheet]\npurpose = \"A fixture.\"\n")).unwrap();
@@ -113,13 +107,7 @@ fn unanswered_datasheet_questions_warn_and_are_marked() {
 
 #[test]
 fn the_lock_file_proves_a_rebuild() {
-    let work = tempfile::tempdir().unwrap();
-    let good = root().join("tests/fixtures/good");
-    for f in ["canonical.jsonl", "canonical.toml"] {
-        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(work.path().join("images")).unwrap();
-    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    let work = common::fixture_workspace();
     let run = |args: &[&str]| blindspot().current_dir(work.path()).args(args).output().unwrap();
     // No lock yet: --check says how to get one.
     let out = run(&["build", "canonical.toml", "--check"]);

@@ -11,18 +11,6 @@ use serde_json::Value;
 
 const DATA: &str = "data/test-00000-of-00001.parquet";
 
-/// A copy of the `canonical` fixture pipeline in a temporary folder.
-fn fixture_workspace() -> tempfile::TempDir {
-    let work = tempfile::tempdir().unwrap();
-    let good = root().join("tests/fixtures/good");
-    for f in ["canonical.jsonl", "canonical.toml"] {
-        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(work.path().join("images")).unwrap();
-    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
-    work
-}
-
 /// Builds `pipeline` (relative to `work`) into `work/rel`; returns the release folder.
 fn build(work: &Path, pipeline: &str, version: &str) -> PathBuf {
     let out = blindspot().current_dir(work).args(["build", pipeline, "--out-dir", "rel"]).output().unwrap();
@@ -71,7 +59,7 @@ fn split<'a>(d: &'a Value, config: &str) -> &'a Value {
 
 #[test]
 fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
-    let work = fixture_workspace();
+    let work = common::fixture_workspace();
     let rel = build(work.path(), "canonical.toml", "1.0.0");
     let (code, stdout, stderr) = verify(&rel);
     let listed = common::files_below(&rel).len() - 1;
@@ -129,7 +117,7 @@ fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
 
 #[test]
 fn verify_locates_a_damaged_manifest() {
-    let work = fixture_workspace();
+    let work = common::fixture_workspace();
     let rel = build(work.path(), "canonical.toml", "1.0.0");
     let manifest = rel.join("manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
@@ -150,7 +138,7 @@ fn verify_locates_a_damaged_manifest() {
 
 #[test]
 fn diff_names_exactly_the_added_removed_and_changed_ids() {
-    let work = fixture_workspace();
+    let work = common::fixture_workspace();
     let v1 = build(work.path(), "canonical.toml", "1.0.0");
 
     // With itself: nothing.
@@ -209,7 +197,7 @@ fn diff_names_exactly_the_added_removed_and_changed_ids() {
 /// front matter falls back to data/*.parquet as `default`.
 #[test]
 fn diff_reads_configs_from_the_card() {
-    let work = fixture_workspace();
+    let work = common::fixture_workspace();
     let v1 = build(work.path(), "canonical.toml", "1.0.0");
     let two = work.path().join("two-configs");
     copy_tree(&v1, &two);

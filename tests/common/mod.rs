@@ -47,3 +47,16 @@ pub fn ingest_pipeline(path: &Path) -> blindspot::ingest::Ingested {
     let p = blindspot::spec::Pipeline::load_with(path, &vars).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     blindspot::ingest::ingest(&p.ingest).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// A copy of the `canonical` fixture pipeline (with its data and image) in a
+/// temporary folder, for tests that build, change and rebuild it.
+pub fn fixture_workspace() -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    for f in ["canonical.jsonl", "canonical.toml"] {
+        std::fs::copy(good.join(f), work.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("images")).unwrap();
+    std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
+    work
+}

@@ -108,6 +108,15 @@ fn list_values(list: &ListArray, i: usize) -> ArrayRef {
     list.value(i)
 }
 
+/// Row `i` of a list-of-structs column, as its struct array.
+fn struct_list(path: &Path, list: &ListArray, i: usize, column: &str) -> Result<StructArray> {
+    list_values(list, i)
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .cloned()
+        .ok_or_else(|| not_canonical(path, format!("{column} is not a list of structs")))
+}
+
 /// Reads a canonical Parquet file back into samples (image bytes in memory).
 pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -145,26 +154,14 @@ pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
                 .as_any()
                 .downcast_ref::<StringArray>()
                 .ok_or_else(|| not_canonical(path, "options are not strings".into()))?;
-            let imgs = list_values(images, i);
-            let imgs = imgs
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(|| not_canonical(path, "images are not structs".into()))?;
+            let imgs = &struct_list(path, images, i, "images")?;
             let bytes = struct_field::<BinaryArray>(path, imgs, "bytes")?;
             let ipath = struct_field::<StringArray>(path, imgs, "path")?;
-            let facts = list_values(image_facts, i);
-            let facts = facts
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(|| not_canonical(path, "image_facts are not structs".into()))?;
+            let facts = &struct_list(path, image_facts, i, "image_facts")?;
             let sha = struct_field::<StringArray>(path, facts, "sha256")?;
             let width = struct_field::<Int32Array>(path, facts, "width")?;
             let height = struct_field::<Int32Array>(path, facts, "height")?;
-            let m = list_values(meta, i);
-            let m = m
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(|| not_canonical(path, "meta is not a list of structs".into()))?;
+            let m = &struct_list(path, meta, i, "meta")?;
             let mk = struct_field::<StringArray>(path, m, "key")?;
             let mv = struct_field::<StringArray>(path, m, "value")?;
             out.push(Sample {

@@ -43,10 +43,7 @@ pub fn run(args: &Args) -> Result<()> {
         return check(&pipelines);
     }
     for p in &pipelines {
-        let ingested = ingest(&p.ingest)?;
-        let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
-        let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
-        let outcome = write_release(p, &stages, &args.out_dir)?;
+        let (ingested, diagnosis, outcome) = build_one(p, &args.out_dir)?;
         if args.out_dir == Path::new(DEFAULT_OUT) {
             write_lock(p, &outcome)?;
         }
@@ -63,6 +60,18 @@ pub fn run(args: &Args) -> Result<()> {
         super::say(&text);
     }
     Ok(())
+}
+
+/// Runs one pipeline's stages and writes its release under `out_dir`.
+fn build_one(
+    p: &Pipeline,
+    out_dir: &Path,
+) -> Result<(Ingested, Option<crate::diagnose::Diagnosis>, crate::release::ReleaseOutcome)> {
+    let ingested = ingest(&p.ingest)?;
+    let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
+    let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
+    let outcome = write_release(p, &stages, out_dir)?;
+    Ok((ingested, diagnosis, outcome))
 }
 
 /// The release's manifest, as JSON.
@@ -89,10 +98,7 @@ fn check(pipelines: &[Pipeline]) -> Result<()> {
         let lock_path = lock::path_for(&p.path);
         let locked = lock::read(&lock_path)?;
         let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
-        let ingested = ingest(&p.ingest)?;
-        let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
-        let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
-        let outcome = write_release(p, &stages, tmp.path())?;
+        let (_, _, outcome) = build_one(p, tmp.path())?;
         match lock::first_difference(&locked, &manifest_of(&outcome.dir)?, &outcome.files) {
             None => super::say(&format!(
                 "{} {}: rebuilt {} files, identical to {}",

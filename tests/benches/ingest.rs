@@ -3,7 +3,10 @@
 //! Prints figures; asserts nothing (speed is measured here, never in tests).
 
 use std::io::Write;
-use std::time::Instant;
+#[path = "support.rs"]
+mod support;
+
+use support::best_of;
 
 use blindspot::ingest::ingest;
 use blindspot::release::parquet::write_samples;
@@ -32,18 +35,6 @@ fn synthetic_jsonl(path: &std::path::Path, n: usize) -> u64 {
     }
     f.flush().unwrap();
     std::fs::metadata(path).unwrap().len()
-}
-
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut best = f64::INFINITY;
-    let mut last = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let v = f();
-        best = best.min(t.elapsed().as_secs_f64());
-        last = Some(v);
-    }
-    (best, last.unwrap())
 }
 
 fn main() {

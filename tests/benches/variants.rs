@@ -4,23 +4,14 @@
 //! threads). Prints figures; asserts nothing (speed is measured here, never
 //! in tests).
 
-use std::time::Instant;
+#[path = "support.rs"]
+mod support;
+
+use support::best_of;
 
 use blindspot::spec::Pipeline;
 use blindspot::variants::{Kind, KindSel, VariantsConfig, expand_kinds, generate, null::noise_png};
 use rayon::prelude::*;
-
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut best = f64::INFINITY;
-    let mut last = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let v = f();
-        best = best.min(t.elapsed().as_secs_f64());
-        last = Some(v);
-    }
-    (best, last.expect("at least one run"))
-}
 
 fn main() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -242,7 +242,7 @@ fn ensure_venv() -> Result<(), Failed> {
     run(Command::new("python3").args(["-m", "venv"]).arg(&dir), "python3 -m venv .venv-interop")?;
     run(
         Command::new(venv_python())
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+            .args(["-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "-r"])
             .arg(root().join(REQUIREMENTS)),
         "pip install -r tests/python/requirements.txt",
     )?;

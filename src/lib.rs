@@ -20,6 +20,7 @@ pub mod error;
 pub mod export;
 pub mod ingest;
 pub mod progress;
+pub mod prune;
 pub mod release;
 pub mod sample;
 pub mod seed;

@@ -42,10 +42,10 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
         let out = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(dir.path()).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("vqa-rad 1.0.0: 451 samples"), "{stdout}");
+        assert!(stdout.contains("vqa-rad 1.1.0: 451 samples"), "{stdout}");
     }
-    let ta = read_tree(&a.path().join("vqa-rad/1.0.0"));
-    let tb = read_tree(&b.path().join("vqa-rad/1.0.0"));
+    let ta = read_tree(&a.path().join("vqa-rad/1.1.0"));
+    let tb = read_tree(&b.path().join("vqa-rad/1.1.0"));
     let names: Vec<&str> = ta.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
@@ -53,10 +53,17 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
             "README.md",
             "croissant.json",
             "data/test-00000-of-00001.parquet",
+            "full/test-00000-of-00001.parquet",
             "manifest.json",
+            "removed/test-00000-of-00001.parquet",
             "report/blind_vs_chance.svg",
             "report/diagnose.json",
             "report/importances.svg",
+            "report/index.html",
+            "report/kept_ids.txt",
+            "report/prune.json",
+            "report/prune_curve.svg",
+            "report/removed.csv",
             "report/s_histogram.svg",
             "report/scores.parquet",
             "variants/guess/test-00000-of-00001.parquet",
@@ -74,17 +81,21 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     // The card reports the diagnosis; the manifest lists every file.
     let card = String::from_utf8(ta[0].1.clone()).unwrap();
     assert!(card.contains("## Blind answerability (TsT-RF)"), "{card}");
-    let manifest: serde_json::Value = serde_json::from_slice(&ta[3].1).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&ta.iter().find(|(n, _)| n == "manifest.json").unwrap().1).unwrap();
     assert_eq!(manifest["files"].as_object().unwrap().len(), names.len() - 1);
 
     // Building again into the same folder is a no-op.
     let again = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(a.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("[up to date]"));
-    assert_eq!(read_tree(&a.path().join("vqa-rad/1.0.0")), ta);
+    assert_eq!(read_tree(&a.path().join("vqa-rad/1.1.0")), ta);
 
     // The release re-ingests to the same samples, images embedded.
-    let back = ingest_file(&a.path().join("vqa-rad/1.0.0/data/test-00000-of-00001.parquet"));
+    let back = ingest_file(&a.path().join("vqa-rad/1.1.0/full/test-00000-of-00001.parquet"));
     assert_eq!(back.samples.len(), 451);
+    // The default config is what IBP kept: 10% fewer.
+    let kept = ingest_file(&a.path().join("vqa-rad/1.1.0/data/test-00000-of-00001.parquet"));
+    assert_eq!(kept.samples.len(), 451 - 45);
     assert!(
         back.samples.iter().all(|s| s.images.len() == 1 && s.images[0].bytes.as_ref().is_some_and(|b| b.len() > 1000))
     );

@@ -43,11 +43,14 @@ pub fn run(args: &Args) -> Result<()> {
         return check(&pipelines);
     }
     for p in &pipelines {
-        let (ingested, diagnosis, outcome) = build_one(p, &args.out_dir)?;
+        let Built { ingested, diagnosis, pruned, outcome } = build_one(p, &args.out_dir)?;
         if args.out_dir == Path::new(DEFAULT_OUT) {
             write_lock(p, &outcome)?;
         }
         let mut text = summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written);
+        if let Some(pr) = &pruned {
+            text.push_str(&format!("\n  {}", super::prune::summary(pr)));
+        }
         if !outcome.variants.is_empty() {
             let with_rows: Vec<String> =
                 outcome.variants.iter().filter(|v| v.rows > 0).map(|v| format!("{} {}", v.kind, v.rows)).collect();
@@ -62,16 +65,36 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// What one pipeline's stages produced, and where its release went.
+struct Built {
+    ingested: Ingested,
+    diagnosis: Option<crate::diagnose::Diagnosis>,
+    pruned: Option<crate::prune::Pruned>,
+    outcome: crate::release::ReleaseOutcome,
+}
+
 /// Runs one pipeline's stages and writes its release under `out_dir`.
-fn build_one(
-    p: &Pipeline,
-    out_dir: &Path,
-) -> Result<(Ingested, Option<crate::diagnose::Diagnosis>, crate::release::ReleaseOutcome)> {
+fn build_one(p: &Pipeline, out_dir: &Path) -> Result<Built> {
     let ingested = ingest(&p.ingest)?;
-    let diagnosis = p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose));
-    let stages = crate::release::Stages { ingested: &ingested, diagnosis: diagnosis.as_ref() };
+    let run = |cfg: &crate::prune::PruneConfig| crate::prune::prune(&ingested.samples, cfg, &p.diagnose);
+    let pruned = p.prune.as_ref().map(|plan| run(&plan.config));
+    let control =
+        p.prune.as_ref().filter(|plan| plan.control).map(|plan| {
+            run(&crate::prune::PruneConfig { method: crate::prune::Method::Random, ..plan.config.clone() })
+        });
+    // IBP's first iteration is TsT-RF on the whole set: reuse it as the diagnosis.
+    let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
+        Some(d) if p.run_diagnose => Some(d),
+        _ => p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose)),
+    };
+    let stages = crate::release::Stages {
+        ingested: &ingested,
+        diagnosis: diagnosis.as_ref(),
+        pruned: pruned.as_ref(),
+        control: control.as_ref(),
+    };
     let outcome = write_release(p, &stages, out_dir)?;
-    Ok((ingested, diagnosis, outcome))
+    Ok(Built { ingested, diagnosis, pruned, outcome })
 }
 
 /// The release's manifest, as JSON.
@@ -98,7 +121,7 @@ fn check(pipelines: &[Pipeline]) -> Result<()> {
         let lock_path = lock::path_for(&p.path);
         let locked = lock::read(&lock_path)?;
         let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
-        let (_, _, outcome) = build_one(p, tmp.path())?;
+        let outcome = build_one(p, tmp.path())?.outcome;
         match lock::first_difference(&locked, &manifest_of(&outcome.dir)?, &outcome.files) {
             None => super::say(&format!(
                 "{} {}: rebuilt {} files, identical to {}",

@@ -3,21 +3,41 @@
 
 use std::path::PathBuf;
 
-use crate::diagnose::{GroupBy, MraRule, check_leakage, diagnose, report};
+use crate::diagnose::{DiagnoseConfig, GroupBy, MraRule, check_leakage, diagnose, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
 use crate::spec::{IngestPlan, Pipeline};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A benchmark file with canonical fields, or a pipeline file (.toml).
-    pub input: PathBuf,
-    /// A pipeline whose field mapping and [diagnose] settings apply to INPUT.
-    #[arg(long)]
-    pub pipeline: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Folder for scores.parquet, diagnose.json and the plots.
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub tst: TstArgs,
+    /// Check that no feature reads held-out answers; exit 1 naming any that does.
+    #[arg(long)]
+    pub check_leakage: bool,
+    /// Also write each fold's feature matrices as Parquet into this folder.
+    #[arg(long)]
+    pub export_features: Option<PathBuf>,
+}
+
+/// The benchmark a command reads, and how.
+#[derive(Debug, clap::Args)]
+pub struct InputArgs {
+    /// A benchmark file with canonical fields, or a pipeline file (.toml).
+    pub input: PathBuf,
+    /// A pipeline whose field mapping and stage settings apply to INPUT.
+    #[arg(long)]
+    pub pipeline: Option<PathBuf>,
+}
+
+/// TsT-RF settings that override the pipeline's `[diagnose]`.
+#[derive(Debug, clap::Args)]
+pub struct TstArgs {
     /// Cross-validation folds (default 5, or the pipeline's).
     #[arg(long)]
     pub folds: Option<usize>,
@@ -36,12 +56,6 @@ pub struct Args {
     /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
     #[arg(long)]
     pub mra: Option<String>,
-    /// Check that no feature reads held-out answers; exit 1 naming any that does.
-    #[arg(long)]
-    pub check_leakage: bool,
-    /// Also write each fold's feature matrices as Parquet into this folder.
-    #[arg(long)]
-    pub export_features: Option<PathBuf>,
 }
 
 /// Parses `image` or `meta:FIELD`.
@@ -63,7 +77,13 @@ pub fn parse_mra(s: &str) -> std::result::Result<MraRule, String> {
     }
 }
 
-pub fn run(args: &Args) -> Result<()> {
+/// A command-line mistake, located at "command line".
+pub fn flag_error(msg: String) -> Error {
+    Error::one(Problem::new(Location::file("command line"), msg))
+}
+
+/// Loads the pipeline (if any) and the ingest plan for INPUT.
+pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)> {
     let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
     let pipeline = match (&args.pipeline, is_toml(&args.input)) {
         (Some(p), _) => Some(Pipeline::load(p)?),
@@ -85,11 +105,15 @@ pub fn run(args: &Args) -> Result<()> {
             IngestPlan::for_canonical_input(&args.input)?
         }
     };
-    let mut cfg = pipeline.as_ref().map(|p| p.diagnose.clone()).unwrap_or_default();
-    let flag = |msg: String| Error::one(Problem::new(Location::file("command line"), msg));
+    Ok((pipeline, plan))
+}
+
+/// The pipeline's `[diagnose]` settings (or the defaults) with the flags applied.
+pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<DiagnoseConfig> {
+    let mut cfg = pipeline.map(|p| p.diagnose.clone()).unwrap_or_default();
     if let Some(k) = args.folds {
         if k < 2 {
-            return Err(flag("--folds must be at least 2".into()));
+            return Err(flag_error("--folds must be at least 2".into()));
         }
         cfg.folds = k;
     }
@@ -103,11 +127,17 @@ pub fn run(args: &Args) -> Result<()> {
         cfg.trees = t.max(1);
     }
     if let Some(g) = &args.group_by {
-        cfg.group_by = Some(parse_group_by(g).map_err(flag)?);
+        cfg.group_by = Some(parse_group_by(g).map_err(flag_error)?);
     }
     if let Some(m) = &args.mra {
-        cfg.mra = parse_mra(m).map_err(flag)?;
+        cfg.mra = parse_mra(m).map_err(flag_error)?;
     }
+    Ok(cfg)
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let (pipeline, plan) = resolve_input(&args.input)?;
+    let cfg = tst_config(pipeline.as_ref(), &args.tst)?;
     let ingested = ingest(&plan)?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);

@@ -6,6 +6,7 @@ pub mod diagnose;
 pub mod diff;
 pub mod export;
 pub mod ingest;
+pub mod prune;
 pub mod schema;
 pub mod validate;
 pub mod variants;
@@ -38,6 +39,8 @@ pub enum Command {
     Ingest(ingest::Args),
     /// TsT-RF: how much of a benchmark a blind model answers, and a bias score per question.
     Diagnose(diagnose::Args),
+    /// Remove the questions a blind model answers: Iterative Bias Pruning, AFLite, or a matched random control.
+    Prune(prune::Args),
     /// Stress-test variants (null, phantom, trap families): one Parquet per kind.
     Variants(variants::Args),
     /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
@@ -58,6 +61,7 @@ impl Cli {
             Command::Validate(a) => validate::run(&a),
             Command::Ingest(a) => ingest::run(&a),
             Command::Diagnose(a) => diagnose::run(&a),
+            Command::Prune(a) => prune::run(&a),
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
             Command::Verify(a) => verify::run(&a),

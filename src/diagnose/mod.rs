@@ -261,7 +261,7 @@ fn strata(group: &[&Sample], format: AnswerFormat) -> Option<Vec<u32>> {
 }
 
 /// A fold's training targets and how to read predictions back.
-enum Target {
+pub(crate) enum Target {
     /// Class labels; `names[c]` is class c's answer text (`None` = "other").
     Classes {
         labels: Vec<u32>,
@@ -270,7 +270,7 @@ enum Target {
     Numbers(Vec<f64>),
 }
 
-fn class_of(format: AnswerFormat, s: &Sample) -> Option<String> {
+pub(crate) fn class_of(format: AnswerFormat, s: &Sample) -> Option<String> {
     match format {
         AnswerFormat::MultipleChoice => s.answer_index.map(|i| i.to_string()),
         AnswerFormat::YesNo => Some(s.answer.clone()),
@@ -278,7 +278,7 @@ fn class_of(format: AnswerFormat, s: &Sample) -> Option<String> {
     }
 }
 
-fn target(format: AnswerFormat, train: &[&Sample], rare_vocab: usize) -> Target {
+pub(crate) fn target(format: AnswerFormat, train: &[&Sample], rare_vocab: usize) -> Target {
     match format {
         AnswerFormat::Numeric => {
             Target::Numbers(train.iter().map(|s| parse_number(&s.answer).unwrap_or(f64::NAN)).collect())

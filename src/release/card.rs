@@ -53,6 +53,64 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
     out.push('\n');
 }
 
+/// What pruning removed and what it did to blind accuracy.
+fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&crate::prune::Pruned>) {
+    out.push_str(
+        "## Pruning
+\n",
+    );
+    let c = &pr.config;
+    let method = match pr.method {
+        crate::prune::Method::Ibp => "Iterative Bias Pruning (TsT-RF re-run on what remains before every batch)",
+        crate::prune::Method::Aflite => "AFLite (linear probes on random partitions of the non-visual features)",
+        crate::prune::Method::Random => "random removal (a control, not a debiasing method)",
+    };
+    let _ = writeln!(
+        out,
+        "{method} removed **{}** of {} questions (budget {}, batch {}, floor {} per question type, allocation {}, \
+         ranked by {}); it stopped because: {}. The default config holds the {} kept questions, `full` all of them \
+         and `removed` the removed ones; `report/prune.json` and `report/removed.csv` give each removal's iteration, \
+         score and reason.\n",
+        pr.removed.len(),
+        pr.n_input,
+        c.budget.describe(),
+        c.batch.describe(),
+        c.floor,
+        c.allocation.as_str(),
+        c.rank.as_str(),
+        pr.stop,
+        pr.kept.len()
+    );
+    let row = |out: &mut String, name: &str, q: &crate::prune::Pruned| {
+        if let (Some(b), Some(a)) = (&q.before, &q.after) {
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} ({}-{}) | {} ({}-{}) | {} |",
+                q.kept.len(),
+                pct(b.weighted),
+                pct(b.ci95.0),
+                pct(b.ci95.1),
+                pct(a.weighted),
+                pct(a.ci95.0),
+                pct(a.ci95.1),
+                pct(a.chance)
+            );
+        }
+    };
+    out.push_str(
+        "| run | kept | blind accuracy before (95% CI) | after (95% CI) | chance after |\n|---|---:|---:|---:|---:|\n",
+    );
+    row(out, pr.method.as_str(), pr);
+    if let Some(ctl) = control {
+        row(out, "random (matched control)", ctl);
+    }
+    out.push_str("\n| question type | removed |\n|---|---:|\n");
+    for (t, n) in pr.removed_per_type() {
+        let _ = writeln!(out, "| {} | {n} |", t.replace('|', "\\|"));
+    }
+    out.push('\n');
+}
+
 /// The stress-test variants: one config per kind with rows, and what was skipped.
 fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
     out.push_str("## Stress-test variants\n\n");
@@ -136,12 +194,13 @@ pub fn render(
     let ing = stages.ingested;
     let ds = &p.dataset;
     let n = ing.samples.len();
+    let kept = stages.kept_samples().len();
     let mut out = String::new();
     out.push_str("---\n");
     let _ = writeln!(out, "pretty_name: {}", y(&ds.name));
     let _ = writeln!(out, "license: {}", y(&ds.license.to_ascii_lowercase()));
     out.push_str("task_categories:\n- visual-question-answering\n");
-    let _ = writeln!(out, "size_categories:\n- {}", y(size_category(n)));
+    let _ = writeln!(out, "size_categories:\n- {}", y(size_category(kept)));
     out.push_str("configs:\n");
     for c in configs {
         let _ = writeln!(out, "- config_name: {}", y(&c.name));
@@ -174,8 +233,15 @@ pub fn render(
     out.push_str("## Contents\n\n");
     let _ = writeln!(
         out,
-        "{n} questions ({} records read, {} filtered out by the pipeline, {} rejected as invalid).\n",
-        ing.stats.records, ing.stats.filtered, ing.stats.rejected
+        "{n} questions ({} records read, {} filtered out by the pipeline, {} rejected as invalid){}.\n",
+        ing.stats.records,
+        ing.stats.filtered,
+        ing.stats.rejected,
+        if kept < n {
+            format!("; {kept} remain in the default config after pruning (see [Pruning](#pruning))")
+        } else {
+            String::new()
+        }
     );
     out.push_str("| answer format | questions |\n|---|---:|\n");
     for (f, c) in ing.format_counts() {
@@ -193,6 +259,9 @@ pub fn render(
     let _ = writeln!(out, "\n{images} distinct image files.\n");
     if let Some(d) = stages.diagnosis {
         diagnosis_section(&mut out, d, &p.diagnose);
+    }
+    if let Some(pr) = stages.pruned {
+        prune_section(&mut out, pr, stages.control);
     }
     if !variants.is_empty() {
         variants_section(&mut out, variants);

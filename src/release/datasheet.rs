@@ -218,7 +218,16 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
             ing.stats.rejected,
             if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
-        ),
+        ) + &match stages.pruned {
+            None => String::new(),
+            Some(pr) => format!(
+                " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
+                 `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
+                pr.method.as_str(),
+                pr.removed.len(),
+                pr.kept.len()
+            ),
+        },
     );
     let counts = ing.format_counts();
     let count = |f: AnswerFormat| counts.iter().find(|(g, _)| *g == f).map_or(0, |(_, c)| *c);
@@ -288,6 +297,17 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             );
         }
         None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
+    }
+    if let Some(after) = stages.pruned.and_then(|pr| pr.after.as_ref()) {
+        let _ = write!(
+            errors,
+            " After pruning, the same blind model answers {} of the kept questions (95% CI {}-{}; chance {}), see \
+             [Pruning](#pruning).",
+            pct(after.weighted),
+            pct(after.ci95.0),
+            pct(after.ci95.1),
+            pct(after.chance)
+        );
     }
     a.insert("errors", errors);
     a.insert(
@@ -427,6 +447,26 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             v.seed.unwrap_or(p.dataset.seed)
         );
     }
-    out.push_str("No question was removed by a pruning stage and no answer was changed.");
+    match stages.pruned {
+        None => out.push_str("No question was removed by a pruning stage and no answer was changed."),
+        Some(pr) => {
+            let c = &pr.config;
+            let _ = write!(
+                out,
+                "Pruning ({}, seed {}) removed {} questions: budget {}, batch {}, floor {} per question type, \
+                 allocation {}, ranked by {}{}; it stopped because: {}. No answer was changed.",
+                pr.method.as_str(),
+                c.seed,
+                pr.removed.len(),
+                c.budget.describe(),
+                c.batch.describe(),
+                c.floor,
+                c.allocation.as_str(),
+                c.rank.as_str(),
+                c.threshold.map_or(String::new(), |t| format!(", threshold {t}")),
+                pr.stop
+            );
+        }
+    }
     out
 }

@@ -10,6 +10,7 @@ pub mod card;
 pub mod croissant;
 pub mod datasheet;
 pub mod diff;
+pub mod html;
 pub mod lock;
 pub mod manifest;
 pub mod parquet;
@@ -50,7 +51,25 @@ pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
 /// What the stages before the release produced.
 pub struct Stages<'a> {
     pub ingested: &'a Ingested,
+    /// TsT-RF on every ingested question.
     pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
+    /// The pruning run: the default config holds what it kept.
+    pub pruned: Option<&'a crate::prune::Pruned>,
+    /// The matched random control, when asked for.
+    pub control: Option<&'a crate::prune::Pruned>,
+}
+
+impl Stages<'_> {
+    /// The questions of the default config: all, or what pruning kept.
+    pub fn kept_samples(&self) -> Vec<&crate::sample::Sample> {
+        match self.pruned {
+            None => self.ingested.samples.iter().collect(),
+            Some(p) => {
+                let removed = p.removed_ids();
+                self.ingested.samples.iter().filter(|s| !removed.contains(s.id.as_str())).collect()
+            }
+        }
+    }
 }
 
 /// One Hugging Face config of a release: a name, what it holds, its data file.
@@ -144,17 +163,55 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let dir = staging.path();
 
     let embed = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
-    let data = dir.join(DEFAULT_DATA_FILE);
-    mkdir_for(&data)?;
-    parquet::write_samples(&data, &ingested.samples, embed)?;
-    let mut configs = vec![ConfigInfo {
-        name: "default".into(),
-        description: "Every question of the release.".into(),
-        file: DEFAULT_DATA_FILE.into(),
-        rows: ingested.samples.len(),
-        bytes: std::fs::metadata(&data).map_err(|e| Error::io(&data, e))?.len(),
-    }];
-    let (variant_configs, variants) = write_variants(pipeline, &ingested.samples, dir, embed)?;
+    let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
+    let mut configs = Vec::new();
+    let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
+        let path = dir.join(file);
+        mkdir_for(&path)?;
+        parquet::write_samples(&path, rows, embed)?;
+        configs.push(ConfigInfo {
+            name: name.into(),
+            description,
+            file: file.into(),
+            rows: rows.len(),
+            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+        });
+        Ok(())
+    };
+    match stages.pruned {
+        None => add_config("default", "Every question of the release.".into(), DEFAULT_DATA_FILE, &kept)?,
+        Some(pr) => {
+            add_config(
+                "default",
+                format!(
+                    "The debiased set: what {} pruning kept ({} of {}).",
+                    pr.method.as_str(),
+                    kept.len(),
+                    pr.n_input
+                ),
+                DEFAULT_DATA_FILE,
+                &kept,
+            )?;
+            add_config(
+                "full",
+                "Every question before pruning, removed ones included.".into(),
+                "full/test-00000-of-00001.parquet",
+                &ingested.samples,
+            )?;
+            let removed_ids = pr.removed_ids();
+            let removed: Vec<crate::sample::Sample> =
+                ingested.samples.iter().filter(|s| removed_ids.contains(s.id.as_str())).cloned().collect();
+            add_config(
+                "removed",
+                "The questions pruning removed (reasons and removal order in report/prune.json and report/removed.csv)."
+                    .into(),
+                "removed/test-00000-of-00001.parquet",
+                &removed,
+            )?;
+        }
+    }
+    // Variants stress the set being published: the kept questions.
+    let (variant_configs, variants) = write_variants(pipeline, &kept, dir, embed)?;
     configs.extend(variant_configs);
 
     if !ingested.rejected.is_empty() {
@@ -170,6 +227,16 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     if let Some(d) = stages.diagnosis {
         crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
     }
+    if let Some(pr) = stages.pruned {
+        crate::prune::report::write_report(&dir.join("report"), pr, stages.control)?;
+    }
+    let report_dir = dir.join("report");
+    std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;
+    let report_files: Vec<String> = hash_tree(&report_dir)?.into_keys().collect();
+    parquet::write_bytes(
+        &report_dir.join("index.html"),
+        html::render(pipeline, stages, &configs, &variants, &report_files).as_bytes(),
+    )?;
     let card = card::render(pipeline, stages, &configs, &variants);
     parquet::write_bytes(&dir.join("README.md"), card.as_bytes())?;
     let data_sha = hash_tree(dir)?;

@@ -8,5 +8,7 @@ pub mod check;
 pub mod plan;
 pub mod wire;
 
-pub use plan::{Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, Pipeline, TemplatePart};
+pub use plan::{
+    Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, Pipeline, PrunePlan, TemplatePart,
+};
 pub use wire::{AnswerKind, OnInvalid, PipelineWire};

@@ -30,6 +30,8 @@ pub struct Pipeline {
     pub run_diagnose: bool,
     /// Stress-test variants (`None` when the `[variants]` section is absent).
     pub variants: Option<crate::variants::VariantsConfig>,
+    /// Pruning (`None` when the `[prune]` section is absent).
+    pub prune: Option<PrunePlan>,
     pub datasheet: BTreeMap<String, String>,
 }
 
@@ -384,6 +386,7 @@ impl Pipeline {
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
         let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
         let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
+        let prune = w.prune.as_ref().map(|p| prune_plan(p, dataset.seed, ctx));
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
@@ -393,6 +396,7 @@ impl Pipeline {
             diagnose,
             run_diagnose: w.diagnose.is_some(),
             variants,
+            prune,
             datasheet: w.datasheet,
         }
     }
@@ -434,6 +438,83 @@ fn diagnose_config(
         }
     }
     cfg
+}
+
+/// A validated `[prune]` section.
+#[derive(Debug, Clone)]
+pub struct PrunePlan {
+    pub config: crate::prune::PruneConfig,
+    /// Also run the matched random control.
+    pub control: bool,
+}
+
+fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> PrunePlan {
+    use super::wire::AmountWire;
+    use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank};
+    let mut cfg = PruneConfig { seed, ..Default::default() };
+    let mut amount = |key: &str, v: &AmountWire| -> Option<Amount> {
+        let parsed = match v {
+            AmountWire::Count(c) => Ok(Amount::Count(*c as usize)),
+            AmountWire::Fraction(f) => Amount::parse(&f.to_string()),
+            AmountWire::Text(t) => Amount::parse(t),
+        };
+        match parsed {
+            Ok(a) => Some(a),
+            Err(e) => {
+                ctx.err(&format!("prune.{key}"), e).help =
+                    Some("write a count (800), a fraction (0.2) or a percentage (\"20%\")".into());
+                None
+            }
+        }
+    };
+    if let Some(a) = w.budget.as_ref().and_then(|b| amount("budget", b)) {
+        cfg.budget = a;
+    }
+    if let Some(a) = w.batch.as_ref().and_then(|b| amount("batch", b)) {
+        if a == Amount::Count(0) || a == Amount::Fraction(0.0) {
+            ctx.err("prune.batch", "a batch of 0 removes nothing").help = Some("write at least 1".into());
+        }
+        cfg.batch = a;
+    }
+    if let Some(m) = &w.method {
+        match Method::parse(m) {
+            Ok(m) => cfg.method = m,
+            Err(e) => ctx.err("prune.method", e).help = Some("write \"ibp\", \"aflite\" or \"random\"".into()),
+        }
+    }
+    if let Some(a) = &w.allocation {
+        match Allocation::parse(a) {
+            Ok(a) => cfg.allocation = a,
+            Err(e) => {
+                ctx.err("prune.allocation", e).help = Some("write \"global\", \"per-format\" or \"per-type\"".into())
+            }
+        }
+    }
+    if let Some(r) = &w.rank {
+        match Rank::parse(r) {
+            Ok(r) => cfg.rank = r,
+            Err(e) => ctx.err("prune.rank", e).help = Some("write \"s\" or \"s-minus-chance\"".into()),
+        }
+    }
+    cfg.floor = w.floor.unwrap_or(cfg.floor);
+    cfg.threshold = w.threshold;
+    cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions).max(1);
+    for (key, v, slot) in
+        [("train-fraction", w.train_fraction, &mut cfg.aflite.train_fraction), ("tau", w.tau, &mut cfg.aflite.tau)]
+    {
+        if let Some(v) = v {
+            if v.is_finite() && v > 0.0 && v <= 1.0 {
+                *slot = v;
+            } else {
+                ctx.err(&format!("prune.{key}"), format!("{v} is not in (0, 1]"));
+            }
+        }
+    }
+    if w.control && cfg.method == Method::Random {
+        ctx.err("prune.control", "the control is a random run; the method is random already").help =
+            Some("remove `control`, or set method = \"ibp\"".into());
+    }
+    PrunePlan { config: cfg, control: w.control }
 }
 
 fn variants_config(w: &super::wire::VariantsWire, ctx: &mut Ctx<'_>) -> crate::variants::VariantsConfig {

@@ -22,6 +22,9 @@ pub struct PipelineWire {
     pub diagnose: Option<DiagnoseWire>,
     /// Stress-test variants (null, phantom and trap families).
     pub variants: Option<VariantsWire>,
+    /// Remove the questions a blind model answers (IBP, AFLite, or the random control);
+    /// the release's default config keeps the rest, `full` and `removed` hold all and the removed.
+    pub prune: Option<PruneWire>,
     /// How the release is written.
     #[serde(default)]
     pub release: ReleaseWire,
@@ -352,4 +355,44 @@ impl Default for ReleaseWire {
 
 fn yes() -> bool {
     true
+}
+
+/// A count (`800`), a fraction of the input (`0.2`) or a percentage (`"20%"`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AmountWire {
+    Count(u64),
+    Fraction(f64),
+    Text(String),
+}
+
+/// Iterative Bias Pruning and its relatives (protocol notes, "Iterative Bias Pruning").
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PruneWire {
+    /// `ibp` (default: re-run TsT-RF on what remains, remove the highest s(x)), `aflite`
+    /// (linear probes on random partitions) or `random` (matched random removal).
+    pub method: Option<String>,
+    /// Questions to remove in all (default `"10%"`).
+    pub budget: Option<AmountWire>,
+    /// Questions removed per iteration (IBP's b, AFLite's k; default 50).
+    pub batch: Option<AmountWire>,
+    /// Fewest questions any question type keeps (default 10).
+    pub floor: Option<usize>,
+    /// Stop once the largest score is at or below this (default: none).
+    pub threshold: Option<f64>,
+    /// `global` (default), `per-format` or `per-type`: how the budget is shared out.
+    pub allocation: Option<String>,
+    /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
+    pub rank: Option<String>,
+    /// Also run the matched random control and report its curve (default false).
+    #[serde(default)]
+    pub control: bool,
+    /// AFLite: random partitions per round (default 64).
+    #[schemars(range(min = 1))]
+    pub partitions: Option<usize>,
+    /// AFLite: training share of each partition (default 0.8).
+    pub train_fraction: Option<f64>,
+    /// AFLite: predictability at or above which a question may go (default 0.75).
+    pub tau: Option<f64>,
 }

@@ -1,0 +1,132 @@
+//! `blindspot prune INPUT [--pipeline F] --out DIR`: Iterative Bias Pruning,
+//! AFLite or the matched random control on one benchmark, by hand.
+
+use std::path::PathBuf;
+
+use super::diagnose::{InputArgs, TstArgs, flag_error, resolve_input, tst_config};
+use crate::error::{Result, display_path};
+use crate::ingest::ingest;
+use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune, report};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Folder for prune.json, removed.csv, kept_ids.txt and prune_curve.svg.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// `ibp` (default), `aflite` or `random` (the matched control).
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Questions to remove: a count (`800`), a fraction (`0.2`) or a percentage (`20%`). Default 10%.
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// Removed per iteration (IBP's b, AFLite's k): a count or a fraction of the input. Default 50.
+    #[arg(long)]
+    pub batch: Option<String>,
+    /// Fewest questions any question type keeps (default 10).
+    #[arg(long)]
+    pub floor: Option<usize>,
+    /// IBP stops once the largest score is at or below this.
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// `global` (default), `per-format` or `per-type`.
+    #[arg(long)]
+    pub allocation: Option<String>,
+    /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
+    #[arg(long)]
+    pub rank: Option<String>,
+    /// Also run the matched random control and put its curve beside the run's.
+    #[arg(long)]
+    pub control: bool,
+    /// AFLite: random partitions per round (default 64).
+    #[arg(long)]
+    pub partitions: Option<usize>,
+    /// AFLite: predictability threshold tau (default 0.75).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    #[command(flatten)]
+    pub tst: TstArgs,
+}
+
+/// The pipeline's `[prune]` (or the defaults) with the flags applied.
+fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64) -> Result<(PruneConfig, bool)> {
+    let (mut cfg, mut control) = match pipeline.and_then(|p| p.prune.clone()) {
+        Some(p) => (p.config, p.control),
+        None => (PruneConfig { seed, ..Default::default() }, false),
+    };
+    if let Some(m) = &args.method {
+        cfg.method = Method::parse(m).map_err(flag_error)?;
+    }
+    if let Some(b) = &args.budget {
+        cfg.budget = Amount::parse(b).map_err(|e| flag_error(format!("--budget: {e}")))?;
+    }
+    if let Some(b) = &args.batch {
+        cfg.batch = Amount::parse(b).map_err(|e| flag_error(format!("--batch: {e}")))?;
+    }
+    if let Some(f) = args.floor {
+        cfg.floor = f;
+    }
+    if args.threshold.is_some() {
+        cfg.threshold = args.threshold;
+    }
+    if let Some(a) = &args.allocation {
+        cfg.allocation = Allocation::parse(a).map_err(flag_error)?;
+    }
+    if let Some(r) = &args.rank {
+        cfg.rank = Rank::parse(r).map_err(flag_error)?;
+    }
+    if let Some(m) = args.partitions {
+        cfg.aflite.partitions = m.max(1);
+    }
+    if let Some(t) = args.tau {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(flag_error(format!("--tau {t} is not between 0 and 1")));
+        }
+        cfg.aflite.tau = t;
+    }
+    if let Some(s) = args.tst.seed {
+        cfg.seed = s;
+    }
+    control |= args.control;
+    Ok((cfg, control))
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let (pipeline, plan) = resolve_input(&args.input)?;
+    let dcfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    let (cfg, control) = prune_config(pipeline.as_ref(), args, dcfg.seed)?;
+    if control && cfg.method == Method::Random {
+        return Err(flag_error("--control adds a random run; the method is random already".into()));
+    }
+    let ingested = ingest(&plan)?;
+    let run = prune(&ingested.samples, &cfg, &dcfg);
+    let ctl = control.then(|| prune(&ingested.samples, &PruneConfig { method: Method::Random, ..cfg.clone() }, &dcfg));
+    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
+    super::say(&summary(&run));
+    if let Some(c) = &ctl {
+        super::say(&summary(c));
+    }
+    super::say(&format!("  -> {}", display_path(&args.out)));
+    Ok(())
+}
+
+/// Two lines: what was removed and the blind accuracy before and after.
+pub fn summary(p: &crate::prune::Pruned) -> String {
+    let acc = |d: Option<&crate::diagnose::Diagnosis>| {
+        d.map_or("-".to_string(), |d| {
+            format!("{:.2}% (95% CI {:.2}-{:.2})", d.weighted * 100.0, d.ci95.0 * 100.0, d.ci95.1 * 100.0)
+        })
+    };
+    format!(
+        "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {}, chance {:.2}%",
+        p.method.as_str(),
+        p.removed.len(),
+        p.n_input,
+        p.iterations.iter().filter(|i| i.removed > 0).count(),
+        p.stop,
+        acc(p.before.as_ref()),
+        acc(p.after.as_ref()),
+        p.after.as_ref().map_or(0.0, |d| d.chance * 100.0)
+    )
+}

@@ -1,0 +1,158 @@
+//! AFLite (Le Bras et al. 2020, Algorithm 1) on TsT's non-visual features.
+//!
+//! ```text
+//! while removed < budget:
+//!     m random partitions of what remains (per model group: a `t` share trains
+//!         a linear probe on features fit to that share, the rest is held out)
+//!     predictability(x) = correct held-out predictions of x / times x was held out
+//!     remove up to k with predictability >= τ (highest first; ties by id),
+//!         never taking a question type below the floor
+//!     if fewer than k qualified: stop
+//! ```
+//! Numeric questions have no classes for a linear classifier: AFLite leaves
+//! them in place (they count towards neither the score nor the budget's use).
+//! Partitions run in parallel and are merged in partition order, so the
+//! result does not depend on the thread count.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rayon::prelude::*;
+
+use super::{Iteration, Method, PruneConfig, Pruned, Removed, rank_key, split_budget, type_counts};
+use crate::diagnose::features::Featurizer;
+use crate::diagnose::{DiagnoseConfig, Target, class_of, diagnose, group_samples, target};
+use crate::sample::{AnswerFormat, Sample, id_cmp};
+use crate::seed::rng_for;
+
+/// Held-out outcomes of one partition: (id, correct).
+fn partition_outcomes(current: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig, key: &str) -> Vec<(String, bool)> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(cfg.seed, "prune.aflite", key));
+    let mut out = Vec::new();
+    for ((_, format), group) in group_samples(current, dcfg.min_group) {
+        if format == AnswerFormat::Numeric || group.len() < 4 {
+            continue;
+        }
+        let mut order: Vec<usize> = (0..group.len()).collect();
+        order.shuffle(&mut rng);
+        let n_train = ((cfg.aflite.train_fraction * group.len() as f64).round() as usize).clamp(2, group.len() - 1);
+        let (mut tr, mut te) = (order[..n_train].to_vec(), order[n_train..].to_vec());
+        tr.sort_unstable();
+        te.sort_unstable();
+        let train: Vec<&Sample> = tr.iter().map(|&i| group[i]).collect();
+        let test: Vec<&Sample> = te.iter().map(|&i| group[i]).collect();
+        let Target::Classes { labels, names } = target(format, &train, dcfg.features.rare_vocab) else { continue };
+        let (featurizer, x_train) = Featurizer::fit_transform(&train, &dcfg.features);
+        let x_test = featurizer.transform(&test);
+        let predicted = super::linear::fit_predict(&x_train, &labels, &x_test);
+        for (s, p) in test.iter().zip(predicted) {
+            let gold = class_of(format, s);
+            let correct = names.get(p as usize).is_some_and(|n| n.is_some() && *n == gold);
+            out.push((s.id.clone(), correct));
+        }
+    }
+    out
+}
+
+/// Runs AFLite with `cfg.batch` as the slice size k.
+pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Pruned {
+    let n0 = samples.len();
+    let k = cfg.batch.resolve(n0).max(1);
+    let mut sizes = BTreeMap::new();
+    sizes.insert("all".to_string(), n0);
+    let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
+    let budget = budgets["all"];
+    let before = diagnose(samples, dcfg);
+    let mut types = type_counts(samples);
+    let mut alive: BTreeMap<&str, bool> = samples.iter().map(|s| (s.id.as_str(), true)).collect();
+    let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut removed: Vec<Removed> = Vec::new();
+    let mut iterations = Vec::new();
+    let mut round = 1;
+    let stop = loop {
+        let current: Vec<Sample> = samples.iter().filter(|s| alive[s.id.as_str()]).cloned().collect();
+        let outcomes: Vec<Vec<(String, bool)>> = (0..cfg.aflite.partitions.max(1))
+            .into_par_iter()
+            .map(|p| partition_outcomes(&current, cfg, dcfg, &format!("{round}/{p}")))
+            .collect();
+        let mut tally: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for (id, ok) in outcomes.iter().flatten() {
+            let e = tally.entry(id.as_str()).or_default();
+            e.0 += usize::from(*ok);
+            e.1 += 1;
+        }
+        let scored: Vec<(&str, f64)> = tally.iter().map(|(id, (c, n))| (*id, *c as f64 / *n as f64)).collect();
+        let (hits, seen) = tally.values().fold((0, 0), |a, (c, n)| (a.0 + c, a.1 + n));
+        let mut record = Iteration {
+            iteration: round,
+            size: current.len(),
+            removed_before: removed.len(),
+            max_bias: scored.iter().map(|x| x.1).fold(0.0, f64::max),
+            mean_bias: scored.iter().map(|x| x.1).sum::<f64>() / scored.len().max(1) as f64,
+            blind_accuracy: hits as f64 / seen.max(1) as f64,
+            ci95: (f64::NAN, f64::NAN),
+            chance: current.iter().map(crate::diagnose::chance).sum::<f64>() / current.len().max(1) as f64,
+            removed: 0,
+        };
+        if removed.len() >= budget {
+            iterations.push(record);
+            break format!("budget reached: {} removed", removed.len());
+        }
+        let mut cands: Vec<(&str, f64)> = scored.into_iter().filter(|(_, p)| *p >= cfg.aflite.tau).collect();
+        cands.sort_by(|a, b| rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(a.0, b.0)));
+        let qualified = cands.len();
+        let room = k.min(budget - removed.len());
+        let mut took = 0;
+        for (rank, (id, p)) in cands.into_iter().enumerate() {
+            if took == room {
+                break;
+            }
+            let s = by_id[id];
+            let t = super::type_name(s).to_string();
+            if types[&t] <= cfg.floor {
+                continue;
+            }
+            *types.get_mut(&t).expect("type counted") -= 1;
+            *alive.get_mut(id).expect("id present") = false;
+            took += 1;
+            removed.push(Removed {
+                id: id.to_string(),
+                question_type: s.question_type.clone(),
+                format: s.answer_format,
+                iteration: round,
+                score: p,
+                reason: format!(
+                    "predictable: {:.4} of its held-out predictions correct over {} partitions (>= tau {}), rank {} of {qualified}",
+                    p,
+                    cfg.aflite.partitions,
+                    cfg.aflite.tau,
+                    rank + 1
+                ),
+            });
+        }
+        record.removed = took;
+        iterations.push(record);
+        if qualified < k {
+            break format!("fewer than k = {k} questions reached tau = {} ({qualified})", cfg.aflite.tau);
+        }
+        if took == 0 {
+            break format!("no question can go without taking a question type below the floor of {}", cfg.floor);
+        }
+        round += 1;
+    };
+    let kept_samples: Vec<Sample> = samples.iter().filter(|s| alive[s.id.as_str()]).cloned().collect();
+    let after = diagnose(&kept_samples, dcfg);
+    Pruned {
+        method: Method::Aflite,
+        config: cfg.clone(),
+        budgets,
+        kept: kept_samples.into_iter().map(|s| s.id).collect(),
+        removed,
+        iterations,
+        stop,
+        before: Some(before),
+        after: Some(after),
+        n_input: n0,
+    }
+}

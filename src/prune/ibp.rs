@@ -1,0 +1,176 @@
+//! Iterative Bias Pruning (protocol notes, "Iterative Bias Pruning"), and the
+//! matched random control.
+//!
+//! ```text
+//! R = 0
+//! while R < B:
+//!     s = TsT(D)                      full diagnose on what remains
+//!     if threshold set and max(s) <= threshold: stop
+//!     per allocation key: take up to min(b, B_k - R_k) in descending score
+//!         (ties: score rounded to 1e-6, then id), skipping any question whose
+//!         type would fall below the floor
+//!     if none taken: stop
+//!     D = D minus taken
+//! ```
+//! The random control walks the same loop with a seeded order in place of
+//! the ranking, so its budget, batches and floors match IBP's exactly.
+
+use std::collections::BTreeMap;
+
+use super::{Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, rank_key, split_budget, type_counts};
+use crate::diagnose::{DiagnoseConfig, diagnose};
+use crate::sample::{AnswerFormat, Sample, id_cmp};
+use crate::seed::rng_for;
+
+/// Runs IBP (or, with `Method::Random`, the matched random control).
+pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Pruned {
+    let n0 = samples.len();
+    let batch = cfg.batch.resolve(n0).max(1);
+    let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
+    for s in samples {
+        *sizes.entry(cfg.allocation.key(s)).or_default() += 1;
+    }
+    let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
+    let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
+    let mut types = type_counts(samples);
+    let mut alive = vec![true; n0];
+    let mut removed: Vec<Removed> = Vec::new();
+    let mut iterations: Vec<Iteration> = Vec::new();
+    let mut before = None;
+    let stop;
+    let after;
+    let mut iteration = 1;
+    loop {
+        let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
+        let d = diagnose(&current, dcfg);
+        let per_id = d.sample_scores();
+        let score_of = |s: &Sample| -> f64 {
+            let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));
+            match (cfg.rank, s.answer_format) {
+                (Rank::SMinusChance, AnswerFormat::MultipleChoice) => sx - chance,
+                _ => sx,
+            }
+        };
+        let scores: Vec<f64> = current.iter().map(score_of).collect();
+        let max_bias = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean_bias = scores.iter().sum::<f64>() / scores.len().max(1) as f64;
+        let mut record = Iteration {
+            iteration,
+            size: current.len(),
+            removed_before: removed.len(),
+            max_bias: if max_bias.is_finite() { max_bias } else { 0.0 },
+            mean_bias,
+            blind_accuracy: d.weighted,
+            ci95: d.ci95,
+            chance: d.chance,
+            removed: 0,
+        };
+        if before.is_none() {
+            before = Some(d.clone());
+        }
+        let open_keys: Vec<&String> = budgets.keys().filter(|k| taken_per_key[*k] < budgets[*k]).collect();
+        if open_keys.is_empty() {
+            stop = format!("budget reached: {} removed", removed.len());
+            iterations.push(record);
+            after = d;
+            break;
+        }
+        if let Some(t) = cfg.threshold
+            && max_bias <= t
+        {
+            stop = format!("threshold: the largest score {:.6} is at or below {t}", record.max_bias);
+            iterations.push(record);
+            after = d;
+            break;
+        }
+        let mut took = 0;
+        for key in open_keys {
+            let room = (budgets[key] - taken_per_key[key]).min(batch);
+            // Candidates of this key: (position in samples, score).
+            let mut cands: Vec<(usize, f64)> = samples
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| alive[*i] && cfg.allocation.key(s) == *key)
+                .map(|(i, s)| (i, score_of(s)))
+                .collect();
+            match cfg.method {
+                Method::Random => {
+                    let order = |i: usize| rng_for(cfg.seed, &format!("prune.random/{iteration}"), &samples[i].id);
+                    cands.sort_by(|a, b| {
+                        order(a.0).cmp(&order(b.0)).then_with(|| id_cmp(&samples[a.0].id, &samples[b.0].id))
+                    });
+                }
+                _ => cands.sort_by(|a, b| {
+                    rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.0].id, &samples[b.0].id))
+                }),
+            }
+            let n_cands = cands.len();
+            let mut here = 0;
+            for (rank, (i, score)) in cands.into_iter().enumerate() {
+                if here == room {
+                    break;
+                }
+                let s = &samples[i];
+                let t = super::type_name(s).to_string();
+                if types[&t] <= cfg.floor {
+                    continue;
+                }
+                *types.get_mut(&t).expect("type counted") -= 1;
+                alive[i] = false;
+                here += 1;
+                removed.push(Removed {
+                    id: s.id.clone(),
+                    question_type: s.question_type.clone(),
+                    format: s.answer_format,
+                    iteration,
+                    score,
+                    reason: reason(cfg, s, score, rank + 1, n_cands, key),
+                });
+            }
+            *taken_per_key.get_mut(key).expect("key present") += here;
+            took += here;
+        }
+        record.removed = took;
+        iterations.push(record);
+        if took == 0 {
+            stop = format!(
+                "no question can go without taking a question type below the floor of {} ({} removed)",
+                cfg.floor,
+                removed.len()
+            );
+            after = d;
+            break;
+        }
+        iteration += 1;
+    }
+    let kept = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();
+    Pruned {
+        method: cfg.method,
+        config: cfg.clone(),
+        budgets,
+        kept,
+        removed,
+        iterations,
+        stop,
+        before,
+        after: Some(after),
+        n_input: n0,
+    }
+}
+
+fn reason(cfg: &PruneConfig, s: &Sample, score: f64, rank: usize, n: usize, key: &str) -> String {
+    let within = match cfg.allocation {
+        Allocation::Global => String::new(),
+        _ => format!(" within {key}"),
+    };
+    match cfg.method {
+        Method::Random => format!("random control (matched to IBP's budget and batches); its s(x) was {score:.4}"),
+        _ => {
+            let what = match (cfg.rank, s.answer_format) {
+                (Rank::SMinusChance, AnswerFormat::MultipleChoice) => "s(x) - chance",
+                _ => "s(x)",
+            };
+            format!("blind-answerable: {what} = {score:.4}, rank {rank} of {n}{within}")
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Prune: remove the questions a blind model answers, reproducibly.
+//!
+//! ```text
+//! samples ─▶ IBP     (re-run TsT-RF on what remains, drop the top-s batch, repeat)
+//!         ─▶ random  (the same budget, batches and floors, seeded: the control)
+//!         ─▶ AFLite  (linear probes on random partitions, drop predictable items)
+//!   ─▶ Pruned { kept (input order), removed (removal order, with reasons), iterations }
+//! ```
+//! Settings and the loop follow `../shared/papers/tst-protocol-notes.md`;
+//! every choice is a function of (seed, stage, id), never of thread count.
+
+pub mod aflite;
+pub mod ibp;
+pub mod linear;
+pub mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::diagnose::{DiagnoseConfig, Diagnosis};
+use crate::sample::{AnswerFormat, Sample};
+
+/// A count, or a fraction of the benchmark's size before pruning.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Amount {
+    Count(usize),
+    Fraction(f64),
+}
+
+impl Amount {
+    /// The count this amount means for `n` questions (fractions round to nearest).
+    pub fn resolve(self, n: usize) -> usize {
+        match self {
+            Amount::Count(c) => c,
+            Amount::Fraction(f) => (f * n as f64).round() as usize,
+        }
+    }
+
+    /// Parses `50`, `0.2` or `20%`.
+    pub fn parse(s: &str) -> std::result::Result<Amount, String> {
+        let t = s.trim();
+        if let Some(p) = t.strip_suffix('%') {
+            let v: f64 = p.trim().parse().map_err(|_| format!("\"{s}\" is not a percentage"))?;
+            return Amount::fraction(v / 100.0).ok_or_else(|| format!("\"{s}\" is not between 0% and 100%"));
+        }
+        if let Ok(c) = t.parse::<usize>() {
+            return Ok(Amount::Count(c));
+        }
+        let v: f64 = t.parse().map_err(|_| format!("\"{s}\" is not a count, a fraction or a percentage"))?;
+        Amount::fraction(v).ok_or_else(|| format!("\"{s}\" is not a count or a fraction between 0 and 1"))
+    }
+
+    fn fraction(v: f64) -> Option<Amount> {
+        (v.is_finite() && (0.0..=1.0).contains(&v)).then_some(Amount::Fraction(v))
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Amount::Count(c) => c.to_string(),
+            Amount::Fraction(f) => format!("{}%", crate::diagnose::report::r6(f * 100.0)),
+        }
+    }
+}
+
+/// Which pruner runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Iterative Bias Pruning on TsT-RF's s(x).
+    Ibp,
+    /// Matched random removal: IBP's budget, batches and floors, random order.
+    Random,
+    /// AFLite: predictability under linear probes on random partitions.
+    Aflite,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Ibp => "ibp",
+            Method::Random => "random",
+            Method::Aflite => "aflite",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Method, String> {
+        match s {
+            "ibp" => Ok(Method::Ibp),
+            "random" => Ok(Method::Random),
+            "aflite" => Ok(Method::Aflite),
+            _ => Err(format!("method \"{s}\" is not \"ibp\", \"random\" or \"aflite\"")),
+        }
+    }
+}
+
+/// How the budget is shared out (protocol notes: `global`, `per_format`, `per_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocation {
+    /// One ranking over every question.
+    Global,
+    /// Each answer format pruned separately, the budget split in proportion to size.
+    PerFormat,
+    /// Each question type pruned separately, the budget split in proportion to size.
+    PerType,
+}
+
+impl Allocation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Allocation::Global => "global",
+            Allocation::PerFormat => "per-format",
+            Allocation::PerType => "per-type",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Allocation, String> {
+        match s.replace('_', "-").as_str() {
+            "global" => Ok(Allocation::Global),
+            "per-format" => Ok(Allocation::PerFormat),
+            "per-type" => Ok(Allocation::PerType),
+            _ => Err(format!("allocation \"{s}\" is not \"global\", \"per-format\" or \"per-type\"")),
+        }
+    }
+
+    fn key(self, s: &Sample) -> String {
+        match self {
+            Allocation::Global => "all".into(),
+            Allocation::PerFormat => s.answer_format.as_str().into(),
+            Allocation::PerType => type_name(s).into(),
+        }
+    }
+}
+
+/// What IBP ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank {
+    /// s(x), the blind model's probability of the gold answer (numeric: MRA).
+    S,
+    /// s(x) minus chance, so 2-option questions do not crowd the top.
+    SMinusChance,
+}
+
+impl Rank {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rank::S => "s",
+            Rank::SMinusChance => "s-minus-chance",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Rank, String> {
+        match s.replace('_', "-").as_str() {
+            "s" => Ok(Rank::S),
+            "s-minus-chance" => Ok(Rank::SMinusChance),
+            _ => Err(format!("rank \"{s}\" is not \"s\" or \"s-minus-chance\"")),
+        }
+    }
+}
+
+/// AFLite's settings (Le Bras et al. 2020, Algorithm 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AfliteConfig {
+    /// Random partitions per round (m; the paper's 64).
+    pub partitions: usize,
+    /// Training share of each partition (t, as a fraction of what remains).
+    pub train_fraction: f64,
+    /// Predictability at or above which an item may go (τ; the paper's 0.75).
+    pub tau: f64,
+}
+
+impl Default for AfliteConfig {
+    fn default() -> Self {
+        AfliteConfig { partitions: 64, train_fraction: 0.8, tau: 0.75 }
+    }
+}
+
+/// Settings of a pruning run.
+#[derive(Debug, Clone)]
+pub struct PruneConfig {
+    pub method: Method,
+    /// Total questions to remove (default 10%).
+    pub budget: Amount,
+    /// Questions removed per iteration (IBP b, AFLite k; default 50).
+    pub batch: Amount,
+    /// No question type falls below this many questions (default 10).
+    pub floor: usize,
+    /// IBP stops once the largest score is at or below this.
+    pub threshold: Option<f64>,
+    pub allocation: Allocation,
+    /// Ranking score of multiple-choice questions (others always use s).
+    pub rank: Rank,
+    pub aflite: AfliteConfig,
+    pub seed: u64,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        PruneConfig {
+            method: Method::Ibp,
+            budget: Amount::Fraction(0.1),
+            batch: Amount::Count(50),
+            floor: 10,
+            threshold: None,
+            allocation: Allocation::Global,
+            rank: Rank::S,
+            aflite: AfliteConfig::default(),
+            seed: 42,
+        }
+    }
+}
+
+/// One removed question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed {
+    pub id: String,
+    pub question_type: Option<String>,
+    pub format: AnswerFormat,
+    /// 1-based iteration that removed it.
+    pub iteration: usize,
+    /// The score it was ranked by (s, s − chance, AFLite predictability; random: s).
+    pub score: f64,
+    pub reason: String,
+}
+
+/// The state at the start of one iteration (the last entry: the final set).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iteration {
+    pub iteration: usize,
+    pub size: usize,
+    /// Removed so far, before this iteration.
+    pub removed_before: usize,
+    pub max_bias: f64,
+    pub mean_bias: f64,
+    /// TsT-RF blind accuracy of the set (AFLite: the probes' held-out accuracy).
+    pub blind_accuracy: f64,
+    pub ci95: (f64, f64),
+    pub chance: f64,
+    /// Removed in this iteration.
+    pub removed: usize,
+}
+
+/// The result of a pruning run.
+#[derive(Debug, Clone)]
+pub struct Pruned {
+    pub method: Method,
+    pub config: PruneConfig,
+    /// Budget in questions, per allocation key.
+    pub budgets: BTreeMap<String, usize>,
+    /// Kept ids in input order.
+    pub kept: Vec<String>,
+    /// Removed in removal order.
+    pub removed: Vec<Removed>,
+    pub iterations: Vec<Iteration>,
+    /// Why the loop ended.
+    pub stop: String,
+    /// TsT-RF on the input (before) and on the kept set (after).
+    pub before: Option<Diagnosis>,
+    pub after: Option<Diagnosis>,
+    pub n_input: usize,
+}
+
+impl Pruned {
+    pub fn removed_ids(&self) -> BTreeSet<&str> {
+        self.removed.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// Removed counts per (question type, reason kind).
+    pub fn removed_per_type(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.removed {
+            *m.entry(r.question_type.clone().unwrap_or_else(|| "(no type)".into())).or_default() += 1;
+        }
+        m
+    }
+}
+
+/// A question's type for floors and per-type allocation.
+pub fn type_name(s: &Sample) -> &str {
+    s.question_type.as_deref().unwrap_or("(no type)")
+}
+
+/// Splits `budget` over keys in proportion to their sizes (largest remainder,
+/// ties to the smaller key name).
+pub fn split_budget(sizes: &BTreeMap<String, usize>, budget: usize) -> BTreeMap<String, usize> {
+    let total: usize = sizes.values().sum();
+    if total == 0 {
+        return sizes.keys().map(|k| (k.clone(), 0)).collect();
+    }
+    let budget = budget.min(total);
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    let mut rema: Vec<(u128, &String)> = Vec::new();
+    let mut given = 0;
+    for (k, &n) in sizes {
+        // Exact integer arithmetic: share = budget * n / total.
+        let num = budget as u128 * n as u128;
+        let q = (num / total as u128) as usize;
+        out.insert(k.clone(), q.min(n));
+        given += q.min(n);
+        rema.push((num % total as u128, k));
+    }
+    rema.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    for (_, k) in rema.iter().cycle().take(rema.len() * 2) {
+        if given >= budget {
+            break;
+        }
+        let cap = sizes[*k];
+        let e = out.get_mut(*k).expect("key present");
+        if *e < cap {
+            *e += 1;
+            given += 1;
+        }
+    }
+    out
+}
+
+/// Runs the configured pruner.
+pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> Pruned {
+    match cfg.method {
+        Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose),
+        Method::Aflite => aflite::run(samples, cfg, diagnose),
+    }
+}
+
+/// Per-type counts of a sample set.
+fn type_counts<'a>(samples: impl IntoIterator<Item = &'a Sample>) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for s in samples {
+        *m.entry(type_name(s).to_string()).or_default() += 1;
+    }
+    m
+}
+
+/// A score rounded for ranking, so float noise in the last bits never decides
+/// an order (ties then go by id).
+fn rank_key(score: f64) -> i64 {
+    if score.is_finite() { (score * 1e6).round() as i64 } else { i64::MIN }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_parse() {
+        assert_eq!(Amount::parse("50"), Ok(Amount::Count(50)));
+        assert_eq!(Amount::parse("20%"), Ok(Amount::Fraction(0.2)));
+        assert_eq!(Amount::parse("0.25"), Ok(Amount::Fraction(0.25)));
+        assert!(Amount::parse("150%").is_err());
+        assert!(Amount::parse("-1").is_err());
+        assert!(Amount::parse("lots").is_err());
+        assert_eq!(Amount::Fraction(0.2).resolve(4241), 848);
+    }
+
+    #[test]
+    fn budget_split_is_proportional_and_exact() {
+        let sizes: BTreeMap<String, usize> =
+            [("a".to_string(), 700), ("b".to_string(), 200), ("c".to_string(), 100)].into_iter().collect();
+        let s = split_budget(&sizes, 101);
+        assert_eq!(s.values().sum::<usize>(), 101);
+        assert_eq!(s["a"], 71); // 70.7 gets the largest remainder
+        assert_eq!(s["b"], 20);
+        assert_eq!(s["c"], 10);
+        // Never more than a key holds.
+        let s = split_budget(&sizes, 5000);
+        assert_eq!(s.values().sum::<usize>(), 1000);
+    }
+}

@@ -1,0 +1,212 @@
+//! `report/index.html`: one self-contained page that opens in a browser with
+//! no network: headline numbers, each stage's plots (the SVG files beside
+//! it), the per-group blind accuracy table and the removed-question table.
+//! No scripts, no external styles or fonts.
+
+use std::fmt::Write;
+
+use super::{ConfigInfo, Stages, VariantInfo};
+use crate::spec::Pipeline;
+
+/// Rows of the removed-question table shown inline (all are in removed.csv).
+const MAX_REMOVED_ROWS: usize = 2000;
+
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
+th{background:#f3f3f3}td.n{text-align:right}.big{font-size:1.6em;font-weight:600}.cards{display:flex;gap:1em;flex-wrap:wrap}\
+.card{border:1px solid #ddd;border-radius:6px;padding:0.8em 1.2em}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}\
+code{background:#f6f6f6;padding:0 3px}";
+
+fn card(out: &mut String, label: &str, value: &str, note: &str) {
+    let _ = write!(
+        out,
+        "<div class=\"card\"><div>{}</div><div class=\"big\">{}</div><div>{}</div></div>",
+        escape(label),
+        escape(value),
+        escape(note)
+    );
+}
+
+/// The page, given the files already in the release's `report/` folder.
+pub fn render(
+    p: &Pipeline,
+    stages: &Stages<'_>,
+    configs: &[ConfigInfo],
+    variants: &[VariantInfo],
+    report_files: &[String],
+) -> String {
+    let ds = &p.dataset;
+    let has = |f: &str| report_files.iter().any(|x| x == f);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} {} — blindspot report</title>\
+         <style>{STYLE}</style></head><body>\n<h1>{} {}</h1>\n<p>Built by blindspot {} from <code>{}</code> (seed {}).</p>\n",
+        escape(&ds.name),
+        escape(&ds.version),
+        escape(&ds.name),
+        escape(&ds.version),
+        env!("CARGO_PKG_VERSION"),
+        escape(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
+        ds.seed
+    );
+    out.push_str("<div class=\"cards\">");
+    let n = stages.ingested.samples.len();
+    card(&mut out, "questions", &n.to_string(), &format!("{} rejected", stages.ingested.stats.rejected));
+    if let Some(d) = stages.diagnosis {
+        card(
+            &mut out,
+            "blind accuracy (TsT-RF)",
+            &pct(d.weighted),
+            &format!("95% CI {}-{}; chance {}", pct(d.ci95.0), pct(d.ci95.1), pct(d.chance)),
+        );
+    }
+    if let Some(pr) = stages.pruned {
+        card(
+            &mut out,
+            "removed",
+            &pr.removed.len().to_string(),
+            &format!("{} kept ({})", pr.kept.len(), pr.method.as_str()),
+        );
+        if let Some(a) = &pr.after {
+            card(
+                &mut out,
+                "blind accuracy after pruning",
+                &pct(a.weighted),
+                &format!("95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
+            );
+        }
+        if let Some(a) = stages.control.and_then(|c| c.after.as_ref()) {
+            card(&mut out, "matched random removal", &pct(a.weighted), "blind accuracy of its kept set");
+        }
+    }
+    out.push_str("</div>\n");
+
+    out.push_str("<h2>Configs</h2>\n<table><tr><th>config</th><th>rows</th><th>file</th><th>what</th></tr>\n");
+    for c in configs {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td></tr>",
+            escape(&c.name),
+            c.rows,
+            escape(&c.file),
+            escape(&c.description)
+        );
+    }
+    out.push_str("</table>\n");
+
+    if let Some(d) = stages.diagnosis {
+        out.push_str("<h2>Blind answerability (TsT-RF)</h2>\n");
+        for f in ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"] {
+            if has(f) {
+                let _ = writeln!(out, "<img src=\"{f}\" alt=\"{f}\">");
+            }
+        }
+        out.push_str(
+            "<table><tr><th>question type</th><th>format</th><th>questions</th><th>blind</th><th>chance</th>\
+             <th>majority</th><th>top feature</th></tr>\n",
+        );
+        for g in &d.groups {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+                escape(g.question_type.as_deref().unwrap_or("(none)")),
+                g.format.as_str(),
+                g.n,
+                pct(g.blind_accuracy),
+                pct(g.chance),
+                pct(g.majority),
+                escape(g.top_features.first().map_or("", |f| f.0.as_str()))
+            );
+        }
+        out.push_str("</table>\n<p>Per-question scores: <code>scores.parquet</code>; settings: <code>diagnose.json</code>.</p>\n");
+    }
+
+    if let Some(pr) = stages.pruned {
+        let _ = writeln!(
+            out,
+            "<h2>Pruning ({})</h2>\n<p>Removed {} of {}; stopped because: {}.</p>",
+            pr.method.as_str(),
+            pr.removed.len(),
+            pr.n_input,
+            escape(&pr.stop)
+        );
+        if has("prune_curve.svg") {
+            out.push_str("<img src=\"prune_curve.svg\" alt=\"prune curve\">\n");
+        }
+        let by_id: std::collections::BTreeMap<&str, &crate::sample::Sample> =
+            stages.ingested.samples.iter().map(|s| (s.id.as_str(), s)).collect();
+        out.push_str(
+            "<table><tr><th>#</th><th>id</th><th>type</th><th>format</th><th>iteration</th><th>score</th>\
+             <th>question</th><th>answer</th><th>reason</th></tr>\n",
+        );
+        for (i, r) in pr.removed.iter().take(MAX_REMOVED_ROWS).enumerate() {
+            let s = by_id.get(r.id.as_str());
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                i + 1,
+                escape(&r.id),
+                escape(r.question_type.as_deref().unwrap_or("")),
+                r.format.as_str(),
+                r.iteration,
+                r.score,
+                escape(s.map_or("", |s| s.question.as_str())),
+                escape(s.map_or("", |s| s.answer.as_str())),
+                escape(&r.reason)
+            );
+        }
+        out.push_str("</table>\n");
+        if pr.removed.len() > MAX_REMOVED_ROWS {
+            let _ = writeln!(out, "<p>First {MAX_REMOVED_ROWS} shown; all are in <code>removed.csv</code>.</p>");
+        }
+    }
+
+    if !variants.is_empty() {
+        out.push_str(
+            "<h2>Stress-test variants</h2>\n<table><tr><th>kind</th><th>expected</th><th>rows</th><th>config</th></tr>\n",
+        );
+        for v in variants {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                escape(&v.kind),
+                escape(&v.expected),
+                v.rows,
+                escape(v.config.as_deref().unwrap_or("-"))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("<p>The dataset card (<code>../README.md</code>) holds the full datasheet.</p>\n</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(super::escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

@@ -1,0 +1,223 @@
+//! Pruning: IBP removes what a blind model answers, the random control
+//! matches its budget, AFLite removes predictable items, and all of it is
+//! deterministic. Synthetic benchmarks with a planted shortcut, plus
+//! ScienceQA from the real-data suite.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use blindspot::diagnose::DiagnoseConfig;
+use blindspot::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune};
+use blindspot::sample::{AnswerFormat, Sample};
+use common::{blindspot, root};
+
+/// 300 multiple-choice questions in three types. In `tell` the gold option is
+/// always the longest (a text-only shortcut); in `fair` and `fair2` option
+/// lengths and gold positions are unrelated.
+fn planted() -> Vec<Sample> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let words = ["cat", "dog", "car", "tree", "cup", "lamp", "bird", "boat", "chair", "clock", "kite", "shoe"];
+    let mut out = Vec::new();
+    for i in 0..300 {
+        let qtype = ["tell", "fair", "fair2"][i % 3];
+        let gold = rng.random_range(0..4usize);
+        let options: Vec<String> = (0..4)
+            .map(|j| {
+                let base = words[rng.random_range(0..words.len())].to_string();
+                if qtype == "tell" && j == gold { format!("{base} with a much longer wording") } else { base }
+            })
+            .collect();
+        let mut s =
+            Sample::new(format!("q{i:04}"), format!("Which object is in picture {}?", rng.random_range(0..1000)), "");
+        s.question_type = Some(qtype.into());
+        s.answer_format = AnswerFormat::MultipleChoice;
+        s.answer = options[gold].clone();
+        s.answer_index = Some(gold as i32);
+        s.options = options;
+        out.push(s);
+    }
+    out
+}
+
+fn dcfg() -> DiagnoseConfig {
+    DiagnoseConfig { trees: 30, ..Default::default() }
+}
+
+fn removed_ids(p: &blindspot::prune::Pruned) -> Vec<String> {
+    p.removed.iter().map(|r| r.id.clone()).collect()
+}
+
+#[test]
+fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let p = prune(&samples, &cfg, &dcfg());
+    assert_eq!(p.removed.len(), 60, "{}", p.stop);
+    let tell = p.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
+    assert!(tell >= 50, "only {tell} of 60 removed questions carry the planted shortcut");
+    // Kept and removed partition the input; kept keeps input order.
+    let removed: BTreeSet<&str> = p.removed.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(removed.len(), 60);
+    let expected_kept: Vec<String> =
+        samples.iter().filter(|s| !removed.contains(s.id.as_str())).map(|s| s.id.clone()).collect();
+    assert_eq!(p.kept, expected_kept);
+    // Three iterations removed 20 each, then a final measurement of the kept set.
+    assert_eq!(p.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(), vec![20, 20, 20, 0]);
+    assert_eq!(p.iterations.last().unwrap().size, 240);
+    assert!(p.removed.iter().all(|r| r.reason.starts_with("blind-answerable: s(x) = ")));
+    let (before, after) = (p.before.as_ref().unwrap(), p.after.as_ref().unwrap());
+    assert!(after.weighted < before.weighted, "blind accuracy {} -> {}", before.weighted, after.weighted);
+    // Same inputs, same removal list.
+    assert_eq!(removed_ids(&prune(&samples, &cfg, &dcfg())), removed_ids(&p));
+}
+
+#[test]
+fn the_floor_and_per_type_allocation_hold() {
+    let samples = planted();
+    let cfg = PruneConfig {
+        budget: Amount::Fraction(0.5),
+        batch: Amount::Count(40),
+        floor: 90,
+        allocation: Allocation::PerType,
+        rank: Rank::SMinusChance,
+        ..Default::default()
+    };
+    let p = prune(&samples, &cfg, &dcfg());
+    // Each type has 100 and may lose at most 10 with a floor of 90; the budget (150) cannot be met.
+    for t in ["tell", "fair", "fair2"] {
+        let n = p.removed.iter().filter(|r| r.question_type.as_deref() == Some(t)).count();
+        assert_eq!(n, 10, "{t}: {n} removed");
+    }
+    assert!(p.stop.contains("floor"), "{}", p.stop);
+    assert_eq!(p.budgets.values().sum::<usize>(), 150);
+}
+
+#[test]
+fn the_threshold_stops_ibp() {
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(200), threshold: Some(1.0), ..Default::default() };
+    let p = prune(&samples, &cfg, &dcfg());
+    assert!(p.removed.is_empty());
+    assert!(p.stop.starts_with("threshold"), "{}", p.stop);
+}
+
+#[test]
+fn random_control_matches_the_budget_and_batches_but_not_the_choice() {
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let ibp = prune(&samples, &cfg, &dcfg());
+    let random = prune(&samples, &PruneConfig { method: Method::Random, ..cfg.clone() }, &dcfg());
+    assert_eq!(random.removed.len(), ibp.removed.len());
+    assert_eq!(
+        random.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(),
+        ibp.iterations.iter().map(|i| i.removed).collect::<Vec<_>>()
+    );
+    let tell = random.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
+    assert!(tell < 35, "random removal took {tell} of 60 from the planted type");
+    assert!(ibp.after.as_ref().unwrap().weighted < random.after.as_ref().unwrap().weighted);
+}
+
+#[test]
+fn aflite_removes_predictable_questions() {
+    let samples = planted();
+    let cfg = PruneConfig {
+        method: Method::Aflite,
+        budget: Amount::Count(60),
+        batch: Amount::Count(30),
+        ..Default::default()
+    };
+    let p = prune(&samples, &cfg, &dcfg());
+    assert!(!p.removed.is_empty(), "{}", p.stop);
+    let tell = p.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
+    // With 64 partitions each question is held out ~13 times; a fair question reaches
+    // tau = 0.75 only by luck.
+    assert!(tell * 10 >= p.removed.len() * 8, "{tell} of {} removed carry the shortcut", p.removed.len());
+    assert!(p.removed.iter().all(|r| r.score >= 0.75));
+    assert_eq!(removed_ids(&prune(&samples, &cfg, &dcfg())), removed_ids(&p));
+}
+
+#[test]
+fn prune_cli_writes_its_report_and_rejects_bad_flags() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("p");
+    blindspot()
+        .current_dir(root())
+        .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "1", "--batch", "1", "--floor", "0", "--out"])
+        .arg(&dir)
+        .assert()
+        .success();
+    for f in ["prune.json", "removed.csv", "kept_ids.txt", "prune_curve.svg"] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("prune.json")).unwrap()).unwrap();
+    assert_eq!(json["n_removed"], 1);
+    let out2 = blindspot()
+        .current_dir(root())
+        .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "150%", "--out"])
+        .arg(out.path().join("q"))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out2.get_output().stderr).to_string();
+    assert!(err.contains("--budget") && err.contains("150%"), "{err}");
+    assert!(!out.path().join("q").exists(), "nothing is written on error");
+}
+
+#[test]
+fn a_bad_prune_section_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    let text = std::fs::read_to_string(good.join("canonical.toml")).unwrap();
+    std::fs::copy(good.join("canonical.jsonl"), dir.path().join("canonical.jsonl")).unwrap();
+    let bad = format!("{text}\n[prune]\nmethod = \"ibpp\"\nbudget = \"lots\"\n");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, &bad).unwrap();
+    let out = blindspot().args(["validate"]).arg(&path).assert().code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("prune.method") && err.contains("ibpp"), "{err}");
+    assert!(err.contains("prune.budget") && err.contains("lots"), "{err}");
+    let line = bad.lines().position(|l| l.starts_with("method")).unwrap() + 1;
+    assert!(err.contains(&format!("bad.toml:{line}")), "no line {line} in {err}");
+}
+
+/// The acceptance: IBP on ScienceQA (budget 20%, batch 50, floor 10)
+/// brings blind accuracy toward chance and below matched random removal; the
+/// removal list is the same on two runs and with 1 or 2 threads.
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn scienceqa_ibp_beats_random_removal_and_is_deterministic() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |threads: &str, name: &str| -> serde_json::Value {
+        let dir = out.path().join(name);
+        blindspot()
+            .current_dir(root())
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["prune", "tests/pipelines/scienceqa.toml", "--budget", "20%", "--batch", "50", "--floor", "10"])
+            .args(if name == "two" { vec!["--control"] } else { vec![] })
+            .arg("--out")
+            .arg(&dir)
+            .assert()
+            .success();
+        serde_json::from_slice(&std::fs::read(dir.join("prune.json")).unwrap()).unwrap()
+    };
+    let two = run("2", "two");
+    let one = run("1", "one");
+    let ids = |v: &serde_json::Value| -> Vec<String> {
+        v["removed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(two["n_removed"], 848);
+    assert_eq!(ids(&two), ids(&one), "removal lists differ between 1 and 2 threads");
+    let acc = |v: &serde_json::Value, when: &str| v[when]["blind_accuracy"].as_f64().unwrap();
+    let (before, after, chance) = (acc(&two, "before"), acc(&two, "after"), two["after"]["chance"].as_f64().unwrap());
+    let random_after = acc(&two["control"], "after");
+    eprintln!("ScienceQA IBP: {before:.4} -> {after:.4} (chance {chance:.4}); random control -> {random_after:.4}");
+    assert!(after < before - 0.05, "IBP: {before} -> {after}");
+    assert!(after - chance < (before - chance) / 2.0, "IBP did not bring {after} toward chance {chance}");
+    assert!(after < random_after - 0.03, "IBP {after} vs random {random_after}");
+    // The per-iteration curve: mean bias falls.
+    let its = two["iterations"].as_array().unwrap();
+    assert!(its.len() >= 17, "{} iterations", its.len());
+    let mean = |i: usize| its[i]["mean_bias"].as_f64().unwrap();
+    assert!(mean(its.len() - 1) < mean(0));
+}

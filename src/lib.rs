@@ -14,6 +14,7 @@
 //! Every stage is a pure function of its inputs' content, its config, the
 //! seed and the tool version.
 
+pub mod cache;
 pub mod cli;
 pub mod diagnose;
 pub mod error;

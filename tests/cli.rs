@@ -38,8 +38,17 @@ fn every_pipeline_in_pipelines_validates() {
 fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
+    // The first build computes every stage and fills the stage cache; the
+    // second reads diagnose and prune from it and must write the same bytes.
+    let cache = tempfile::tempdir().unwrap();
     for dir in [&a, &b] {
-        let out = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(dir.path()).output().unwrap();
+        let out = blindspot()
+            .current_dir(root())
+            .env("BLINDSPOT_CACHE_DIR", cache.path())
+            .args(["build", "--out-dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("vqa-rad 1.1.0: 451 samples"), "{stdout}");
@@ -75,7 +84,9 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
             "variants/white_image/test-00000-of-00001.parquet",
         ]
     );
-    assert!(ta == tb, "two builds differ");
+    assert!(ta == tb, "two builds differ (the second from the stage cache)");
+    // IBP and its random control, one cache entry each (IBP's first iteration is the diagnosis).
+    assert_eq!(files_below(&cache.path().join("prune")).len(), 2, "{:?}", files_below(cache.path()));
     // No staging folder left behind.
     assert_eq!(files_below(&a.path().join("vqa-rad")).len(), names.len());
     // The card reports the diagnosis; the manifest lists every file.

@@ -37,7 +37,8 @@ fn root() -> PathBuf {
 /// `blindspot build pipelines/vqa-rad.toml --out-dir OUT`, run from the project root.
 fn build_command(out: &Path) -> Command {
     let mut cmd = Command::new(bin());
-    cmd.current_dir(root()).args(["build", "pipelines/vqa-rad.toml", "--out-dir"]).arg(out);
+    // --no-cache: every build here must compute for real (threads, kill points).
+    cmd.current_dir(root()).args(["build", "--no-cache", "pipelines/vqa-rad.toml", "--out-dir"]).arg(out);
     cmd
 }
 

@@ -20,6 +20,10 @@ pub struct Args {
     /// fail naming the first differing file. Writes nothing.
     #[arg(long)]
     pub check: bool,
+    /// Recompute every stage instead of reusing unchanged results from the stage
+    /// cache (`.blindspot/cache/`, or BLINDSPOT_CACHE_DIR).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 const DEFAULT_OUT: &str = "releases";
@@ -39,11 +43,17 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(Error::Invalid(problems));
     }
     pipelines.iter().for_each(super::warn_unanswered);
+    let cache = if args.no_cache {
+        crate::cache::StageCache::disabled()
+    } else {
+        crate::cache::StageCache::new(crate::cache::default_dir())
+    };
     if args.check {
+        // A check recomputes everything: it must not trust earlier results.
         return check(&pipelines);
     }
     for p in &pipelines {
-        let Built { ingested, diagnosis, pruned, outcome } = build_one(p, &args.out_dir)?;
+        let Built { ingested, diagnosis, pruned, outcome } = build_one(p, &args.out_dir, &cache)?;
         if args.out_dir == Path::new(DEFAULT_OUT) {
             write_lock(p, &outcome)?;
         }
@@ -73,19 +83,31 @@ struct Built {
     outcome: crate::release::ReleaseOutcome,
 }
 
-/// Runs one pipeline's stages and writes its release under `out_dir`.
-fn build_one(p: &Pipeline, out_dir: &Path) -> Result<Built> {
+/// Runs one pipeline's stages (diagnose and prune through the stage cache)
+/// and writes its release under `out_dir`.
+fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> Result<Built> {
+    use crate::cache::{StageCache, samples_bytes};
+    use crate::prune::{Method, PruneConfig, prune};
     let ingested = ingest(&p.ingest)?;
-    let run = |cfg: &crate::prune::PruneConfig| crate::prune::prune(&ingested.samples, cfg, &p.diagnose);
+    let samples = samples_bytes(&ingested.samples);
+    let tst = format!("{:?}", p.diagnose);
+    let run = |cfg: &PruneConfig| {
+        let key = StageCache::key("prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
+        cache.get_or("prune", &key, || prune(&ingested.samples, cfg, &p.diagnose))
+    };
     let pruned = p.prune.as_ref().map(|plan| run(&plan.config));
-    let control =
-        p.prune.as_ref().filter(|plan| plan.control).map(|plan| {
-            run(&crate::prune::PruneConfig { method: crate::prune::Method::Random, ..plan.config.clone() })
-        });
-    // IBP's first iteration is TsT-RF on the whole set: reuse it as the diagnosis.
+    let control = p
+        .prune
+        .as_ref()
+        .filter(|plan| plan.control)
+        .map(|plan| run(&PruneConfig { method: Method::Random, ..plan.config.clone() }));
+    // Every pruner measures TsT-RF on the whole set first (`before`): reuse it.
     let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
         Some(d) if p.run_diagnose => Some(d),
-        _ => p.run_diagnose.then(|| crate::diagnose::diagnose(&ingested.samples, &p.diagnose)),
+        _ => p.run_diagnose.then(|| {
+            let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
+            cache.get_or("diagnose", &key, || crate::diagnose::diagnose(&ingested.samples, &p.diagnose))
+        }),
     };
     let stages = crate::release::Stages {
         ingested: &ingested,
@@ -121,7 +143,7 @@ fn check(pipelines: &[Pipeline]) -> Result<()> {
         let lock_path = lock::path_for(&p.path);
         let locked = lock::read(&lock_path)?;
         let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
-        let outcome = build_one(p, tmp.path())?.outcome;
+        let outcome = build_one(p, tmp.path(), &crate::cache::StageCache::disabled())?.outcome;
         match lock::first_difference(&locked, &manifest_of(&outcome.dir)?, &outcome.files) {
             None => super::say(&format!(
                 "{} {}: rebuilt {} files, identical to {}",

@@ -129,7 +129,7 @@ pub fn mra(pred: f64, gold: f64, rule: MraRule) -> f64 {
 }
 
 /// One held-out prediction: a sample in one repeat.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScoreRow {
     pub id: String,
     pub question_type: Option<String>,
@@ -148,7 +148,7 @@ pub struct ScoreRow {
 }
 
 /// One model's group: a question type in one answer format.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupSummary {
     pub question_type: Option<String>,
     pub format: AnswerFormat,
@@ -163,7 +163,7 @@ pub struct GroupSummary {
 }
 
 /// The result of a TsT-RF run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Diagnosis {
     /// Sorted by (id, repeat).
     pub rows: Vec<ScoreRow>,

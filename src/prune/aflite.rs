@@ -91,7 +91,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
             max_bias: scored.iter().map(|x| x.1).fold(0.0, f64::max),
             mean_bias: scored.iter().map(|x| x.1).sum::<f64>() / scored.len().max(1) as f64,
             blind_accuracy: hits as f64 / seen.max(1) as f64,
-            ci95: (f64::NAN, f64::NAN),
+            ci95: None,
             chance: current.iter().map(crate::diagnose::chance).sum::<f64>() / current.len().max(1) as f64,
             removed: 0,
         };

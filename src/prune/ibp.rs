@@ -61,7 +61,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
             max_bias: if max_bias.is_finite() { max_bias } else { 0.0 },
             mean_bias,
             blind_accuracy: d.weighted,
-            ci95: d.ci95,
+            ci95: Some(d.ci95),
             chance: d.chance,
             removed: 0,
         };

@@ -16,11 +16,13 @@ pub mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
+
 use crate::diagnose::{DiagnoseConfig, Diagnosis};
 use crate::sample::{AnswerFormat, Sample};
 
 /// A count, or a fraction of the benchmark's size before pruning.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Amount {
     Count(usize),
     Fraction(f64),
@@ -62,7 +64,7 @@ impl Amount {
 }
 
 /// Which pruner runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Method {
     /// Iterative Bias Pruning on TsT-RF's s(x).
     Ibp,
@@ -92,7 +94,7 @@ impl Method {
 }
 
 /// How the budget is shared out (protocol notes: `global`, `per_format`, `per_type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Allocation {
     /// One ranking over every question.
     Global,
@@ -130,7 +132,7 @@ impl Allocation {
 }
 
 /// What IBP ranks by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Rank {
     /// s(x), the blind model's probability of the gold answer (numeric: MRA).
     S,
@@ -156,7 +158,7 @@ impl Rank {
 }
 
 /// AFLite's settings (Le Bras et al. 2020, Algorithm 1).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AfliteConfig {
     /// Random partitions per round (m; the paper's 64).
     pub partitions: usize,
@@ -173,7 +175,7 @@ impl Default for AfliteConfig {
 }
 
 /// Settings of a pruning run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PruneConfig {
     pub method: Method,
     /// Total questions to remove (default 10%).
@@ -208,7 +210,7 @@ impl Default for PruneConfig {
 }
 
 /// One removed question.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Removed {
     pub id: String,
     pub question_type: Option<String>,
@@ -221,7 +223,7 @@ pub struct Removed {
 }
 
 /// The state at the start of one iteration (the last entry: the final set).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Iteration {
     pub iteration: usize,
     pub size: usize,
@@ -231,14 +233,15 @@ pub struct Iteration {
     pub mean_bias: f64,
     /// TsT-RF blind accuracy of the set (AFLite: the probes' held-out accuracy).
     pub blind_accuracy: f64,
-    pub ci95: (f64, f64),
+    /// TsT-RF's bootstrap interval (AFLite: none).
+    pub ci95: Option<(f64, f64)>,
     pub chance: f64,
     /// Removed in this iteration.
     pub removed: usize,
 }
 
 /// The result of a pruning run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pruned {
     pub method: Method,
     pub config: PruneConfig,

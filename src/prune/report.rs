@@ -74,7 +74,7 @@ pub fn summary_json(p: &Pruned) -> Value {
             "max_bias": finite(it.max_bias),
             "mean_bias": finite(it.mean_bias),
             "blind_accuracy": finite(it.blind_accuracy),
-            "ci95": [finite(it.ci95.0), finite(it.ci95.1)],
+            "ci95": it.ci95.map(|(lo, hi)| json!([r6(lo), r6(hi)])),
             "chance": finite(it.chance),
             "removed": it.removed,
         })).collect::<Vec<_>>(),

@@ -1,0 +1,115 @@
+//! Stage cache: the results of the expensive stages (diagnose, prune) kept
+//! under `.blindspot/cache/<stage>/<key>.json`, so rebuilding an unchanged
+//! pipeline skips them.
+//!
+//! The key is the sha256 of the tool version, the stage name, the stage's
+//! input (the canonical samples, serialized) and its settings, so any change
+//! to data, configuration or blindspot itself misses. A cached value is
+//! JSON with exact float round-trips: a build from the cache writes the
+//! same bytes as one without. An unreadable or stale entry is a miss, never
+//! an error; a failed write only costs the next build its speed-up.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+/// Where the cache lives: `BLINDSPOT_CACHE_DIR`, else `.blindspot/cache`
+/// in the current folder.
+pub fn default_dir() -> PathBuf {
+    std::env::var_os("BLINDSPOT_CACHE_DIR").map_or_else(|| PathBuf::from(".blindspot/cache"), PathBuf::from)
+}
+
+#[derive(Debug, Clone)]
+pub struct StageCache {
+    dir: Option<PathBuf>,
+}
+
+impl StageCache {
+    pub fn new(dir: impl Into<PathBuf>) -> StageCache {
+        StageCache { dir: Some(dir.into()) }
+    }
+
+    /// A cache that never hits and never writes.
+    pub fn disabled() -> StageCache {
+        StageCache { dir: None }
+    }
+
+    /// The key of a stage run: tool version, stage and every input part.
+    pub fn key(stage: &str, parts: &[&[u8]]) -> String {
+        let mut h = Sha256::new();
+        for p in [env!("CARGO_PKG_VERSION").as_bytes(), stage.as_bytes()].iter().chain(parts) {
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        hex::encode(h.finalize())
+    }
+
+    fn path(&self, stage: &str, key: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(stage).join(format!("{key}.json")))
+    }
+
+    /// The cached value, if present and readable.
+    pub fn get<T: DeserializeOwned>(&self, stage: &str, key: &str) -> Option<T> {
+        let bytes = std::fs::read(self.path(stage, key)?).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Stores a value (temporary file, then rename). Failures are warnings.
+    pub fn put<T: Serialize>(&self, stage: &str, key: &str, value: &T) {
+        let Some(path) = self.path(stage, key) else { return };
+        if let Err(e) = write_atomic(&path, value) {
+            eprintln!("warning: stage cache: cannot write {}: {e} (the next build recomputes {stage})", path.display());
+        }
+    }
+
+    /// `get`, else compute and `put`.
+    pub fn get_or<T: Serialize + DeserializeOwned>(&self, stage: &str, key: &str, compute: impl FnOnce() -> T) -> T {
+        if let Some(v) = self.get(stage, key) {
+            return v;
+        }
+        let v = compute();
+        self.put(stage, key, &v);
+        v
+    }
+}
+
+fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    serde_json::to_writer(&mut tmp, value).map_err(std::io::Error::other)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The canonical bytes of a sample set, for cache keys.
+pub fn samples_bytes(samples: &[crate::sample::Sample]) -> Vec<u8> {
+    serde_json::to_vec(samples).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrips_and_misses_on_other_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = StageCache::new(dir.path());
+        let k = StageCache::key("s", &[b"a"]);
+        assert_ne!(k, StageCache::key("s", &[b"b"]));
+        assert_ne!(StageCache::key("s", &[b"ab"]), StageCache::key("s", &[b"a", b"b"]));
+        let v = vec![0.1f64 + 0.2, 1.0 / 3.0, 2.0f64.sqrt()];
+        c.put("s", &k, &v);
+        let back: Vec<f64> = c.get("s", &k).unwrap();
+        assert_eq!(
+            back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(c.get::<Vec<f64>>("s", &StageCache::key("s", &[b"b"])).is_none());
+        std::fs::write(dir.path().join("s").join(format!("{k}.json")), "{broken").unwrap();
+        assert!(c.get::<Vec<f64>>("s", &k).is_none(), "a corrupt entry is a miss");
+        assert!(StageCache::disabled().get::<Vec<f64>>("s", &k).is_none());
+    }
+}

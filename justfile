@@ -18,7 +18,7 @@ lint:
 # kind on the demo and noise-PNG throughput, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-variants bench-forest
+bench: bench-ingest bench-variants bench-forest bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
@@ -41,6 +41,18 @@ bench-forest:
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
     .venv/bin/python tests/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
+
+# IBP on ScienceQA (budget 20%, batch 50, floor 10: 17 iterations of full
+# 5-fold TsT-RF), then the same with the matched random control; wall time
+# and peak RSS (needs BLINDSPOT_DATA_DIR).
+bench-prune:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export BLINDSPOT_DATA_DIR="${BLINDSPOT_DATA_DIR:-$PWD/../shared/data}"
+    tmp=$(mktemp -d)
+    cargo build --release -q
+    /usr/bin/time -f "IBP on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --budget 20% --batch 50 --floor 10 --out "$tmp/ibp"
+    /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
 
 # Regenerate schemas/*.json from the Rust types.
 schemas:

@@ -307,4 +307,41 @@ mod tests {
         let bad = BCleanConfig { models: Some(vec!["z".into()]), ..Default::default() };
         assert!(bclean(&qs, &scored, &bad).is_err());
     }
+
+    #[test]
+    fn step3_removes_what_a_blind_model_learns_from_the_compromised_questions() {
+        // 40 questions whose gold is always "Paris" (at varying positions), 10 whose gold is
+        // a one-off text. Model x answers 30 of the Paris ones in mirage mode.
+        let mut qs = Vec::new();
+        for i in 0..50 {
+            let mut s = Sample::new(format!("q{i}"), format!("Which city is shown in picture {i}?"), "");
+            s.answer_format = AnswerFormat::MultipleChoice;
+            let gold = if i < 40 { "Paris".to_string() } else { format!("Town{i}") };
+            let mut opts = vec![gold.clone(), format!("Rome{i}"), format!("Oslo{i}")];
+            opts.rotate_right(i % 3);
+            s.answer_index = opts.iter().position(|o| *o == gold).map(|p| p as i32);
+            s.options = opts;
+            s.answer = gold;
+            qs.push(s);
+        }
+        let preds: Vec<Prediction> = (0..30)
+            .map(|i| {
+                let letter = ["A", "B", "C"][qs[i].answer_index.unwrap() as usize];
+                pred("x", &format!("q{i}::mirage"), letter)
+            })
+            .collect();
+        let scored = score_all(&qs, &preds, &MetricsConfig::default()).unwrap();
+        let plain = bclean(&qs, &scored, &BCleanConfig::default()).unwrap();
+        assert_eq!((plain.union, plain.step3_removed, plain.kept.len()), (30, 0, 20));
+        let cfg = BCleanConfig { step3: Some(DiagnoseConfig::default()), ..Default::default() };
+        let r = bclean(&qs, &scored, &cfg).unwrap();
+        let step3: Vec<&str> = r.removed.iter().filter(|x| x.reason == "step3").map(|x| x.id.as_str()).collect();
+        let paris = step3.iter().filter(|id| id[1..].parse::<usize>().unwrap() < 40).count();
+        assert!(paris >= 8, "the blind model finds the Paris prior: {step3:?}");
+        // One-off golds fall only to its fallback guess (1 in 3 by position), not to the prior.
+        assert!(step3.len() - paris <= 4, "{step3:?}");
+        assert_eq!(r.step3_removed, step3.len());
+        assert_eq!(r.kept.len(), 20 - step3.len());
+        assert_eq!(bclean(&qs, &scored, &cfg).unwrap(), r, "deterministic");
+    }
 }

@@ -13,11 +13,16 @@
 //! - common harness refusals ("I'm sorry, but I can't ...", "please upload
 //!   the image").
 //!
-//! Matching is on the lowercased response with runs of whitespace collapsed
-//! and curly apostrophes straightened; each phrase is a plain substring, so
-//! the list is easy to read and to extend. What counts as an abstention for
-//! scoring is decided in [`crate::predictions::parse::score`]: an explicit
-//! answer marker (`[[B]]`, "the answer is B") wins over a hedge.
+//! Matching ignores case, treats any run of whitespace as one space and any
+//! apostrophe as `'`; each phrase is a plain substring, so the list is easy
+//! to read and to extend (all phrases are scanned for at once, in one regex).
+//! What counts as an abstention for scoring is decided in
+//! [`crate::predictions::parse::score`]: an explicit answer marker (`[[B]]`,
+//! "the answer is B") wins over a hedge.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 /// Why a response abstains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -157,15 +162,29 @@ pub fn normalize(text: &str) -> String {
     lowered.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The first matching phrase's reason, if the response abstains.
-pub fn detect(response: &str) -> Option<Reason> {
-    let text = normalize(response);
-    detect_normalized(&text)
-}
+/// Every phrase in one case-insensitive pattern (a space matches any run of
+/// whitespace, an apostrophe any apostrophe), so a response is scanned once.
+static ANY_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    let alternatives: Vec<String> = PHRASES
+        .iter()
+        .map(|(p, _)| {
+            p.split(' ')
+                .map(|w| regex::escape(w).replace('\'', "['\u{2018}\u{2019}`]"))
+                .collect::<Vec<_>>()
+                .join(r"\s+")
+        })
+        .collect();
+    Regex::new(&format!("(?i){}", alternatives.join("|"))).expect("the phrase list compiles")
+});
 
-/// [`detect`] on text already passed through [`normalize`].
-pub fn detect_normalized(text: &str) -> Option<Reason> {
-    PHRASES.iter().find(|(p, _)| text.contains(p)).map(|(_, r)| *r)
+/// The reason of the first phrase of [`PHRASES`] (in list order) the response
+/// contains, if it abstains.
+pub fn detect(response: &str) -> Option<Reason> {
+    // One scan decides whether any phrase occurs (most responses: none); only
+    // then is the list walked, in order, for the reason.
+    ANY_PHRASE.find(response)?;
+    let text = normalize(response);
+    Some(PHRASES.iter().find(|(p, _)| text.contains(p)).map_or(Reason::MissingImage, |(_, r)| *r))
 }
 
 #[cfg(test)]
@@ -190,6 +209,13 @@ mod tests {
         assert_eq!(detect("Based on the visual evidence, the building is built in a Neo-Gothic architecture."), None);
         assert_eq!(detect("The answer is B. BECAUSE: Gordon was testing how steady the parachute was."), None);
         assert_eq!(detect("D: Unknown."), None, "choosing the Unknown option is an answer");
+    }
+
+    #[test]
+    fn case_spacing_and_apostrophes_do_not_matter() {
+        assert_eq!(detect("NO IMAGE WAS\n PROVIDED"), Some(Reason::MissingImage));
+        assert_eq!(detect("I don\u{2019}t see an image here."), Some(Reason::CannotSee));
+        assert_eq!(detect("Please provide the image."), Some(Reason::NeedsImage));
     }
 
     #[test]

@@ -288,37 +288,38 @@ pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
     if text.trim().is_empty() {
         return Outcome { score: 0.0, abstained: false, parsed: false, empty: true };
     }
-    let abstains = abstain::detect(text).is_some();
+    // Only a response without an explicit answer marker is checked for abstention (the marker wins).
+    let abstains = || abstain::detect(text).is_some();
     let abstained = Outcome { score: 0.0, abstained: true, parsed: false, empty: false };
     match row.answer_format {
         AnswerFormat::MultipleChoice => match parse_choice(text, &row.options) {
-            Some(c) if c.explicit || !abstains => {
+            Some(c) if c.explicit || !abstains() => {
                 let correct = row.answer_index.is_some_and(|g| g >= 0 && g as usize == c.index);
                 Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false }
             }
-            _ if abstains => abstained,
+            _ if abstains() => abstained,
             _ => Outcome::wrong(false),
         },
         AnswerFormat::YesNo => match parse_yes_no(text) {
-            Some((v, explicit)) if explicit || !abstains => {
+            Some((v, explicit)) if explicit || !abstains() => {
                 let gold = normalize_text(&row.answer) == "yes";
                 Outcome { score: f64::from(u8::from(v == gold)), abstained: false, parsed: true, empty: false }
             }
-            _ if abstains => abstained,
+            _ if abstains() => abstained,
             _ => Outcome::wrong(false),
         },
         AnswerFormat::Numeric => match parse_number(text) {
-            Some((v, explicit)) if explicit || !abstains => {
+            Some((v, explicit)) if explicit || !abstains() => {
                 let gold = parse_number(&row.answer).map_or(f64::NAN, |g| g.0);
                 let s = if gold.is_finite() { mra(v, gold, rule) } else { 0.0 };
                 Outcome { score: s, abstained: false, parsed: true, empty: false }
             }
-            _ if abstains => abstained,
+            _ if abstains() => abstained,
             _ => Outcome::wrong(false),
         },
         AnswerFormat::Open => {
             let (answer, explicit) = open_answer(text);
-            if abstains && !explicit {
+            if !explicit && abstains() {
                 return abstained;
             }
             let gold = normalize_text(&row.answer);

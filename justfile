@@ -15,16 +15,20 @@ lint:
     cargo clippy --all-targets -- -D warnings
 
 # Figures (printed, never asserted): ingest and Parquet writing, every variant
-# kind on the demo and noise-PNG throughput, then TsT-RF on ScienceQA against
+# kind on the demo and noise-PNG throughput, metrics over 10 models x 10
+# conditions x 5,000 questions with bootstrap CIs, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-variants bench-forest bench-prune
+bench: bench-ingest bench-variants bench-metrics bench-forest bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
 
 bench-variants:
     cargo bench --bench variants
+
+bench-metrics:
+    cargo bench --bench metrics
 
 bench-forest:
     #!/usr/bin/env bash

@@ -20,6 +20,8 @@ pub mod diagnose;
 pub mod error;
 pub mod export;
 pub mod ingest;
+pub mod metrics;
+pub mod predictions;
 pub mod progress;
 pub mod prune;
 pub mod release;

@@ -6,6 +6,7 @@ pub mod diagnose;
 pub mod diff;
 pub mod export;
 pub mod ingest;
+pub mod metrics;
 pub mod prune;
 pub mod schema;
 pub mod validate;
@@ -45,6 +46,8 @@ pub enum Command {
     Variants(variants::Args),
     /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
     Export(export::Args),
+    /// Models' predictions -> accuracy per condition with bootstrap CIs, the papers' metrics, B-Clean.
+    Metrics(metrics::Args),
     /// Re-hash a release against its manifest.json; name every missing, extra or changed file.
     Verify(verify::Args),
     /// Compare two releases: ids added and removed per config, changed rows and columns, headline statistics.
@@ -64,6 +67,7 @@ impl Cli {
             Command::Prune(a) => prune::run(&a),
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
+            Command::Metrics(a) => metrics::run(&a),
             Command::Verify(a) => verify::run(&a),
             Command::Diff(a) => diff::run(&a),
             Command::Schema(a) => schema::run(&a),

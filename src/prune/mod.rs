@@ -4,12 +4,14 @@
 //! samples ─▶ IBP     (re-run TsT-RF on what remains, drop the top-s batch, repeat)
 //!         ─▶ random  (the same budget, batches and floors, seeded: the control)
 //!         ─▶ AFLite  (linear probes on random partitions, drop predictable items)
+//! predictions (mirage mode) ─▶ B-Clean (the union of what models answer without the image)
 //!   ─▶ Pruned { kept (input order), removed (removal order, with reasons), iterations }
 //! ```
 //! Settings and the loop follow `../shared/papers/tst-protocol-notes.md`;
 //! every choice is a function of (seed, stage, id), never of thread count.
 
 pub mod aflite;
+pub mod bclean;
 pub mod ibp;
 pub mod linear;
 pub mod report;

@@ -1,0 +1,273 @@
+//! `blindspot metrics --samples F... | --release DIR --predictions [MODEL=]FILE... -o DIR`:
+//! the papers' metrics from models' predictions, optionally B-Clean, by hand.
+//! Writes `metrics.json` (and `bclean.json`) into DIR, atomically.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::diagnose::DiagnoseConfig;
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::metrics::{GroupKey, MetricsConfig, compute, percent2, r6, score_all};
+use crate::predictions::{Manifest, PredictionFile, Source, import_all};
+use crate::prune::bclean::{BCleanConfig, BCleanReport, bclean};
+use crate::sample::{Sample, id_cmp};
+use crate::spec::{IngestPlan, Pipeline};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The rows predictions answer: canonical Parquet files (samples, variant
+    /// kinds), a pipeline file, or a data file with canonical fields.
+    #[arg(long, num_args = 1.., required_unless_present = "release")]
+    pub samples: Vec<PathBuf>,
+    /// A release (or `blindspot variants` output) folder: every Parquet file below it.
+    #[arg(long)]
+    pub release: Option<PathBuf>,
+    /// Prediction files, `FILE` or `MODEL=FILE` (generic JSONL/CSV/Parquet,
+    /// lmms-eval samples, VLMEvalKit results, id → index JSON).
+    #[arg(long, num_args = 1.., required = true)]
+    pub predictions: Vec<String>,
+    /// Format of every prediction file: generic, lmms-eval, vlmevalkit, index-map (default: detected).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// manifest.json written by `blindspot export` (maps harness rows to ids).
+    #[arg(long)]
+    pub manifest: Vec<PathBuf>,
+    /// Folder for metrics.json (and bclean.json).
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Predictions naming unknown ids, or repeating one, are errors.
+    #[arg(long)]
+    pub strict: bool,
+    /// Seed of the bootstrap (default 42).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
+    #[arg(long, default_value = "strict")]
+    pub mra: String,
+    /// Per-group accuracies: `question_type` or `meta:FIELD` (repeatable).
+    #[arg(long)]
+    pub group_by: Vec<String>,
+    /// MMStar leakage: `VLM=LLM`, the LLM backbone's text-only predictions are model LLM.
+    #[arg(long)]
+    pub llm_base: Vec<String>,
+    /// Run B-Clean on the mirage predictions and write bclean.json.
+    #[arg(long)]
+    pub bclean: bool,
+    /// B-Clean candidate models (default: every model with mirage predictions).
+    #[arg(long, value_delimiter = ',')]
+    pub bclean_models: Vec<String>,
+    /// B-Clean step 3: a blind TsT-RF trained on the compromised questions removes what it answers.
+    #[arg(long)]
+    pub bclean_step3: bool,
+}
+
+fn flag(msg: String) -> Error {
+    Error::one(Problem::new(Location::file("command line"), msg))
+}
+
+/// Every Parquet file below `dir` except `report/`, sorted.
+fn release_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return Err(Error::one(
+            Problem::new(Location::file(dir), "not a folder")
+                .help("give a release folder or `blindspot variants -o DIR`'s folder"),
+        ));
+    }
+    let mut files = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+        let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+        let hidden = rel.components().any(|c| {
+            let s = c.as_os_str().to_string_lossy();
+            s == "report" || s.starts_with('.')
+        });
+        if e.file_type().is_file() && !hidden && e.path().extension().and_then(|x| x.to_str()) == Some("parquet") {
+            files.push(e.path().to_path_buf());
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(dir), "no Parquet files found below this folder")));
+    }
+    Ok(files)
+}
+
+/// Reads one rows file: canonical Parquet, a pipeline, or canonical-field data.
+pub fn read_rows(path: &Path) -> Result<Vec<Sample>> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("parquet") => crate::export::read_samples(path),
+        Some("toml") => Ok(crate::ingest::ingest(&Pipeline::load(path)?.ingest)?.samples),
+        _ => {
+            if !path.exists() {
+                return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+            }
+            Ok(crate::ingest::ingest(&IngestPlan::for_canonical_input(path)?)?.samples)
+        }
+    }
+}
+
+/// Rows of every file, first occurrence of an id kept (a release's `full`
+/// config repeats `data`'s rows), sorted by id.
+pub fn load_rows(files: &[PathBuf]) -> Result<Vec<Sample>> {
+    let mut seen = HashSet::new();
+    let mut rows = Vec::new();
+    for f in files {
+        for s in read_rows(f)? {
+            if seen.insert(s.id.clone()) {
+                rows.push(s);
+            }
+        }
+    }
+    rows.sort_by(|a, b| id_cmp(&a.id, &b.id));
+    Ok(rows)
+}
+
+/// `bclean.json`.
+pub fn bclean_json(r: &BCleanReport) -> serde_json::Value {
+    json!({
+        "n_questions": r.n_questions,
+        "models": r.models.iter().map(|m| json!({
+            "model": m.model,
+            "mirage_answered": m.mirage_answered,
+            "compromised": m.compromised,
+            "accuracy_before": {"n": m.before.0, "accuracy": r6(m.before.1)},
+            "accuracy_after": {"n": m.after.0, "accuracy": r6(m.after.1)},
+        })).collect::<Vec<_>>(),
+        "union": r.union,
+        "step3_removed": r.step3_removed,
+        "kept_count": r.kept.len(),
+        "ranking_before": r.ranking_before,
+        "ranking_after": r.ranking_after,
+        "kept": r.kept,
+        "removed": r.removed.iter().map(|x| json!({"id": x.id, "reason": x.reason})).collect::<Vec<_>>(),
+    })
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(v).map_err(|e| Error::Bug(e.to_string()))?;
+    text.push('\n');
+    crate::release::parquet::write_bytes(path, text.as_bytes())
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let mut cfg = MetricsConfig {
+        seed: args.seed,
+        resamples: args.resamples,
+        strict: args.strict,
+        mra: super::diagnose::parse_mra(&args.mra).map_err(flag)?,
+        ..MetricsConfig::default()
+    };
+    for g in &args.group_by {
+        cfg.group_by.push(GroupKey::parse(g).map_err(flag)?);
+    }
+    for b in &args.llm_base {
+        let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
+        cfg.llm_bases.insert(vlm.to_string(), llm.to_string());
+    }
+    let source = args.format.as_deref().map(Source::parse).transpose().map_err(flag)?;
+    let mut files: Vec<PathBuf> = args.samples.clone();
+    if let Some(dir) = &args.release {
+        files.extend(release_files(dir)?);
+    }
+    let rows = load_rows(&files)?;
+    let mut manifest: Option<Manifest> = None;
+    for m in &args.manifest {
+        manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
+    }
+    let pfiles: Vec<PredictionFile> =
+        args.predictions.iter().map(|p| PredictionFile { source, ..PredictionFile::parse(p) }).collect();
+    let imported = import_all(&pfiles, manifest.as_ref())?;
+    let scored = score_all(&rows, &imported.predictions, &cfg)?;
+    if scored.unknown_count > 0 {
+        eprintln!(
+            "warning: {} prediction{} name ids that are not in the given rows (skipped; --strict makes this an error):",
+            scored.unknown_count,
+            if scored.unknown_count == 1 { "" } else { "s" }
+        );
+        for u in &scored.unknown {
+            eprintln!("  {}: model \"{}\", id \"{}\"", u.location, u.model, u.id);
+        }
+    }
+    if scored.duplicate_count > 0 {
+        eprintln!(
+            "warning: {} repeated predictions (same model and id) ignored; the first is kept",
+            scored.duplicate_count
+        );
+    }
+    let bclean_report = if args.bclean {
+        let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
+        let bcfg = BCleanConfig {
+            models: (!args.bclean_models.is_empty()).then(|| args.bclean_models.clone()),
+            step3: args.bclean_step3.then(|| DiagnoseConfig {
+                seed: args.seed,
+                mra: cfg.mra,
+                ..DiagnoseConfig::default()
+            }),
+            ..BCleanConfig::default()
+        };
+        Some(bclean(&questions, &scored, &bcfg)?)
+    } else {
+        None
+    };
+    let report = compute(&rows, scored, &cfg);
+    let json = report.to_json(&imported);
+    super::ingest::atomic_dir(&args.out, |tmp| {
+        write_json(&tmp.join("metrics.json"), &json)?;
+        if let Some(b) = &bclean_report {
+            write_json(&tmp.join("bclean.json"), &bclean_json(b))?;
+        }
+        Ok(())
+    })?;
+    for (m, conds) in &report.cells {
+        for (c, s) in conds {
+            super::say(&format!(
+                "{m} / {c}: n {}, accuracy {:.2}% (95% CI {:.2}-{:.2}), abstained {:.2}%, unparsed {}",
+                s.n,
+                percent2(s.accuracy),
+                percent2(s.ci95.0),
+                percent2(s.ci95.1),
+                percent2(s.abstention_rate),
+                s.unparsed
+            ));
+            for (k, groups) in &s.groups {
+                let parts: Vec<String> =
+                    groups.iter().map(|(g, st)| format!("{g} {:.2}% (n {})", percent2(st.accuracy), st.n)).collect();
+                super::say(&format!("    {k}: {}", parts.join(", ")));
+            }
+        }
+        if let Some(d) = report.derived.get(m) {
+            let mut parts = Vec::new();
+            let mut pct = |name: &str, v: Option<f64>| {
+                if let Some(v) = v {
+                    parts.push(format!("{name} {:.1}%", v * 100.0));
+                }
+            };
+            pct("visual dependence", d.visual_dependence);
+            pct("caption substitution", d.caption_substitution);
+            pct("mirage score", d.mirage_score);
+            pct("robustness R", d.robustness.r);
+            if !parts.is_empty() {
+                super::say(&format!("  {m}: {}", parts.join(", ")));
+            }
+        }
+    }
+    if let Some(b) = &bclean_report {
+        let per: BTreeMap<&str, usize> = b.models.iter().map(|m| (m.model.as_str(), m.compromised)).collect();
+        super::say(&format!(
+            "B-Clean: {} questions, compromised {:?}, union {}, step 3 removed {}, kept {}; ranking {} -> {}",
+            b.n_questions,
+            per,
+            b.union,
+            b.step3_removed,
+            b.kept.len(),
+            b.ranking_before.join(" > "),
+            b.ranking_after.join(" > ")
+        ));
+    }
+    super::say(&format!("-> {}", display_path(&args.out.join("metrics.json"))));
+    Ok(())
+}

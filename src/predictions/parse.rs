@@ -1,0 +1,426 @@
+//! Answer parsing and scoring: a model's free-text response → the option,
+//! yes/no, number or text it gives → a score in [0, 1] against the row's gold
+//! (predictions → **parse** → metrics).
+//!
+//! Multiple choice, in order of trust (the first rule that finds a letter in
+//! range wins; "explicit" rules beat an abstention phrase):
+//! 1. `[[B]]` (the *Mirage* prompts' format), the last one — explicit;
+//! 2. an answer marker: "the answer is B", "Answer: (B)", "correct option is
+//!    B", "answer is option B" — the last one; the letter must be a capital
+//!    ("the answer is a dog" is not option A) — explicit;
+//! 3. the whole response is a letter: `B`, `(B)`, `B.`, `[B]` — explicit;
+//! 4. the response starts with a labelled option: `B. apostrophe`, `(B) ...`,
+//!    `B) ...`, `B: ...` — explicit; a response that is or starts with a
+//!    label beyond the options (`C. common` with two options) is unparsed,
+//!    whatever its text says (label and text disagree; LLaVA's scorer agrees);
+//! 5. option text: the response equals one option, or exactly one option
+//!    (ignoring options contained in a longer matching one) occurs in it as
+//!    whole words;
+//! 6. a parenthesised letter `(B)` anywhere, the last one.
+//!
+//! Yes/no: `[[yes]]`, an answer marker, a leading "yes"/"no", else the only
+//! one of the two words present. Numbers: `[[3]]`, an answer marker, else the
+//! last number of the response (digits with `,` thousands, or a number word
+//! up to twenty), scored by MRA against the gold. Open answers: the `[[...]]`
+//! content or the text after an answer marker, else the whole response;
+//! correct when equal to the gold after normalisation (lowercase, punctuation
+//! and the articles a/an/the removed, whitespace collapsed).
+//!
+//! Never panics; a response nothing parses from scores 0 and is counted as
+//! unparsed.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::abstain;
+use crate::diagnose::{MraRule, mra};
+use crate::sample::{AnswerFormat, Sample};
+
+/// What a model answered, as imported.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// Free text, parsed here.
+    Text(String),
+    /// An option index already parsed by the source (ScienceQA's result
+    /// files); negative = the source could not parse the response.
+    Index(i64),
+}
+
+/// One response scored against one row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// 1 correct, 0 wrong, MRA in between for numeric answers.
+    pub score: f64,
+    /// The response abstains (says the image is missing, cannot be seen, or refuses).
+    pub abstained: bool,
+    /// An answer was found in the response (abstentions and unparsed responses: false).
+    pub parsed: bool,
+    /// The response is empty or whitespace.
+    pub empty: bool,
+}
+
+impl Outcome {
+    fn wrong(parsed: bool) -> Outcome {
+        Outcome { score: 0.0, abstained: false, parsed, empty: false }
+    }
+}
+
+/// A parsed option, and whether an explicit marker gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    pub index: usize,
+    pub explicit: bool,
+}
+
+static DOUBLE_BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\[\s*([^\[\]]*?)\s*\]\]").expect("valid"));
+static MARKER_LETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:(?i:answer)|(?i:correct|best|right) (?i:option|choice))(?:\s+(?i:is|would be|should be|will be))?\s*[:=]?\s*(?i:option\s+|choice\s+)?[\(\[\*]*([A-Z])[\)\]\*]*(?:$|[^A-Za-z0-9'])",
+    )
+    .expect("valid")
+});
+static ONLY_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[\(\[\*]*([A-Z])[\)\]\*]*[.:]?$").expect("valid"));
+static LEADING_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[\(\[]?([A-Z])(?:[\)\]][.:]?|[.:])(?:\s|$)").expect("valid"));
+static PAREN_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([A-Z])\)").expect("valid"));
+static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?\s*(.+)$")
+        .expect("valid")
+});
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+").expect("valid"));
+static YES_NO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(yes|no)\b").expect("valid"));
+
+fn letter_index(m: &str, n: usize) -> Option<usize> {
+    let c = m.chars().next()?;
+    let i = (c as u32).checked_sub('A' as u32)? as usize;
+    (m.len() == 1 && i < n).then_some(i)
+}
+
+/// The last capture-1 letter of `re` in `text` that names one of `n` options.
+fn last_letter(re: &Regex, text: &str, n: usize) -> Option<usize> {
+    re.captures_iter(text).filter_map(|c| letter_index(c.get(1)?.as_str(), n)).last()
+}
+
+/// Text compared for equality: lowercase, punctuation to spaces, the
+/// articles a/an/the dropped, whitespace collapsed.
+pub fn normalize_text(s: &str) -> String {
+    let lowered = s.to_lowercase();
+    let cleaned: String = lowered.chars().map(|c| if c.is_alphanumeric() || c == '.' { c } else { ' ' }).collect();
+    cleaned
+        .split_whitespace()
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty() && !matches!(*w, "a" | "an" | "the"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `needle` occurs in `hay` as whole words (both normalized).
+fn contains_words(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let (h, n) = (format!(" {hay} "), format!(" {needle} "));
+    h.contains(&n)
+}
+
+/// Parses a multiple-choice response over `options` (see the module docs).
+pub fn parse_choice(response: &str, options: &[String]) -> Option<Choice> {
+    let n = options.len().min(26);
+    if n == 0 {
+        return None;
+    }
+    let text = response.trim();
+    let explicit = |index| Some(Choice { index, explicit: true });
+    if let Some(i) = last_letter(&DOUBLE_BRACKET, text, n) {
+        return explicit(i);
+    }
+    if let Some(i) = last_letter(&MARKER_LETTER, text, n) {
+        return explicit(i);
+    }
+    if let Some(i) = last_letter(&ONLY_LETTER, text, n) {
+        return explicit(i);
+    }
+    if let Some(i) = last_letter(&LEADING_LETTER, text, n) {
+        return explicit(i);
+    }
+    if ONLY_LETTER.is_match(text) || LEADING_LETTER.is_match(text) {
+        // "C. common" with two options: the label names no option; its text is not trusted either.
+        return None;
+    }
+    let norm = normalize_text(text);
+    let opts: Vec<String> = options.iter().take(n).map(|o| normalize_text(o)).collect();
+    if let Some(i) = opts.iter().position(|o| !o.is_empty() && *o == norm) {
+        return Some(Choice { index: i, explicit: false });
+    }
+    let hits: Vec<usize> = (0..n).filter(|&i| contains_words(&norm, &opts[i])).collect();
+    // An option inside a longer matching option ("red" in "red and blue") is not a hit of its own.
+    let maximal: Vec<usize> = hits
+        .iter()
+        .copied()
+        .filter(|&i| !hits.iter().any(|&j| j != i && opts[j] != opts[i] && contains_words(&opts[j], &opts[i])))
+        .collect();
+    if let [only] = maximal[..] {
+        return Some(Choice { index: only, explicit: false });
+    }
+    last_letter(&PAREN_LETTER, text, n).map(|index| Choice { index, explicit: false })
+}
+
+/// Parses yes/no: `(answer, explicit)`.
+pub fn parse_yes_no(response: &str) -> Option<(bool, bool)> {
+    let text = response.trim();
+    let word = |s: &str| match normalize_text(s).split_whitespace().next() {
+        Some("yes") => Some(true),
+        Some("no") => Some(false),
+        _ => None,
+    };
+    if let Some(c) = DOUBLE_BRACKET.captures_iter(text).last()
+        && let Some(v) = word(&c[1])
+    {
+        return Some((v, true));
+    }
+    if let Some(c) = MARKER_TEXT.captures_iter(text).last()
+        && let Some(v) = word(&c[1])
+    {
+        return Some((v, true));
+    }
+    let norm = normalize_text(text);
+    if let Some(v) = word(&norm) {
+        return Some((v, true));
+    }
+    let found: Vec<bool> = YES_NO.captures_iter(&norm).map(|c| &c[1] == "yes").collect();
+    match (found.contains(&true), found.contains(&false)) {
+        (true, false) => Some((true, false)),
+        (false, true) => Some((false, false)),
+        _ => None,
+    }
+}
+
+const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+/// The last number in `text` (digits, or a number word up to twenty).
+fn last_number(text: &str) -> Option<f64> {
+    let digits = NUMBER.find_iter(text).last().map(|m| (m.end(), m.as_str().replace(',', "").parse::<f64>().ok()));
+    let lowered = text.to_lowercase();
+    let mut word: Option<(usize, f64)> = None;
+    let mut pos = 0;
+    for w in lowered.split(|c: char| !c.is_alphanumeric()) {
+        let end = pos + w.len();
+        if let Some(v) = NUMBER_WORDS.iter().position(|n| *n == w) {
+            word = Some((end, v as f64));
+        }
+        pos = end + 1;
+    }
+    match (digits, word) {
+        (Some((de, Some(d))), Some((we, w))) => Some(if we > de { w } else { d }),
+        (Some((_, Some(d))), None) => Some(d),
+        (_, Some((_, w))) => Some(w),
+        _ => None,
+    }
+}
+
+/// Parses a number: `(value, explicit)`.
+pub fn parse_number(response: &str) -> Option<(f64, bool)> {
+    let text = response.trim();
+    if let Some(c) = DOUBLE_BRACKET.captures_iter(text).last()
+        && let Some(v) = last_number(&c[1])
+    {
+        return Some((v, true));
+    }
+    if let Some(c) = MARKER_TEXT.captures_iter(text).last()
+        && let Some(v) = NUMBER.find(&c[1]).and_then(|m| m.as_str().replace(',', "").parse::<f64>().ok())
+    {
+        return Some((v, true));
+    }
+    last_number(text).map(|v| (v, false))
+}
+
+/// The answer part of an open-ended response: `(text, explicit)`.
+pub fn open_answer(response: &str) -> (String, bool) {
+    let text = response.trim();
+    if let Some(c) = DOUBLE_BRACKET.captures_iter(text).last() {
+        return (c[1].to_string(), true);
+    }
+    let last_line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if let Some(c) = MARKER_TEXT.captures(last_line) {
+        return (c[1].to_string(), true);
+    }
+    (text.to_string(), false)
+}
+
+/// Scores one response against `row` (its own options and gold: a variant
+/// row's, not its parent's).
+pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
+    let text = match response {
+        Response::Index(i) => {
+            let ok = row.answer_format == AnswerFormat::MultipleChoice && *i >= 0 && (*i as usize) < row.options.len();
+            if !ok {
+                return Outcome::wrong(false);
+            }
+            let correct = row.answer_index.is_some_and(|g| i64::from(g) == *i);
+            return Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false };
+        }
+        Response::Text(t) => t.as_str(),
+    };
+    if text.trim().is_empty() {
+        return Outcome { score: 0.0, abstained: false, parsed: false, empty: true };
+    }
+    // Only a response without an explicit answer marker is checked for abstention (the marker wins).
+    let abstains = || abstain::detect(text).is_some();
+    let abstained = Outcome { score: 0.0, abstained: true, parsed: false, empty: false };
+    match row.answer_format {
+        AnswerFormat::MultipleChoice => match parse_choice(text, &row.options) {
+            Some(c) if c.explicit || !abstains() => {
+                let correct = row.answer_index.is_some_and(|g| g >= 0 && g as usize == c.index);
+                Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false }
+            }
+            _ if abstains() => abstained,
+            _ => Outcome::wrong(false),
+        },
+        AnswerFormat::YesNo => match parse_yes_no(text) {
+            Some((v, explicit)) if explicit || !abstains() => {
+                let gold = normalize_text(&row.answer) == "yes";
+                Outcome { score: f64::from(u8::from(v == gold)), abstained: false, parsed: true, empty: false }
+            }
+            _ if abstains() => abstained,
+            _ => Outcome::wrong(false),
+        },
+        AnswerFormat::Numeric => match parse_number(text) {
+            Some((v, explicit)) if explicit || !abstains() => {
+                let gold = parse_number(&row.answer).map_or(f64::NAN, |g| g.0);
+                let s = if gold.is_finite() { mra(v, gold, rule) } else { 0.0 };
+                Outcome { score: s, abstained: false, parsed: true, empty: false }
+            }
+            _ if abstains() => abstained,
+            _ => Outcome::wrong(false),
+        },
+        AnswerFormat::Open => {
+            let (answer, explicit) = open_answer(text);
+            if !explicit && abstains() {
+                return abstained;
+            }
+            let gold = normalize_text(&row.answer);
+            let correct = !gold.is_empty() && normalize_text(&answer) == gold;
+            Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(o: &[&str]) -> Vec<String> {
+        o.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn choice(text: &str, o: &[&str]) -> Option<usize> {
+        parse_choice(text, &opts(o)).map(|c| c.index)
+    }
+
+    #[test]
+    fn every_letter_form() {
+        let o = ["chiasmus", "apostrophe", "anaphora"];
+        assert_eq!(choice("[[B]]", &o), Some(1));
+        assert_eq!(choice("Reasoning... Final answer: [[C]]", &o), Some(2));
+        assert_eq!(choice("(B)", &o), Some(1));
+        assert_eq!(choice("B.", &o), Some(1));
+        assert_eq!(choice("B", &o), Some(1));
+        assert_eq!(choice("Answer: B", &o), Some(1));
+        assert_eq!(choice("answer: (C)", &o), Some(2));
+        assert_eq!(choice("The correct option is A because ...", &o), Some(0));
+        assert_eq!(choice("the answer is B", &o), Some(1));
+        assert_eq!(choice("The answer is option C.", &o), Some(2));
+        assert_eq!(choice("B. apostrophe", &o), Some(1));
+        assert_eq!(choice("(A) chiasmus", &o), Some(0));
+        assert_eq!(choice("It uses an apostrophe.", &o), Some(1));
+        assert_eq!(choice("Anaphora", &o), Some(2));
+    }
+
+    #[test]
+    fn what_is_not_a_letter() {
+        let o = ["dog", "cat"];
+        assert_eq!(choice("The answer is a dog", &o), Some(0), "the article is not option A; the text decides");
+        assert_eq!(choice("The answer is E", &o), None, "E is out of range for 2 options");
+        assert_eq!(choice("I have no idea", &o), None);
+        assert_eq!(choice("", &o), None);
+        assert_eq!(choice("dog or cat, hard to say", &o), None, "two options named");
+        assert_eq!(choice("B", &[]), None, "no options");
+        assert_eq!(choice("C. cat", &o), None, "the label names no option");
+    }
+
+    #[test]
+    fn longer_option_wins_over_its_part() {
+        let o = ["red", "red and blue", "green"];
+        assert_eq!(choice("It is red and blue.", &o), Some(1));
+    }
+
+    #[test]
+    fn yes_no_and_numbers() {
+        assert_eq!(parse_yes_no("Yes, there is a cat."), Some((true, true)));
+        assert_eq!(parse_yes_no("[[No]]"), Some((false, true)));
+        assert_eq!(parse_yes_no("There is no cat in the image."), Some((false, false)));
+        assert_eq!(parse_yes_no("Maybe yes, maybe no."), None);
+        assert_eq!(parse_number("There are 12 apples."), Some((12.0, false)));
+        assert_eq!(parse_number("[[3.5]]"), Some((3.5, true)));
+        assert_eq!(parse_number("Answer: 1,234 meters"), Some((1234.0, true)));
+        assert_eq!(parse_number("I count three chairs"), Some((3.0, false)));
+        assert_eq!(parse_number("no number here"), None);
+    }
+
+    #[test]
+    fn scoring_uses_the_rows_gold_and_mra() {
+        let mut s = Sample::new("1", "How many?", "10");
+        s.answer_format = AnswerFormat::Numeric;
+        let t = |x: &str| Response::Text(x.into());
+        assert_eq!(score(&s, &t("10"), MraRule::Strict).score, 1.0);
+        assert!((score(&s, &t("about 8"), MraRule::Strict).score - 0.6).abs() < 1e-9);
+        let mut o = Sample::new("2", "What organ?", "the liver");
+        o.answer_format = AnswerFormat::Open;
+        assert_eq!(score(&o, &t("Liver."), MraRule::Strict).score, 1.0);
+        assert_eq!(score(&o, &t("[[liver]]"), MraRule::Strict).score, 1.0);
+        assert_eq!(score(&o, &t("kidney"), MraRule::Strict).score, 0.0);
+        let a = score(&o, &t("I cannot see the image, so no diagnosis can be made."), MraRule::Strict);
+        assert!(a.abstained && a.score == 0.0 && !a.parsed);
+    }
+
+    #[test]
+    fn explicit_answers_beat_hedges_and_indices_are_checked() {
+        let mut s = Sample::new("1", "Which?", "b");
+        s.answer_format = AnswerFormat::MultipleChoice;
+        s.options = opts(&["a", "b"]);
+        s.answer_index = Some(1);
+        let hedge = score(&s, &Response::Text("Without the image I can only guess: [[B]]".into()), MraRule::Strict);
+        assert!(!hedge.abstained && hedge.score == 1.0);
+        let refuse = score(&s, &Response::Text("I cannot see the image.".into()), MraRule::Strict);
+        assert!(refuse.abstained && refuse.score == 0.0);
+        assert_eq!(score(&s, &Response::Index(1), MraRule::Strict).score, 1.0);
+        let unparsed = score(&s, &Response::Index(-1), MraRule::Strict);
+        assert!(!unparsed.parsed && unparsed.score == 0.0);
+        assert!(!score(&s, &Response::Index(7), MraRule::Strict).parsed);
+        assert!(score(&s, &Response::Text("  ".into()), MraRule::Strict).empty);
+    }
+}

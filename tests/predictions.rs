@@ -1,0 +1,360 @@
+//! Predictions import: the shared ScienceQA result files reproduce the
+//! leaderboard, the parser agrees with the published parses on the real
+//! responses, and every importer (generic, lmms-eval, VLMEvalKit, index maps)
+//! maps rows to blindspot ids and keeps their locations.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use blindspot::metrics::{GroupKey, MetricsConfig, metrics, percent2, score_all};
+use blindspot::predictions::parse::{parse_choice, parse_number, parse_yes_no};
+use blindspot::predictions::{Manifest, PredictionFile, Response, Source, detect, import_all};
+use blindspot::sample::{AnswerFormat, Sample};
+use common::{data_dir, ingest_pipeline, root};
+
+fn sqa_file(name: &str) -> PathBuf {
+    data_dir().join("scienceqa/predictions").join(name)
+}
+
+fn scienceqa() -> Vec<Sample> {
+    ingest_pipeline(&root().join("tests/pipelines/scienceqa.toml")).samples
+}
+
+fn file(path: &Path, model: Option<&str>) -> PredictionFile {
+    PredictionFile { path: path.to_path_buf(), model: model.map(str::to_string), source: None }
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/predictions").join(name)
+}
+
+fn questions() -> Vec<Sample> {
+    blindspot::cli::metrics::read_rows(&fixture("questions.jsonl")).unwrap()
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn scienceqa_result_files_reproduce_the_leaderboard() {
+    let samples = scienceqa();
+    let files = [
+        ("GPT-3 CoT (ALE)", "gpt3_cot_QCM-ALE_2shot_seed3.json"),
+        ("LLaVA-13B", "llava-13b-v0_finetuned_result.json"),
+        ("LLaVA-1.5-13B", "llava-v1.5-13b_result.json"),
+    ];
+    let pf: Vec<PredictionFile> = files.iter().map(|(m, f)| file(&sqa_file(f), Some(m))).collect();
+    for p in &pf {
+        assert_eq!(detect(&p.path).unwrap(), Source::IndexMap, "{}", p.path.display());
+    }
+    let imported = import_all(&pf, None).unwrap();
+    assert_eq!(imported.predictions.len(), 3 * 4241);
+    let cfg = MetricsConfig { group_by: vec![GroupKey::Meta("context_groups".into())], ..MetricsConfig::default() };
+    let report = metrics(&samples, &imported, &cfg).unwrap();
+    assert_eq!(report.scored.unknown_count, 0);
+    let cell = |m: &str| &report.cells[m]["original"];
+    let pct = |m: &str, g: Option<&str>| match g {
+        None => percent2(cell(m).accuracy),
+        Some(g) => percent2(cell(m).groups["meta:context_groups"][g].accuracy),
+    };
+    // scienceqa.github.io leaderboard (published/leaderboard.md).
+    let gpt3 = "GPT-3 CoT (ALE)";
+    assert_eq!(
+        (pct(gpt3, None), pct(gpt3, Some("TXT")), pct(gpt3, Some("IMG")), pct(gpt3, Some("NO"))),
+        (75.17, 74.68, 67.43, 79.93)
+    );
+    let llava = "LLaVA-13B";
+    assert_eq!(
+        (pct(llava, None), pct(llava, Some("TXT")), pct(llava, Some("IMG")), pct(llava, Some("NO"))),
+        (90.92, 89.49, 88.00, 90.66)
+    );
+    // LLaVA-1.5 paper: ScienceQA-IMG 71.6; its result file: 74.39 overall.
+    assert_eq!((pct("LLaVA-1.5-13B", Some("IMG")), pct("LLaVA-1.5-13B", None)), (71.64, 74.39));
+    for m in [gpt3, llava, "LLaVA-1.5-13B"] {
+        assert_eq!(cell(m).n, 4241);
+        assert_eq!(cell(m).missing, Some(0));
+    }
+    // The −1 entries (LLaVA-1.5's unparsed replies) are unparsed and wrong.
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sqa_file("llava-v1.5-13b_result.json")).unwrap()).unwrap();
+    let minus_one = raw["results"].as_object().unwrap().values().filter(|v| v.as_i64() == Some(-1)).count();
+    assert_eq!(minus_one, 38);
+    assert_eq!(cell("LLaVA-1.5-13B").unparsed, minus_one);
+    assert_eq!(cell(gpt3).unparsed, 0);
+    // The CI brackets the accuracy and is tight at n = 4241.
+    let (lo, hi) = cell(gpt3).ci95;
+    assert!(lo < 0.7517 && 0.7517 < hi && hi - lo < 0.03, "{lo} {hi}");
+}
+
+/// The published parse (`results`) of every non-empty free-text response
+/// (`outputs`) of a result file, against blindspot's parser.
+fn agreement(name: &str, samples: &[Sample]) -> (usize, usize, Vec<String>) {
+    let raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(sqa_file(name)).unwrap()).unwrap();
+    let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    // ScienceQA's scorer takes `The answer is ([A-Z]).` when it matches exactly once and
+    // draws a random option otherwise: those published indices are chance, not a parse.
+    let official = regex::Regex::new(r"The answer is ([A-Z]).").unwrap();
+    let (mut same, mut total, mut differ) = (0, 0, Vec::new());
+    for (pid, text) in raw["outputs"].as_object().unwrap() {
+        let text = text.as_str().unwrap();
+        let drawn = name.starts_with("gpt3") && official.find_iter(text).count() != 1;
+        if text.trim().is_empty() || drawn {
+            continue;
+        }
+        let s = by_id[pid.as_str()];
+        let published = raw["results"][pid].as_i64().unwrap();
+        let ours = parse_choice(text, &s.options).map_or(-1, |c| c.index as i64);
+        total += 1;
+        if ours == published {
+            same += 1;
+        } else if differ.len() < 5 {
+            differ.push(format!("{pid}: published {published}, ours {ours}: {:?}", &text[..text.len().min(160)]));
+        }
+    }
+    (same, total, differ)
+}
+
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn parser_agrees_with_the_published_parses_of_real_responses() {
+    let samples = scienceqa();
+    // GPT-3 CoT: "The answer is B. BECAUSE: ..."; LLaVA-13B: "... The answer is B.";
+    // LLaVA-1.5: "B", "C. metaphor", "B is the run-on sentence." (−1 when out of range).
+    for (name, min_total) in [
+        ("gpt3_cot_QCM-ALE_2shot_seed3.json", 3992),
+        ("llava-13b-v0_finetuned_result.json", 4241),
+        ("llava-v1.5-13b_result.json", 4241),
+    ] {
+        let (same, total, differ) = agreement(name, &samples);
+        println!("{name}: {same}/{total} responses parsed as published; first differences: {differ:#?}");
+        assert!(total >= min_total, "{name}: {total} non-empty responses");
+        assert_eq!(same, total, "{name}: {differ:#?}");
+    }
+}
+
+#[test]
+fn real_response_strings_parse() {
+    // Verbatim from the shared ScienceQA result files (pid 4 and 5, and LLaVA-1.5's −1 cases).
+    let two = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+    let figures = two("chiasmus", "apostrophe");
+    let gpt3 = "The answer is B. BECAUSE: An apostrophe is a figure of speech in which a speaker or writer addresses an absent person, an inanimate object, or a concept.\\nIn the text, the speaker is addressing the goddess. The goddess is absent. So, the figure of speech used in the text is an apostrophe.";
+    assert_eq!(parse_choice(gpt3, &figures).map(|c| (c.index, c.explicit)), Some((1, true)));
+    let llava = "Assistant: LECTURE: Figures of speech are words or phrases that use language in a nonliteral or unusual way.\nApostrophe is a direct address to an absent person or a nonhuman entity.\nSOLUTION: The text uses apostrophe, a direct address to an absent person or a nonhuman entity.\nSing, O goddess, is a direct address to the goddess Diomedes.\n The answer is B.";
+    assert_eq!(parse_choice(llava, &figures).map(|c| c.index), Some(1));
+    assert_eq!(parse_choice("B", &figures).map(|c| c.index), Some(1));
+    let three = vec!["simile".to_string(), "hyperbole".to_string(), "metaphor".to_string()];
+    assert_eq!(parse_choice("C. metaphor", &three).map(|c| c.index), Some(2));
+    assert_eq!(parse_choice("C. metaphor", &figures), None, "C is out of range for two options");
+    assert_eq!(parse_choice("B is the run-on sentence.", &figures), None);
+    let common = two("rare", "common");
+    assert_eq!(parse_choice("C. common", &common), None, "LLaVA-1.5 on pid 4871: a label beyond the options");
+    // The Mirage paper's prompt format, and yes/no / numeric replies.
+    assert_eq!(parse_choice("Looking at the microscopy... [[A]]", &figures).map(|c| c.index), Some(0));
+    assert_eq!(parse_yes_no("Yes"), Some((true, true)));
+    assert_eq!(parse_number("[[3]]"), Some((3.0, true)));
+}
+
+#[test]
+fn generic_files_in_every_format_keep_their_locations() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("preds.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"model\": \"m1\", \"id\": \"q1\", \"response\": \"(B)\"}\n\n{\"model\": \"m1\", \"id\": \"q2\", \"prediction\": \"Answer: B\"}\n{\"model\": \"m1\", \"id\": \"nope\", \"response\": \"A\"}\n",
+    )
+    .unwrap();
+    let csv = dir.path().join("preds.csv");
+    std::fs::write(&csv, "model,id,response\nm2,q3,\"No, it is clear.\"\nm2,q4,twelve\nm2,q4,13\n").unwrap();
+    let imported = import_all(&[file(&jsonl, None), file(&csv, None)], None).unwrap();
+    assert_eq!(imported.predictions.len(), 6);
+    assert_eq!(imported.predictions[1].loc.to_string(), format!("{}:3", blindspot::error::display_path(&jsonl)));
+    assert_eq!(imported.predictions[4].loc.to_string(), format!("{}:3", blindspot::error::display_path(&csv)));
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    assert_eq!(scored.unknown_count, 1);
+    assert!(scored.unknown[0].location.ends_with("preds.jsonl:4"), "{:?}", scored.unknown);
+    assert_eq!(scored.duplicate_count, 1);
+    let s = |m: &str| scored.cell(m, "original").unwrap().iter().map(|i| i.outcome.score).collect::<Vec<_>>();
+    assert_eq!(s("m1"), vec![1.0, 1.0]);
+    assert_eq!(s("m2"), vec![0.0, 1.0], "q3 is yes; 'twelve' is 12 (the repeated 13 is ignored)");
+    // Without a model column the command line names it; without either it is a located error.
+    let nomodel = dir.path().join("nomodel.jsonl");
+    std::fs::write(&nomodel, "{\"id\": \"q1\", \"response\": \"B\"}\n").unwrap();
+    assert_eq!(import_all(&[file(&nomodel, Some("gpt"))], None).unwrap().predictions[0].model, "gpt");
+    let err = import_all(&[file(&nomodel, None)], None).unwrap_err().to_string();
+    assert!(err.contains("nomodel.jsonl:1") && err.contains("\"model\"") && err.contains("MODEL=FILE"), "{err}");
+}
+
+#[test]
+fn parquet_predictions_import() {
+    use arrow::array::{RecordBatch, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.parquet");
+    let batch = RecordBatch::try_from_iter([
+        ("model", Arc::new(StringArray::from(vec!["m", "m"])) as _),
+        ("id", Arc::new(StringArray::from(vec!["q1", "q2"])) as _),
+        ("response", Arc::new(StringArray::from(vec![Some("[[B]]"), None])) as _),
+    ])
+    .unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let imported = import_all(&[file(&path, None)], None).unwrap();
+    assert_eq!(imported.files[0].source, Source::Generic);
+    assert_eq!(imported.predictions[1].response, Response::Text(String::new()), "a null response is empty");
+    assert!(imported.predictions[1].loc.to_string().ends_with("p.parquet: row 2"));
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let items = scored.cell("m", "original").unwrap();
+    assert_eq!((items[0].outcome.score, items[1].outcome.empty), (1.0, true));
+}
+
+/// Variant rows of the fixture questions and a harness export of them.
+fn exported(harness: &str, out: &Path) -> (Vec<Sample>, serde_json::Value) {
+    let qs = questions();
+    let kinds = vec![
+        blindspot::variants::KindSel::One(blindspot::variants::Kind::OptionShuffle),
+        blindspot::variants::KindSel::One(blindspot::variants::Kind::GoldRemoved),
+    ];
+    let cfg = blindspot::variants::VariantsConfig { kinds, ..Default::default() };
+    let v = blindspot::variants::generate(&qs, &cfg, 42).unwrap();
+    let mut configs = vec![blindspot::export::Config { name: "original".into(), files: vec![], rows: qs.clone() }];
+    let mut rows = qs;
+    for k in &v.kinds {
+        configs.push(blindspot::export::Config { name: k.kind.name(), files: vec![], rows: k.rows.clone() });
+        rows.extend(k.rows.iter().cloned());
+    }
+    std::fs::create_dir_all(out).unwrap();
+    let manifest = match harness {
+        "vlmevalkit" => blindspot::export::vlmevalkit::export(&configs, "Fix", out).unwrap(),
+        _ => blindspot::export::lmms_eval::export(&configs, "fix", out, out).unwrap(),
+    };
+    (rows, manifest)
+}
+
+#[test]
+fn vlmevalkit_results_map_through_the_manifest_or_blindspot_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, _) = exported("vlmevalkit", dir.path());
+    let manifest = Manifest::load(&dir.path().join("manifest.json")).unwrap();
+    assert!(manifest.vlmevalkit.contains_key("Fix_option_shuffle"));
+    // A result TSV as VLMEvalKit writes it: <model>_<dataset>.tsv, index + prediction, no blindspot_id.
+    let shuffle_rows: Vec<&Sample> = rows.iter().filter(|r| r.variant.as_deref() == Some("option_shuffle")).collect();
+    let mut tsv = String::from("index\tquestion\tanswer\tprediction\n");
+    for (i, r) in shuffle_rows.iter().enumerate() {
+        let gold = (b'A' + r.answer_index.unwrap() as u8) as char;
+        tsv.push_str(&format!("{i}\tq\t{gold}\tThe answer is {gold}.\n"));
+    }
+    tsv.push_str("99\tq\tA\tA\n");
+    let result = dir.path().join("GPT4o_Fix_option_shuffle.tsv");
+    std::fs::write(&result, &tsv).unwrap();
+    assert_eq!(detect(&result).unwrap(), Source::VlmEvalKit);
+    let err = import_all(&[file(&result, None)], Some(&manifest)).unwrap_err().to_string();
+    assert!(err.contains("GPT4o_Fix_option_shuffle.tsv:") && err.contains("index \"99\""), "{err}");
+    std::fs::write(&result, tsv.lines().filter(|l| !l.starts_with("99")).collect::<Vec<_>>().join("\n")).unwrap();
+    let imported = import_all(&[file(&result, None)], Some(&manifest)).unwrap();
+    assert_eq!(imported.predictions[0].model, "GPT4o", "the model is the result name without the dataset");
+    let scored = score_all(&rows, &imported.predictions, &MetricsConfig::default()).unwrap();
+    let cell = scored.cell("GPT4o", "option_shuffle").unwrap();
+    assert_eq!(cell.len(), shuffle_rows.len());
+    assert!(cell.iter().all(|i| i.outcome.score == 1.0), "scored against the shuffled row's own gold");
+    // Without the manifest nothing maps: a located error saying what to do.
+    let err = import_all(&[file(&result, None)], None).unwrap_err().to_string();
+    assert!(err.contains("--manifest"), "{err}");
+}
+
+#[test]
+fn vlmevalkit_xlsx_is_read_with_its_rows() {
+    let path = fixture("vlmevalkit_result.xlsx");
+    assert_eq!(detect(&path).unwrap(), Source::VlmEvalKit);
+    let imported = import_all(&[file(&path, Some("GPT4o"))], None).unwrap();
+    assert_eq!(imported.predictions.len(), 5);
+    assert_eq!(imported.predictions[1].response, Response::Text("The answer is (B).".into()));
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    assert_eq!(scored.unknown_count, 1);
+    assert!(scored.unknown[0].location.ends_with("vlmevalkit_result.xlsx: row 6"), "{:?}", scored.unknown[0]);
+    let cell = scored.cell("GPT4o", "original").unwrap();
+    let got: Vec<(f64, bool)> = cell.iter().map(|i| (i.outcome.score, i.outcome.abstained)).collect();
+    assert_eq!(got, vec![(1.0, false), (1.0, false), (0.0, true), (1.0, false)]);
+}
+
+#[test]
+fn lmms_eval_samples_map_by_echoed_id_or_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, manifest_json) = exported("lmms-eval", dir.path());
+    let manifest = Manifest::load(&dir.path().join("manifest.json")).unwrap();
+    let task = manifest_json["tasks"][1]["task"].as_str().unwrap().to_string();
+    let ids = &manifest.lmms_eval[&task];
+    let model_dir = dir.path().join("llava-onevision");
+    std::fs::create_dir_all(&model_dir).unwrap();
+    // Plain lmms-eval records: doc_id + resps (mapped by the manifest) ...
+    let by_id: BTreeMap<&str, &Sample> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut lines = String::new();
+    for (doc, id) in ids.iter().enumerate() {
+        let gold = (b'A' + by_id[id.as_str()].answer_index.unwrap() as u8) as char;
+        lines.push_str(&serde_json::json!({"doc_id": doc, "target": gold.to_string(), "resps": [[format!("{gold}")]], "filtered_resps": [format!("{gold}")]}).to_string());
+        lines.push('\n');
+    }
+    // ... and one with blindspot's echoed id (the exported utils.py).
+    lines.push_str(&serde_json::json!({"doc_id": 0, "blindspot": {"id": "q2", "prediction": "[[B]]"}}).to_string());
+    lines.push('\n');
+    let path = model_dir.join(format!("20260101_120000_samples_{task}.jsonl"));
+    std::fs::write(&path, lines).unwrap();
+    assert_eq!(detect(&path).unwrap(), Source::LmmsEval);
+    let imported = import_all(&[file(&path, None)], Some(&manifest)).unwrap();
+    assert_eq!(imported.predictions.len(), ids.len() + 1);
+    assert!(imported.predictions.iter().all(|p| p.model == "llava-onevision"), "the folder names the model");
+    let scored = score_all(&rows, &imported.predictions, &MetricsConfig::default()).unwrap();
+    let kind = manifest_json["tasks"][1]["config"].as_str().unwrap();
+    assert!(scored.cell("llava-onevision", kind).unwrap().iter().all(|i| i.outcome.score == 1.0));
+    assert_eq!(scored.cell("llava-onevision", "original").unwrap()[0].outcome.score, 1.0);
+    // Without manifest or echoed id: a located error.
+    let err = import_all(&[file(&path, None)], None).unwrap_err().to_string();
+    assert!(err.contains("_samples_") && err.contains("--manifest"), "{err}");
+}
+
+#[test]
+fn unparseable_responses_are_wrong_never_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("junk.jsonl");
+    let long = "Z".repeat(200_000);
+    let junk = [
+        "",
+        "   ",
+        "\u{1F600}\u{1F600}",
+        "[[",
+        "]]][[[",
+        "(((((",
+        "answer is",
+        "The answer is Q.",
+        &long,
+        "-",
+        "1e309",
+        "NaN",
+    ];
+    let mut text = String::new();
+    for (i, j) in junk.iter().enumerate() {
+        for id in ["q1", "q3", "q4", "q5"] {
+            text.push_str(&serde_json::json!({"model": format!("m{i}"), "id": id, "response": j}).to_string());
+            text.push('\n');
+        }
+    }
+    text.push_str("{\"model\": \"n\", \"id\": \"q4\", \"response\": 12}\n");
+    std::fs::write(&path, text).unwrap();
+    let imported = import_all(&[file(&path, None)], None).unwrap();
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    for (m, conds) in &scored.cells {
+        for it in &conds["original"] {
+            if m != "n" {
+                assert!(it.outcome.score <= f64::EPSILON || it.id == "q4", "{m} {}: {:?}", it.id, it.outcome);
+            }
+        }
+    }
+    assert_eq!(scored.cell("n", "original").unwrap()[0].outcome.score, 1.0, "a numeric JSON response is text 12");
+    let q4 = samples_by_format(AnswerFormat::Numeric);
+    assert_eq!(q4, vec!["q4"]);
+}
+
+fn samples_by_format(f: AnswerFormat) -> Vec<String> {
+    questions().into_iter().filter(|s| s.answer_format == f).map(|s| s.id).collect()
+}

@@ -137,3 +137,50 @@ fn the_lock_file_proves_a_rebuild() {
     assert!(stderr.contains("does not match the lock: the build's inputs differ"), "{stderr}");
     assert_eq!(common::files_below(work.path()), before);
 }
+
+/// `[predictions]` in a pipeline: `build` scores the files against the
+/// release and writes `report/metrics.json`, with the pipeline's own paths
+/// (never the build machine's) and unknown ids counted.
+#[test]
+fn predictions_in_a_pipeline_give_report_metrics() {
+    let work = common::fixture_workspace();
+    let preds = [
+        r#"{"model": "m1", "id": "c1", "response": "The answer is C."}"#,
+        r#"{"model": "m1", "id": "c2", "response": "yes"}"#,
+        r#"{"model": "m1", "id": "c10", "response": "2"}"#,
+        r#"{"model": "m1", "id": "c3", "response": "sleeping"}"#,
+        r#"{"model": "m1", "id": "nope", "response": "A"}"#,
+    ];
+    std::fs::create_dir(work.path().join("preds")).unwrap();
+    std::fs::write(work.path().join("preds/m1.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[predictions]\nfiles = [{{ path = \"preds/m1.jsonl\" }}]\n\n[metrics]\nresamples = 200\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/report/metrics.json")).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(text.contains("\"preds/m1.jsonl\""), "{text}");
+    assert!(!text.contains(&work.path().display().to_string()), "an absolute path leaked: {text}");
+    assert_eq!(text.matches("\"nope\"").count(), 1, "the unknown id is listed once: {text}");
+    // Three of four right (c10 answers 2 for 1); the unknown id is counted.
+    let cell = &m["models"]["m1"]["conditions"]["original"];
+    assert_eq!((cell["n"].as_u64(), cell["accuracy"].as_f64()), (Some(4), Some(0.75)), "{m:#}");
+    assert_eq!(m["import"]["unknown_ids"]["count"], 1, "{m:#}");
+    assert_eq!(m["settings"]["resamples"], 200);
+
+    // A missing prediction file is a located error at validate time.
+    std::fs::write(
+        work.path().join("bad.toml"),
+        format!("{toml}\n[predictions]\nfiles = [{{ path = \"preds/none.jsonl\", format = \"csvv\" }}]\n"),
+    )
+    .unwrap();
+    let out = blindspot().current_dir(work.path()).args(["validate", "bad.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("predictions.files[0].format") && err.contains("csvv"), "{err}");
+}

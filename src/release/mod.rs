@@ -107,11 +107,12 @@ fn write_variants(
     samples: &[crate::sample::Sample],
     dir: &Path,
     embed: Embed,
-) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
+    keep_rows: bool,
+) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>, Vec<crate::sample::Sample>)> {
     use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
-    let Some(cfg) = &pipeline.variants else { return Ok((Vec::new(), Vec::new())) };
+    let Some(cfg) = &pipeline.variants else { return Ok((Vec::new(), Vec::new(), Vec::new())) };
     let seed = cfg.seed.unwrap_or(pipeline.dataset.seed);
-    let (mut configs, mut infos) = (Vec::new(), Vec::new());
+    let (mut configs, mut infos, mut kept_rows) = (Vec::new(), Vec::new(), Vec::new());
     for kind in expand_kinds(&cfg.kinds, samples) {
         let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
         let v = generate(samples, &one, seed)?;
@@ -144,9 +145,47 @@ fn write_variants(
                 skipped: k.skipped,
                 config,
             });
+            if keep_rows {
+                kept_rows.extend(k.rows.into_iter().map(|mut r| {
+                    // Scoring needs the text and gold, not the image bytes.
+                    r.images.iter_mut().for_each(|i| i.bytes = None);
+                    r
+                }));
+            }
         }
     }
-    Ok((configs, infos))
+    Ok((configs, infos, kept_rows))
+}
+
+/// Scores the pipeline's prediction files against the kept questions and the
+/// variant rows; paths in the report are the ones the pipeline wrote, so the
+/// bytes do not depend on where the build runs.
+fn metrics_json(plan: &crate::spec::MetricsPlan, mut rows: Vec<crate::sample::Sample>) -> Result<serde_json::Value> {
+    use crate::predictions::{Manifest, import_all};
+    let mut manifest: Option<Manifest> = None;
+    for path in &plan.manifests {
+        let m = Manifest::load(path)?;
+        match &mut manifest {
+            Some(all) => all.merge(m),
+            None => manifest = Some(m),
+        }
+    }
+    let mut imported = import_all(&plan.files, manifest.as_ref())?;
+    let written: BTreeMap<String, &String> =
+        plan.files.iter().zip(&plan.written).map(|(f, w)| (display_path(&f.path), w)).collect();
+    for f in &mut imported.files {
+        if let Some(w) = written.get(&f.file) {
+            f.file = (*w).clone();
+        }
+    }
+    for p in &mut imported.predictions {
+        if let Some(w) = written.get(p.loc.file.as_ref()) {
+            p.loc.file = w.as_str().into();
+        }
+    }
+    rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
+    let report = crate::metrics::metrics(&rows, &imported, &plan.config)?;
+    Ok(report.to_json(&imported))
 }
 
 /// Builds the release of `pipeline` under `out_root`.
@@ -211,8 +250,19 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         }
     }
     // Variants stress the set being published: the kept questions.
-    let (variant_configs, variants) = write_variants(pipeline, &kept, dir, embed)?;
+    let (variant_configs, variants, variant_rows) =
+        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())?;
     configs.extend(variant_configs);
+    if let Some(plan) = &pipeline.metrics {
+        let mut rows = kept.clone();
+        rows.extend(variant_rows);
+        let json = metrics_json(plan, rows)?;
+        let path = dir.join("report/metrics.json");
+        mkdir_for(&path)?;
+        let mut text = serde_json::to_string_pretty(&json).map_err(|e| Error::Bug(e.to_string()))?;
+        text.push('\n');
+        parquet::write_bytes(&path, text.as_bytes())?;
+    }
 
     if !ingested.rejected.is_empty() {
         let path = dir.join("report/rejected.jsonl");

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod wire;
 
 pub use plan::{
-    Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, Pipeline, PrunePlan, TemplatePart,
+    Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, MetricsPlan, Pipeline, PrunePlan,
+    TemplatePart,
 };
 pub use wire::{AnswerKind, OnInvalid, PipelineWire};

@@ -32,6 +32,8 @@ pub struct Pipeline {
     pub variants: Option<crate::variants::VariantsConfig>,
     /// Pruning (`None` when the `[prune]` section is absent).
     pub prune: Option<PrunePlan>,
+    /// Metrics from model predictions (`None` without `[predictions]`).
+    pub metrics: Option<MetricsPlan>,
     pub datasheet: BTreeMap<String, String>,
 }
 
@@ -387,6 +389,7 @@ impl Pipeline {
         let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
         let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
         let prune = w.prune.as_ref().map(|p| prune_plan(p, dataset.seed, ctx));
+        let metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
@@ -397,6 +400,7 @@ impl Pipeline {
             run_diagnose: w.diagnose.is_some(),
             variants,
             prune,
+            metrics,
             datasheet: w.datasheet,
         }
     }
@@ -438,6 +442,82 @@ fn diagnose_config(
         }
     }
     cfg
+}
+
+/// Validated `[predictions]` and `[metrics]` sections.
+#[derive(Debug, Clone)]
+pub struct MetricsPlan {
+    /// Paths resolved against the pipeline's folder.
+    pub files: Vec<crate::predictions::PredictionFile>,
+    /// Each file's path as written in the pipeline (what reports show).
+    pub written: Vec<String>,
+    pub manifests: Vec<PathBuf>,
+    pub config: crate::metrics::MetricsConfig,
+}
+
+fn metrics_plan(
+    p: Option<&super::wire::PredictionsWire>,
+    m: Option<&super::wire::MetricsWire>,
+    seed: u64,
+    ctx: &mut Ctx<'_>,
+) -> Option<MetricsPlan> {
+    use crate::metrics::{GroupKey, MetricsConfig};
+    use crate::predictions::{PredictionFile, Source};
+    let Some(p) = p else {
+        if m.is_some() {
+            ctx.err("metrics", "[metrics] has no predictions to score").help =
+                Some("add a [predictions] section with `files = [{ path = \"...\" }]`".into());
+        }
+        return None;
+    };
+    if p.files.is_empty() {
+        ctx.err("predictions.files", "no prediction files listed").help =
+            Some("list files as `files = [{ path = \"preds.jsonl\", model = \"my-model\" }]`".into());
+    }
+    let mut plan = MetricsPlan {
+        files: Vec::new(),
+        written: Vec::new(),
+        manifests: Vec::new(),
+        config: MetricsConfig { seed, strict: p.strict, ..MetricsConfig::default() },
+    };
+    for (i, f) in p.files.iter().enumerate() {
+        let key = format!("predictions.files[{i}].path");
+        let Some(path) = ctx.resolve(&key, &f.path) else { continue };
+        let source = match f.format.as_deref().map(Source::parse) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => {
+                ctx.err(&format!("predictions.files[{i}].format"), e);
+                None
+            }
+        };
+        plan.files.push(PredictionFile { path, model: f.model.clone(), source });
+        plan.written.push(f.path.clone());
+    }
+    for (i, raw) in p.manifest.iter().enumerate() {
+        if let Some(path) = ctx.resolve(&format!("predictions.manifest[{i}]"), raw) {
+            plan.manifests.push(path);
+        }
+    }
+    if let Some(m) = m {
+        plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples).max(1);
+        if let Some(r) = m.mra {
+            plan.config.mra = match r {
+                super::wire::MraWire::Strict => crate::diagnose::MraRule::Strict,
+                super::wire::MraWire::Inclusive => crate::diagnose::MraRule::Inclusive,
+            };
+        }
+        for g in &m.group_by {
+            match GroupKey::parse(g) {
+                Ok(k) => plan.config.group_by.push(k),
+                Err(e) => {
+                    ctx.err("metrics.group-by", e).help = Some("write \"question_type\" or \"meta:FIELD\"".into())
+                }
+            }
+        }
+        plan.config.llm_bases = m.llm_bases.clone();
+    }
+    Some(plan)
 }
 
 /// A validated `[prune]` section.

@@ -25,6 +25,10 @@ pub struct PipelineWire {
     /// Remove the questions a blind model answers (IBP, AFLite, or the random control);
     /// the release's default config keeps the rest, `full` and `removed` hold all and the removed.
     pub prune: Option<PruneWire>,
+    /// Model prediction files; their presence makes `build` write `report/metrics.json`.
+    pub predictions: Option<PredictionsWire>,
+    /// Settings of the metrics computed from `[predictions]`.
+    pub metrics: Option<MetricsWire>,
     /// How the release is written.
     #[serde(default)]
     pub release: ReleaseWire,
@@ -395,4 +399,46 @@ pub struct PruneWire {
     pub train_fraction: Option<f64>,
     /// AFLite: predictability at or above which a question may go (default 0.75).
     pub tau: Option<f64>,
+}
+
+/// Model predictions to score (generic `model,id,response` JSONL/CSV/Parquet,
+/// lmms-eval `--log_samples`, VLMEvalKit results, `id -> option index` maps).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PredictionsWire {
+    /// Prediction files, relative to the pipeline file.
+    pub files: Vec<PredictionFileWire>,
+    /// `manifest.json` files written by `blindspot export`, mapping harness rows to ids.
+    #[serde(default)]
+    pub manifest: Vec<String>,
+    /// Predictions naming unknown ids, or repeated, are errors (default: counted and listed).
+    #[serde(default)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PredictionFileWire {
+    /// The file, relative to the pipeline file.
+    pub path: String,
+    /// The model's name, where the file does not say it (default: from the file).
+    pub model: Option<String>,
+    /// `generic`, `lmms-eval`, `vlmevalkit` or `index-map` (default: detected).
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MetricsWire {
+    /// Bootstrap resamples per accuracy (default 1000).
+    #[schemars(range(min = 1))]
+    pub resamples: Option<usize>,
+    /// Numeric answers: `strict` (default) or `inclusive`.
+    pub mra: Option<MraWire>,
+    /// Accuracy broken down by `question_type` or `meta:FIELD`.
+    #[serde(default)]
+    pub group_by: Vec<String>,
+    /// MMStar leakage: a model's LLM backbone evaluated text-only (`"vlm" = "llm"`).
+    #[serde(default)]
+    pub llm_bases: BTreeMap<String, String>,
 }

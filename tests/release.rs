@@ -184,3 +184,49 @@ fn predictions_in_a_pipeline_give_report_metrics() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("predictions.files[0].format") && err.contains("csvv"), "{err}");
 }
+
+/// `[prune] method = "bclean"`: the questions any model answers correctly in
+/// mirage mode go to the `removed` config with their reason; the rest is the
+/// default config; `report/bclean.json` has the per-model counts.
+#[test]
+fn bclean_in_a_pipeline_removes_what_models_answer_without_the_image() {
+    let work = common::fixture_workspace();
+    let preds = [
+        // m1 answers c1 right without the image, m2 answers c2 right; c3 is wrong for both.
+        r#"{"model": "m1", "id": "c1::mirage", "response": "C"}"#,
+        r#"{"model": "m1", "id": "c2::mirage", "response": "no"}"#,
+        r#"{"model": "m1", "id": "c3::mirage", "response": "eating"}"#,
+        r#"{"model": "m2", "id": "c1::mirage", "response": "A"}"#,
+        r#"{"model": "m2", "id": "c2::mirage", "response": "yes"}"#,
+        r#"{"model": "m1", "id": "c1", "response": "C"}"#,
+        r#"{"model": "m2", "id": "c1", "response": "C"}"#,
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[prune]\nmethod = \"bclean\"\n\n[predictions]\nfiles = [{{ path = \"preds.jsonl\" }}]\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(rel.join("report/bclean.json")).unwrap()).unwrap();
+    assert_eq!(b["union"], 2, "{b:#}");
+    assert_eq!(b["kept_count"], 2, "{b:#}");
+    let p: serde_json::Value = serde_json::from_slice(&std::fs::read(rel.join("report/prune.json")).unwrap()).unwrap();
+    let removed: Vec<&str> = p["removed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(removed, ["c1", "c2"]);
+    assert!(p["removed"][0]["reason"].as_str().unwrap().contains("m1"), "{p:#}");
+    let kept = std::fs::read_to_string(rel.join("report/kept_ids.txt")).unwrap();
+    assert_eq!(kept.lines().collect::<Vec<_>>(), ["c3", "c10"]);
+    assert!(rel.join("removed/test-00000-of-00001.parquet").is_file());
+
+    // Without predictions B-Clean is a located validation error.
+    std::fs::write(work.path().join("bad.toml"), format!("{toml}\n[prune]\nmethod = \"bclean\"\n")).unwrap();
+    let out = blindspot().current_dir(work.path()).args(["validate", "bad.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("prune.method") && err.contains("predictions"), "{err}");
+}

@@ -95,7 +95,33 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         let key = StageCache::key("prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
         cache.get_or("prune", &key, || prune(&ingested.samples, cfg, &p.diagnose))
     };
-    let pruned = p.prune.as_ref().map(|plan| run(&plan.config));
+    let mut bclean_report = None;
+    let pruned = match p.prune.as_ref() {
+        Some(plan) if plan.config.method == Method::Bclean => {
+            let m = p
+                .metrics
+                .as_ref()
+                .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
+            let imported = crate::release::import_predictions(m)?;
+            let scored = crate::metrics::score_all(&ingested.samples, &imported.predictions, &m.config)?;
+            let bcfg = crate::prune::bclean::BCleanConfig {
+                models: plan.config.bclean_models.clone(),
+                step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
+                ..Default::default()
+            };
+            let report = crate::prune::bclean::bclean(&ingested.samples, &scored, &bcfg)?;
+            let pr = crate::prune::bclean_pruned(
+                &ingested.samples,
+                &report,
+                &plan.config,
+                p.run_diagnose.then_some(&p.diagnose),
+            );
+            bclean_report = Some(report);
+            Some(pr)
+        }
+        Some(plan) => Some(run(&plan.config)),
+        None => None,
+    };
     let control = p
         .prune
         .as_ref()
@@ -114,6 +140,7 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         diagnosis: diagnosis.as_ref(),
         pruned: pruned.as_ref(),
         control: control.as_ref(),
+        bclean: bclean_report.as_ref(),
     };
     let outcome = write_release(p, &stages, out_dir)?;
     Ok(Built { ingested, diagnosis, pruned, outcome })

@@ -96,6 +96,11 @@ pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
     let dcfg = tst_config(pipeline.as_ref(), &args.tst)?;
     let (cfg, control) = prune_config(pipeline.as_ref(), args, dcfg.seed)?;
+    if cfg.method == Method::Bclean {
+        return Err(flag_error(
+            "B-Clean needs model predictions: run `blindspot metrics --bclean`, or use a pipeline with [predictions] and `blindspot build`".into(),
+        ));
+    }
     if control && cfg.method == Method::Random {
         return Err(flag_error("--control adds a random run; the method is random already".into()));
     }

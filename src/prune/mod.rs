@@ -74,6 +74,9 @@ pub enum Method {
     Random,
     /// AFLite: predictability under linear probes on random partitions.
     Aflite,
+    /// B-Clean: the union of questions candidate models answer in mirage mode
+    /// (needs `[predictions]`).
+    Bclean,
 }
 
 impl Method {
@@ -82,6 +85,7 @@ impl Method {
             Method::Ibp => "ibp",
             Method::Random => "random",
             Method::Aflite => "aflite",
+            Method::Bclean => "bclean",
         }
     }
 
@@ -90,7 +94,8 @@ impl Method {
             "ibp" => Ok(Method::Ibp),
             "random" => Ok(Method::Random),
             "aflite" => Ok(Method::Aflite),
-            _ => Err(format!("method \"{s}\" is not \"ibp\", \"random\" or \"aflite\"")),
+            "bclean" => Ok(Method::Bclean),
+            _ => Err(format!("method \"{s}\" is not \"ibp\", \"random\", \"aflite\" or \"bclean\"")),
         }
     }
 }
@@ -192,6 +197,10 @@ pub struct PruneConfig {
     /// Ranking score of multiple-choice questions (others always use s).
     pub rank: Rank,
     pub aflite: AfliteConfig,
+    /// B-Clean: candidate models (`None`: every model with mirage predictions).
+    pub bclean_models: Option<Vec<String>>,
+    /// B-Clean step 3: a blind TsT-RF trained on the compromised questions removes what it also answers.
+    pub bclean_step3: bool,
     pub seed: u64,
 }
 
@@ -206,6 +215,8 @@ impl Default for PruneConfig {
             allocation: Allocation::Global,
             rank: Rank::S,
             aflite: AfliteConfig::default(),
+            bclean_models: None,
+            bclean_step3: false,
             seed: 42,
         }
     }
@@ -316,11 +327,89 @@ pub fn split_budget(sizes: &BTreeMap<String, usize>, budget: usize) -> BTreeMap<
     out
 }
 
-/// Runs the configured pruner.
+/// Runs the configured pruner. B-Clean needs model predictions: use
+/// [`bclean_pruned`] for it.
 pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> Pruned {
     match cfg.method {
         Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose),
         Method::Aflite => aflite::run(samples, cfg, diagnose),
+        Method::Bclean => Pruned {
+            method: Method::Bclean,
+            config: cfg.clone(),
+            budgets: BTreeMap::new(),
+            kept: samples.iter().map(|s| s.id.clone()).collect(),
+            removed: Vec::new(),
+            iterations: Vec::new(),
+            stop: "B-Clean needs model predictions: nothing removed (see bclean_pruned)".into(),
+            before: None,
+            after: None,
+            n_input: samples.len(),
+        },
+    }
+}
+
+/// B-Clean's decision as a pruning run: every removal in one step, with
+/// TsT-RF on the set before and after (when `diagnose` is given).
+pub fn bclean_pruned(
+    samples: &[Sample],
+    report: &bclean::BCleanReport,
+    cfg: &PruneConfig,
+    diagnose: Option<&DiagnoseConfig>,
+) -> Pruned {
+    let reasons: BTreeMap<&str, &str> = report.removed.iter().map(|r| (r.id.as_str(), r.reason.as_str())).collect();
+    let removed: Vec<Removed> = samples
+        .iter()
+        .filter_map(|s| {
+            reasons.get(s.id.as_str()).map(|why| Removed {
+                id: s.id.clone(),
+                question_type: s.question_type.clone(),
+                format: s.answer_format,
+                iteration: 1,
+                score: 1.0,
+                reason: format!("answered correctly without the image: {why}"),
+            })
+        })
+        .collect();
+    let kept: Vec<Sample> = samples.iter().filter(|s| !reasons.contains_key(s.id.as_str())).cloned().collect();
+    let before = diagnose.map(|d| crate::diagnose::diagnose(samples, d));
+    let after = diagnose.map(|d| crate::diagnose::diagnose(&kept, d));
+    let point =
+        |d: Option<&Diagnosis>, size: usize, removed_before: usize, removed: usize, iteration: usize| Iteration {
+            iteration,
+            size,
+            removed_before,
+            max_bias: f64::NAN,
+            mean_bias: f64::NAN,
+            blind_accuracy: d.map_or(f64::NAN, |d| d.weighted),
+            ci95: d.map(|d| d.ci95),
+            chance: d.map_or(f64::NAN, |d| d.chance),
+            removed,
+        };
+    let iterations = vec![
+        point(before.as_ref(), samples.len(), 0, removed.len(), 1),
+        point(after.as_ref(), kept.len(), removed.len(), 0, 2),
+    ];
+    let mut budgets = BTreeMap::new();
+    budgets.insert("all".to_string(), removed.len());
+    Pruned {
+        method: Method::Bclean,
+        config: cfg.clone(),
+        budgets,
+        kept: kept.into_iter().map(|s| s.id).collect(),
+        stop: format!(
+            "B-Clean removes the union of {} candidate model(s)' mirage-correct questions{}",
+            report.models.len(),
+            if report.step3_removed > 0 {
+                format!(" and {} found by step 3", report.step3_removed)
+            } else {
+                String::new()
+            }
+        ),
+        removed,
+        iterations,
+        before,
+        after,
+        n_input: samples.len(),
     }
 }
 

@@ -177,6 +177,7 @@ pub fn curve_svg(p: &Pruned, control: Option<&Pruned>) -> Result<String> {
     let y_max = series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(0.0f64, f64::max).max(0.1) * 1.1;
     let title = match p.method {
         Method::Aflite => "AFLite: probe accuracy and mean predictability vs fraction removed",
+        Method::Bclean => "B-Clean: blind accuracy (TsT-RF) before and after",
         _ => "Blind accuracy (TsT-RF) and mean bias vs fraction removed",
     };
     let mut svg = String::new();

@@ -63,6 +63,7 @@ fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&c
     let method = match pr.method {
         crate::prune::Method::Ibp => "Iterative Bias Pruning (TsT-RF re-run on what remains before every batch)",
         crate::prune::Method::Aflite => "AFLite (linear probes on random partitions of the non-visual features)",
+        crate::prune::Method::Bclean => "B-Clean (questions candidate models answered correctly without the image)",
         crate::prune::Method::Random => "random removal (a control, not a debiasing method)",
     };
     let _ = writeln!(

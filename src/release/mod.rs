@@ -57,6 +57,8 @@ pub struct Stages<'a> {
     pub pruned: Option<&'a crate::prune::Pruned>,
     /// The matched random control, when asked for.
     pub control: Option<&'a crate::prune::Pruned>,
+    /// B-Clean's own report, when it pruned.
+    pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
 }
 
 impl Stages<'_> {
@@ -157,10 +159,9 @@ fn write_variants(
     Ok((configs, infos, kept_rows))
 }
 
-/// Scores the pipeline's prediction files against the kept questions and the
-/// variant rows; paths in the report are the ones the pipeline wrote, so the
-/// bytes do not depend on where the build runs.
-fn metrics_json(plan: &crate::spec::MetricsPlan, mut rows: Vec<crate::sample::Sample>) -> Result<serde_json::Value> {
+/// Imports the pipeline's prediction files; paths in what is imported are the
+/// ones the pipeline wrote, so reports do not depend on where the build runs.
+pub fn import_predictions(plan: &crate::spec::MetricsPlan) -> Result<crate::predictions::Imported> {
     use crate::predictions::{Manifest, import_all};
     let mut manifest: Option<Manifest> = None;
     for path in &plan.manifests {
@@ -183,6 +184,13 @@ fn metrics_json(plan: &crate::spec::MetricsPlan, mut rows: Vec<crate::sample::Sa
             p.loc.file = w.as_str().into();
         }
     }
+    Ok(imported)
+}
+
+/// Scores the pipeline's prediction files against the kept questions and the
+/// variant rows.
+fn metrics_json(plan: &crate::spec::MetricsPlan, mut rows: Vec<crate::sample::Sample>) -> Result<serde_json::Value> {
+    let imported = import_predictions(plan)?;
     rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
     let report = crate::metrics::metrics(&rows, &imported, &plan.config)?;
     Ok(report.to_json(&imported))
@@ -279,6 +287,12 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     }
     if let Some(pr) = stages.pruned {
         crate::prune::report::write_report(&dir.join("report"), pr, stages.control)?;
+    }
+    if let Some(b) = stages.bclean {
+        let mut text = serde_json::to_string_pretty(&crate::cli::metrics::bclean_json(b))
+            .map_err(|e| Error::Bug(e.to_string()))?;
+        text.push('\n');
+        parquet::write_bytes(&dir.join("report/bclean.json"), text.as_bytes())?;
     }
     let report_dir = dir.join("report");
     std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;

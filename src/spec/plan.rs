@@ -390,6 +390,10 @@ impl Pipeline {
         let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
         let prune = w.prune.as_ref().map(|p| prune_plan(p, dataset.seed, ctx));
         let metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
+        if prune.as_ref().is_some_and(|p| p.config.method == crate::prune::Method::Bclean) && metrics.is_none() {
+            ctx.err("prune.method", "B-Clean needs model predictions").help =
+                Some("add [predictions] with the models' mirage-mode prediction files".into());
+        }
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
@@ -590,8 +594,14 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
             }
         }
     }
-    if w.control && cfg.method == Method::Random {
-        ctx.err("prune.control", "the control is a random run; the method is random already").help =
+    cfg.bclean_models = w.models.clone();
+    cfg.bclean_step3 = w.step3;
+    if cfg.method != Method::Bclean && (w.models.is_some() || w.step3) {
+        ctx.err("prune.models", "`models` and `step3` are B-Clean settings").help =
+            Some("set method = \"bclean\", or remove them".into());
+    }
+    if w.control && matches!(cfg.method, Method::Random | Method::Bclean) {
+        ctx.err("prune.control", "the matched random control is for IBP and AFLite").help =
             Some("remove `control`, or set method = \"ibp\"".into());
     }
     PrunePlan { config: cfg, control: w.control }

@@ -375,7 +375,8 @@ pub enum AmountWire {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PruneWire {
     /// `ibp` (default: re-run TsT-RF on what remains, remove the highest s(x)), `aflite`
-    /// (linear probes on random partitions) or `random` (matched random removal).
+    /// (linear probes on random partitions), `random` (matched random removal) or `bclean`
+    /// (what models answer in mirage mode; needs `[predictions]`).
     pub method: Option<String>,
     /// Questions to remove in all (default `"10%"`).
     pub budget: Option<AmountWire>,
@@ -399,6 +400,12 @@ pub struct PruneWire {
     pub train_fraction: Option<f64>,
     /// AFLite: predictability at or above which a question may go (default 0.75).
     pub tau: Option<f64>,
+    /// B-Clean: candidate models (default: every model with mirage-mode predictions).
+    pub models: Option<Vec<String>>,
+    /// B-Clean step 3: a blind TsT-RF trained on the compromised questions also removes
+    /// what it answers among the rest (default false).
+    #[serde(default)]
+    pub step3: bool,
 }
 
 /// Model predictions to score (generic `model,id,response` JSONL/CSV/Parquet,

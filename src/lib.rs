@@ -16,6 +16,7 @@
 
 pub mod cli;
 pub mod diagnose;
+pub mod embed;
 pub mod error;
 pub mod export;
 pub mod ingest;

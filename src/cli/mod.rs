@@ -4,6 +4,8 @@
 pub mod build;
 pub mod diagnose;
 pub mod diff;
+pub mod dups;
+pub mod embed;
 pub mod export;
 pub mod ingest;
 pub mod schema;
@@ -38,6 +40,10 @@ pub enum Command {
     Ingest(ingest::Args),
     /// TsT-RF: how much of a benchmark a blind model answers, and a bias score per question.
     Diagnose(diagnose::Args),
+    /// Exact and near-duplicate questions, within a benchmark and against a training split.
+    Dups(dups::Args),
+    /// Sentence embeddings (question, each option, question+options) into one Parquet file.
+    Embed(embed::Args),
     /// Stress-test variants (null, phantom, trap families): one Parquet per kind.
     Variants(variants::Args),
     /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
@@ -58,6 +64,8 @@ impl Cli {
             Command::Validate(a) => validate::run(&a),
             Command::Ingest(a) => ingest::run(&a),
             Command::Diagnose(a) => diagnose::run(&a),
+            Command::Dups(a) => dups::run(&a),
+            Command::Embed(a) => embed::run(&a),
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
             Command::Verify(a) => verify::run(&a),

@@ -260,7 +260,7 @@ fn vqa_rad_paraphrases_are_near_duplicates() -> Result<(), Failed> {
     let image = |i: usize| samples[i].images.first().and_then(|im| im.path.clone());
     let mut report = Vec::new();
     let mut at_default = None;
-    for t in [0.70, 0.75, 0.80, 0.85, 0.90, 0.95] {
+    for t in [0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95] {
         let pairs = dups::near_pairs(&e, t)?;
         let found: BTreeSet<(usize, usize)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         let recall = truth.iter().filter(|p| found.contains(p)).count() as f64 / truth.len() as f64;

@@ -39,7 +39,7 @@ pub struct TstEmbedConfig {
 
 impl Default for TstEmbedConfig {
     fn default() -> Self {
-        TstEmbedConfig { components: 32, l2: 1.0, max_iter: 50 }
+        TstEmbedConfig { components: 64, l2: 1.0, max_iter: 50 }
     }
 }
 

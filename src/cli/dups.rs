@@ -1,0 +1,105 @@
+//! `blindspot dups INPUT [--train FILE] -o DIR`: exact and near-duplicate
+//! questions within a benchmark and against a training split; writes
+//! `dups.json` and `pairs.parquet`. `--exact-only` needs no model.
+
+use std::path::PathBuf;
+
+use super::embed::{ModelArgs, ingest_input};
+use crate::embed::dups::{self, DEFAULT_THRESHOLD, NearInput};
+use crate::embed::{Embedder, embed_texts, question_with_options};
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::sample::Sample;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A benchmark file with canonical fields, or a pipeline file (.toml).
+    pub input: PathBuf,
+    /// A pipeline whose field mapping applies to INPUT.
+    #[arg(long)]
+    pub pipeline: Option<PathBuf>,
+    /// A training split to check the benchmark against (canonical fields, or a pipeline file).
+    #[arg(long)]
+    pub train: Option<PathBuf>,
+    /// A pipeline whose field mapping applies to --train.
+    #[arg(long)]
+    pub train_pipeline: Option<PathBuf>,
+    /// Folder for dups.json and pairs.parquet.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Cosine similarity at or above which two questions are near-duplicates.
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
+    pub threshold: f64,
+    /// Exact (normalised-text) duplicates only: no embedding model needed.
+    #[arg(long)]
+    pub exact_only: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+fn texts(samples: &[Sample]) -> Vec<String> {
+    samples.iter().map(question_with_options).collect()
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
+        return Err(Error::one(
+            Problem::new(Location::file("command line"), format!("--threshold {} is not in (0, 1]", args.threshold))
+                .help("a cosine similarity threshold, e.g. 0.85"),
+        ));
+    }
+    let model = if args.exact_only { None } else { Some(args.model.load()?) };
+    let test = ingest_input(&args.input, args.pipeline.as_deref())?.samples;
+    let train = match &args.train {
+        Some(p) => Some(ingest_input(p, args.train_pipeline.as_deref())?.samples),
+        None => None,
+    };
+    let settings = args.model.settings();
+    let (test_e, train_e) = match &model {
+        Some(m) => {
+            let t = texts(&test);
+            let te = embed_texts(m, &t.iter().map(String::as_str).collect::<Vec<_>>(), &settings, "embed")?;
+            let tr = match &train {
+                Some(tr) => {
+                    let t = texts(tr);
+                    Some(embed_texts(m, &t.iter().map(String::as_str).collect::<Vec<_>>(), &settings, "embed train")?)
+                }
+                None => None,
+            };
+            (Some(te), tr)
+        }
+        None => (None, None),
+    };
+    let near = match (&model, &test_e) {
+        (Some(m), Some(te)) => Some(NearInput {
+            test: te,
+            train: train_e.as_ref(),
+            threshold: args.threshold,
+            model: m.fingerprint().into(),
+        }),
+        _ => None,
+    };
+    let report = dups::find(&test, train.as_deref(), near)?;
+    super::ingest::atomic_dir(&args.output, |tmp| report.write(tmp))?;
+    let summary = report.summary_json();
+    let mut line = format!(
+        "{} questions: {} exact-duplicate clusters ({} questions)",
+        report.n_samples, summary["exact"]["clusters"], summary["exact"]["samples_in_clusters"]
+    );
+    if let Some(t) = report.threshold {
+        line.push_str(&format!(
+            ", {} near-duplicate pairs at cosine >= {t} in {} clusters",
+            summary["near"]["pairs"], summary["near"]["clusters"]
+        ));
+    }
+    if let Some(n) = report.n_train {
+        line.push_str(&format!(
+            "; against {n} training questions: {} with an exact copy",
+            summary["train"]["samples_with_exact_copy"]
+        ));
+        if report.threshold.is_some() {
+            line.push_str(&format!(", {} with a near copy", summary["train"]["samples_with_near_copy"]));
+        }
+    }
+    super::say(&format!("{line} -> {}", display_path(&args.output)));
+    Ok(())
+}

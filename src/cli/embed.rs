@@ -1,0 +1,93 @@
+//! `blindspot embed INPUT [--pipeline F] -o embeddings.parquet`: sentence
+//! embeddings of every question, option and question+options, from a model
+//! installed beforehand (`just model`); cached by content under
+//! `.blindspot/cache/embed/`.
+
+use std::path::{Path, PathBuf};
+
+use crate::embed::minilm::MiniLm;
+use crate::embed::model::resolve_model_dir;
+use crate::embed::{EmbedSettings, embed_samples, output};
+use crate::error::{Error, Result, display_path};
+use crate::ingest::{Ingested, ingest};
+use crate::spec::{IngestPlan, Pipeline};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A benchmark file with canonical fields, or a pipeline file (.toml).
+    pub input: PathBuf,
+    /// A pipeline whose field mapping applies to INPUT.
+    #[arg(long)]
+    pub pipeline: Option<PathBuf>,
+    /// The Parquet file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Options shared by the commands that run the embedding model.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// Folder of all-MiniLM-L6-v2 (default: $BLINDSPOT_MODEL_DIR, else .blindspot/models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    pub model_dir: Option<PathBuf>,
+    /// Truncate texts at this many tokens (default: the model's 256).
+    #[arg(long)]
+    pub max_length: Option<usize>,
+    /// Always compute; neither read nor write .blindspot/cache/embed.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl ModelArgs {
+    /// Loads the model, or explains how to obtain it (exit 1).
+    pub fn load(&self) -> Result<MiniLm> {
+        let dir = resolve_model_dir(self.model_dir.as_deref())?;
+        MiniLm::load(&dir, self.max_length)
+    }
+    pub fn settings(&self) -> EmbedSettings {
+        if self.no_cache { EmbedSettings { cache_dir: None } } else { EmbedSettings::default() }
+    }
+}
+
+/// Ingests INPUT: a pipeline file, a data file read through `--pipeline`'s
+/// mapping, or a data file with canonical fields.
+pub fn ingest_input(input: &Path, pipeline: Option<&Path>) -> Result<Ingested> {
+    let is_toml = input.extension().and_then(|e| e.to_str()) == Some("toml");
+    let plan = match (pipeline, is_toml) {
+        (Some(p), false) => {
+            let mut plan = Pipeline::load(p)?.ingest;
+            let format = crate::spec::Format::infer(input).unwrap_or(crate::spec::Format::Json);
+            plan.inputs = vec![crate::spec::Input { path: input.to_path_buf(), format }];
+            plan
+        }
+        (_, true) => Pipeline::load(input)?.ingest,
+        (None, false) => {
+            if !input.exists() {
+                return Err(Error::io(input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+            }
+            IngestPlan::for_canonical_input(input)?
+        }
+    };
+    ingest(&plan)
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    // The model first: without it nothing is read or written.
+    let model = args.model.load()?;
+    let ingested = ingest_input(&args.input, args.pipeline.as_deref())?;
+    let start = std::time::Instant::now();
+    let e = embed_samples(&ingested.samples, &model, &args.model.settings())?;
+    super::ingest::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;
+    let texts: usize = ingested.samples.iter().map(|s| s.options.len() + 2).sum();
+    super::say(&format!(
+        "{}: {} samples, {} texts embedded with {} in {:.1}s",
+        display_path(&args.output),
+        e.ids.len(),
+        texts,
+        e.model,
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! overwritten with different bytes; rebuilding an identical release is a
 //! no-op; no clock time in any file; rows sorted by id.
 
+pub mod build_lock;
 pub mod card;
 pub mod croissant;
 pub mod datasheet;
@@ -203,6 +204,10 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let parent = out_root.join(&ds.name);
     let target = parent.join(&ds.version);
     std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    // Held until this function returns: staging, the up-to-date comparison
+    // and the rename happen for one build of this name at a time.
+    let held = build_lock::BuildLock::acquire(&parent)?;
+    held.remove_stale_staging(&parent)?;
     let staging = tempfile::Builder::new()
         .prefix(&format!(".{}-building-", ds.version))
         .tempdir_in(&parent)

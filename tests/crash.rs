@@ -1,0 +1,156 @@
+//! Crash safety under load (issue 7, item 5), on a generated 100,000-question
+//! benchmark:
+//! - two `blindspot build` of the same pipeline at once: one waits for the
+//!   other's build lock, both exit 0, one writes the release and the other
+//!   finds it up to date; the release verifies;
+//! - 20 SIGKILLs at seeded random points of a build: after each, the release
+//!   is absent or verifies, and the next build completes, removes the staging
+//!   folder the killed one left, and gives the bytes of an uninterrupted build.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+
+const QUESTIONS: usize = 100_000;
+const KILLS: usize = 20;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_blindspot")
+}
+
+/// A multiple-choice benchmark of `n` questions in five types, and its pipeline
+/// (ingest, option-shuffle variants, release).
+fn workspace(n: usize) -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let findings = ["effusion", "pneumothorax", "nodule", "cardiomegaly", "consolidation", "atelectasis", "edema"];
+    let places = ["left apex", "right base", "left base", "right apex", "hilum", "mediastinum"];
+    let types = ["presence", "location", "negation", "differential", "geometry"];
+    let mut f = std::io::BufWriter::new(std::fs::File::create(work.path().join("bench.jsonl")).unwrap());
+    for i in 0..n {
+        let t = types[i % types.len()];
+        let finding = findings[rng.random_range(0..findings.len())];
+        let start = rng.random_range(0..=places.len() - 4);
+        let options = &places[start..start + 4];
+        let answer = options[rng.random_range(0..4)];
+        let record = serde_json::json!({
+            "id": format!("q{i:06}"),
+            "question": format!("Where is the {finding} seen on this radiograph ({t} {i})?"),
+            "options": options,
+            "answer": answer,
+            "question_type": t,
+        });
+        writeln!(f, "{record}").unwrap();
+    }
+    f.flush().unwrap();
+    std::fs::write(
+        work.path().join("bench.toml"),
+        "[dataset]\nname = \"bench\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n\
+         [ingest]\npath = \"bench.jsonl\"\n\n[variants]\nkinds = [\"option_shuffle\"]\n",
+    )
+    .unwrap();
+    work
+}
+
+fn build_command(work: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(work).args(["build", "--no-cache", "bench.toml", "--out-dir", "out"]);
+    cmd
+}
+
+fn release(work: &Path) -> PathBuf {
+    work.join("out/bench/1.0.0")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", bin()))
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(o.status.success(), "{what} failed ({}):\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn verify(dir: &Path) -> Result<(), String> {
+    let o = run(Command::new(bin()).arg("verify").arg(dir));
+    if o.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&o.stderr).into_owned()) }
+}
+
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    common::files_below(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
+}
+
+fn staging_folders(work: &Path) -> usize {
+    std::fs::read_dir(work.join("out/bench"))
+        .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().contains("-building-")).count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn two_builds_at_once_one_waits_and_neither_corrupts_the_release() {
+    let work = workspace(QUESTIONS);
+    let spawn =
+        || build_command(work.path()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn blindspot");
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let outs = [ok(&a, "the first build"), ok(&b, "the second build")];
+    let written = outs.iter().filter(|o| o.contains("[written]")).count();
+    let up_to_date = outs.iter().filter(|o| o.contains("[up to date]")).count();
+    assert_eq!((written, up_to_date), (1, 1), "one build writes, the other finds it done: {outs:?}");
+    verify(&release(work.path())).unwrap();
+    assert_eq!(staging_folders(work.path()), 0);
+}
+
+#[test]
+fn builds_killed_at_random_points_leave_the_release_absent_or_whole() {
+    let seed: u64 = std::env::var("BLINDSPOT_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let work = workspace(QUESTIONS);
+    let start = Instant::now();
+    ok(&run(&mut build_command(work.path())), "an uninterrupted build");
+    let span = start.elapsed().as_secs_f64();
+    let reference = tree(&release(work.path()));
+    verify(&release(work.path())).expect("an uninterrupted build verifies");
+
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (mut absent, mut whole, mut cleaned) = (0, 0, 0);
+    for i in 0..KILLS {
+        std::fs::remove_dir_all(work.path().join("out")).unwrap();
+        // Kill points spread over the whole build, one per twentieth.
+        let delay = Duration::from_secs_f64(span * (i as f64 + rng.random::<f64>()) / KILLS as f64);
+        let mut child =
+            build_command(work.path()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn blindspot");
+        std::thread::sleep(delay);
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let dir = release(work.path());
+        if dir.exists() {
+            verify(&dir).unwrap_or_else(|e| panic!("kill {i} after {delay:?}: a partial release: {e}"));
+            whole += 1;
+        } else {
+            absent += 1;
+        }
+        let left = staging_folders(work.path());
+        let next = run(&mut build_command(work.path()));
+        ok(&next, &format!("the build after kill {i} ({delay:?})"));
+        if left > 0 {
+            assert!(
+                String::from_utf8_lossy(&next.stderr).contains("unfinished staging folder"),
+                "kill {i}: the next build did not say it removed {left} staging folder(s)"
+            );
+            cleaned += 1;
+        }
+        assert_eq!(staging_folders(work.path()), 0, "kill {i}: staging folders survive the next build");
+        let after = tree(&dir);
+        assert!(after == reference, "kill {i}: the build after the kill differs from an uninterrupted one");
+    }
+    eprintln!(
+        "{KILLS} kills over a {span:.2}s build of {QUESTIONS} questions (seed {seed}): \
+         {absent} left no release, {whole} a complete one; {cleaned} left staging folders the next build removed"
+    );
+    assert!(absent > 0, "no kill landed before the rename: the kill points do not cover the build");
+}

@@ -172,6 +172,19 @@ fn predictions_in_a_pipeline_give_report_metrics() {
     assert_eq!((cell["n"].as_u64(), cell["accuracy"].as_f64()), (Some(4), Some(0.75)), "{m:#}");
     assert_eq!(m["import"]["unknown_ids"]["count"], 1, "{m:#}");
     assert_eq!(m["settings"]["resamples"], 200);
+    // The card shows the results and the datasheet points at them.
+    let card = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/README.md")).unwrap();
+    assert!(card.contains("## Model results"), "{card}");
+    assert!(card.contains("| m1 | original | 4 | 75.0% ("), "{card}");
+    assert!(card.contains("predictions of 1 model(s) (`m1`)"), "{card}");
+    // The prediction file is an input of the release: hashed in the manifest.
+    let manifest = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let bytes = std::fs::read(work.path().join("preds/m1.jsonl")).unwrap();
+    use sha2::Digest;
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    assert_eq!(manifest["predictions"][0]["path"], "preds/m1.jsonl", "{manifest:#}");
+    assert_eq!(manifest["predictions"][0]["sha256"], sha.as_str(), "{manifest:#}");
 
     // A missing prediction file is a located error at validate time.
     std::fs::write(

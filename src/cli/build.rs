@@ -141,6 +141,7 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         pruned: pruned.as_ref(),
         control: control.as_ref(),
         bclean: bclean_report.as_ref(),
+        metrics: None,
     };
     let outcome = write_release(p, &stages, out_dir)?;
     Ok(Built { ingested, diagnosis, pruned, outcome })

@@ -136,6 +136,60 @@ fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
     out.push('\n');
 }
 
+/// `## Model results`: what `report/metrics.json` says, per model and condition.
+fn metrics_section(out: &mut String, m: &serde_json::Value) {
+    let num = |v: &serde_json::Value| v.as_f64();
+    let p = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let r = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{x:.3}"));
+    let files = m["import"]["files"].as_array().map_or(0, Vec::len);
+    let _ = writeln!(
+        out,
+        "## Model results\n\nScored by blindspot from {files} prediction file(s) ({} predictions) against the default \
+         config and its variant rows; full figures and the definition of every metric in `report/metrics.json`. \
+         Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; abstentions count as wrong and \
+         are shown apart.\n",
+        m["import"]["predictions"], m["settings"]["resamples"]
+    );
+    out.push_str("| model | condition | n | accuracy (95% CI) | abstained |\n|---|---|---:|---:|---:|\n");
+    let models = m["models"].as_object().cloned().unwrap_or_default();
+    for (model, v) in &models {
+        for (cond, c) in v["conditions"].as_object().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "| {} | {cond} | {} | {} ({}–{}) | {} |",
+                model.replace('|', "\\|"),
+                c["n"],
+                p(&c["accuracy"]),
+                p(&c["ci95"][0]),
+                p(&c["ci95"][1]),
+                p(&c["abstention_rate"])
+            );
+        }
+    }
+    let derived: Vec<_> =
+        models.iter().filter(|(_, v)| v["derived"].as_object().is_some_and(|d| !d.is_empty())).collect();
+    if !derived.is_empty() {
+        out.push_str(
+            "\n| model | visual dependence | mirage score | mirage − guess | null baseline | robustness R |\n\
+             |---|---:|---:|---:|---:|---:|\n",
+        );
+        for (model, v) in derived {
+            let d = &v["derived"];
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                model.replace('|', "\\|"),
+                r(&d["visual_dependence"]),
+                r(&d["mirage_score"]),
+                p(&d["mirage_vs_guess"]["gap"]),
+                p(&d["null_baseline"]),
+                r(&d["robustness"]["R"])
+            );
+        }
+    }
+    out.push('\n');
+}
+
 fn size_category(n: usize) -> &'static str {
     match n {
         0..1_000 => "n<1K",
@@ -266,6 +320,9 @@ pub fn render(
     }
     if !variants.is_empty() {
         variants_section(&mut out, variants);
+    }
+    if let Some(m) = stages.metrics {
+        metrics_section(&mut out, m);
     }
     super::datasheet::render(&mut out, p, stages);
     out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");

@@ -178,6 +178,20 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let n = ing.samples.len();
     let mut a = BTreeMap::new();
     let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
+    if let Some(m) = stages.metrics {
+        let models: Vec<&String> = m["models"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        let names: Vec<String> = models.iter().map(|s| format!("`{s}`")).collect();
+        a.insert(
+            "uses-so-far",
+            format!(
+                "This release was scored against the predictions of {} model(s) ({}); accuracy per condition, \
+                 abstention and the derived measures (visual dependence, mirage score, robustness) are under \
+                 [Model results](#model-results) and in `report/metrics.json`.",
+                models.len(),
+                names.join(", ")
+            ),
+        );
+    }
     a.insert(
         "instances",
         format!(

@@ -32,6 +32,10 @@ pub fn render(release_files: &BTreeMap<String, (String, u64)>, manifest: &Value)
         "images": manifest["images"],
         "outputs": outputs,
     });
+    let mut lock = lock;
+    if !manifest["predictions"].is_null() {
+        lock["predictions"] = manifest["predictions"].clone();
+    }
     let mut text = serde_json::to_string_pretty(&lock).map_err(|e| Error::Bug(e.to_string()))?;
     text.push('\n');
     Ok(text)
@@ -70,7 +74,7 @@ pub fn read(path: &Path) -> Result<Value> {
 /// The first difference between a lock and a fresh build, in words; `None` when the
 /// build matches the lock byte for byte.
 pub fn first_difference(lock: &Value, manifest: &Value, files: &BTreeMap<String, (String, u64)>) -> Option<String> {
-    for key in ["pipeline", "inputs", "images", "tool", "seed"] {
+    for key in ["pipeline", "inputs", "images", "predictions", "tool", "seed"] {
         if lock[key] != manifest[key] {
             return Some(format!(
                 "the build's {key} differ from the lock's (lock: {}, now: {})",

@@ -61,7 +61,27 @@ pub fn render(p: &Pipeline, ing: &Ingested, files: &BTreeMap<String, (String, u6
         "counts": {"records": ing.stats.records, "filtered": ing.stats.filtered, "rejected": ing.stats.rejected, "samples": ing.stats.kept},
         "files": files,
     });
+    let mut manifest = manifest;
+    if let Some(plan) = &p.metrics {
+        manifest["predictions"] = prediction_inputs(plan, base)?;
+    }
     let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Bug(e.to_string()))?;
     text.push('\n');
     Ok(text)
+}
+
+/// The prediction files and export manifests a release's metrics were computed
+/// from, hashed like the benchmark's inputs (only in releases that score
+/// predictions, so other manifests keep their bytes).
+fn prediction_inputs(plan: &crate::spec::MetricsPlan, base: &Path) -> Result<serde_json::Value> {
+    let mut out = Vec::new();
+    for f in &plan.files {
+        let h = super::verify::hash_file(&f.path)?;
+        out.push(json!({"path": relative_to(&f.path, base), "model": f.model, "sha256": h.sha256, "bytes": h.bytes}));
+    }
+    for m in &plan.manifests {
+        let h = super::verify::hash_file(m)?;
+        out.push(json!({"path": relative_to(m, base), "export_manifest": true, "sha256": h.sha256, "bytes": h.bytes}));
+    }
+    Ok(serde_json::Value::Array(out))
 }

@@ -50,6 +50,7 @@ pub struct ReleaseOutcome {
 pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
 
 /// What the stages before the release produced.
+#[derive(Clone, Copy)]
 pub struct Stages<'a> {
     pub ingested: &'a Ingested,
     /// TsT-RF on every ingested question.
@@ -60,6 +61,9 @@ pub struct Stages<'a> {
     pub control: Option<&'a crate::prune::Pruned>,
     /// B-Clean's own report, when it pruned.
     pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
+    /// `report/metrics.json`, when the pipeline scores model predictions
+    /// (filled in by `write_release`, which computes it).
+    pub metrics: Option<&'a serde_json::Value>,
 }
 
 impl Stages<'_> {
@@ -266,16 +270,21 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let (variant_configs, variants, variant_rows) =
         write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())?;
     configs.extend(variant_configs);
-    if let Some(plan) = &pipeline.metrics {
-        let mut rows = kept.clone();
-        rows.extend(variant_rows);
-        let json = metrics_json(plan, rows)?;
-        let path = dir.join("report/metrics.json");
-        mkdir_for(&path)?;
-        let mut text = serde_json::to_string_pretty(&json).map_err(|e| Error::Bug(e.to_string()))?;
-        text.push('\n');
-        parquet::write_bytes(&path, text.as_bytes())?;
-    }
+    let metrics = match &pipeline.metrics {
+        Some(plan) => {
+            let mut rows = kept.clone();
+            rows.extend(variant_rows);
+            let json = metrics_json(plan, rows)?;
+            let path = dir.join("report/metrics.json");
+            mkdir_for(&path)?;
+            let mut text = serde_json::to_string_pretty(&json).map_err(|e| Error::Bug(e.to_string()))?;
+            text.push('\n');
+            parquet::write_bytes(&path, text.as_bytes())?;
+            Some(json)
+        }
+        None => None,
+    };
+    let stages = &Stages { metrics: metrics.as_ref(), ..*stages };
 
     if !ingested.rejected.is_empty() {
         let path = dir.join("report/rejected.jsonl");

@@ -76,3 +76,29 @@ schemas:
 # Everything CI checks.
 ci:
     bash .ci/run
+
+# Fuzz every reader, importer and the pipeline-file parser (fuzz/, a cargo-fuzz
+# crate outside the workspace), one target after another for `secs` seconds
+# each, at low priority. Not part of CI. Needs `cargo install cargo-fuzz`; runs
+# on stable through RUSTC_BOOTSTRAP=1. Seeds come from tests/fixtures into
+# fuzz/corpus/ (gitignored), crashes land in fuzz/artifacts/<target>/, and each
+# run's log (with libFuzzer's final "Done N runs in S seconds") in fuzz/logs/.
+fuzz secs="600" *targets="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # The Parquet seeds need the binary; RUSTC_BOOTSTRAP is set only for
+    # cargo-fuzz (it is part of cargo's fingerprint: setting it rebuilds all).
+    [ -d fuzz/corpus ] || { cargo build -q && bash fuzz/seed.sh "${CARGO_TARGET_DIR:-$PWD/target}/debug/blindspot"; }
+    export RUSTC_BOOTSTRAP=1
+    dir="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
+    cd fuzz
+    mkdir -p logs
+    nice -n 19 cargo fuzz build -s none --target-dir "$dir"
+    targets="{{targets}}"
+    for t in ${targets:-$(cargo fuzz list)}; do
+        echo "== $t: {{secs}} s"
+        nice -n 19 cargo fuzz run -s none --target-dir "$dir" "$t" "corpus/$t" -- \
+            -max_total_time={{secs}} -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 2>&1 \
+            | tee "logs/$t.log" | grep -E "^(Done|INFO: -max_total_time|==[0-9]+== ERROR|SUMMARY)" || true
+        tail -1 "logs/$t.log"
+    done

@@ -1,17 +1,31 @@
 //! The malformed-input corpus: every case exits 1 with a message naming the
 //! file, the line or row, and the field where there is one; writes nothing;
-//! never panics.
+//! never panics. Most cases are small files in `tests/fixtures/bad/`; the
+//! large or binary ones (deep nesting, Parquet) are generated at test time,
+//! and the 2 GB single-line JSON streams through a FIFO in its own test.
 
 mod common;
 
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, ListArray, RecordBatch, StringArray};
+use arrow::datatypes::Int32Type;
 use common::{blindspot, files_below, root};
 
 struct Case {
-    /// `ingest` for a data file, `build` for a pipeline file.
+    /// `ingest` for a data file, `build` for a pipeline file, `metrics` for a
+    /// prediction file (scored against `tests/fixtures/predictions/questions.jsonl`).
     command: &'static str,
     file: &'static str,
     /// Substrings the error output must contain (location first).
     expect: &'static [&'static str],
+}
+
+/// A case whose file is written at test time (too big, or binary).
+struct Generated {
+    case: Case,
+    make: fn(&Path),
 }
 
 const CASES: &[Case] = &[
@@ -123,31 +137,187 @@ const CASES: &[Case] = &[
             "did you mean \"white_image\"?",
         ],
     },
+    Case {
+        command: "ingest",
+        file: "unbalanced-quotes.csv",
+        expect: &["unbalanced-quotes.csv:3:3:", "field \"question\"", "quote is never closed"],
+    },
+    Case { command: "ingest", file: "ragged.tsv", expect: &["ragged.tsv:3:", "4 fields but the header has 3"] },
+    Case {
+        command: "ingest",
+        file: "non-utf8.csv",
+        expect: &["non-utf8.csv:3:", "field \"question\"", "not valid UTF-8"],
+    },
+    Case {
+        command: "ingest",
+        file: "trailing-content.json",
+        expect: &["trailing-content.json:2:", "unexpected content after the end"],
+    },
+    Case {
+        command: "ingest",
+        file: "object-bad-key.json",
+        expect: &["object-bad-key.json:2:", "expected a quoted key"],
+    },
+    Case { command: "ingest", file: "binary.jsonl", expect: &["binary.jsonl:1:1:", "invalid JSON", "UTF-8"] },
+    Case {
+        command: "ingest",
+        file: "base64-not-image.tsv",
+        expect: &["base64-not-image.tsv:3:", "field \"images\"", "embedded image is not an image"],
+    },
+    Case {
+        command: "ingest",
+        file: "vlmevalkit-no-question.tsv",
+        expect: &["vlmevalkit-no-question.tsv:2:", "field \"question\"", "no question"],
+    },
+    Case {
+        command: "ingest",
+        file: "imagefolder-fake",
+        expect: &["imagefolder-fake/metadata.jsonl:1:", "field \"images\"", "\"scan.png\" is an empty file"],
+    },
+    Case {
+        command: "metrics",
+        file: "mixed-encodings.jsonl",
+        expect: &["mixed-encodings.jsonl:2:", "field \"response\"", "byte 0xE9 is not valid UTF-8", "mixes encodings"],
+    },
+    Case {
+        command: "metrics",
+        file: "not-a-zip.xlsx",
+        expect: &["not-a-zip.xlsx:", "not a readable spreadsheet", "Zip"],
+    },
+    Case {
+        command: "metrics",
+        file: "m_samples_missing_doc_id.jsonl",
+        expect: &["m_samples_missing_doc_id.jsonl:2:", "field \"doc_id\"", "no blindspot id"],
+    },
+    Case { command: "metrics", file: "preds-no-id.csv", expect: &["preds-no-id.csv:2:", "field \"id\"", "no \"id\""] },
+    Case {
+        command: "metrics",
+        file: "preds-unbalanced-quotes.csv",
+        expect: &["preds-unbalanced-quotes.csv:3:6:", "field \"response\"", "quote is never closed"],
+    },
+    Case {
+        command: "metrics",
+        file: "index-map-truncated.json",
+        expect: &["index-map-truncated.json:5:", "invalid JSON"],
+    },
+    Case { command: "build", file: "non-utf8.toml", expect: &["non-utf8.toml:2:12:", "not valid UTF-8"] },
 ];
+
+const GENERATED: &[Generated] = &[
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "deep-nesting.json",
+            expect: &["deep-nesting.json:1:", "recursion limit", "nest deeper than 128"],
+        },
+        make: |p| {
+            let n = 100_000;
+            let text = format!(r#"[{{"id": "1", "question": {}{}, "answer": "yes"}}]"#, "[".repeat(n), "]".repeat(n));
+            std::fs::write(p, text).unwrap();
+        },
+    },
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "deep-nesting-unclosed.jsonl",
+            expect: &["deep-nesting-unclosed.jsonl:2:", "invalid JSON"],
+        },
+        make: |p| std::fs::write(p, format!("{{\"id\": \"1\"}}\n{}\n", "[".repeat(100_000))).unwrap(),
+    },
+    Generated {
+        case: Case { command: "build", file: "deep-nesting.toml", expect: &["deep-nesting.toml:3:", "invalid TOML"] },
+        make: |p| std::fs::write(p, format!("[dataset]\nname = \"x\"\nx = {}\n", "[".repeat(100_000))).unwrap(),
+    },
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "wrong-schema.parquet",
+            expect: &["wrong-schema.parquet: row 1:", "field \"question\"", "is a list", "field \"answer\""],
+        },
+        make: |p| {
+            let id: ArrayRef = Arc::new(StringArray::from(vec!["1", "2"]));
+            let question: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+                Some(vec![Some(1), Some(2)]),
+                Some(vec![Some(3)]),
+            ]));
+            let score: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+            let batch = RecordBatch::try_from_iter([("id", id), ("question", question), ("score", score)]).unwrap();
+            std::fs::write(p, parquet_bytes(&batch)).unwrap();
+        },
+    },
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "truncated.parquet",
+            expect: &["truncated.parquet:", "not a readable Parquet file", "bytes"],
+        },
+        make: |p| {
+            let bytes = parquet_bytes(&good_batch());
+            std::fs::write(p, &bytes[..bytes.len() / 2]).unwrap();
+        },
+    },
+    Generated {
+        case: Case { command: "ingest", file: "no-rows.parquet", expect: &["no-rows.parquet:", "holds no rows"] },
+        make: |p| std::fs::write(p, parquet_bytes(&good_batch().slice(0, 0))).unwrap(),
+    },
+];
+
+/// A valid canonical table of two questions.
+fn good_batch() -> RecordBatch {
+    let id: ArrayRef = Arc::new(StringArray::from(vec!["1", "2"]));
+    let question: ArrayRef = Arc::new(StringArray::from(vec!["Is there a lesion?", "Is the heart enlarged?"]));
+    let answer: ArrayRef = Arc::new(StringArray::from(vec!["yes", "no"]));
+    RecordBatch::try_from_iter([("id", id), ("question", question), ("answer", answer)]).unwrap()
+}
+
+fn parquet_bytes(batch: &RecordBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// Runs one case in `dir` and checks exit code, message and that nothing was written.
+fn check(case: &Case, dir: &Path) -> Result<(), String> {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = blindspot();
+    cmd.current_dir(dir);
+    match case.command {
+        "ingest" => cmd.args(["ingest", case.file, "-o"]).arg(out.path().join("out.parquet")),
+        "metrics" => cmd
+            .args(["metrics", "--samples"])
+            .arg(root().join("tests/fixtures/predictions/questions.jsonl"))
+            .args(["--predictions", case.file, "-o"])
+            .arg(out.path().join("metrics")),
+        _ => cmd.args(["build", case.file, "--out-dir"]).arg(out.path().join("releases")),
+    };
+    let output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{}: exit {:?}\n{stderr}", case.file, output.status);
+    for want in case.expect {
+        if !stderr.contains(want) {
+            return Err(format!("{}: expected {want:?} in:\n{stderr}", case.file));
+        }
+    }
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{}: {stderr}", case.file);
+    let written: Vec<String> =
+        files_below(out.path()).into_iter().filter(|f| !f.starts_with("releases/") || !f.ends_with('/')).collect();
+    assert!(written.is_empty(), "{}: wrote {written:?}", case.file);
+    Ok(())
+}
 
 #[test]
 fn every_bad_input_exits_1_with_a_located_message_and_writes_nothing() {
-    assert!(CASES.len() >= 15);
+    assert!(CASES.len() + GENERATED.len() >= 40, "{} cases", CASES.len() + GENERATED.len());
     let bad = root().join("tests/fixtures/bad");
-    for case in CASES {
-        let out = tempfile::tempdir().unwrap();
-        let mut cmd = blindspot();
-        cmd.current_dir(&bad);
-        match case.command {
-            "ingest" => cmd.args(["ingest", case.file, "-o"]).arg(out.path().join("out.parquet")),
-            _ => cmd.args(["build", case.file, "--out-dir"]).arg(out.path().join("releases")),
-        };
-        let output = cmd.output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{}: exit {:?}\n{stderr}", case.file, output.status.code());
-        for want in case.expect {
-            assert!(stderr.contains(want), "{}: expected {want:?} in:\n{stderr}", case.file);
-        }
-        assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{}: {stderr}", case.file);
-        let written: Vec<String> =
-            files_below(out.path()).into_iter().filter(|f| !f.starts_with("releases/") || !f.ends_with('/')).collect();
-        assert!(written.is_empty(), "{}: wrote {written:?}", case.file);
+    let mut wrong: Vec<String> = CASES.iter().filter_map(|case| check(case, &bad).err()).collect();
+    let work = tempfile::tempdir().unwrap();
+    for g in GENERATED {
+        (g.make)(&work.path().join(g.case.file));
+        wrong.extend(check(&g.case, work.path()).err());
     }
+    assert!(wrong.is_empty(), "{} cases with the wrong message:\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]
@@ -165,4 +335,74 @@ fn validate_reports_problems_of_every_file_at_once() {
 fn unknown_subcommand_or_flag_is_a_usage_error_not_a_bug() {
     let output = blindspot().args(["build", "--no-such-flag"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
+}
+
+/// A 2 GB JSON file on one line, one record holding a runaway string, streamed
+/// through a FIFO (nothing lands on disk): rejected at the per-record limit
+/// with the file, line, column and byte offset, under a 3 GB address-space
+/// limit, having read only about the limit's worth of the stream.
+#[test]
+fn a_2gb_single_line_json_is_rejected_in_bounded_memory() {
+    const TOTAL: u64 = 2 << 30;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("huge.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            let mut sent = 0u64;
+            let head = br#"[{"id": "1", "question": ""#;
+            if f.write_all(head).is_err() {
+                return sent;
+            }
+            sent += head.len() as u64;
+            let chunk = vec![b'a'; 1 << 20];
+            while sent < TOTAL {
+                if f.write_all(&chunk).is_err() {
+                    return sent; // the reader stopped: a broken pipe
+                }
+                sent += chunk.len() as u64;
+            }
+            let _ = f.write_all(br#"", "answer": "yes"}]"#);
+            sent
+        })
+    };
+    let out = dir.path().join("out");
+    let bin = assert_cmd::cargo::cargo_bin("blindspot");
+    let time = Path::new("/usr/bin/time").exists();
+    let script = if time {
+        r#"ulimit -v 3000000; exec /usr/bin/time -f "peak RSS %M KB, %e s" "$0" "$@""#
+    } else {
+        r#"ulimit -v 3000000; exec "$0" "$@""#
+    };
+    let start = std::time::Instant::now();
+    let output = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", script])
+        .arg(&bin)
+        .args(["ingest", "huge.json", "-o"])
+        .arg(out.join("out.parquet"))
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    if !writer.is_finished() {
+        // The binary never opened the FIFO: open it so the writer ends.
+        drop(std::fs::File::open(&fifo));
+    }
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("2 GB single-line JSON: {elapsed:.2?}, {} MiB streamed before the stop; {stderr}", sent >> 20);
+    assert_eq!(output.status.code(), Some(1), "exit {:?}\n{stderr}", output.status);
+    for want in ["huge.json:1:2:", "larger than the 64 MiB limit", "byte offset 1", "runaway value"] {
+        assert!(stderr.contains(want), "expected {want:?} in:\n{stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(sent < TOTAL / 4, "read {sent} bytes of the stream: reading is not bounded");
+    assert!(!out.exists(), "wrote {:?}", files_below(&out));
 }

@@ -15,6 +15,21 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
                 .help("a benchmark file needs a header row and at least one record"),
         ));
     }
+    if delimiter != b'\t'
+        && let Some(open) = unclosed_quote(bytes, delimiter)
+    {
+        let mut p = Problem::new(
+            Location { file: display_path(path).into(), pos: crate::error::Pos::LineCol(open.line, open.col) },
+            "this quote is never closed: the rest of the file would be read as one value",
+        )
+        .help("close the quote, or double a quote inside a quoted value (\"\")");
+        if open.line > 1
+            && let Some(name) = first_line(bytes).and_then(|h| h.split(delimiter as char).nth(open.field))
+        {
+            p = p.field(name.trim().trim_matches('"'));
+        }
+        return Err(Error::one(p));
+    }
     let mut reader =
         csv::ReaderBuilder::new().delimiter(delimiter).flexible(false).quoting(delimiter != b'\t').from_reader(bytes);
     let headers = reader
@@ -74,6 +89,65 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
     Ok(records)
 }
 
+/// Where a quoted value that runs to the end of the file opens.
+struct OpenQuote {
+    line: u64,
+    col: u64,
+    /// 0-based column of the table.
+    field: usize,
+}
+
+/// The quote that opens a value and is never closed, if any (RFC 4180: a
+/// quote opens a value only at its start; `""` inside is an escaped quote).
+fn unclosed_quote(bytes: &[u8], delimiter: u8) -> Option<OpenQuote> {
+    let (mut line, mut line_start, mut field) = (1u64, 0usize, 0usize);
+    let mut at_start = true;
+    let mut open: Option<OpenQuote> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if open.is_some() {
+            if b == b'"' {
+                if bytes.get(i + 1) == Some(&b'"') {
+                    i += 2;
+                    continue;
+                }
+                open = None;
+            } else if b == b'\n' {
+                line += 1;
+                line_start = i + 1;
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' if at_start => {
+                open = Some(OpenQuote { line, col: (i - line_start) as u64 + 1, field });
+                at_start = false;
+            }
+            d if d == delimiter => {
+                field += 1;
+                at_start = true;
+            }
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+                field = 0;
+                at_start = true;
+            }
+            b'\r' => {}
+            _ => at_start = false,
+        }
+        i += 1;
+    }
+    open
+}
+
+fn first_line(bytes: &[u8]) -> Option<&str> {
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+    std::str::from_utf8(&bytes[..end]).ok().map(|l| l.trim_end_matches('\r'))
+}
+
 fn csv_problem(path: &Path, e: &csv::Error) -> Error {
     Error::one(csv_problem_inner(path, e))
 }
@@ -90,5 +164,20 @@ fn csv_problem_inner(path: &Path, e: &csv::Error) -> Problem {
             format!("field {} is not valid UTF-8", err.field() + 1),
         ),
         _ => Problem::new(Location::file(path), format!("cannot read the file: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unclosed_quote_is_located_with_its_column() {
+        let e = read_delimited(Path::new("t.csv"), b"id,q,a\n1,x,y\n2,\"open,n\n3,z,w\n", b',').unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("t.csv:3:3") && e.contains("field \"q\"") && e.contains("never closed"), "{e}");
+        // Escaped and multi-line quotes that do close are fine.
+        let ok = read_delimited(Path::new("t.csv"), b"id,q\n1,\"a \"\"b\"\"\nc\"\n2,5\" screen\n", b',').unwrap();
+        assert_eq!(ok.len(), 2);
     }
 }

@@ -22,6 +22,9 @@ struct Facts {
 }
 
 fn facts(bytes: &[u8]) -> Result<Facts, String> {
+    if bytes.is_empty() {
+        return Err("is an empty file (0 bytes), not an image".to_string());
+    }
     let size = imagesize::blob_size(bytes).map_err(|e| match e {
         imagesize::ImageError::NotSupported => {
             "is not an image in a format blindspot can read (PNG, JPEG, GIF, WebP, BMP, TIFF, ...)".to_string()

@@ -181,8 +181,18 @@ impl JsonRecords {
                         Location { file: self.file.clone(), pos: Pos::LineCol(line, (e.column() as u64).max(1)) },
                         format!("invalid JSON: {msg}"),
                     );
-                    if msg.contains("unicode") || std::str::from_utf8(slice).is_err() {
-                        p = p.help("the record is not valid UTF-8: re-save the file as UTF-8");
+                    if let Err(bad) = std::str::from_utf8(slice) {
+                        let byte = slice[bad.valid_up_to()];
+                        p.message = format!("byte 0x{byte:02X} is not valid UTF-8 (invalid JSON: {msg})");
+                        if let Some(f) = field_with_bad_utf8(slice) {
+                            p = p.field(f);
+                        }
+                        p = p.help(
+                            "the file is not UTF-8, or mixes encodings (e.g. Latin-1 lines among UTF-8 ones): \
+                             re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+                        );
+                    } else if msg.contains("recursion limit") {
+                        p = p.help("values nest deeper than 128 levels: no benchmark record does; check the file");
                     }
                     problems.push(p);
                 }
@@ -207,6 +217,16 @@ impl JsonRecords {
         }
         if problems.is_empty() { Ok(records) } else { Err(Error::Invalid(problems)) }
     }
+}
+
+/// The top-level field of a record whose value holds the first invalid UTF-8
+/// byte (read back with the byte replaced), for locating mixed encodings.
+fn field_with_bad_utf8(slice: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(slice);
+    let serde_json::Value::Object(map) = serde_json::from_str::<serde_json::Value>(&text).ok()? else {
+        return None;
+    };
+    map.iter().find(|(k, v)| k.contains('\u{FFFD}') || v.to_string().contains('\u{FFFD}')).map(|(k, _)| k.clone())
 }
 
 /// Records parsed per task.

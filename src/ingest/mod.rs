@@ -9,6 +9,7 @@
 //! samples sorted by [`crate::sample::id_cmp`]. A sample that breaks one of
 //! these is an error (default) or rejected with its reasons — never dropped silently.
 
+pub mod bounded;
 pub mod csv;
 pub mod images;
 pub mod json;
@@ -123,7 +124,8 @@ impl Source {
 fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Source> {
     match format {
         Format::Json | Format::Jsonl | Format::Csv | Format::Tsv | Format::Vlmevalkit => {
-            let bytes = read_file(path)?;
+            let shape = if format == Format::Json { bounded::Shape::Json } else { bounded::Shape::Lines };
+            let bytes = bounded::read(path, shape)?;
             inputs.push(hash_file(path, Some(&bytes))?);
             Ok(match format {
                 Format::Json => Source::Json(json::split_json(path, bytes)?),
@@ -148,7 +150,7 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
         Format::Imagefolder => {
             let jsonl = path.join("metadata.jsonl");
             let meta = if jsonl.is_file() { jsonl } else { path.join("metadata.csv") };
-            let bytes = read_file(&meta)?;
+            let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
             inputs.push(hash_file(&meta, Some(&bytes))?);
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {
                 Ok(Source::Parsed(csv::read_delimited(&meta, &bytes, b',')?))

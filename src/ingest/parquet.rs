@@ -18,9 +18,10 @@ use crate::error::{Error, Location, Pos, Problem, Result, display_path};
 /// Reads every row of a Parquet file.
 pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
     let not_parquet = |e: parquet::errors::ParquetError| {
         Error::one(
-            Problem::new(Location::file(path), format!("not a readable Parquet file: {e}"))
+            Problem::new(Location::file(path), format!("not a readable Parquet file ({size} bytes): {e}"))
                 .help("check that the file is complete and really Parquet"),
         )
     };

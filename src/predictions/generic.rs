@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::{Prediction, Response, missing, text_field};
 use crate::error::{Error, Result};
+use crate::ingest::bounded::{self, Shape};
 use crate::ingest::raw::RawRecord;
 
 /// Field names accepted for the response, in order.
@@ -21,7 +22,8 @@ pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
     if ext == "parquet" {
         return crate::ingest::parquet::read_parquet(path);
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let shape = if ext == "json" { Shape::Json } else { Shape::Lines };
+    let bytes = bounded::read(path, shape)?;
     match ext.as_str() {
         "csv" => crate::ingest::csv::read_delimited(path, &bytes, b','),
         "tsv" => crate::ingest::csv::read_delimited(path, &bytes, b'\t'),

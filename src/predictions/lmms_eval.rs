@@ -14,6 +14,7 @@ use std::path::Path;
 
 use super::{Manifest, Prediction, Response, first_text, text_field};
 use crate::error::{Error, Location, Problem, Result};
+use crate::ingest::bounded::{self, Shape};
 use crate::ingest::raw::{Raw, RawRecord};
 
 /// The task a samples file belongs to, from its name.
@@ -34,8 +35,9 @@ fn model_of(path: &Path, model: Option<&str>) -> String {
 }
 
 fn records(path: &Path) -> Result<Vec<RawRecord>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let is_jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+    let shape = if is_jsonl { Shape::Lines } else { Shape::Json };
+    let bytes = bounded::read(path, shape)?;
     let recs = if is_jsonl {
         crate::ingest::json::read_jsonl(path, &bytes)?
     } else {

@@ -191,7 +191,12 @@ pub fn detect(path: &Path) -> Result<Source> {
         "parquet" => return Ok(Source::Generic),
         _ => {}
     }
-    let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let shape = if matches!(ext.as_str(), "csv" | "tsv" | "jsonl") {
+        crate::ingest::bounded::Shape::Lines
+    } else {
+        crate::ingest::bounded::Shape::Json
+    };
+    let text = crate::ingest::bounded::read(path, shape)?;
     let head = String::from_utf8_lossy(&text[..text.len().min(1 << 16)]).to_string();
     match ext.as_str() {
         "csv" | "tsv" => {

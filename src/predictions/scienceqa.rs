@@ -80,7 +80,7 @@ fn keys(bytes: &[u8], open: usize, mut line: u64) -> Vec<(String, u64, usize)> {
 }
 
 pub fn read(path: &Path, model: Option<&str>) -> Result<Vec<Prediction>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::ingest::bounded::read(path, crate::ingest::bounded::Shape::Json)?;
     let v: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| Error::one(Problem::new(Location::line(path, e.line() as u64), format!("invalid JSON: {e}"))))?;
     let Some(map) = index_object(&v) else {

@@ -67,7 +67,7 @@ fn xlsx_rows(path: &Path) -> Result<Vec<Row>> {
 }
 
 fn delimited_rows(path: &Path, delimiter: u8) -> Result<Vec<Row>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::ingest::bounded::read(path, crate::ingest::bounded::Shape::Lines)?;
     let recs = crate::ingest::csv::read_delimited(path, &bytes, delimiter)?;
     Ok(recs
         .into_iter()

@@ -1,0 +1,226 @@
+//! Reading a text input (JSON, JSON lines, CSV, TSV, VLMEvalKit TSV, and the
+//! prediction files read with them) whole, with a size limit per record.
+//!
+//! The readers keep a file's bytes in memory and split it into records, so a
+//! file that is one endless record (a whole dataset or a blob on one line, a
+//! runaway string) would be read entirely before any check. Here the bytes are
+//! scanned as they arrive, and reading stops, with the file, line, column and
+//! byte offset, as soon as one record passes [`MAX_RECORD_BYTES`]: memory stays
+//! bounded by the limit, whatever the file's size, and pipes (FIFOs) work too.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Location, Pos, Problem, Result, display_path};
+
+/// The largest record (JSON value, or line of a line-based file) read: far
+/// above any benchmark question, base64 image rows of VLMEvalKit included.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// How records are delimited in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One record per line (JSON lines, CSV, TSV): a line is a record.
+    Lines,
+    /// A JSON document (array or object of records, or JSON lines): a record
+    /// is a stretch nested below the top-level array or object.
+    Json,
+}
+
+/// Reads `path` whole, failing with a located problem when a record is larger
+/// than [`MAX_RECORD_BYTES`].
+pub fn read(path: &Path, shape: Shape) -> Result<Vec<u8>> {
+    read_with_limit(path, shape, MAX_RECORD_BYTES)
+}
+
+/// [`read`] with another limit (tests).
+pub fn read_with_limit(path: &Path, shape: Shape, limit: u64) -> Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // Regular files are allocated once; pipes grow as they are read.
+    let size = file.metadata().ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(1 << 30)).unwrap_or(0));
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut scan = Scan::new(shape);
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if let Some(open) = scan.feed(&chunk[..n], limit) {
+            return Err(too_large(path, shape, limit, &open));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    Ok(bytes)
+}
+
+/// Where the record over the limit starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Open {
+    line: u64,
+    col: u64,
+    offset: u64,
+}
+
+/// The incremental scanner: line numbers, and for JSON the nesting depth and
+/// whether it is inside a string.
+struct Scan {
+    shape: Shape,
+    offset: u64,
+    line: u64,
+    line_start: u64,
+    depth: u64,
+    in_string: bool,
+    escaped: bool,
+    /// Start of the current record (offset, line, column), and its length so far.
+    start: Open,
+    len: u64,
+}
+
+impl Scan {
+    fn new(shape: Shape) -> Scan {
+        Scan {
+            shape,
+            offset: 0,
+            line: 1,
+            line_start: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            start: Open { line: 1, col: 1, offset: 0 },
+            len: 0,
+        }
+    }
+
+    /// Scans the next bytes; `Some` when a record passes `limit`.
+    fn feed(&mut self, bytes: &[u8], limit: u64) -> Option<Open> {
+        match self.shape {
+            Shape::Lines => self.feed_lines(bytes, limit),
+            Shape::Json => self.feed_json(bytes, limit),
+        }
+    }
+
+    fn feed_lines(&mut self, bytes: &[u8], limit: u64) -> Option<Open> {
+        let mut rest = bytes;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if self.len + i as u64 > limit {
+                return Some(self.start.clone());
+            }
+            self.offset += i as u64 + 1;
+            self.line += 1;
+            self.start = Open { line: self.line, col: 1, offset: self.offset };
+            self.len = 0;
+            rest = &rest[i + 1..];
+        }
+        self.len += rest.len() as u64;
+        self.offset += rest.len() as u64;
+        (self.len > limit).then(|| self.start.clone())
+    }
+
+    fn feed_json(&mut self, bytes: &[u8], limit: u64) -> Option<Open> {
+        for &b in bytes {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            let between = !self.in_string && self.depth <= 1;
+            if between {
+                self.len = 0;
+            } else {
+                if self.len == 0 {
+                    self.start = Open { line: self.line, col: self.offset - self.line_start + 1, offset: self.offset };
+                }
+                self.len += 1;
+                if self.len > limit {
+                    return Some(self.start.clone());
+                }
+            }
+            self.offset += 1;
+            if b == b'\n' {
+                self.line += 1;
+                self.line_start = self.offset;
+            }
+        }
+        None
+    }
+}
+
+fn too_large(path: &Path, shape: Shape, limit: u64, open: &Open) -> Error {
+    let mib = limit >> 20;
+    let (what, help) = match shape {
+        Shape::Lines => (
+            "line",
+            "a line of a JSON-lines, CSV or TSV file is one record: this one is a whole dataset or a blob on one line \
+             (a JSON array belongs in a .json file; images belong in image files), or the file is corrupt",
+        ),
+        Shape::Json => (
+            "record",
+            "no benchmark record is this large: check that the file is complete and not one runaway value \
+             (an unclosed string or bracket), and keep images in image files rather than inline",
+        ),
+    };
+    Error::one(
+        Problem::new(
+            Location { file: display_path(path).into(), pos: Pos::LineCol(open.line, open.col) },
+            format!(
+                "this {what} is larger than the {mib} MiB limit per record (it starts at byte offset {} and \
+                 is still open {mib} MiB later); reading stopped there",
+                open.offset
+            ),
+        )
+        .help(help),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(shape: Shape, chunks: &[&[u8]], limit: u64) -> Option<Open> {
+        let mut s = Scan::new(shape);
+        chunks.iter().find_map(|c| s.feed(c, limit))
+    }
+
+    #[test]
+    fn lines_over_the_limit_are_located_across_chunks() {
+        assert_eq!(scan(Shape::Lines, &[b"abc\nde", b"f\n"], 3), None);
+        assert_eq!(scan(Shape::Lines, &[b"abc\nde", b"fg\n"], 3), Some(Open { line: 2, col: 1, offset: 4 }));
+        assert_eq!(scan(Shape::Lines, &[b"a\nb\n", b"cdefg"], 3), Some(Open { line: 3, col: 1, offset: 4 }));
+    }
+
+    #[test]
+    fn json_records_are_measured_below_the_top_level() {
+        // Many small records on one line are fine; one big one is not.
+        let ok = br#"[{"a": 1}, {"a": 2}, {"a": 3}]"#;
+        assert_eq!(scan(Shape::Json, &[ok], 10), None);
+        let big = b"[{\"a\": 1},\n {\"a\": \"0123456789\"}]";
+        assert_eq!(scan(Shape::Json, &[&big[..12], &big[12..]], 10), Some(Open { line: 2, col: 2, offset: 12 }));
+        // A top-level string that never ends, and brackets inside strings.
+        assert!(scan(Shape::Json, &[b"[\"abcdefghijkl"], 10).is_some());
+        assert_eq!(scan(Shape::Json, &[br#"["]]]]", "\"{{", 1]"#], 10), None);
+    }
+
+    #[test]
+    fn reading_stops_at_the_limit_with_the_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        std::fs::write(&p, "{}\n{\"q\": \"0123456789\"}\n").unwrap();
+        assert!(read_with_limit(&p, Shape::Lines, 100).is_ok());
+        let e = read_with_limit(&p, Shape::Lines, 10).unwrap_err().to_string();
+        assert!(e.contains("x.jsonl:2:1") && e.contains("byte offset 3"), "{e}");
+    }
+}

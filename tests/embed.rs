@@ -495,6 +495,31 @@ fn pipeline_without_the_model_says_where_and_how() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The new keys are checked by the schema-driven checker, every problem at once, located.
+fn embedding_keys_are_validated() -> Result<(), Failed> {
+    let tmp = caption_workspace();
+    let bad = CAPTIONS_TOML
+        .replace("method = \"tst-embed\"", "method = \"tst-embd\"\nscore = \"max\"")
+        .replace("prune-duplicates = true", "prune-duplicates = true\nthreshhold = 0.9")
+        + "\n[prune]\nmethod = \"ibp\"\nrepresentation = \"embeddings\"\n";
+    std::fs::write(tmp.path().join("bad.toml"), bad).unwrap();
+    let o = Command::new(bin()).current_dir(tmp.path()).args(["validate", "bad.toml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad.toml:11:10") && stderr.contains("tst-embed"), "{stderr}");
+    assert!(stderr.contains("threshhold") && stderr.contains("did you mean \"threshold\""), "{stderr}");
+    // Semantic checks once the structure is right.
+    let bad = CAPTIONS_TOML.replace("method = \"tst-embed\"", "method = \"tst-rf\"\nscore = \"mean\"")
+        + "\n[prune]\nmethod = \"ibp\"\nrepresentation = \"embeddings\"\n";
+    std::fs::write(tmp.path().join("bad2.toml"), bad).unwrap();
+    let o = Command::new(bin()).current_dir(tmp.path()).args(["validate", "bad2.toml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad2.toml:12:9") && stderr.contains("`score` combines two diagnostics"), "{stderr}");
+    assert!(stderr.contains("`representation` is an AFLite setting"), "{stderr}");
+    Ok(())
+}
+
 // ---------------------------------------------------------------- real data
 
 fn ingest(name: &str) -> Vec<Sample> {
@@ -612,6 +637,7 @@ fn main() {
     let mut trials = vec![
         Trial::test("embed_without_the_model_says_how_to_obtain_it", embed_without_the_model_says_how_to_obtain_it),
         Trial::test("pipeline_without_the_model_says_where_and_how", pipeline_without_the_model_says_where_and_how),
+        Trial::test("embedding_keys_are_validated", embedding_keys_are_validated),
     ];
     let model_tests: Vec<(&str, TestFn, bool)> = vec![
         ("fixture_sentences_match_the_python_reference", fixture_sentences_match_the_python_reference, false),

@@ -73,6 +73,26 @@ impl StageCache {
         self.put(stage, key, &v);
         v
     }
+
+    /// [`StageCache::get_or`] for a computation that can fail (nothing is stored then).
+    pub fn try_get_or<T: Serialize + DeserializeOwned>(
+        &self,
+        stage: &str,
+        key: &str,
+        compute: impl FnOnce() -> crate::error::Result<T>,
+    ) -> crate::error::Result<T> {
+        if let Some(v) = self.get(stage, key) {
+            return Ok(v);
+        }
+        let v = compute()?;
+        self.put(stage, key, &v);
+        Ok(v)
+    }
+
+    /// Whether this cache reads and writes anything.
+    pub fn enabled(&self) -> bool {
+        self.dir.is_some()
+    }
 }
 
 fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {

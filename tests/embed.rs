@@ -221,6 +221,305 @@ fn embed_without_the_model_says_how_to_obtain_it() -> Result<(), Failed> {
     Ok(())
 }
 
+// ---------------------------------------------------------------- pipeline stages (fixtures written here)
+
+const ANIMALS: [&str; 10] = ["dog", "cat", "horse", "rabbit", "parrot", "goat", "fox", "owl", "duck", "sheep"];
+const ACTIONS: [&str; 4] = ["sleeping", "running", "eating", "resting"];
+const VEHICLES: [&str; 10] =
+    ["bus", "truck", "tractor", "bicycle", "taxi", "van", "scooter", "train", "motorbike", "lorry"];
+const COLOURS: [&str; 4] = ["red", "white", "black", "yellow"];
+const PLACES: [&str; 4] = ["park", "garden", "station", "market"];
+
+/// 64 two-caption items: the true caption always describes an animal, the
+/// other a vehicle (a meaning-level tell no length or word statistic sees);
+/// the gold position alternates by a fixed pattern.
+fn caption_items() -> Vec<serde_json::Value> {
+    (0..64)
+        .map(|i| {
+            let animal = format!(
+                "A {} {} {} in the {}.",
+                COLOURS[i % 4],
+                ANIMALS[i % 10],
+                ACTIONS[(i / 10) % 4],
+                PLACES[(i / 4) % 4]
+            );
+            let vehicle =
+                format!("A {} {} parked by the {}.", COLOURS[(i + 1) % 4], VEHICLES[(i * 3) % 10], PLACES[(i / 7) % 4]);
+            let gold = (i * 7 + i / 3) % 2;
+            let options = if gold == 0 { vec![animal.clone(), vehicle] } else { vec![vehicle, animal.clone()] };
+            serde_json::json!({
+                "id": format!("q{i}"),
+                "question": "Which caption describes the picture?",
+                "options": options,
+                "answer": animal,
+                "question_type": "caption",
+            })
+        })
+        .collect()
+}
+
+fn write_jsonl(path: &Path, rows: &[serde_json::Value]) {
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+fn build(dir: &Path, pipeline: &str, model: Option<&Path>) -> std::process::Output {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir).args(["build", pipeline, "--out-dir", "out"]);
+    match model {
+        Some(m) => cmd.env("BLINDSPOT_MODEL_DIR", m),
+        None => cmd.env("BLINDSPOT_MODEL_DIR", dir.join("no-model")),
+    };
+    cmd.env("BLINDSPOT_CACHE_DIR", common::root().join(".blindspot/cache"));
+    cmd.output().unwrap()
+}
+
+const CAPTIONS_TOML: &str = r#"[dataset]
+name = "captions"
+version = "1.0.0"
+license = "CC0-1.0"
+date-published = "2026-11-21"
+
+[ingest]
+path = "bench.jsonl"
+
+[diagnose]
+method = "tst-embed"
+
+[leakage]
+train = "train.jsonl"
+threshold = 0.95
+prune-duplicates = true
+"#;
+
+/// Benchmark and training split: the benchmark holds an exact copy of q3
+/// (q3-copy); the training split holds q5 verbatim and q9 with its options
+/// swapped (a near copy: same meaning, other text), among unrelated questions.
+fn caption_workspace() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bench = caption_items();
+    let mut copy = bench[3].clone();
+    copy["id"] = "q3-copy".into();
+    bench.push(copy);
+    write_jsonl(&tmp.path().join("bench.jsonl"), &bench);
+    let mut train: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("t{i}"),
+                "question": format!("How many {}s are in the {}?", VEHICLES[i % 10], PLACES[i % 4]),
+                "answer": format!("{}", i + 2),
+            })
+        })
+        .collect();
+    let mut t5 = bench[5].clone();
+    t5["id"] = "train-q5".into();
+    let mut t9 = bench[9].clone();
+    t9["id"] = "train-q9".into();
+    let opts = t9["options"].as_array().unwrap().clone();
+    t9["options"] = serde_json::json!([opts[1], opts[0]]);
+    train.push(t5);
+    train.push(t9);
+    write_jsonl(&tmp.path().join("train.jsonl"), &train);
+    std::fs::write(tmp.path().join("captions.toml"), CAPTIONS_TOML).unwrap();
+    tmp
+}
+
+fn read_parquet_rows(path: &Path) -> Vec<arrow::array::RecordBatch> {
+    let f = std::fs::File::open(path).unwrap();
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// `[diagnose] method = "tst-embed"` and `[leakage]` through `blindspot build`:
+/// TsT-Embed finds the planted tell, the planted copies are found and
+/// dropped with reasons, the `duplicates` config is in the card's front
+/// matter and croissant.json and loads, and the projection plot is linked.
+fn pipeline_build_with_tst_embed_and_leakage() -> Result<(), Failed> {
+    let tmp = caption_workspace();
+    let o = build(tmp.path(), "captions.toml", Some(&model_dir()));
+    if !o.status.success() {
+        return Err(format!("build failed: {}", String::from_utf8_lossy(&o.stderr)).into());
+    }
+    eprintln!("{}", String::from_utf8_lossy(&o.stdout));
+    let rel = tmp.path().join("out/captions/1.0.0");
+    let diag: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rel.join("report/diagnose.json")).unwrap()).unwrap();
+    assert_eq!(diag["method"], "tst-embed");
+    let acc = diag["blind_accuracy"]["weighted"].as_f64().unwrap();
+    if acc < 0.8 {
+        return Err(format!("TsT-Embed blind accuracy {acc} < 0.8 on the planted animal/vehicle tell").into());
+    }
+    let dups: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rel.join("report/duplicates.json")).unwrap()).unwrap();
+    let removed: BTreeMap<String, String> = dups["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["reason"].as_str().unwrap().to_string()))
+        .collect();
+    eprintln!("removed: {removed:#?}");
+    assert!(removed["q5"].contains("exact copy of training question train-q5"), "{removed:?}");
+    assert!(removed["q9"].contains("near copy") && removed["q9"].contains("train-q9"), "{removed:?}");
+    assert!(removed["q3-copy"].starts_with("duplicate:") && removed["q3-copy"].contains("q3"), "{removed:?}");
+    assert!(!removed.contains_key("q3"), "the first of a cluster is kept");
+    // The duplicates config: in the card's front matter, in croissant.json, and readable.
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).unwrap();
+    assert!(
+        front.contains(
+            "- config_name: \"duplicates\"\n  data_files:\n  - split: test\n    path: \"duplicates/test-*.parquet\""
+        ),
+        "{front}"
+    );
+    assert!(body.contains("## Duplicates and leakage") && body.contains("## Blind answerability (TsT-Embed)"));
+    assert!(body.contains("Redundancies:"), "the datasheet's Composition reports duplicates");
+    let rows: usize =
+        read_parquet_rows(&rel.join("duplicates/test-00000-of-00001.parquet")).iter().map(|b| b.num_rows()).sum();
+    let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(front).unwrap();
+    let info = yaml["dataset_info"].as_sequence().unwrap().iter().find(|c| c["config_name"] == "duplicates").unwrap();
+    assert_eq!(info["splits"][0]["num_examples"].as_u64(), Some(rows as u64));
+    assert!(rows >= 3, "{rows} pairs");
+    let croissant: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rel.join("croissant.json")).unwrap()).unwrap();
+    let sets = croissant["recordSet"].as_array().unwrap();
+    let d = sets.iter().find(|s| s["@id"] == "duplicates").expect("a duplicates RecordSet");
+    assert!(d["field"].as_array().unwrap().iter().any(|f| f["name"] == "cosine"));
+    // Removed questions are in `removed`, not in the default config.
+    let kept: usize =
+        read_parquet_rows(&rel.join("data/test-00000-of-00001.parquet")).iter().map(|b| b.num_rows()).sum();
+    assert_eq!(kept, 65 - removed.len());
+    let html = std::fs::read_to_string(rel.join("report/index.html")).unwrap();
+    assert!(html.contains("<img src=\"embedding_projection.svg\""));
+    let svg = std::fs::read_to_string(rel.join("report/embedding_projection.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && !svg.contains("<script") && svg.matches("<circle").count() >= 65);
+    // A rebuild reads the embeddings from the cache and writes the same bytes.
+    let first = blindspot::release::hash_tree(&rel).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("out")).unwrap();
+    let o = build(tmp.path(), "captions.toml", Some(&model_dir()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(blindspot::release::hash_tree(&rel).unwrap(), first, "rebuild differs");
+    Ok(())
+}
+
+/// AFLite with `representation = "embeddings"` removes the planted
+/// predictable questions, not the random ones.
+fn aflite_on_embeddings_removes_planted_items() -> Result<(), Failed> {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rows = Vec::new();
+    // Planted: animal questions are always "yes", vehicle questions always "no".
+    for i in 0..30 {
+        rows.push(serde_json::json!({"id": format!("p{i}"), "question": format!("Is there a {} {} {} in the {}?", COLOURS[i % 4], ANIMALS[i % 10], ACTIONS[(i / 10) % 4], PLACES[(i / 3) % 4]), "answer": "yes", "question_type": "q"}));
+        rows.push(serde_json::json!({"id": format!("v{i}"), "question": format!("Was the {} {} repaired at the {} garage last {}?", COLOURS[(i + 2) % 4], VEHICLES[i % 10], PLACES[(i / 4) % 4], ["monday", "week", "year"][i % 3]), "answer": "no", "question_type": "q"}));
+    }
+    // Random: varied questions with answers from a seeded coin.
+    let topics =
+        ["the weather", "the lighting", "the photo", "the ceiling", "the wall", "the floor", "the sky", "the window"];
+    let adjs = ["bright", "blurry", "old", "wet", "cloudy", "dark", "clean", "tilted", "noisy", "colourful"];
+    for i in 0..60 {
+        let yes = ((i * 2654435761u64 as usize) >> 7).is_multiple_of(2);
+        rows.push(serde_json::json!({"id": format!("r{i}"), "question": format!("Is {} {} in picture number {}?", topics[i % 8], adjs[(i / 8) % 10], i), "answer": if yes { "yes" } else { "no" }, "question_type": "q"}));
+    }
+    write_jsonl(&tmp.path().join("planted.jsonl"), &rows);
+    let o = Command::new(bin())
+        .current_dir(tmp.path())
+        .args([
+            "prune",
+            "planted.jsonl",
+            "--method",
+            "aflite",
+            "--representation",
+            "embeddings",
+            "--budget",
+            "40%",
+            "--batch",
+            "10",
+            "--floor",
+            "1",
+            "--out",
+            "p",
+            "--model-dir",
+        ])
+        .arg(model_dir())
+        .env("BLINDSPOT_CACHE_DIR", common::root().join(".blindspot/cache"))
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Err(format!("prune failed: {}", String::from_utf8_lossy(&o.stderr)).into());
+    }
+    eprintln!("{}", String::from_utf8_lossy(&o.stdout));
+    let removed: Vec<String> = std::fs::read_to_string(tmp.path().join("p/removed.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap_or("").trim_matches('"').to_string())
+        .collect();
+    let planted = removed.iter().filter(|id| !id.starts_with('r')).count();
+    eprintln!("AFLite on embeddings removed {} ({} planted): {removed:?}", removed.len(), planted);
+    if removed.len() < 20 {
+        return Err(format!("only {} removed", removed.len()).into());
+    }
+    if (planted as f64) < 0.8 * removed.len() as f64 {
+        return Err(format!("{planted} of {} removed were planted", removed.len()).into());
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("p/prune.json")).unwrap()).unwrap();
+    assert!(json.to_string().contains("partitions of embeddings"), "the reason names the representation");
+    Ok(())
+}
+
+/// A pipeline that asks for embeddings, without the model: exit 1 at the key
+/// that asked, saying how to obtain it; the demo builds without the model.
+fn pipeline_without_the_model_says_where_and_how() -> Result<(), Failed> {
+    let tmp = caption_workspace();
+    let o = build(tmp.path(), "captions.toml", None);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("captions.toml:11:10")
+            && stderr.contains("`diagnose.method` needs the sentence-embedding model"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("just model") && stderr.contains("BLINDSPOT_MODEL_DIR"), "{stderr}");
+    assert!(!tmp.path().join("out/captions").exists());
+    // exact-only leakage needs no model.
+    let toml = CAPTIONS_TOML.replace("method = \"tst-embed\"", "").replace("threshold = 0.95\n", "exact-only = true\n");
+    std::fs::write(tmp.path().join("exact.toml"), toml).unwrap();
+    let o = build(tmp.path(), "exact.toml", None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dups = std::fs::read_to_string(tmp.path().join("out/captions/1.0.0/report/duplicates.json")).unwrap();
+    assert!(dups.contains("exact copy of training question train-q5"), "{dups}");
+    Ok(())
+}
+
+/// The new keys are checked by the schema-driven checker, every problem at once, located.
+fn embedding_keys_are_validated() -> Result<(), Failed> {
+    let tmp = caption_workspace();
+    let bad = CAPTIONS_TOML
+        .replace("method = \"tst-embed\"", "method = \"tst-embd\"\nscore = \"max\"")
+        .replace("prune-duplicates = true", "prune-duplicates = true\nthreshhold = 0.9")
+        + "\n[prune]\nmethod = \"ibp\"\nrepresentation = \"embeddings\"\n";
+    std::fs::write(tmp.path().join("bad.toml"), bad).unwrap();
+    let o = Command::new(bin()).current_dir(tmp.path()).args(["validate", "bad.toml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad.toml:11:10") && stderr.contains("tst-embed"), "{stderr}");
+    assert!(stderr.contains("threshhold") && stderr.contains("did you mean \"threshold\""), "{stderr}");
+    // Semantic checks once the structure is right.
+    let bad = CAPTIONS_TOML.replace("method = \"tst-embed\"", "method = \"tst-rf\"\nscore = \"mean\"")
+        + "\n[prune]\nmethod = \"ibp\"\nrepresentation = \"embeddings\"\n";
+    std::fs::write(tmp.path().join("bad2.toml"), bad).unwrap();
+    let o = Command::new(bin()).current_dir(tmp.path()).args(["validate", "bad2.toml"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad2.toml:12:9") && stderr.contains("`score` combines two diagnostics"), "{stderr}");
+    assert!(stderr.contains("`representation` is an AFLite setting"), "{stderr}");
+    Ok(())
+}
+
 // ---------------------------------------------------------------- real data
 
 fn ingest(name: &str) -> Vec<Sample> {
@@ -335,14 +634,17 @@ type TestFn = fn() -> Result<(), Failed>;
 
 fn main() {
     let args = Arguments::from_args();
-    let mut trials = vec![Trial::test(
-        "embed_without_the_model_says_how_to_obtain_it",
-        embed_without_the_model_says_how_to_obtain_it,
-    )];
+    let mut trials = vec![
+        Trial::test("embed_without_the_model_says_how_to_obtain_it", embed_without_the_model_says_how_to_obtain_it),
+        Trial::test("pipeline_without_the_model_says_where_and_how", pipeline_without_the_model_says_where_and_how),
+        Trial::test("embedding_keys_are_validated", embedding_keys_are_validated),
+    ];
     let model_tests: Vec<(&str, TestFn, bool)> = vec![
         ("fixture_sentences_match_the_python_reference", fixture_sentences_match_the_python_reference, false),
         ("embedding_is_the_same_alone_and_in_any_batch", embedding_is_the_same_alone_and_in_any_batch, false),
         ("embed_command_is_deterministic_and_cached", embed_command_is_deterministic_and_cached, false),
+        ("pipeline_build_with_tst_embed_and_leakage", pipeline_build_with_tst_embed_and_leakage, false),
+        ("aflite_on_embeddings_removes_planted_items", aflite_on_embeddings_removes_planted_items, false),
         ("real_data_vqa_rad_paraphrases_are_near_duplicates", vqa_rad_paraphrases_are_near_duplicates, true),
         (
             "real_data_sugarcrepe_tst_embed_finds_meaning_level_shortcuts",

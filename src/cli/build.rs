@@ -39,6 +39,14 @@ pub fn run(args: &Args) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
+    // A pipeline that needs the embedding model fails here, before any data is read.
+    for p in &pipelines {
+        match crate::embed::stage::check_model(p) {
+            Ok(_) => {}
+            Err(Error::Invalid(ps)) => problems.extend(ps),
+            Err(e) => return Err(e),
+        }
+    }
     if !problems.is_empty() {
         return Err(Error::Invalid(problems));
     }
@@ -53,11 +61,14 @@ pub fn run(args: &Args) -> Result<()> {
         return check(&pipelines);
     }
     for p in &pipelines {
-        let Built { ingested, diagnosis, pruned, outcome } = build_one(p, &args.out_dir, &cache)?;
+        let Built { ingested, diagnosis, pruned, embed, outcome } = build_one(p, &args.out_dir, &cache)?;
         if args.out_dir == Path::new(DEFAULT_OUT) {
             write_lock(p, &outcome)?;
         }
         let mut text = summary(p, &ingested, diagnosis.as_ref(), &outcome.dir, &outcome.written);
+        if let Some(e) = &embed {
+            text.push_str(&embed_summary(e));
+        }
         if let Some(pr) = &pruned {
             text.push_str(&format!("\n  {}", super::prune::summary(pr)));
         }
@@ -78,6 +89,7 @@ pub fn run(args: &Args) -> Result<()> {
 /// What one pipeline's stages produced, and where its release went.
 struct Built {
     ingested: Ingested,
+    embed: Option<crate::embed::stage::EmbedStage>,
     diagnosis: Option<crate::diagnose::Diagnosis>,
     pruned: Option<crate::prune::Pruned>,
     outcome: crate::release::ReleaseOutcome,
@@ -87,13 +99,36 @@ struct Built {
 /// and writes its release under `out_dir`.
 fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> Result<Built> {
     use crate::cache::{StageCache, samples_bytes};
-    use crate::prune::{Method, PruneConfig, prune};
+    use crate::embed::stage::{EmbedStage, leakage, load_model};
+    use crate::prune::{Method, PruneConfig, prune_with};
+    // The model first: a pipeline that needs it and lacks it reads no data.
+    let model = load_model(p)?;
     let ingested = ingest(&p.ingest)?;
-    let samples = samples_bytes(&ingested.samples);
-    let tst = format!("{:?}", p.diagnose);
+    let settings =
+        crate::embed::EmbedSettings { cache_dir: cache.enabled().then(|| crate::cache::default_dir().join("embed")) };
+    let emb = match &model {
+        Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &settings)?),
+        None => None,
+    };
+    let (dups, dedup_removed) = match leakage(p, &ingested.samples, emb.as_ref(), model.as_ref(), &settings)? {
+        Some((d, r)) => (Some(d), r),
+        None => (None, Vec::new()),
+    };
+    // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
+    let work: std::borrow::Cow<'_, [crate::sample::Sample]> = if dedup_removed.is_empty() {
+        std::borrow::Cow::Borrowed(&ingested.samples)
+    } else {
+        let gone: std::collections::BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
+        std::borrow::Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
+    };
+    let samples = samples_bytes(&work);
+    let mut tst = format!("{:?}", p.diagnose);
+    if let Some(e) = &emb {
+        tst.push_str(&e.model);
+    }
     let run = |cfg: &PruneConfig| {
         let key = StageCache::key("prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
-        cache.get_or("prune", &key, || prune(&ingested.samples, cfg, &p.diagnose))
+        cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
     };
     let mut bclean_report = None;
     let pruned = match p.prune.as_ref() {
@@ -103,38 +138,55 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
                 .as_ref()
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
             let imported = crate::release::import_predictions(m)?;
-            let scored = crate::metrics::score_all(&ingested.samples, &imported.predictions, &m.config)?;
+            let scored = crate::metrics::score_all(&work, &imported.predictions, &m.config)?;
             let bcfg = crate::prune::bclean::BCleanConfig {
                 models: plan.config.bclean_models.clone(),
                 step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
                 ..Default::default()
             };
-            let report = crate::prune::bclean::bclean(&ingested.samples, &scored, &bcfg)?;
-            let pr = crate::prune::bclean_pruned(
-                &ingested.samples,
-                &report,
-                &plan.config,
-                p.run_diagnose.then_some(&p.diagnose),
-            );
+            let report = crate::prune::bclean::bclean(&work, &scored, &bcfg)?;
+            let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(&p.diagnose));
             bclean_report = Some(report);
             Some(pr)
         }
-        Some(plan) => Some(run(&plan.config)),
+        Some(plan) => Some(run(&plan.config)?),
         None => None,
     };
-    let control = p
-        .prune
-        .as_ref()
-        .filter(|plan| plan.control)
-        .map(|plan| run(&PruneConfig { method: Method::Random, ..plan.config.clone() }));
-    // Every pruner measures TsT-RF on the whole set first (`before`): reuse it.
-    let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
-        Some(d) if p.run_diagnose => Some(d),
-        _ => p.run_diagnose.then(|| {
-            let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
-            cache.get_or("diagnose", &key, || crate::diagnose::diagnose(&ingested.samples, &p.diagnose))
-        }),
+    let control = match p.prune.as_ref().filter(|plan| plan.control) {
+        Some(plan) => Some(run(&PruneConfig { method: Method::Random, ..plan.config.clone() })?),
+        None => None,
     };
+    // Every pruner measures the diagnostic on the whole set first (`before`): reuse it.
+    let diagnosis =
+        match pruned.as_ref().and_then(|pr| pr.before.clone()) {
+            Some(d) if p.run_diagnose => Some(d),
+            _ if p.run_diagnose => {
+                let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
+                Some(cache.try_get_or("diagnose", &key, || {
+                    crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())
+                })?)
+            }
+            _ => None,
+        };
+    let tst_embed = match (&emb, p.diagnose.method) {
+        (Some(e), crate::diagnose::Method::Both) if p.run_diagnose => Some(
+            crate::diagnose::embed_features::tst_embed(
+                &work,
+                e,
+                &p.diagnose,
+                &crate::diagnose::embed_features::TstEmbedConfig::default(),
+            )?
+            .diagnosis,
+        ),
+        _ => None,
+    };
+    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
+        embeddings: emb,
+        tst_embed,
+        dups,
+        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
+        dedup_removed,
+    });
     let stages = crate::release::Stages {
         ingested: &ingested,
         diagnosis: diagnosis.as_ref(),
@@ -142,9 +194,11 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         control: control.as_ref(),
         bclean: bclean_report.as_ref(),
         metrics: None,
+        embed: embed_stage.as_ref(),
     };
     let outcome = write_release(p, &stages, out_dir)?;
-    Ok(Built { ingested, diagnosis, pruned, outcome })
+    drop(work);
+    Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
 }
 
 /// The release's manifest, as JSON.
@@ -216,7 +270,13 @@ fn summary(
     );
     if let Some(d) = diagnosis {
         out.push_str(&format!(
-            "\n  blind accuracy (TsT-RF): {:.1}% (95% CI {:.1}-{:.1}), chance {:.1}%",
+            "\n  blind accuracy ({}): {:.1}% (95% CI {:.1}-{:.1}), chance {:.1}%",
+            match p.diagnose.method {
+                crate::diagnose::Method::TstRf => "TsT-RF".to_string(),
+                crate::diagnose::Method::TstEmbed => "TsT-Embed".to_string(),
+                crate::diagnose::Method::Both =>
+                    format!("TsT-RF; s(x) the {} with TsT-Embed", p.diagnose.combine.as_str()),
+            },
             d.weighted * 100.0,
             d.ci95.0 * 100.0,
             d.ci95.1 * 100.0,
@@ -225,6 +285,42 @@ fn summary(
     }
     if s.rejected > 0 {
         out.push_str(&format!("\n  rejected rows and reasons: {}/report/rejected.jsonl", display_path(dir)));
+    }
+    out
+}
+
+/// The embedding stage's lines of the build summary.
+fn embed_summary(e: &crate::embed::stage::EmbedStage) -> String {
+    let mut out = String::new();
+    if let Some(d) = &e.tst_embed {
+        out.push_str(&format!(
+            "\n  blind accuracy (TsT-Embed): {:.1}% (95% CI {:.1}-{:.1}) over {} questions",
+            d.weighted * 100.0,
+            d.ci95.0 * 100.0,
+            d.ci95.1 * 100.0,
+            d.n_samples
+        ));
+    }
+    if let Some(r) = &e.dups {
+        let j = r.summary_json();
+        out.push_str(&format!("\n  duplicates: {} exact clusters", j["exact"]["clusters"]));
+        if r.threshold.is_some() {
+            out.push_str(&format!(", {} near clusters at cosine >= {}", j["near"]["clusters"], j["near"]["threshold"]));
+        }
+        if r.n_train.is_some() {
+            out.push_str(&format!(
+                "; leakage: {} questions with an exact copy in the training split{}",
+                j["train"]["samples_with_exact_copy"],
+                if r.threshold.is_some() {
+                    format!(", {} with a near copy", j["train"]["samples_with_near_copy"])
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if !e.dedup_removed.is_empty() {
+            out.push_str(&format!("; {} dropped by prune-duplicates", e.dedup_removed.len()));
+        }
     }
     out
 }

@@ -137,7 +137,9 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
 
 pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
-    let cfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    let mut cfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
+    cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
@@ -147,7 +149,7 @@ pub fn run(args: &Args) -> Result<()> {
         super::say("leak check: no feature changed when held-out answers changed");
     }
     let d = diagnose(&ingested.samples, &cfg);
-    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg))?;
+    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None))?;
     if let Some(dir) = &args.export_features {
         super::ingest::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::diagnose::{InputArgs, TstArgs, flag_error, resolve_input, tst_config};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
-use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune, report};
+use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune_with, report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,6 +45,14 @@ pub struct Args {
     /// AFLite: predictability threshold tau (default 0.75).
     #[arg(long)]
     pub tau: Option<f64>,
+    /// AFLite: what the linear probes see, `features` (default) or `embeddings`
+    /// (sentence embeddings of the question and options; needs the model, `just model`).
+    #[arg(long)]
+    pub representation: Option<String>,
+    /// Folder of the embedding model, when embeddings are used (default: the pipeline's
+    /// [embed] model-dir, else $BLINDSPOT_MODEL_DIR, else .blindspot/models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    pub model_dir: Option<PathBuf>,
     #[command(flatten)]
     pub tst: TstArgs,
 }
@@ -85,6 +93,9 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
         }
         cfg.aflite.tau = t;
     }
+    if let Some(r) = &args.representation {
+        cfg.aflite.representation = crate::prune::Representation::parse(r).map_err(flag_error)?;
+    }
     if let Some(s) = args.tst.seed {
         cfg.seed = s;
     }
@@ -104,9 +115,30 @@ pub fn run(args: &Args) -> Result<()> {
     if control && cfg.method == Method::Random {
         return Err(flag_error("--control adds a random run; the method is random already".into()));
     }
+    // The model before the data: without it nothing is read.
+    let model = if crate::prune::needs_embeddings(&cfg, &dcfg) {
+        let flag = args.model_dir.clone().or_else(|| pipeline.as_ref().and_then(|p| p.embed.model_dir.clone()));
+        let dir = crate::embed::model::resolve_model_dir(flag.as_deref())?;
+        let max_length = pipeline.as_ref().and_then(|p| p.embed.max_length);
+        Some(crate::embed::minilm::MiniLm::load(&dir, max_length)?)
+    } else {
+        None
+    };
     let ingested = ingest(&plan)?;
-    let run = prune(&ingested.samples, &cfg, &dcfg);
-    let ctl = control.then(|| prune(&ingested.samples, &PruneConfig { method: Method::Random, ..cfg.clone() }, &dcfg));
+    let emb = match &model {
+        Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
+        None => None,
+    };
+    let run = prune_with(&ingested.samples, &cfg, &dcfg, emb.as_ref())?;
+    let ctl = match control {
+        true => Some(prune_with(
+            &ingested.samples,
+            &PruneConfig { method: Method::Random, ..cfg.clone() },
+            &dcfg,
+            emb.as_ref(),
+        )?),
+        false => None,
+    };
     super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
     super::say(&summary(&run));
     if let Some(c) = &ctl {

@@ -88,6 +88,80 @@ pub struct DiagnoseConfig {
     /// of questions only measures noise.
     pub min_group: usize,
     pub features: FeatureConfig,
+    /// Which blind model scores s(x): TsT-RF, TsT-Embed or both combined.
+    pub method: Method,
+    /// How `Method::Both` combines the two s(x).
+    pub combine: Combine,
+}
+
+/// The blind diagnostic of a pipeline (`[diagnose] method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Random forests on non-visual features.
+    #[default]
+    TstRf,
+    /// A linear probe on sentence-embedding features ([`embed_features`]).
+    TstEmbed,
+    /// Both; s(x) combined per question by [`Combine`].
+    Both,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::TstRf => "tst-rf",
+            Method::TstEmbed => "tst-embed",
+            Method::Both => "both",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Method, String> {
+        match s {
+            "tst-rf" => Ok(Method::TstRf),
+            "tst-embed" => Ok(Method::TstEmbed),
+            "both" => Ok(Method::Both),
+            _ => Err(format!("method \"{s}\" is not \"tst-rf\", \"tst-embed\" or \"both\"")),
+        }
+    }
+
+    /// Whether this method needs sentence embeddings.
+    pub fn needs_embeddings(self) -> bool {
+        self != Method::TstRf
+    }
+}
+
+/// How `method = "both"` combines TsT-RF's and TsT-Embed's s(x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Combine {
+    /// The larger of the two (a question is as biased as its most telling shortcut).
+    #[default]
+    Max,
+    /// Their mean.
+    Mean,
+}
+
+impl Combine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Combine::Max => "max",
+            Combine::Mean => "mean",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Combine, String> {
+        match s {
+            "max" => Ok(Combine::Max),
+            "mean" => Ok(Combine::Mean),
+            _ => Err(format!("score \"{s}\" is not \"max\" or \"mean\"")),
+        }
+    }
+
+    fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            Combine::Max => a.max(b),
+            Combine::Mean => 0.5 * (a + b),
+        }
+    }
 }
 
 impl Default for DiagnoseConfig {
@@ -102,6 +176,8 @@ impl Default for DiagnoseConfig {
             mra: MraRule::Strict,
             min_group: 20,
             features: FeatureConfig::default(),
+            method: Method::TstRf,
+            combine: Combine::Max,
         }
     }
 }
@@ -389,6 +465,53 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
         n_samples: samples.len(),
         rows,
         groups,
+    }
+}
+
+/// Runs the configured blind diagnostic: TsT-RF, TsT-Embed (needs `emb`, the
+/// embeddings of every sample or of a superset), or both with s(x) combined
+/// per question. With `both`, the rows are TsT-RF's (its predictions, blind
+/// accuracy and interval) with `s` replaced by the combination wherever
+/// TsT-Embed scores the question (multiple choice and yes/no); the ranking
+/// IBP uses is that combined s(x).
+pub fn diagnose_with(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+) -> crate::error::Result<Diagnosis> {
+    let embed = |e: &crate::embed::SampleEmbeddings| {
+        embed_features::tst_embed(samples, e, cfg, &embed_features::TstEmbedConfig::default())
+    };
+    let need = || crate::error::Error::Bug(format!("diagnose method {} ran without embeddings", cfg.method.as_str()));
+    match cfg.method {
+        Method::TstRf => Ok(diagnose(samples, cfg)),
+        Method::TstEmbed => Ok(embed(emb.ok_or_else(need)?)?.diagnosis),
+        Method::Both => {
+            let e = embed(emb.ok_or_else(need)?)?;
+            let mut d = diagnose(samples, cfg);
+            combine_scores(&mut d, &e.diagnosis, cfg.combine);
+            Ok(d)
+        }
+    }
+}
+
+/// Replaces each row's s (and s − chance) of `d` by its combination with
+/// `other`'s s(x) for the same question (averaged over repeats).
+pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
+    let theirs: BTreeMap<String, f64> =
+        other.sample_scores().into_iter().map(|(id, (s, _))| (id.to_string(), s)).collect();
+    for r in &mut d.rows {
+        if let Some(&t) = theirs.get(&r.id) {
+            r.s = how.apply(r.s, t);
+            r.s_minus_chance = r.s - r.chance;
+        }
+    }
+    for g in &mut d.groups {
+        let rows: Vec<&ScoreRow> =
+            d.rows.iter().filter(|r| r.question_type == g.question_type && r.format == g.format).collect();
+        if !rows.is_empty() {
+            g.mean_s = rows.iter().map(|r| r.s).sum::<f64>() / rows.len() as f64;
+        }
     }
 }
 

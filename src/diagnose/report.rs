@@ -68,8 +68,9 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, cols).map_err(|e| Error::Bug(format!("scores batch: {e}")))
 }
 
-/// `diagnose.json`.
-pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig) -> serde_json::Value {
+/// `diagnose.json`. `embed`: with `method = "both"`, TsT-Embed's own run, whose
+/// blind accuracy is reported beside TsT-RF's.
+pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> serde_json::Value {
     let groups: Vec<_> = d
         .groups
         .iter()
@@ -86,8 +87,8 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig) -> serde_json::Value {
             })
         })
         .collect();
-    json!({
-        "method": "tst-rf",
+    let mut v = json!({
+        "method": cfg.method.as_str(),
         "n_samples": d.n_samples,
         "blind_accuracy": {
             "weighted": r6(d.weighted),
@@ -110,14 +111,46 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig) -> serde_json::Value {
             "pooled_group": super::POOLED,
         },
         "groups": groups,
-    })
+    });
+    let probe = || {
+        let p = super::embed_features::TstEmbedConfig::default();
+        json!({
+            "model": "all-MiniLM-L6-v2 sentence embeddings (question, each option)",
+            "features": "multiple choice: per option cos(option, question), mean and max cos to the other options, the option's principal components (fit on the training folds); yes/no: the question's principal components",
+            "probe": "conditional logit (multiple choice) / logistic regression (yes/no), L2 on standardised features, Newton's method",
+            "components": p.components,
+            "l2": p.l2,
+            "formats": "multiple choice and yes/no (open and numeric questions are not scored)",
+        })
+    };
+    match cfg.method {
+        super::Method::TstRf => {}
+        super::Method::TstEmbed => v["settings"]["tst_embed"] = probe(),
+        super::Method::Both => {
+            v["settings"]["tst_embed"] = probe();
+            v["settings"]["score"] = json!(cfg.combine.as_str());
+            v["s"] = json!(format!(
+                "s(x) is the {} of TsT-RF's and TsT-Embed's probability of the gold answer where TsT-Embed scores the question, else TsT-RF's; blind accuracy is TsT-RF's",
+                cfg.combine.as_str()
+            ));
+            if let Some(e) = embed {
+                v["tst_embed"] = json!({
+                    "n_samples": e.n_samples,
+                    "blind_accuracy": {"weighted": r6(e.weighted), "macro": r6(e.macro_by_type), "ci95": [r6(e.ci95.0), r6(e.ci95.1)]},
+                    "chance": r6(e.chance),
+                    "majority": r6(e.majority),
+                });
+            }
+        }
+    }
+    v
 }
 
 /// Writes `scores.parquet`, `diagnose.json` and the plots into `dir`.
-pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig) -> Result<()> {
+pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
-    let mut text = serde_json::to_string_pretty(&summary_json(d, cfg)).map_err(|e| Error::Bug(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(&summary_json(d, cfg, embed)).map_err(|e| Error::Bug(e.to_string()))?;
     text.push('\n');
     write_bytes(&dir.join("diagnose.json"), text.as_bytes())?;
     super::plots::write_all(dir, d)

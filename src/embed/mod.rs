@@ -15,6 +15,7 @@ pub mod dups;
 pub mod minilm;
 pub mod model;
 pub mod output;
+pub mod stage;
 
 use std::collections::BTreeMap;
 

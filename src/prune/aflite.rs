@@ -1,4 +1,14 @@
-//! AFLite (Le Bras et al. 2020, Algorithm 1) on TsT's non-visual features.
+//! AFLite (Le Bras et al. 2020, Algorithm 1) on TsT's non-visual features or
+//! on sentence embeddings (`representation = "embeddings"`, the paper's
+//! choice: a fixed pre-trained representation and linear probes).
+//!
+//! The embedding representation of a question: for multiple choice, the
+//! question's embedding followed by each option's in position order,
+//! zero-padded to the group's most options (so a linear classifier over the
+//! gold position can weigh each option's meaning); for yes/no and open
+//! questions, the embedding of the question+options text (the question, then
+//! each option on its own line). all-MiniLM-L6-v2, 384 dimensions per text,
+//! standardised on each partition's training share.
 //!
 //! ```text
 //! while removed < budget:
@@ -20,14 +30,54 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 
-use super::{Iteration, Method, PruneConfig, Pruned, Removed, rank_key, split_budget, type_counts};
+use super::{Iteration, Method, PruneConfig, Pruned, Removed, Representation, rank_key, split_budget, type_counts};
 use crate::diagnose::features::Featurizer;
-use crate::diagnose::{DiagnoseConfig, Target, class_of, diagnose, group_samples, target};
+use crate::diagnose::forest::Matrix;
+use crate::diagnose::{DiagnoseConfig, Target, class_of, diagnose_with, group_samples, target};
+use crate::embed::SampleEmbeddings;
+use crate::error::{Error, Result};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 
+/// The embeddings of the samples, by id, for the embedding representation.
+struct EmbRep<'a> {
+    e: &'a SampleEmbeddings,
+    index: BTreeMap<&'a str, usize>,
+}
+
+impl EmbRep<'_> {
+    /// Rows of `rows` as a matrix: see the module documentation.
+    fn matrix(&self, rows: &[&Sample], format: AnswerFormat, max_options: usize) -> Matrix {
+        let dim = self.e.dim;
+        let width = if format == AnswerFormat::MultipleChoice { dim * (1 + max_options) } else { dim };
+        let mut data = Vec::with_capacity(rows.len() * width);
+        for s in rows {
+            let start = data.len();
+            if let Some(&i) = self.index.get(s.id.as_str()) {
+                let r = self.e.get(i);
+                if format == AnswerFormat::MultipleChoice {
+                    data.extend(r.question.iter().map(|v| f64::from(*v)));
+                    for o in r.options.iter().take(max_options) {
+                        data.extend(o.iter().map(|v| f64::from(*v)));
+                    }
+                } else {
+                    data.extend(r.question_options.iter().map(|v| f64::from(*v)));
+                }
+            }
+            data.resize(start + width, 0.0);
+        }
+        Matrix::new(rows.len(), width, data)
+    }
+}
+
 /// Held-out outcomes of one partition: (id, correct).
-fn partition_outcomes(current: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig, key: &str) -> Vec<(String, bool)> {
+fn partition_outcomes(
+    current: &[Sample],
+    cfg: &PruneConfig,
+    dcfg: &DiagnoseConfig,
+    rep: Option<&EmbRep<'_>>,
+    key: &str,
+) -> Vec<(String, bool)> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(cfg.seed, "prune.aflite", key));
     let mut out = Vec::new();
     for ((_, format), group) in group_samples(current, dcfg.min_group) {
@@ -43,8 +93,17 @@ fn partition_outcomes(current: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConf
         let train: Vec<&Sample> = tr.iter().map(|&i| group[i]).collect();
         let test: Vec<&Sample> = te.iter().map(|&i| group[i]).collect();
         let Target::Classes { labels, names } = target(format, &train, dcfg.features.rare_vocab) else { continue };
-        let (featurizer, x_train) = Featurizer::fit_transform(&train, &dcfg.features);
-        let x_test = featurizer.transform(&test);
+        let (x_train, x_test) = match rep {
+            Some(rep) => {
+                let k = group.iter().map(|s| s.options.len()).max().unwrap_or(0);
+                (rep.matrix(&train, format, k), rep.matrix(&test, format, k))
+            }
+            None => {
+                let (featurizer, x_train) = Featurizer::fit_transform(&train, &dcfg.features);
+                let x_test = featurizer.transform(&test);
+                (x_train, x_test)
+            }
+        };
         let predicted = super::linear::fit_predict(&x_train, &labels, &x_test);
         for (s, p) in test.iter().zip(predicted) {
             let gold = class_of(format, s);
@@ -55,15 +114,29 @@ fn partition_outcomes(current: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConf
     out
 }
 
-/// Runs AFLite with `cfg.batch` as the slice size k.
-pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Pruned {
+/// Runs AFLite with `cfg.batch` as the slice size k. `emb`: the samples'
+/// embeddings, for the embedding representation and for TsT-Embed (or both)
+/// as the before/after diagnostic.
+pub fn run(
+    samples: &[Sample],
+    cfg: &PruneConfig,
+    dcfg: &DiagnoseConfig,
+    emb: Option<&SampleEmbeddings>,
+) -> Result<Pruned> {
+    let rep = match (cfg.aflite.representation, emb) {
+        (Representation::Features, _) => None,
+        (Representation::Embeddings, Some(e)) => Some(EmbRep { e, index: e.index() }),
+        (Representation::Embeddings, None) => {
+            return Err(Error::Bug("AFLite on embeddings ran without embeddings".into()));
+        }
+    };
     let n0 = samples.len();
     let k = cfg.batch.resolve(n0).max(1);
     let mut sizes = BTreeMap::new();
     sizes.insert("all".to_string(), n0);
     let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
     let budget = budgets["all"];
-    let before = diagnose(samples, dcfg);
+    let before = diagnose_with(samples, dcfg, emb)?;
     let mut types = type_counts(samples);
     let mut alive: BTreeMap<&str, bool> = samples.iter().map(|s| (s.id.as_str(), true)).collect();
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
@@ -74,7 +147,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
         let current: Vec<Sample> = samples.iter().filter(|s| alive[s.id.as_str()]).cloned().collect();
         let outcomes: Vec<Vec<(String, bool)>> = (0..cfg.aflite.partitions.max(1))
             .into_par_iter()
-            .map(|p| partition_outcomes(&current, cfg, dcfg, &format!("{round}/{p}")))
+            .map(|p| partition_outcomes(&current, cfg, dcfg, rep.as_ref(), &format!("{round}/{p}")))
             .collect();
         let mut tally: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for (id, ok) in outcomes.iter().flatten() {
@@ -123,9 +196,10 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
                 iteration: round,
                 score: p,
                 reason: format!(
-                    "predictable: {:.4} of its held-out predictions correct over {} partitions (>= tau {}), rank {} of {qualified}",
+                    "predictable: {:.4} of its held-out predictions correct over {} partitions of {} (>= tau {}), rank {} of {qualified}",
                     p,
                     cfg.aflite.partitions,
+                    cfg.aflite.representation.as_str(),
                     cfg.aflite.tau,
                     rank + 1
                 ),
@@ -142,8 +216,8 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
         round += 1;
     };
     let kept_samples: Vec<Sample> = samples.iter().filter(|s| alive[s.id.as_str()]).cloned().collect();
-    let after = diagnose(&kept_samples, dcfg);
-    Pruned {
+    let after = diagnose_with(&kept_samples, dcfg, emb)?;
+    Ok(Pruned {
         method: Method::Aflite,
         config: cfg.clone(),
         budgets,
@@ -154,5 +228,5 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
         before: Some(before),
         after: Some(after),
         n_input: n0,
-    }
+    })
 }

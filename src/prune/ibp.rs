@@ -18,12 +18,18 @@
 use std::collections::BTreeMap;
 
 use super::{Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, rank_key, split_budget, type_counts};
-use crate::diagnose::{DiagnoseConfig, diagnose};
+use crate::diagnose::{DiagnoseConfig, diagnose_with};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 
 /// Runs IBP (or, with `Method::Random`, the matched random control).
-pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Pruned {
+/// `emb`: the samples' embeddings, for TsT-Embed (or both) as the diagnostic.
+pub fn run(
+    samples: &[Sample],
+    cfg: &PruneConfig,
+    dcfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+) -> crate::error::Result<Pruned> {
     let n0 = samples.len();
     let batch = cfg.batch.resolve(n0).max(1);
     let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
@@ -42,7 +48,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
     let mut iteration = 1;
     loop {
         let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
-        let d = diagnose(&current, dcfg);
+        let d = diagnose_with(&current, dcfg, emb)?;
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
             let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));
@@ -144,7 +150,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
         iteration += 1;
     }
     let kept = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();
-    Pruned {
+    Ok(Pruned {
         method: cfg.method,
         config: cfg.clone(),
         budgets,
@@ -155,7 +161,7 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
         before,
         after: Some(after),
         n_input: n0,
-    }
+    })
 }
 
 fn reason(cfg: &PruneConfig, s: &Sample, score: f64, rank: usize, n: usize, key: &str) -> String {

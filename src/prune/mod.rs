@@ -173,11 +173,42 @@ pub struct AfliteConfig {
     pub train_fraction: f64,
     /// Predictability at or above which an item may go (τ; the paper's 0.75).
     pub tau: f64,
+    /// What the linear probes see.
+    pub representation: Representation,
 }
 
 impl Default for AfliteConfig {
     fn default() -> Self {
-        AfliteConfig { partitions: 64, train_fraction: 0.8, tau: 0.75 }
+        AfliteConfig { partitions: 64, train_fraction: 0.8, tau: 0.75, representation: Representation::Features }
+    }
+}
+
+/// AFLite's representation of a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Representation {
+    /// TsT's non-visual features, fit on each partition's training share.
+    #[default]
+    Features,
+    /// Sentence embeddings (the paper's choice): multiple choice, the question's
+    /// embedding then each option's in position order (zero-padded to the
+    /// group's most options); other formats, the question+options text's embedding.
+    Embeddings,
+}
+
+impl Representation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Representation::Features => "features",
+            Representation::Embeddings => "embeddings",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Representation, String> {
+        match s {
+            "features" => Ok(Representation::Features),
+            "embeddings" => Ok(Representation::Embeddings),
+            _ => Err(format!("representation \"{s}\" is not \"features\" or \"embeddings\"")),
+        }
     }
 }
 
@@ -327,12 +358,50 @@ pub fn split_budget(sizes: &BTreeMap<String, usize>, budget: usize) -> BTreeMap<
     out
 }
 
-/// Runs the configured pruner. B-Clean needs model predictions: use
-/// [`bclean_pruned`] for it.
-pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> Pruned {
+/// Whether a pruning run needs sentence embeddings (with `diagnose`'s method).
+pub fn needs_embeddings(cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> bool {
     match cfg.method {
-        Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose),
-        Method::Aflite => aflite::run(samples, cfg, diagnose),
+        Method::Ibp | Method::Random => diagnose.method.needs_embeddings(),
+        Method::Aflite => cfg.aflite.representation == Representation::Embeddings || diagnose.method.needs_embeddings(),
+        Method::Bclean => false,
+    }
+}
+
+/// Runs the configured pruner with TsT-RF and the features representation.
+/// B-Clean needs model predictions: use [`bclean_pruned`] for it.
+pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> Pruned {
+    match prune_with(samples, cfg, diagnose, None) {
+        Ok(p) => p,
+        // Without embeddings only the embedding settings can fail: run TsT-RF on features.
+        Err(_) => {
+            let mut c = cfg.clone();
+            c.aflite.representation = Representation::Features;
+            let d = DiagnoseConfig { method: crate::diagnose::Method::TstRf, ..diagnose.clone() };
+            prune_with(samples, &c, &d, None).unwrap_or_else(|e| unreachable!("TsT-RF pruning cannot fail: {e}"))
+        }
+    }
+}
+
+/// Runs the configured pruner; `emb` holds the samples' embeddings when the
+/// diagnose method is TsT-Embed or both, or AFLite's representation is
+/// embeddings (an error without them).
+pub fn prune_with(
+    samples: &[Sample],
+    cfg: &PruneConfig,
+    diagnose: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+) -> crate::error::Result<Pruned> {
+    if needs_embeddings(cfg, diagnose) && emb.is_none() {
+        return Err(crate::error::Error::Bug(format!(
+            "{} pruning with diagnose method {} and representation {} ran without embeddings",
+            cfg.method.as_str(),
+            diagnose.method.as_str(),
+            cfg.aflite.representation.as_str()
+        )));
+    }
+    Ok(match cfg.method {
+        Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose, emb)?,
+        Method::Aflite => aflite::run(samples, cfg, diagnose, emb)?,
         Method::Bclean => Pruned {
             method: Method::Bclean,
             config: cfg.clone(),
@@ -345,7 +414,7 @@ pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -
             after: None,
             n_input: samples.len(),
         },
-    }
+    })
 }
 
 /// B-Clean's decision as a pruning run: every removal in one step, with

@@ -12,7 +12,10 @@ fn pct(v: f64) -> String {
 }
 
 /// How much of the set a blind model answers (TsT-RF), overall and per group.
-fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
+fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) {
+    if cfg.method == crate::diagnose::Method::TstEmbed {
+        return embed_section(out, d, cfg);
+    }
     out.push_str("## Blind answerability (TsT-RF)\n\n");
     let grouping = match &cfg.group_by {
         None => "stratified folds".to_string(),
@@ -51,6 +54,103 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
         );
     }
     out.push('\n');
+    if let Some(e) = embed {
+        let _ = writeln!(
+            out,
+            "A linear probe on sentence embeddings of the question and options (TsT-Embed, all-MiniLM-L6-v2, same \
+             folds) answers **{}** of the {} multiple-choice and yes/no questions blind (95% CI {}-{}; chance {}). \
+             The bias score s(x) in `report/scores.parquet` is the {} of the two models' probabilities of the gold \
+             answer where both score a question.\n",
+            pct(e.weighted),
+            e.n_samples,
+            pct(e.ci95.0),
+            pct(e.ci95.1),
+            pct(e.chance),
+            cfg.combine.as_str()
+        );
+    }
+}
+
+/// TsT-Embed as the pipeline's diagnostic.
+fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
+    out.push_str("## Blind answerability (TsT-Embed)\n\n");
+    let _ = writeln!(
+        out,
+        "A linear probe on sentence embeddings (all-MiniLM-L6-v2) of the question and its options, trained with \
+         {}-fold cross-validation ({} repeat(s), seed {}), answers **{}** of the {} multiple-choice and yes/no \
+         questions without the image (95% CI {}-{}); chance is {} and always giving the most frequent answer \
+         scores {}. Open and numeric questions are not scored. Per-question bias scores s(x) are in \
+         `report/scores.parquet`.\n",
+        cfg.folds,
+        cfg.repeats,
+        cfg.seed,
+        pct(d.weighted),
+        d.n_samples,
+        pct(d.ci95.0),
+        pct(d.ci95.1),
+        pct(d.chance),
+        pct(d.majority)
+    );
+    out.push_str("| question type | format | questions | blind | chance | majority |\n|---|---|---:|---:|---:|---:|\n");
+    for g in &d.groups {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            g.question_type.as_deref().unwrap_or("(none)").replace('|', "\\|"),
+            g.format.as_str(),
+            g.n,
+            pct(g.blind_accuracy),
+            pct(g.chance),
+            pct(g.majority)
+        );
+    }
+    out.push('\n');
+}
+
+/// Duplicates within the set and copies of a training split.
+fn duplicates_section(out: &mut String, e: &crate::embed::stage::EmbedStage) {
+    let Some(r) = &e.dups else { return };
+    let j = r.summary_json();
+    out.push_str("## Duplicates and leakage\n\n");
+    let _ = write!(
+        out,
+        "{} exact-duplicate clusters ({} questions; same text once lowercased and punctuation folded)",
+        j["exact"]["clusters"], j["exact"]["samples_in_clusters"]
+    );
+    if let Some(t) = r.threshold {
+        let _ = write!(
+            out,
+            "; {} near-duplicate pairs (cosine of the question+options embeddings >= {t}) in {} clusters ({} questions)",
+            j["near"]["pairs"], j["near"]["clusters"], j["near"]["samples_in_clusters"]
+        );
+    }
+    out.push('.');
+    if let Some(n) = r.n_train {
+        let _ = write!(
+            out,
+            " Against the {n} questions of the training split `{}`: {} questions have an exact copy",
+            e.train_written.as_deref().unwrap_or("?"),
+            j["train"]["samples_with_exact_copy"]
+        );
+        if r.threshold.is_some() {
+            let _ = write!(out, ", {} a near copy", j["train"]["samples_with_near_copy"]);
+        }
+        out.push('.');
+    }
+    let _ = writeln!(
+        out,
+        " Every pair is in config `duplicates` ({} rows), the clusters in `report/duplicates.json`.{}\n",
+        r.pairs.len(),
+        if e.dedup_removed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " With `prune-duplicates`, {} questions were dropped (one kept per cluster, leaked ones removed), each \
+                 with its reason in `report/duplicates.json`; they are in config `removed`.",
+                e.dedup_removed.len()
+            )
+        }
+    );
 }
 
 /// What pruning removed and what it did to blind accuracy.
@@ -205,6 +305,20 @@ fn y(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
+fn duplicates_features_yaml(out: &mut String) {
+    out.push_str("  features:\n");
+    for (name, dtype) in [
+        ("kind", "string"),
+        ("id_a", "string"),
+        ("id_b", "string"),
+        ("cosine", "float64"),
+        ("text_a", "string"),
+        ("text_b", "string"),
+    ] {
+        let _ = writeln!(out, "  - name: {name}\n    dtype: {dtype}");
+    }
+}
+
 fn features_yaml(out: &mut String) {
     let strings = [
         "id",
@@ -268,7 +382,10 @@ pub fn render(
     out.push_str("dataset_info:\n");
     for c in configs {
         let _ = writeln!(out, "- config_name: {}", y(&c.name));
-        features_yaml(&mut out);
+        match c.schema {
+            super::ConfigSchema::Samples => features_yaml(&mut out),
+            super::ConfigSchema::Duplicates => duplicates_features_yaml(&mut out),
+        }
         let _ = writeln!(out, "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}", c.bytes, c.rows);
         let _ = writeln!(out, "  download_size: {}\n  dataset_size: {}", c.bytes, c.bytes);
     }
@@ -313,7 +430,10 @@ pub fn render(
     let images: usize = ing.images.len();
     let _ = writeln!(out, "\n{images} distinct image files.\n");
     if let Some(d) = stages.diagnosis {
-        diagnosis_section(&mut out, d, &p.diagnose);
+        diagnosis_section(&mut out, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()));
+    }
+    if let Some(e) = stages.embed {
+        duplicates_section(&mut out, e);
     }
     if let Some(pr) = stages.pruned {
         prune_section(&mut out, pr, stages.control);

@@ -20,8 +20,19 @@ pub const FILE: &str = "croissant.json";
 pub struct Config<'a> {
     pub name: &'a str,
     pub description: String,
+    pub schema: super::ConfigSchema,
     pub files: Vec<(&'a str, &'a str)>,
 }
+
+/// Columns of the `duplicates` config.
+const DUPLICATE_COLUMNS: &[(&str, &str, bool, &str)] = &[
+    ("kind", "sc:Text", false, "exact, near, train-exact or train-near."),
+    ("id_a", "sc:Text", false, "A question of this release."),
+    ("id_b", "sc:Text", false, "Its duplicate: a question of this release, or of the training split (train-*)."),
+    ("cosine", "sc:Float", false, "Cosine similarity of the question+options embeddings (empty for exact pairs)."),
+    ("text_a", "sc:Text", false, "id_a's question."),
+    ("text_b", "sc:Text", false, "id_b's question."),
+];
 
 /// The JSON-LD context of Croissant 1.1, as `mlcroissant` writes it, plus the
 /// Responsible-AI and provenance vocabularies.
@@ -118,7 +129,17 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>, configs: &[Config<'_>]) 
             }));
         }
         let Some((file, _)) = c.files.first() else { continue };
-        let fields: Vec<Value> = COLUMNS
+        let columns = match c.schema {
+            super::ConfigSchema::Samples => COLUMNS,
+            super::ConfigSchema::Duplicates => DUPLICATE_COLUMNS,
+        };
+        let key = match c.schema {
+            super::ConfigSchema::Samples => json!({"@id": format!("{}/id", c.name)}),
+            super::ConfigSchema::Duplicates => {
+                json!([{"@id": format!("{}/kind", c.name)}, {"@id": format!("{}/id_a", c.name)}, {"@id": format!("{}/id_b", c.name)}])
+            }
+        };
+        let fields: Vec<Value> = columns
             .iter()
             .map(|(name, dtype, list, description)| {
                 let mut f = json!({
@@ -141,7 +162,7 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>, configs: &[Config<'_>]) 
             "@id": c.name,
             "name": c.name,
             "description": c.description,
-            "key": {"@id": format!("{}/id", c.name)},
+            "key": key,
             "field": fields,
         }));
     }

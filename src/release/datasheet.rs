@@ -232,9 +232,24 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
             ing.stats.rejected,
             if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
-        ) + &match stages.pruned {
-            None => String::new(),
-            Some(pr) => format!(
+        ) + &match (stages.pruned, stages.dedup_removed().len()) {
+            (None, 0) => String::new(),
+            (None, d) => format!(
+                " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`; each with its reason \
+                 in `report/duplicates.json`; config `removed`), so the default config holds {} (config `full` keeps \
+                 all {n}).",
+                stages.kept_samples().len()
+            ),
+            (Some(pr), d) if d > 0 => format!(
+                " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`, reasons in \
+                 `report/duplicates.json`) and {} pruning removed {} questions a blind model answers (reasons in \
+                 `report/prune.json`); config `removed` holds both, the default config the {} kept (config `full` \
+                 keeps all {n}).",
+                pr.method.as_str(),
+                pr.removed.len(),
+                stages.kept_samples().len()
+            ),
+            (Some(pr), _) => format!(
                 " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
                  `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
                 pr.method.as_str(),
@@ -296,7 +311,57 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let repeated: usize = questions.values().filter(|&&c| c > 1).map(|c| c - 1).sum();
     let mut errors =
         format!("{repeated} questions repeat the text of another question about the same image (or about no image). ");
+    if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
+        let j = r.summary_json();
+        let _ = write!(
+            errors,
+            "Redundancies: {} clusters of exact duplicates ({} questions)",
+            j["exact"]["clusters"], j["exact"]["samples_in_clusters"]
+        );
+        if let Some(t) = r.threshold {
+            let _ = write!(
+                errors,
+                " and {} clusters of near-duplicates ({} questions whose question+options embeddings have cosine >= {t} \
+                 with another's)",
+                j["near"]["clusters"], j["near"]["samples_in_clusters"]
+            );
+        }
+        if let Some(n) = r.n_train {
+            let _ = write!(
+                errors,
+                "; leakage from the training split ({n} questions): {} questions have an exact copy there",
+                j["train"]["samples_with_exact_copy"]
+            );
+            if r.threshold.is_some() {
+                let _ = write!(errors, " and {} a near copy", j["train"]["samples_with_near_copy"]);
+            }
+        }
+        let dropped = stages.dedup_removed().len();
+        let _ = write!(
+            errors,
+            ". Every pair is in config `duplicates`, see [Duplicates and leakage](#duplicates-and-leakage){}. ",
+            if dropped > 0 {
+                format!("; {dropped} of these questions were dropped (`prune-duplicates`)")
+            } else {
+                String::new()
+            }
+        );
+    }
     match stages.diagnosis {
+        Some(d) if p.diagnose.method == crate::diagnose::Method::TstEmbed => {
+            let _ = write!(
+                errors,
+                "Blind answerability is a known source of noise in what the set measures: a linear probe on sentence \
+                 embeddings of the question and options, never seeing the images, answers {} of the multiple-choice \
+                 and yes/no questions (95% CI {}-{}; chance {}, majority answer {}), see \
+                 [Blind answerability](#blind-answerability-tst-embed).",
+                pct(d.weighted),
+                pct(d.ci95.0),
+                pct(d.ci95.1),
+                pct(d.chance),
+                pct(d.majority)
+            );
+        }
         Some(d) => {
             let _ = write!(
                 errors,
@@ -441,8 +506,17 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
         };
         let _ = write!(
             out,
-            "Diagnose (TsT-RF) ran {}-fold cross-validation ({grouping}), {} repeat(s), seed {}, {} trees per \
+            "Diagnose ({}) ran {}-fold cross-validation ({grouping}), {} repeat(s), seed {}, {} trees per \
              classifier and {} per regressor, {} declarative recipe(s); it labelled nothing and removed nothing. ",
+            match d.method {
+                crate::diagnose::Method::TstRf => "TsT-RF".to_string(),
+                crate::diagnose::Method::TstEmbed =>
+                    "TsT-Embed: a linear probe on all-MiniLM-L6-v2 sentence embeddings".to_string(),
+                crate::diagnose::Method::Both => format!(
+                    "TsT-RF and TsT-Embed, a linear probe on all-MiniLM-L6-v2 sentence embeddings; s(x) their {}",
+                    d.combine.as_str()
+                ),
+            },
             d.folds,
             d.repeats,
             d.seed,
@@ -459,6 +533,15 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
              is untouched. ",
             kinds.join(", "),
             v.seed.unwrap_or(p.dataset.seed)
+        );
+    }
+    let dropped = stages.dedup_removed().len();
+    if dropped > 0 {
+        let _ = write!(
+            out,
+            "Duplicates were dropped before the other stages (`[leakage] prune-duplicates`): {dropped} questions, \
+             keeping the first by id of each duplicate cluster and removing every question copied from the training \
+             split. "
         );
     }
     match stages.pruned {

@@ -115,7 +115,27 @@ pub fn render(
     out.push_str("</table>\n");
 
     if let Some(d) = stages.diagnosis {
-        out.push_str("<h2>Blind answerability (TsT-RF)</h2>\n");
+        let _ = writeln!(
+            out,
+            "<h2>Blind answerability ({})</h2>",
+            match p.diagnose.method {
+                crate::diagnose::Method::TstRf => "TsT-RF",
+                crate::diagnose::Method::TstEmbed => "TsT-Embed",
+                crate::diagnose::Method::Both => "TsT-RF and TsT-Embed",
+            }
+        );
+        if let Some(e) = stages.embed.and_then(|e| e.tst_embed.as_ref()) {
+            let _ = writeln!(
+                out,
+                "<p>TsT-Embed (a linear probe on sentence embeddings): {} blind over {} questions (95% CI {}-{}); \
+                 s(x) is the {} of the two.</p>",
+                pct(e.weighted),
+                e.n_samples,
+                pct(e.ci95.0),
+                pct(e.ci95.1),
+                p.diagnose.combine.as_str()
+            );
+        }
         for f in ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"] {
             if has(f) {
                 let _ = writeln!(out, "<img src=\"{f}\" alt=\"{f}\">");
@@ -183,6 +203,44 @@ pub fn render(
         }
     }
 
+    if let Some(e) = stages.embed {
+        out.push_str("<h2>Embeddings, duplicates and leakage</h2>\n");
+        let svg = crate::embed::stage::PROJECTION_SVG;
+        if has(svg) {
+            let _ = writeln!(
+                out,
+                "<p>Question embeddings (all-MiniLM-L6-v2) projected on their first two principal components.</p>\n<img src=\"{svg}\" alt=\"embedding projection\">"
+            );
+        }
+        if let Some(r) = &e.dups {
+            let j = r.summary_json();
+            let _ = writeln!(
+                out,
+                "<p>{} exact-duplicate clusters, {} near-duplicate clusters{}; {} pairs in config <code>duplicates</code>, \
+                 clusters in <code>duplicates.json</code>.{}</p>",
+                j["exact"]["clusters"],
+                if r.threshold.is_some() { j["near"]["clusters"].to_string() } else { "(not searched)".into() },
+                match r.n_train {
+                    Some(n) => format!(
+                        "; against {n} training questions, {} with an exact copy{}",
+                        j["train"]["samples_with_exact_copy"],
+                        if r.threshold.is_some() {
+                            format!(", {} with a near copy", j["train"]["samples_with_near_copy"])
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    None => String::new(),
+                },
+                r.pairs.len(),
+                if e.dedup_removed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {} dropped by prune-duplicates.", e.dedup_removed.len())
+                }
+            );
+        }
+    }
     if !variants.is_empty() {
         out.push_str(
             "<h2>Stress-test variants</h2>\n<table><tr><th>kind</th><th>expected</th><th>rows</th><th>config</th></tr>\n",

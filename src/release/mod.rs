@@ -64,19 +64,44 @@ pub struct Stages<'a> {
     /// `report/metrics.json`, when the pipeline scores model predictions
     /// (filled in by `write_release`, which computes it).
     pub metrics: Option<&'a serde_json::Value>,
+    /// Embeddings, TsT-Embed, duplicates and leakage, when the pipeline asked for them.
+    pub embed: Option<&'a crate::embed::stage::EmbedStage>,
 }
 
 impl Stages<'_> {
-    /// The questions of the default config: all, or what pruning kept.
+    /// The questions of the default config: all, or what pruning (and
+    /// `prune-duplicates`) kept.
     pub fn kept_samples(&self) -> Vec<&crate::sample::Sample> {
-        match self.pruned {
-            None => self.ingested.samples.iter().collect(),
-            Some(p) => {
-                let removed = p.removed_ids();
-                self.ingested.samples.iter().filter(|s| !removed.contains(s.id.as_str())).collect()
-            }
-        }
+        let removed = self.removed_ids();
+        self.ingested.samples.iter().filter(|s| !removed.contains(s.id.as_str())).collect()
     }
+
+    /// Questions dropped as duplicates or leaked (`prune-duplicates`).
+    pub fn dedup_removed(&self) -> &[crate::prune::Removed] {
+        self.embed.map_or(&[], |e| e.dedup_removed.as_slice())
+    }
+
+    /// Every removed id: pruning's and `prune-duplicates`'.
+    pub fn removed_ids(&self) -> std::collections::BTreeSet<&str> {
+        let mut ids = self.pruned.map(crate::prune::Pruned::removed_ids).unwrap_or_default();
+        ids.extend(self.dedup_removed().iter().map(|r| r.id.as_str()));
+        ids
+    }
+
+    /// Whether anything was removed from the default config's questions (a
+    /// pruning stage ran, or duplicates were dropped).
+    pub fn removes(&self) -> bool {
+        self.pruned.is_some() || !self.dedup_removed().is_empty()
+    }
+}
+
+/// The columns of a config's data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSchema {
+    /// Canonical samples (and variant rows).
+    Samples,
+    /// Duplicate and leakage pairs (`duplicates`).
+    Duplicates,
 }
 
 /// One Hugging Face config of a release: a name, what it holds, its data file.
@@ -89,6 +114,7 @@ pub struct ConfigInfo {
     pub rows: usize,
     /// Size of the data file.
     pub bytes: u64,
+    pub schema: ConfigSchema,
 }
 
 /// What the variants stage made of one kind.
@@ -143,6 +169,7 @@ fn write_variants(
                     bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
                     file,
                     rows: k.rows.len(),
+                    schema: ConfigSchema::Samples,
                 });
             }
             infos.push(VariantInfo {
@@ -231,20 +258,26 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             file: file.into(),
             rows: rows.len(),
             bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+            schema: ConfigSchema::Samples,
         });
         Ok(())
     };
-    match stages.pruned {
-        None => add_config("default", "Every question of the release.".into(), DEFAULT_DATA_FILE, &kept)?,
-        Some(pr) => {
+    match (stages.pruned, stages.removes()) {
+        (None, false) => add_config("default", "Every question of the release.".into(), DEFAULT_DATA_FILE, &kept)?,
+        (pr, _) => {
+            let what = match (pr, stages.dedup_removed().len()) {
+                (Some(pr), 0) => format!("what {} pruning kept", pr.method.as_str()),
+                (Some(pr), d) => {
+                    format!(
+                        "what {} pruning kept after {d} duplicate or leaked questions were dropped",
+                        pr.method.as_str()
+                    )
+                }
+                (None, d) => format!("what remains after {d} duplicate or leaked questions were dropped"),
+            };
             add_config(
                 "default",
-                format!(
-                    "The debiased set: what {} pruning kept ({} of {}).",
-                    pr.method.as_str(),
-                    kept.len(),
-                    pr.n_input
-                ),
+                format!("The debiased set: {what} ({} of {}).", kept.len(), ingested.samples.len()),
                 DEFAULT_DATA_FILE,
                 &kept,
             )?;
@@ -254,17 +287,41 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
                 "full/test-00000-of-00001.parquet",
                 &ingested.samples,
             )?;
-            let removed_ids = pr.removed_ids();
+            let removed_ids = stages.removed_ids();
             let removed: Vec<crate::sample::Sample> =
                 ingested.samples.iter().filter(|s| removed_ids.contains(s.id.as_str())).cloned().collect();
+            let mut why = Vec::new();
+            if pr.is_some() {
+                why.push("report/prune.json and report/removed.csv");
+            }
+            if !stages.dedup_removed().is_empty() {
+                why.push("report/duplicates.json");
+            }
             add_config(
                 "removed",
-                "The questions pruning removed (reasons and removal order in report/prune.json and report/removed.csv)."
-                    .into(),
+                format!("The questions pruning removed (reasons and removal order in {}).", why.join(" and ")),
                 "removed/test-00000-of-00001.parquet",
                 &removed,
             )?;
         }
+    }
+    if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
+        let file = "duplicates/test-00000-of-00001.parquet";
+        let path = dir.join(file);
+        mkdir_for(&path)?;
+        parquet::write_batch(&path, &r.pairs_batch()?)?;
+        configs.push(ConfigInfo {
+            name: "duplicates".into(),
+            description: "Duplicate pairs: `exact` (same normalised text) and `near` (cosine of the question+options \
+                          embeddings at or above the threshold) within the benchmark, `train-exact` and `train-near` \
+                          between a benchmark question (`id_a`) and a training question (`id_b`); clusters in \
+                          report/duplicates.json."
+                .into(),
+            file: file.into(),
+            rows: r.pairs.len(),
+            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+            schema: ConfigSchema::Duplicates,
+        });
     }
     // Variants stress the set being published: the kept questions.
     let (variant_configs, variants, variant_rows) =
@@ -297,7 +354,11 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         parquet::write_bytes(&path, text.as_bytes())?;
     }
     if let Some(d) = stages.diagnosis {
-        crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
+        let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
+        crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d)?;
+    }
+    if let Some(e) = stages.embed {
+        write_embed_report(&dir.join("report"), pipeline, stages, e)?;
     }
     if let Some(pr) = stages.pruned {
         crate::prune::report::write_report(&dir.join("report"), pr, stages.control)?;
@@ -323,6 +384,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         .map(|c| croissant::Config {
             name: &c.name,
             description: c.description.clone(),
+            schema: c.schema,
             files: data_sha.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
         })
         .collect();
@@ -368,6 +430,51 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     })?;
     sync_dir(&parent);
     Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
+}
+
+/// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
+/// embeddings were computed).
+fn write_embed_report(
+    dir: &Path,
+    pipeline: &Pipeline,
+    stages: &Stages<'_>,
+    e: &crate::embed::stage::EmbedStage,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|err| Error::io(dir, err))?;
+    if let Some(r) = &e.dups {
+        let mut v = r.summary_json();
+        if let Some(t) = &e.train_written {
+            v["train"]["file"] = serde_json::json!(t);
+        }
+        v["prune_duplicates"] = serde_json::json!(pipeline.leakage.as_ref().is_some_and(|l| l.prune));
+        v["removed"] = serde_json::json!(
+            e.dedup_removed.iter().map(|r| serde_json::json!({"id": r.id, "reason": r.reason})).collect::<Vec<_>>()
+        );
+        let mut text = serde_json::to_string_pretty(&v).map_err(|err| Error::Bug(err.to_string()))?;
+        text.push('\n');
+        parquet::write_bytes(&dir.join("duplicates.json"), text.as_bytes())?;
+    }
+    if let Some(emb) = &e.embeddings {
+        let scores = stages.diagnosis.map(crate::diagnose::Diagnosis::sample_scores).unwrap_or_default();
+        let removed = stages.removed_ids();
+        let points: Vec<crate::embed::stage::Point> = emb
+            .ids
+            .iter()
+            .map(|id| crate::embed::stage::Point {
+                id: id.clone(),
+                s: scores.get(id.as_str()).map(|(s, _)| *s),
+                removed: removed.contains(id.as_str()),
+            })
+            .collect();
+        let title = if scores.is_empty() {
+            "Question embeddings (PCA): kept and removed".to_string()
+        } else {
+            format!("Question embeddings (PCA), coloured by s(x) ({})", pipeline.diagnose.method.as_str())
+        };
+        let svg = crate::embed::stage::projection_svg(emb, &points, &title);
+        parquet::write_bytes(&dir.join(crate::embed::stage::PROJECTION_SVG), svg.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn mkdir_for(path: &Path) -> Result<()> {

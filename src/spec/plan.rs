@@ -34,7 +34,43 @@ pub struct Pipeline {
     pub prune: Option<PrunePlan>,
     /// Metrics from model predictions (`None` without `[predictions]`).
     pub metrics: Option<MetricsPlan>,
+    /// The sentence-embedding model, and which setting asks for embeddings.
+    pub embed: EmbedPlan,
+    /// Duplicates and training-split leakage (`None` without `[leakage]`).
+    pub leakage: Option<LeakagePlan>,
     pub datasheet: BTreeMap<String, String>,
+}
+
+/// The `[embed]` section, and the first setting that needs embeddings.
+#[derive(Debug, Clone, Default)]
+pub struct EmbedPlan {
+    /// `[embed] model-dir`, resolved against the pipeline's folder.
+    pub model_dir: Option<PathBuf>,
+    pub max_length: Option<usize>,
+    /// The pipeline key that needs embeddings and where it is written
+    /// (`None`: the pipeline needs no model).
+    pub requested_by: Option<(String, Location)>,
+}
+
+/// A validated `[leakage]` section.
+#[derive(Debug, Clone)]
+pub struct LeakagePlan {
+    /// How the training split is read (`None`: within-benchmark duplicates only).
+    pub train: Option<IngestPlan>,
+    /// `train` as written in the pipeline (what reports show).
+    pub train_written: Option<String>,
+    pub threshold: f64,
+    /// Exact duplicates only (no model).
+    pub exact_only: bool,
+    /// Keep one question per cluster and drop leaked questions.
+    pub prune: bool,
+}
+
+impl Pipeline {
+    /// Whether any stage of this pipeline needs sentence embeddings.
+    pub fn needs_embeddings(&self) -> bool {
+        self.embed.requested_by.is_some()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -394,6 +430,41 @@ impl Pipeline {
             ctx.err("prune.method", "B-Clean needs model predictions").help =
                 Some("add [predictions] with the models' mirage-mode prediction files".into());
         }
+        let leakage = w.leakage.as_ref().map(|l| leakage_plan(l, &dataset, ctx));
+        let mut embed = EmbedPlan::default();
+        if let Some(e) = &w.embed {
+            embed.model_dir = e.model_dir.as_ref().and_then(|raw| ctx.resolve("embed.model-dir", raw));
+            embed.max_length = e.max_length;
+        }
+        // The first setting that needs the model, where the missing-model error points.
+        let uses_diagnose = w.diagnose.is_some()
+            || prune
+                .as_ref()
+                .is_some_and(|p| matches!(p.config.method, crate::prune::Method::Ibp | crate::prune::Method::Aflite));
+        let asks = [
+            ("diagnose.method", uses_diagnose && diagnose.method.needs_embeddings()),
+            (
+                "prune.representation",
+                prune.as_ref().is_some_and(|p| {
+                    p.config.method == crate::prune::Method::Aflite
+                        && p.config.aflite.representation == crate::prune::Representation::Embeddings
+                }),
+            ),
+            ("leakage", leakage.as_ref().is_some_and(|l| !l.exact_only)),
+        ];
+        if let Some((key, _)) = asks.iter().find(|(_, yes)| *yes) {
+            embed.requested_by = Some((key.to_string(), ctx.src.loc(span_of(ctx.doc, key))));
+        }
+        if w.diagnose.as_ref().is_some_and(|d| d.score.is_some()) && diagnose.method != crate::diagnose::Method::Both {
+            ctx.err("diagnose.score", "`score` combines two diagnostics").help =
+                Some("set method = \"both\", or remove `score`".into());
+        }
+        if prune.as_ref().is_some_and(|p| p.config.method != crate::prune::Method::Aflite)
+            && w.prune.as_ref().is_some_and(|p| p.representation.is_some())
+        {
+            ctx.err("prune.representation", "`representation` is an AFLite setting").help =
+                Some("set method = \"aflite\", or remove `representation`".into());
+        }
         Pipeline {
             path: path.to_path_buf(),
             hash: hex::encode(Sha256::digest(bytes)),
@@ -405,6 +476,8 @@ impl Pipeline {
             variants,
             prune,
             metrics,
+            embed,
+            leakage,
             datasheet: w.datasheet,
         }
     }
@@ -437,6 +510,19 @@ fn diagnose_config(
     }
     cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
     cfg.features.meta_fields = w.meta_features.clone();
+    if let Some(m) = w.method {
+        cfg.method = match m {
+            super::wire::DiagnoseMethodWire::TstRf => crate::diagnose::Method::TstRf,
+            super::wire::DiagnoseMethodWire::TstEmbed => crate::diagnose::Method::TstEmbed,
+            super::wire::DiagnoseMethodWire::Both => crate::diagnose::Method::Both,
+        };
+    }
+    if let Some(sc) = w.score {
+        cfg.combine = match sc {
+            super::wire::ScoreWire::Max => crate::diagnose::Combine::Max,
+            super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
+        };
+    }
     match crate::diagnose::recipes::compile(&w.recipes) {
         Ok(recipes) => cfg.features.recipes = recipes,
         Err(problems) => {
@@ -594,6 +680,12 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
             }
         }
     }
+    if let Some(r) = w.representation {
+        cfg.aflite.representation = match r {
+            super::wire::RepresentationWire::Features => crate::prune::Representation::Features,
+            super::wire::RepresentationWire::Embeddings => crate::prune::Representation::Embeddings,
+        };
+    }
     cfg.bclean_models = w.models.clone();
     cfg.bclean_step3 = w.step3;
     if cfg.method != Method::Bclean && (w.models.is_some() || w.step3) {
@@ -605,6 +697,62 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
             Some("remove `control`, or set method = \"ibp\"".into());
     }
     PrunePlan { config: cfg, control: w.control }
+}
+
+fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> LeakagePlan {
+    let threshold = w.threshold.unwrap_or(crate::embed::dups::DEFAULT_THRESHOLD);
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        ctx.err("leakage.threshold", format!("{threshold} is not in (0, 1]")).help =
+            Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
+    }
+    if w.exact_only && w.threshold.is_some() {
+        ctx.err("leakage.threshold", "`threshold` is for near-duplicates, and `exact-only` is set").help =
+            Some("remove one of them".into());
+    }
+    let train = w.train.as_ref().and_then(|raw| {
+        if raw.ends_with(".toml") {
+            if w.format.is_some() || w.fields.is_some() {
+                ctx.err("leakage.train", "a pipeline file reads the training split with its own [ingest]").help =
+                    Some("remove `format` and `fields` from [leakage], or point `train` at the data file".into());
+            }
+            let path = ctx.resolve("leakage.train", raw)?;
+            return match Pipeline::load_with(&path, ctx.vars) {
+                Ok(p) => Some(p.ingest),
+                Err(Error::Invalid(problems)) => {
+                    ctx.problems.extend(problems);
+                    None
+                }
+                Err(e) => {
+                    ctx.err("leakage.train", e.to_string());
+                    None
+                }
+            };
+        }
+        let wire = IngestWire {
+            format: w.format,
+            path: super::wire::OneOrMany::One(raw.clone()),
+            images: None,
+            split: Some("train".into()),
+            benchmark: None,
+            on_invalid: OnInvalid::Skip,
+            missing: None,
+            fields: w.fields.clone().unwrap_or_default(),
+            answer_map: BTreeMap::new(),
+            filter: Vec::new(),
+            shuffle_options: false,
+            question_text: None,
+            options_in_question: false,
+            answer_format: None,
+        };
+        Some(ingest_plan_at("leakage", &wire, dataset, ctx))
+    });
+    LeakagePlan {
+        train,
+        train_written: w.train.clone(),
+        threshold,
+        exact_only: w.exact_only,
+        prune: w.prune_duplicates,
+    }
 }
 
 fn variants_config(w: &super::wire::VariantsWire, ctx: &mut Ctx<'_>) -> crate::variants::VariantsConfig {
@@ -667,15 +815,24 @@ fn accessor(ctx: &mut Ctx<'_>, key: &str, value: Option<&String>) -> Option<Acce
 }
 
 fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
+    ingest_plan_at("ingest", w, dataset, ctx)
+}
+
+/// An ingest plan from `w`, whose problems are reported at keys under `section`
+/// (`[leakage]` reads its training split with the same code; its path key is `train`).
+fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
+    let k = |s: &str| {
+        if section == "leakage" && s == "path" { "leakage.train".to_string() } else { format!("{section}.{s}") }
+    };
     let mut inputs = Vec::new();
     for raw in w.path.to_vec() {
-        let Some(p) = ctx.resolve("ingest.path", &raw) else { continue };
+        let Some(p) = ctx.resolve(&k("path"), &raw) else { continue };
         let pattern = p.to_string_lossy().to_string();
         let mut paths: Vec<PathBuf> = if pattern.contains(['*', '?', '[']) {
             match glob::glob(&pattern) {
                 Ok(it) => it.filter_map(std::result::Result::ok).collect(),
                 Err(e) => {
-                    ctx.err("ingest.path", format!("bad glob pattern \"{raw}\": {e}"));
+                    ctx.err(&k("path"), format!("bad glob pattern \"{raw}\": {e}"));
                     continue;
                 }
             }
@@ -686,7 +843,7 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
         };
         paths.sort();
         if paths.is_empty() {
-            ctx.err("ingest.path", format!("no file matches \"{raw}\" (looked for {})", display_path(&p))).help =
+            ctx.err(&k("path"), format!("no file matches \"{raw}\" (looked for {})", display_path(&p))).help =
                 Some("paths are relative to the pipeline file's folder".into());
         }
         for path in paths {
@@ -697,16 +854,16 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
             match format {
                 Some(format) => inputs.push(Input { path, format }),
                 None => {
-                    ctx.err("ingest.path", format!("cannot tell the format of {}", display_path(&path))).help =
+                    ctx.err(&k("path"), format!("cannot tell the format of {}", display_path(&path))).help =
                         Some("set [ingest] format = \"json\" | \"jsonl\" | \"csv\" | \"tsv\" | \"parquet\" | \"hf\" | \"vlmevalkit\" | \"imagefolder\"".into());
                 }
             }
         }
     }
     let images_dir = w.images.as_ref().and_then(|raw| {
-        let p = ctx.resolve("ingest.images", raw)?;
+        let p = ctx.resolve(&k("images"), raw)?;
         if !p.is_dir() {
-            ctx.err("ingest.images", format!("image folder {} does not exist", display_path(&p)));
+            ctx.err(&k("images"), format!("image folder {} does not exist", display_path(&p)));
         }
         Some(p)
     });
@@ -714,19 +871,19 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
     let options = f
         .options
         .as_ref()
-        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, "ingest.fields.options", Some(s))).collect::<Vec<_>>());
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>());
     let images = f
         .images
         .as_ref()
-        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, "ingest.fields.images", Some(s))).collect::<Vec<_>>());
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
     let fields = FieldMap {
-        id: accessor(ctx, "ingest.fields.id", f.id.as_ref()),
-        question: accessor(ctx, "ingest.fields.question", f.question.as_ref()),
-        context: accessor(ctx, "ingest.fields.context", f.context.as_ref()),
+        id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
+        question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
+        context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
         options,
-        answer: accessor(ctx, "ingest.fields.answer", f.answer.as_ref()),
+        answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
         answer_kind: f.answer_kind,
-        question_type: accessor(ctx, "ingest.fields.question-type", f.question_type.as_ref()),
+        question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
         images,
         meta: match &f.meta {
             None => MetaKeep::All,
@@ -735,17 +892,17 @@ fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPl
         },
     };
     if f.question.is_some() && w.question_text.is_some() {
-        ctx.err("ingest.question-text", "both question-text and fields.question are set").help =
+        ctx.err(&k("question-text"), "both question-text and fields.question are set").help =
             Some("keep one: question-text is a constant question for every row".into());
     }
     if w.options_in_question && f.options.is_some() {
-        ctx.err("ingest.options-in-question", "options-in-question and fields.options are both set").help =
+        ctx.err(&k("options-in-question"), "options-in-question and fields.options are both set").help =
             Some("options come either from the question text or from fields".into());
     }
     for (i, filt) in w.filter.iter().enumerate() {
         if filt.any_of.is_none() && filt.not_in.is_none() {
             ctx.err(
-                &format!("ingest.filter[{i}]"),
+                &k(&format!("filter[{i}]")),
                 format!("filter on \"{}\" has neither \"in\" nor \"not-in\"", filt.field),
             );
         }

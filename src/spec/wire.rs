@@ -29,6 +29,12 @@ pub struct PipelineWire {
     pub predictions: Option<PredictionsWire>,
     /// Settings of the metrics computed from `[predictions]`.
     pub metrics: Option<MetricsWire>,
+    /// The sentence-embedding model, for the stages that use embeddings
+    /// (`[diagnose] method = "tst-embed"`, AFLite on embeddings, near-duplicates).
+    pub embed: Option<EmbedWire>,
+    /// Duplicates within the benchmark and leakage from a training split; its
+    /// presence makes `build` publish a `duplicates` config.
+    pub leakage: Option<LeakageWire>,
     /// How the release is written.
     #[serde(default)]
     pub release: ReleaseWire,
@@ -214,10 +220,36 @@ pub enum MraWire {
     Inclusive,
 }
 
+/// The blind diagnostic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagnoseMethodWire {
+    /// Random forests on non-visual features (needs no model).
+    TstRf,
+    /// A linear probe on sentence embeddings of the question and options (needs the model: `just model`).
+    TstEmbed,
+    /// Both; s(x) per question combined by `score`.
+    Both,
+}
+
+/// How `method = "both"` combines the two s(x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreWire {
+    /// The larger of the two.
+    Max,
+    /// Their mean.
+    Mean,
+}
+
 /// TsT-RF: k-fold random forests on non-visual features (protocol notes).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DiagnoseWire {
+    /// `tst-rf` (default), `tst-embed` (sentence embeddings; needs the model) or `both`.
+    pub method: Option<DiagnoseMethodWire>,
+    /// With `method = "both"`: `max` (default) or `mean` of the two s(x).
+    pub score: Option<ScoreWire>,
     /// Cross-validation folds (default 5).
     #[schemars(range(min = 2))]
     pub folds: Option<usize>,
@@ -400,12 +432,61 @@ pub struct PruneWire {
     pub train_fraction: Option<f64>,
     /// AFLite: predictability at or above which a question may go (default 0.75).
     pub tau: Option<f64>,
+    /// AFLite: what the linear probes see, `features` (default: TsT's non-visual features)
+    /// or `embeddings` (sentence embeddings, the paper's choice; needs the model).
+    pub representation: Option<RepresentationWire>,
     /// B-Clean: candidate models (default: every model with mirage-mode predictions).
     pub models: Option<Vec<String>>,
     /// B-Clean step 3: a blind TsT-RF trained on the compromised questions also removes
     /// what it answers among the rest (default false).
     #[serde(default)]
     pub step3: bool,
+}
+
+/// AFLite's representation of a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RepresentationWire {
+    /// TsT's non-visual features.
+    Features,
+    /// Sentence embeddings: multiple choice, the question's then each option's; otherwise the question+options text's.
+    Embeddings,
+}
+
+/// The sentence-embedding model (all-MiniLM-L6-v2). Never downloaded by a build:
+/// `just model` installs it once.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EmbedWire {
+    /// The model folder, relative to the pipeline file (default: `$BLINDSPOT_MODEL_DIR`,
+    /// else `.blindspot/models/all-MiniLM-L6-v2` in the working folder).
+    pub model_dir: Option<String>,
+    /// Truncate texts at this many tokens (default: the model's 256).
+    #[schemars(range(min = 8))]
+    pub max_length: Option<usize>,
+}
+
+/// Near-duplicates within the benchmark and leakage from a training split.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LeakageWire {
+    /// A training split to check the benchmark against: a data file read with
+    /// `[leakage.fields]` (canonical field names by default), or a pipeline file
+    /// (`.toml`) whose `[ingest]` reads it. Relative to this pipeline file.
+    pub train: Option<String>,
+    /// Format of `train` (default: from its name).
+    pub format: Option<FormatWire>,
+    /// Field mapping of `train`, as `[ingest.fields]` (default: canonical names).
+    pub fields: Option<FieldsWire>,
+    /// Cosine similarity at or above which two questions are near-duplicates (default 0.60).
+    pub threshold: Option<f64>,
+    /// Exact (normalised-text) duplicates only: no embedding model needed (default false).
+    #[serde(default)]
+    pub exact_only: bool,
+    /// Keep one question per duplicate cluster (the first by id) and drop every
+    /// question with a copy in the training split; each removal is recorded with its reason.
+    #[serde(default)]
+    pub prune_duplicates: bool,
 }
 
 /// Model predictions to score (generic `model,id,response` JSONL/CSV/Parquet,

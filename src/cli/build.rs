@@ -24,6 +24,9 @@ pub struct Args {
     /// cache (`.blindspot/cache/`, or BLINDSPOT_CACHE_DIR).
     #[arg(long)]
     pub no_cache: bool,
+    /// Print each stage's wall time and the peak RSS so far on stderr.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 const DEFAULT_OUT: &str = "releases";
@@ -43,6 +46,9 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(Error::Invalid(problems));
     }
     pipelines.iter().for_each(super::warn_unanswered);
+    if args.timings {
+        crate::progress::enable_timings();
+    }
     let cache = if args.no_cache {
         crate::cache::StageCache::disabled()
     } else {
@@ -87,9 +93,10 @@ struct Built {
 /// and writes its release under `out_dir`.
 fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> Result<Built> {
     use crate::cache::{StageCache, samples_bytes};
+    use crate::progress::timed;
     use crate::prune::{Method, PruneConfig, prune};
-    let ingested = ingest(&p.ingest)?;
-    let samples = samples_bytes(&ingested.samples);
+    let ingested = timed("ingest", || ingest(&p.ingest))?;
+    let samples = timed("hash samples", || samples_bytes(&ingested.samples));
     let tst = format!("{:?}", p.diagnose);
     let run = |cfg: &PruneConfig| {
         let key = StageCache::key("prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
@@ -119,20 +126,22 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
             bclean_report = Some(report);
             Some(pr)
         }
-        Some(plan) => Some(run(&plan.config)),
+        Some(plan) => Some(timed("prune (diagnose before, IBP iterations, after)", || run(&plan.config))),
         None => None,
     };
     let control = p
         .prune
         .as_ref()
         .filter(|plan| plan.control)
-        .map(|plan| run(&PruneConfig { method: Method::Random, ..plan.config.clone() }));
+        .map(|plan| timed("prune control", || run(&PruneConfig { method: Method::Random, ..plan.config.clone() })));
     // Every pruner measures TsT-RF on the whole set first (`before`): reuse it.
     let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
         Some(d) if p.run_diagnose => Some(d),
         _ => p.run_diagnose.then(|| {
             let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
-            cache.get_or("diagnose", &key, || crate::diagnose::diagnose(&ingested.samples, &p.diagnose))
+            timed("diagnose", || {
+                cache.get_or("diagnose", &key, || crate::diagnose::diagnose(&ingested.samples, &p.diagnose))
+            })
         }),
     };
     let stages = crate::release::Stages {
@@ -142,7 +151,7 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         control: control.as_ref(),
         bclean: bclean_report.as_ref(),
     };
-    let outcome = write_release(p, &stages, out_dir)?;
+    let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
     Ok(Built { ingested, diagnosis, pruned, outcome })
 }
 

@@ -42,7 +42,9 @@ pub fn run(samples: &[Sample], cfg: &PruneConfig, dcfg: &DiagnoseConfig) -> Prun
     let mut iteration = 1;
     loop {
         let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
-        let d = diagnose(&current, dcfg);
+        let d = crate::progress::timed(&format!("  IBP iteration {iteration}: TsT-RF on {}", current.len()), || {
+            diagnose(&current, dcfg)
+        });
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
             let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));

@@ -215,7 +215,9 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
         let path = dir.join(file);
         mkdir_for(&path)?;
-        parquet::write_samples(&path, rows, embed)?;
+        crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
+            parquet::write_samples(&path, rows, embed)
+        })?;
         configs.push(ConfigInfo {
             name: name.into(),
             description,
@@ -258,8 +260,9 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         }
     }
     // Variants stress the set being published: the kept questions.
-    let (variant_configs, variants, variant_rows) =
-        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())?;
+    let (variant_configs, variants, variant_rows) = crate::progress::timed("variants (generate and write)", || {
+        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())
+    })?;
     configs.extend(variant_configs);
     if let Some(plan) = &pipeline.metrics {
         let mut rows = kept.clone();
@@ -283,10 +286,14 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         parquet::write_bytes(&path, text.as_bytes())?;
     }
     if let Some(d) = stages.diagnosis {
-        crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)?;
+        crate::progress::timed("diagnose report", || {
+            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose)
+        })?;
     }
     if let Some(pr) = stages.pruned {
-        crate::prune::report::write_report(&dir.join("report"), pr, stages.control)?;
+        crate::progress::timed("prune report", || {
+            crate::prune::report::write_report(&dir.join("report"), pr, stages.control)
+        })?;
     }
     if let Some(b) = stages.bclean {
         let mut text = serde_json::to_string_pretty(&crate::cli::metrics::bclean_json(b))

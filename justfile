@@ -60,10 +60,10 @@ bench-prune:
 # The whole pipeline at ReXVQA's size: `blindspot synth` writes N synthetic
 # chest-X-ray-style questions with planted shortcuts, then one `blindspot build
 # --timings` ingests, runs TsT-RF, prunes 10% with IBP in batches of 2%, makes
-# the variants option_shuffle, unknown_option,
-# gold_removed and mirage (no rows: it needs an image) and writes the
-# release; each stage's wall time and the peak RSS so far go to stderr, /usr/bin/time gives the totals. Goals at 700,000:
-# < 10 minutes, < 8 GB. `just bench-scale 10000` for a smaller run.
+# the variants option_shuffle, unknown_option, gold_removed and mirage (no
+# rows: it needs an image) and writes the release; each stage's wall time and
+# the peak RSS so far go to stderr, /usr/bin/time gives the totals.
+# Goals at 700,000: < 10 minutes, < 8 GB. `just bench-scale 10000`: smaller.
 bench-scale n="700000":
     #!/usr/bin/env bash
     set -euo pipefail

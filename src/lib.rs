@@ -29,6 +29,7 @@ pub mod release;
 pub mod sample;
 pub mod seed;
 pub mod spec;
+pub mod synth;
 pub mod variants;
 
 pub use error::{Error, Problem, Result};

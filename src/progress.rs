@@ -20,3 +20,32 @@ pub fn spinner(msg: &str) -> ProgressBar {
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
 }
+
+static TIMINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns per-stage timing lines on stderr on (`build --timings`).
+pub fn enable_timings() {
+    TIMINGS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs `f`; with timings on, prints `stage <name>: <s> s wall, peak RSS <MB> MB`
+/// on stderr (the process's high-water mark so far, from /proc where there is one).
+/// Never written into any data file.
+pub fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    if !TIMINGS.load(std::sync::atomic::Ordering::Relaxed) {
+        return f();
+    }
+    let start = std::time::Instant::now();
+    let out = f();
+    let secs = start.elapsed().as_secs_f64();
+    let rss = peak_rss_kb().map(|kb| format!(", peak RSS so far {} MB", kb / 1024)).unwrap_or_default();
+    eprintln!("stage {name}: {secs:.2} s wall{rss}");
+    out
+}
+
+/// The process's peak resident set (VmHWM) in KB, where /proc says it.
+pub fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

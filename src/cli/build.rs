@@ -24,6 +24,9 @@ pub struct Args {
     /// cache (`.blindspot/cache/`, or BLINDSPOT_CACHE_DIR).
     #[arg(long)]
     pub no_cache: bool,
+    /// Print each stage's wall time and the peak RSS so far on stderr.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 const DEFAULT_OUT: &str = "releases";
@@ -51,6 +54,9 @@ pub fn run(args: &Args) -> Result<()> {
         return Err(Error::Invalid(problems));
     }
     pipelines.iter().for_each(super::warn_unanswered);
+    if args.timings {
+        crate::progress::enable_timings();
+    }
     let cache = if args.no_cache {
         crate::cache::StageCache::disabled()
     } else {
@@ -100,10 +106,11 @@ struct Built {
 fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> Result<Built> {
     use crate::cache::{StageCache, samples_bytes};
     use crate::embed::stage::{EmbedStage, leakage, load_model};
+    use crate::progress::timed;
     use crate::prune::{Method, PruneConfig, prune_with};
     // The model first: a pipeline that needs it and lacks it reads no data.
     let model = load_model(p)?;
-    let ingested = ingest(&p.ingest)?;
+    let ingested = timed("ingest", || ingest(&p.ingest))?;
     let settings =
         crate::embed::EmbedSettings { cache_dir: cache.enabled().then(|| crate::cache::default_dir().join("embed")) };
     let emb = match &model {
@@ -121,7 +128,7 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         let gone: std::collections::BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
         std::borrow::Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
     };
-    let samples = samples_bytes(&work);
+    let samples = timed("hash samples", || samples_bytes(&work));
     let mut tst = format!("{:?}", p.diagnose);
     if let Some(e) = &emb {
         tst.push_str(&e.model);
@@ -149,25 +156,26 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
             bclean_report = Some(report);
             Some(pr)
         }
-        Some(plan) => Some(run(&plan.config)?),
+        Some(plan) => Some(timed("prune (diagnose before, IBP iterations, after)", || run(&plan.config))?),
         None => None,
     };
     let control = match p.prune.as_ref().filter(|plan| plan.control) {
-        Some(plan) => Some(run(&PruneConfig { method: Method::Random, ..plan.config.clone() })?),
+        Some(plan) => {
+            Some(timed("prune control", || run(&PruneConfig { method: Method::Random, ..plan.config.clone() }))?)
+        }
         None => None,
     };
     // Every pruner measures the diagnostic on the whole set first (`before`): reuse it.
-    let diagnosis =
-        match pruned.as_ref().and_then(|pr| pr.before.clone()) {
-            Some(d) if p.run_diagnose => Some(d),
-            _ if p.run_diagnose => {
-                let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
-                Some(cache.try_get_or("diagnose", &key, || {
-                    crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())
-                })?)
-            }
-            _ => None,
-        };
+    let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
+        Some(d) if p.run_diagnose => Some(d),
+        _ if p.run_diagnose => {
+            let key = StageCache::key("diagnose", &[&samples, tst.as_bytes()]);
+            Some(timed("diagnose", || {
+                cache.try_get_or("diagnose", &key, || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()))
+            })?)
+        }
+        _ => None,
+    };
     let tst_embed = match (&emb, p.diagnose.method) {
         (Some(e), crate::diagnose::Method::Both) if p.run_diagnose => Some(
             crate::diagnose::embed_features::tst_embed(
@@ -196,7 +204,7 @@ fn build_one(p: &Pipeline, out_dir: &Path, cache: &crate::cache::StageCache) -> 
         metrics: None,
         embed: embed_stage.as_ref(),
     };
-    let outcome = write_release(p, &stages, out_dir)?;
+    let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
     drop(work);
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
 }

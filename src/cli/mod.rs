@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod metrics;
 pub mod prune;
 pub mod schema;
+pub mod synth;
 pub mod validate;
 pub mod variants;
 pub mod verify;
@@ -58,6 +59,8 @@ pub enum Command {
     Verify(verify::Args),
     /// Compare two releases: ids added and removed per config, changed rows and columns, headline statistics.
     Diff(diff::Args),
+    /// A synthetic chest-X-ray-style benchmark with planted shortcuts, its ground truth and a pipeline file.
+    Synth(synth::Args),
     /// Write the JSON Schemas generated from blindspot's types.
     #[command(hide = true)]
     Schema(schema::Args),
@@ -78,6 +81,7 @@ impl Cli {
             Command::Metrics(a) => metrics::run(&a),
             Command::Verify(a) => verify::run(&a),
             Command::Diff(a) => diff::run(&a),
+            Command::Synth(a) => synth::run(&a),
             Command::Schema(a) => schema::run(&a),
         }
     }

@@ -32,15 +32,16 @@ fn label(g: &super::GroupSummary) -> String {
 }
 
 /// Writes `blind_vs_chance.svg`, `s_histogram.svg` and `importances.svg`.
-pub fn write_all(dir: &Path, d: &Diagnosis) -> Result<()> {
-    write_bytes(&dir.join("blind_vs_chance.svg"), blind_vs_chance(d)?.as_bytes())?;
+/// `model` names the blind model in the captions (`TsT-RF`, `TsT-Embed`).
+pub fn write_all(dir: &Path, d: &Diagnosis, model: &str) -> Result<()> {
+    write_bytes(&dir.join("blind_vs_chance.svg"), blind_vs_chance(d, model)?.as_bytes())?;
     write_bytes(&dir.join("s_histogram.svg"), s_histogram(d)?.as_bytes())?;
     write_bytes(&dir.join("importances.svg"), importances(d)?.as_bytes())
 }
 
 /// Horizontal bars per group: blind accuracy (blue), majority baseline
 /// (orange), chance (grey); group names on the left, readable at any count.
-pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
+pub fn blind_vs_chance(d: &Diagnosis, model: &str) -> Result<String> {
     let groups: Vec<_> = d.groups.iter().take(40).collect();
     // Three segments per group, top to bottom: blind, majority, chance; the middle one carries the label.
     let slots = 3 * groups.len().max(1);
@@ -50,7 +51,7 @@ pub fn blind_vs_chance(d: &Diagnosis) -> Result<String> {
         root.fill(&WHITE).map_err(plot_err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("Blind accuracy (TsT-RF) vs chance: overall {:.1}%", d.weighted * 100.0),
+                format!("Blind accuracy ({model}) vs chance: overall {:.1}%", d.weighted * 100.0),
                 ("sans-serif", 16),
             )
             .margin(10)

@@ -153,7 +153,12 @@ pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Opti
     let mut text = serde_json::to_string_pretty(&summary_json(d, cfg, embed)).map_err(|e| Error::Bug(e.to_string()))?;
     text.push('\n');
     write_bytes(&dir.join("diagnose.json"), text.as_bytes())?;
-    super::plots::write_all(dir, d)
+    let model = match cfg.method {
+        super::Method::TstEmbed => "TsT-Embed",
+        // With both, the rows' predictions and accuracy are TsT-RF's.
+        super::Method::TstRf | super::Method::Both => "TsT-RF",
+    };
+    super::plots::write_all(dir, d, model)
 }
 
 /// Writes every fold's train and test feature matrices with ids and labels as

@@ -48,7 +48,9 @@ pub fn run(
     let mut iteration = 1;
     loop {
         let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
-        let d = diagnose_with(&current, dcfg, emb)?;
+        let d = crate::progress::timed(&format!("  IBP iteration {iteration}: diagnose on {}", current.len()), || {
+            diagnose_with(&current, dcfg, emb)
+        })?;
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
             let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));

@@ -251,7 +251,9 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
         let path = dir.join(file);
         mkdir_for(&path)?;
-        parquet::write_samples(&path, rows, embed)?;
+        crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
+            parquet::write_samples(&path, rows, embed)
+        })?;
         configs.push(ConfigInfo {
             name: name.into(),
             description,
@@ -324,8 +326,9 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         });
     }
     // Variants stress the set being published: the kept questions.
-    let (variant_configs, variants, variant_rows) =
-        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())?;
+    let (variant_configs, variants, variant_rows) = crate::progress::timed("variants (generate and write)", || {
+        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())
+    })?;
     configs.extend(variant_configs);
     let metrics = match &pipeline.metrics {
         Some(plan) => {
@@ -355,13 +358,17 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     }
     if let Some(d) = stages.diagnosis {
         let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
-        crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d)?;
+        crate::progress::timed("diagnose report", || {
+            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d)
+        })?;
     }
     if let Some(e) = stages.embed {
         write_embed_report(&dir.join("report"), pipeline, stages, e)?;
     }
     if let Some(pr) = stages.pruned {
-        crate::prune::report::write_report(&dir.join("report"), pr, stages.control)?;
+        crate::progress::timed("prune report", || {
+            crate::prune::report::write_report(&dir.join("report"), pr, stages.control)
+        })?;
     }
     if let Some(b) = stages.bclean {
         let mut text = serde_json::to_string_pretty(&crate::cli::metrics::bclean_json(b))

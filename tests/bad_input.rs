@@ -200,6 +200,13 @@ const CASES: &[Case] = &[
         file: "index-map-truncated.json",
         expect: &["index-map-truncated.json:5:", "invalid JSON"],
     },
+    // Found by fuzzing (ingest_parquet): the parquet crate panicked on a
+    // negative column chunk range in the footer.
+    Case {
+        command: "ingest",
+        file: "fuzz-negative-range.parquet",
+        expect: &["fuzz-negative-range.parquet:", "not a readable Parquet file", "outside the file"],
+    },
     Case { command: "build", file: "non-utf8.toml", expect: &["non-utf8.toml:2:12:", "not valid UTF-8"] },
 ];
 

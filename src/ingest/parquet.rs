@@ -26,6 +26,29 @@ pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
         )
     };
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
+    // The parquet crate asserts (panics) on a negative column chunk range while
+    // reading (found by fuzzing): check the footer's ranges first.
+    for (g, rg) in builder.metadata().row_groups().iter().enumerate() {
+        for col in rg.columns() {
+            let start = col.dictionary_page_offset().unwrap_or_else(|| col.data_page_offset());
+            let len = col.compressed_size();
+            if start < 0 || len < 0 || start.checked_add(len).is_none_or(|end| end as u64 > size) {
+                return Err(Error::one(
+                    Problem::new(
+                        Location::file(path),
+                        format!(
+                            "not a readable Parquet file ({size} bytes): row group {}, column \"{}\": its data is said \
+                             to be at bytes {start}..{start}+{len}, outside the file",
+                            g + 1,
+                            col.column_path()
+                        ),
+                    )
+                    .field(col.column_path().to_string())
+                    .help("the footer is corrupt: re-export the file"),
+                ));
+            }
+        }
+    }
     let reader = builder.with_batch_size(4096).build().map_err(not_parquet)?;
     let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
     let file: std::sync::Arc<str> = display_path(path).into();

@@ -343,3 +343,33 @@ fn move_filter_before_diagnose(text: &str) -> String {
     let at = body.find("\n[diagnose]").unwrap_or(body.len());
     format!("{}{}\n{}", &body[..at], filter.trim_end(), &body[at..])
 }
+
+/// A Parquet file whose footer puts a column outside the file (a fuzzing
+/// find) is a located error in `diff` and `export` too, not a panic.
+#[test]
+fn diff_and_export_reject_a_corrupt_parquet_footer() {
+    let work = common::fixture_workspace();
+    let a = build(work.path(), "canonical.toml", "1.0.0");
+    let b = work.path().join("b");
+    copy_tree(&a, &b);
+    let corrupt = root().join("tests/fixtures/bad/fuzz-negative-range.parquet");
+    std::fs::copy(&corrupt, b.join(DATA)).unwrap();
+    let o = blindspot().arg("diff").arg(&a).arg(&b).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("test-00000-of-00001.parquet") && err.contains("outside the file"), "{err}");
+
+    let dir = work.path().join("variants");
+    std::fs::create_dir_all(dir.join("no_image")).unwrap();
+    std::fs::copy(&corrupt, dir.join("no_image/test-00000-of-00001.parquet")).unwrap();
+    let o = blindspot()
+        .arg("export")
+        .arg(&dir)
+        .args(["--to", "vlmevalkit", "-o"])
+        .arg(work.path().join("x"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("outside the file"), "{err}");
+}

@@ -120,9 +120,10 @@ fn struct_list(path: &Path, list: &ListArray, i: usize, column: &str) -> Result<
 /// Reads a canonical Parquet file back into samples (image bytes in memory).
 pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.build())
-        .map_err(|e| not_canonical(path, e.to_string()))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| not_canonical(path, e.to_string()))?;
+    crate::ingest::parquet::check_chunk_ranges(path, builder.metadata(), size)?;
+    let reader = builder.build().map_err(|e| not_canonical(path, e.to_string()))?;
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| Error::io(path, std::io::Error::other(e.to_string())))?;

@@ -15,20 +15,11 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use super::raw::{Raw, RawRecord};
 use crate::error::{Error, Location, Pos, Problem, Result, display_path};
 
-/// Reads every row of a Parquet file.
-pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let size = file.metadata().map_or(0, |m| m.len());
-    let not_parquet = |e: parquet::errors::ParquetError| {
-        Error::one(
-            Problem::new(Location::file(path), format!("not a readable Parquet file ({size} bytes): {e}"))
-                .help("check that the file is complete and really Parquet"),
-        )
-    };
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
-    // The parquet crate asserts (panics) on a negative column chunk range while
-    // reading (found by fuzzing): check the footer's ranges first.
-    for (g, rg) in builder.metadata().row_groups().iter().enumerate() {
+/// The parquet crate asserts (panics) on a column chunk whose byte range is
+/// negative or outside the file while reading rows (found by fuzzing): every
+/// reader of Parquet files checks the footer's ranges first with this.
+pub fn check_chunk_ranges(path: &Path, metadata: &parquet::file::metadata::ParquetMetaData, size: u64) -> Result<()> {
+    for (g, rg) in metadata.row_groups().iter().enumerate() {
         for col in rg.columns() {
             let start = col.dictionary_page_offset().unwrap_or_else(|| col.data_page_offset());
             let len = col.compressed_size();
@@ -49,6 +40,21 @@ pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
             }
         }
     }
+    Ok(())
+}
+
+/// Reads every row of a Parquet file.
+pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let not_parquet = |e: parquet::errors::ParquetError| {
+        Error::one(
+            Problem::new(Location::file(path), format!("not a readable Parquet file ({size} bytes): {e}"))
+                .help("check that the file is complete and really Parquet"),
+        )
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
+    check_chunk_ranges(path, builder.metadata(), size)?;
     let reader = builder.with_batch_size(4096).build().map_err(not_parquet)?;
     let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
     let file: std::sync::Arc<str> = display_path(path).into();

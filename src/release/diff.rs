@@ -415,11 +415,10 @@ fn read_table(dir: &Path, split: &SplitFiles) -> Result<Table> {
     for rel in &split.files {
         let path = dir.join(rel);
         let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| bad_parquet(&path, e))?
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| bad_parquet(&path, e))?;
+        let size = file.metadata().map_or(0, |m| m.len());
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad_parquet(&path, e))?;
+        crate::ingest::parquet::check_chunk_ranges(&path, builder.metadata(), size)?;
+        let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| bad_parquet(&path, e))?;
         let names: Vec<String> = reader.schema().fields().iter().map(|f| f.name().clone()).collect();
         match &columns {
             None => columns = Some(names.clone()),

@@ -74,34 +74,7 @@ struct Pca {
 
 impl Pca {
     fn fit(rows: &[&[f32]], dim: usize, k: usize) -> Pca {
-        let n = rows.len().max(1) as f64;
-        let mut mean = vec![0f64; dim];
-        for r in rows {
-            for (m, v) in mean.iter_mut().zip(r.iter()) {
-                *m += f64::from(*v);
-            }
-        }
-        mean.iter_mut().for_each(|m| *m /= n);
-        // Covariance (dim × dim), upper triangle summed row by row in order.
-        let mut cov = vec![0f64; dim * dim];
-        let mut centered = vec![0f64; dim];
-        for r in rows {
-            for j in 0..dim {
-                centered[j] = f64::from(r[j]) - mean[j];
-            }
-            for a in 0..dim {
-                let ca = centered[a];
-                let row = &mut cov[a * dim..(a + 1) * dim];
-                for b in a..dim {
-                    row[b] += ca * centered[b];
-                }
-            }
-        }
-        for a in 0..dim {
-            for b in 0..a {
-                cov[a * dim + b] = cov[b * dim + a];
-            }
-        }
+        let (mean, cov) = crate::embed::mean_and_covariance(rows, dim);
         let k = k.min(dim);
         // Start: the k coordinate axes of largest variance.
         let mut diag: Vec<usize> = (0..dim).collect();

@@ -194,3 +194,38 @@ pub fn embed_samples(
         model: embedder.fingerprint().to_string(),
     })
 }
+
+/// Mean and covariance (`dim × dim`, row-major, not normalised by n) of
+/// embedding rows, summed in row order so the result is the same on every
+/// run; for the principal axes of TsT-Embed's features and the projection plot.
+pub fn mean_and_covariance(rows: &[&[f32]], dim: usize) -> (Vec<f64>, Vec<f64>) {
+    let n = rows.len().max(1) as f64;
+    let mut mean = vec![0f64; dim];
+    for r in rows {
+        for (m, v) in mean.iter_mut().zip(r.iter()) {
+            *m += f64::from(*v);
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= n);
+    // Upper triangle summed row by row, then mirrored.
+    let mut cov = vec![0f64; dim * dim];
+    let mut centered = vec![0f64; dim];
+    for r in rows {
+        for j in 0..dim {
+            centered[j] = f64::from(r[j]) - mean[j];
+        }
+        for a in 0..dim {
+            let ca = centered[a];
+            let row = &mut cov[a * dim..(a + 1) * dim];
+            for b in a..dim {
+                row[b] += ca * centered[b];
+            }
+        }
+    }
+    for a in 0..dim {
+        for b in 0..a {
+            cov[a * dim + b] = cov[b * dim + a];
+        }
+    }
+    (mean, cov)
+}

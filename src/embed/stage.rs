@@ -192,33 +192,7 @@ pub fn dedup(samples: &[Sample], report: &DupsReport) -> Vec<Removed> {
 /// fixed start, no seed), each signed so that its largest-magnitude
 /// coordinate is positive (ties: the lower index): the same picture on every run.
 pub fn pca2(rows: &[&[f32]], dim: usize) -> (Vec<f64>, [Vec<f64>; 2]) {
-    let n = rows.len().max(1) as f64;
-    let mut mean = vec![0f64; dim];
-    for r in rows {
-        for (m, v) in mean.iter_mut().zip(r.iter()) {
-            *m += f64::from(*v);
-        }
-    }
-    mean.iter_mut().for_each(|m| *m /= n);
-    let mut cov = vec![0f64; dim * dim];
-    let mut c = vec![0f64; dim];
-    for r in rows {
-        for j in 0..dim {
-            c[j] = f64::from(r[j]) - mean[j];
-        }
-        for a in 0..dim {
-            let ca = c[a];
-            let row = &mut cov[a * dim..(a + 1) * dim];
-            for b in a..dim {
-                row[b] += ca * c[b];
-            }
-        }
-    }
-    for a in 0..dim {
-        for b in 0..a {
-            cov[a * dim + b] = cov[b * dim + a];
-        }
-    }
+    let (mean, cov) = super::mean_and_covariance(rows, dim);
     let dotv = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
     let mut axes: Vec<Vec<f64>> = Vec::new();
     for k in 0..2 {

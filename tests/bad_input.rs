@@ -207,6 +207,13 @@ const CASES: &[Case] = &[
         file: "fuzz-negative-range.parquet",
         expect: &["fuzz-negative-range.parquet:", "not a readable Parquet file", "outside the file"],
     },
+    // Found by fuzzing (ingest_parquet, second run): arrow-buffer asserted on
+    // an out-of-bounds definition-level bitmap in a corrupt page.
+    Case {
+        command: "ingest",
+        file: "fuzz-bitmap-out-of-bounds.parquet",
+        expect: &["fuzz-bitmap-out-of-bounds.parquet:", "not a readable Parquet file", "corrupt"],
+    },
     Case { command: "build", file: "non-utf8.toml", expect: &["non-utf8.toml:2:12:", "not valid UTF-8"] },
 ];
 

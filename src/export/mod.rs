@@ -119,6 +119,10 @@ fn struct_list(path: &Path, list: &ListArray, i: usize, column: &str) -> Result<
 
 /// Reads a canonical Parquet file back into samples (image bytes in memory).
 pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
+    crate::ingest::parquet::guard_decoder(path, || read_samples_unguarded(path))
+}
+
+fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let size = file.metadata().map_or(0, |m| m.len());
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| not_canonical(path, e.to_string()))?;

@@ -409,6 +409,11 @@ fn cell_digests(column: &ArrayRef, path: &Path) -> Result<Vec<Cell>> {
 }
 
 fn read_table(dir: &Path, split: &SplitFiles) -> Result<Table> {
+    let first = split.files.first().map_or_else(|| dir.to_path_buf(), |f| dir.join(f));
+    crate::ingest::parquet::guard_decoder(&first, || read_table_unguarded(dir, split))
+}
+
+fn read_table_unguarded(dir: &Path, split: &SplitFiles) -> Result<Table> {
     let mut columns: Option<Vec<String>> = None;
     let mut rows: HashMap<String, Vec<Cell>> = HashMap::new();
     let mut first_row: HashMap<String, (String, u64)> = HashMap::new();

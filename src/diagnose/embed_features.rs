@@ -395,20 +395,8 @@ pub fn tst_embed(
                 .chain((0..ecfg.components).map(|k| format!("question_pc{k}")))
                 .collect(),
         };
-        let mut top: Vec<(String, f64)> = names.into_iter().zip(weight).collect();
-        top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        top.truncate(10);
-        let n_rows = group_rows.len().max(1) as f64;
-        groups.push(GroupSummary {
-            question_type: qtype,
-            format,
-            n: group.len(),
-            blind_accuracy: group_rows.iter().map(|r| r.correct).sum::<f64>() / n_rows,
-            chance: group_rows.iter().map(|r| r.chance).sum::<f64>() / n_rows,
-            majority: group_majority / n_rows,
-            mean_s: group_rows.iter().map(|r| r.s).sum::<f64>() / n_rows,
-            top_features: top,
-        });
+        let features = names.into_iter().zip(weight).collect();
+        groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
         majority_hits += group_majority;
         rows.extend(group_rows);
     }

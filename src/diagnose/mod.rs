@@ -239,6 +239,34 @@ pub struct GroupSummary {
     pub top_features: Vec<(String, f64)>,
 }
 
+impl GroupSummary {
+    /// The summary of one group's scored rows; `features` are (name, weight)
+    /// pairs of which the 10 heaviest are kept (ties by name).
+    pub(crate) fn from_rows(
+        question_type: Option<String>,
+        format: AnswerFormat,
+        n: usize,
+        rows: &[ScoreRow],
+        majority_hits: f64,
+        features: Vec<(String, f64)>,
+    ) -> GroupSummary {
+        let n_rows = rows.len().max(1) as f64;
+        let mut top = features;
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        top.truncate(10);
+        GroupSummary {
+            question_type,
+            format,
+            n,
+            blind_accuracy: rows.iter().map(|r| r.correct).sum::<f64>() / n_rows,
+            chance: rows.iter().map(|r| r.chance).sum::<f64>() / n_rows,
+            majority: majority_hits / n_rows,
+            mean_s: rows.iter().map(|r| r.s).sum::<f64>() / n_rows,
+            top_features: top,
+        }
+    }
+}
+
 /// The result of a TsT-RF run.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Diagnosis {
@@ -425,21 +453,8 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
             group_rows.extend(out.rows);
             bar.inc(1);
         }
-        let n_rows = group_rows.len().max(1) as f64;
-        let mut top: Vec<(String, f64)> =
-            names.into_iter().zip(importance.iter().map(|v| v / cfg.repeats.max(1) as f64)).collect();
-        top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        top.truncate(10);
-        groups.push(GroupSummary {
-            question_type: qtype,
-            format,
-            n: group.len(),
-            blind_accuracy: group_rows.iter().map(|r| r.correct).sum::<f64>() / n_rows,
-            chance: group_rows.iter().map(|r| r.chance).sum::<f64>() / n_rows,
-            majority: group_majority / n_rows,
-            mean_s: group_rows.iter().map(|r| r.s).sum::<f64>() / n_rows,
-            top_features: top,
-        });
+        let features = names.into_iter().zip(importance.iter().map(|v| v / cfg.repeats.max(1) as f64)).collect();
+        groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
         majority_hits += group_majority;
         rows.extend(group_rows);
     }

@@ -90,6 +90,20 @@ model dir=".blindspot/models/all-MiniLM-L6-v2":
 bench-embed: model
     cargo bench --bench embed
 
+# PyTorch on exactly the texts of `bench-embed`'s throughput part (run that
+# first): installs torch and sentence-transformers into .venv-torch (about
+# 5 GB: PyPI's torch wheel is the CUDA build) and times sentence-transformers
+# on the same model folder, 2 threads, batches of 32.
+bench-embed-torch dir=".blindspot/models/all-MiniLM-L6-v2":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [ -x .venv-torch/bin/python ] || python3 -m venv .venv-torch
+    .venv-torch/bin/pip install -q "torch==2.15.0" "sentence-transformers==6.2.0"
+    target="${CARGO_TARGET_DIR:-target}"
+    for name in long vqa-rad; do
+        .venv-torch/bin/python tests/benches/embed_torch.py {{dir}} "$target/bench-embed-$name.json" 64 2
+    done
+
 # Regenerate schemas/*.json from the Rust types.
 schemas:
     cargo run -- schema --out schemas

@@ -97,7 +97,7 @@ fn fixture_sentences_match_the_python_reference() -> Result<(), Failed> {
         }
         assert!((unit_norm(got.row(i)) - 1.0).abs() < 1e-5);
     }
-    eprintln!("fixture: max |candle - reference| = {worst:.2e} over 3 x 384 values");
+    eprintln!("fixture: max |blindspot - reference| = {worst:.2e} over 3 x 384 values");
     if worst > 1e-4 {
         return Err(format!("embeddings differ from the reference by {worst:.2e} (> 1e-4)").into());
     }

@@ -35,9 +35,12 @@ pub const DEFAULT_THRESHOLD: f64 = 0.60;
 /// How far below the threshold a tile's f32 value may be and still be rechecked.
 pub const MARGIN: f64 = 1e-3;
 
-/// Rows and columns per similarity tile.
-const TILE_ROWS: usize = 2048;
-const TILE_COLS: usize = 8192;
+/// Rows and columns per similarity tile: a 1024 × 4096 f32 tile is 16 MB,
+/// under glibc's 32 MB ceiling for heap (not mmap) allocations, so each tile
+/// reuses the last one's memory instead of faulting in fresh pages — with
+/// 2048 × 8192 tiles a third of the search was page faults and copies.
+const TILE_ROWS: usize = 1024;
+const TILE_COLS: usize = 4096;
 
 /// The text compared for exact duplicates: question, context and options,
 /// lowercased, with every run of non-alphanumeric characters as one space.
@@ -107,9 +110,8 @@ pub struct Pair {
     pub cosine: f64,
 }
 
-fn tensor(e: &Embeddings, rows: std::ops::Range<usize>) -> Result<Tensor> {
-    let data = e.data[rows.start * e.dim..rows.end * e.dim].to_vec();
-    Tensor::from_vec(data, (rows.len(), e.dim), &Device::Cpu).map_err(|err| Error::Bug(format!("similarity: {err}")))
+fn tensor(e: &Embeddings) -> Result<Tensor> {
+    Tensor::from_slice(&e.data, (e.len(), e.dim), &Device::Cpu).map_err(|err| Error::Bug(format!("similarity: {err}")))
 }
 
 /// Pairs (a in `x`, b in `y`) with cosine ≥ `threshold`; with `same` (x and
@@ -122,18 +124,23 @@ fn search(x: &Embeddings, y: &Embeddings, threshold: f64, same: bool) -> Result<
     let cut = (threshold - MARGIN) as f32;
     let mut pairs = Vec::new();
     let (n, m) = (x.len(), y.len());
+    // Whole matrices once; tiles are views into them.
+    let xt = tensor(x)?;
+    let yt = if same { xt.clone() } else { tensor(y)? };
     for r0 in (0..n).step_by(TILE_ROWS) {
         let r1 = (r0 + TILE_ROWS).min(n);
-        let xa = tensor(x, r0..r1)?;
+        let xa = xt.narrow(0, r0, r1 - r0).map_err(bug)?;
         let c_start = if same { r0 } else { 0 };
         for c0 in (c_start..m).step_by(TILE_COLS) {
             let c1 = (c0 + TILE_COLS).min(m);
-            let yb = tensor(y, c0..c1)?;
-            let sims: Vec<f32> = xa
-                .matmul(&yb.t().map_err(bug)?)
-                .and_then(|t| t.flatten_all())
-                .and_then(|t| t.to_vec1())
-                .map_err(bug)?;
+            let yb = yt.narrow(0, c0, c1 - c0).map_err(bug)?;
+            let sims = xa.matmul(&yb.t().map_err(bug)?).map_err(bug)?;
+            // Read the product where candle wrote it (a contiguous row-major tile).
+            let (storage, layout) = sims.storage_and_layout();
+            let candle_core::Storage::Cpu(cpu) = &*storage else {
+                return Err(Error::Bug("similarity: tensor is not on the CPU".into()));
+            };
+            let sims = &cpu.as_slice::<f32>().map_err(bug)?[layout.start_offset()..][..(r1 - r0) * (c1 - c0)];
             let w = c1 - c0;
             let found: Vec<Pair> = sims
                 .par_chunks(w)

@@ -1,4 +1,4 @@
-//! all-MiniLM-L6-v2 on candle: BERT from `model.safetensors`, the model's
+//! all-MiniLM-L6-v2: BERT ([`super::bert`], matrix products on candle) from `model.safetensors`, the model's
 //! own `tokenizer.json` (tokenizers, pure-Rust regex), mean pooling over the
 //! attended tokens and L2 normalisation — what sentence-transformers does for
 //! this model (`modules.json`: Transformer → Pooling(mean) → Normalize), with
@@ -13,13 +13,13 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
+use super::bert::{Bert, Config};
 use super::{Embedder, Embeddings};
 use crate::error::{Error, Location, Problem, Result};
 
@@ -28,7 +28,7 @@ pub const BATCH: usize = 32;
 
 /// The model, ready to embed.
 pub struct MiniLm {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     dim: usize,
     max_length: usize,
@@ -55,6 +55,9 @@ impl MiniLm {
         let config_path = dir.join("config.json");
         let config_text = std::fs::read_to_string(&config_path).map_err(|e| Error::io(&config_path, e))?;
         let config: Config = serde_json::from_str(&config_text).map_err(|e| bad_model(&config_path, e))?;
+        if let Some(what) = config.unsupported() {
+            return Err(bad_model(&config_path, what));
+        }
         // The pooling and normalisation the model was trained with.
         let pooling_path = dir.join("1_Pooling/config.json");
         if pooling_path.is_file() {
@@ -87,7 +90,7 @@ impl MiniLm {
         let weights_path = dir.join("model.safetensors");
         let weights = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
         let mut h = Sha256::new();
-        h.update(b"blindspot-minilm-v1\0");
+        h.update(b"blindspot-minilm-v2\0");
         h.update(Sha256::digest(&weights));
         h.update(Sha256::digest(&tok_bytes));
         h.update(Sha256::digest(config_text.as_bytes()));
@@ -95,7 +98,7 @@ impl MiniLm {
         let fingerprint = format!("all-MiniLM-L6-v2@{}", &hex::encode(h.finalize())[..16]);
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| bad_model(&weights_path, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| bad_model(&weights_path, e))?;
+        let model = Bert::load(vb, &config).map_err(|e| bad_model(&weights_path, e))?;
         Ok(MiniLm { model, tokenizer, dim: config.hidden_size, max_length, fingerprint, dir: dir.to_path_buf() })
     }
 
@@ -113,39 +116,24 @@ impl MiniLm {
         Ok(enc.get_ids().to_vec())
     }
 
-    /// One forward pass over texts already tokenized; rows in order.
+    /// One forward pass over texts already tokenized, all of one length; rows in order.
     fn forward(&self, batch: &[&Vec<u32>]) -> Result<Vec<f32>> {
-        let bug = |e: candle_core::Error| Error::Bug(format!("embedding forward pass: {e}"));
-        let len = batch.iter().map(|t| t.len()).max().unwrap_or(0).max(1);
-        let n = batch.len();
-        let mut ids = vec![0u32; n * len];
-        let mut mask = vec![0u32; n * len];
-        for (i, t) in batch.iter().enumerate() {
-            ids[i * len..i * len + t.len()].copy_from_slice(t);
-            mask[i * len..i * len + t.len()].iter_mut().for_each(|m| *m = 1);
+        let seqs: Vec<&[u32]> = batch.iter().map(|t| t.as_slice()).collect();
+        let hidden = self.model.forward(&seqs).map_err(|e| Error::Bug(format!("embedding forward pass: {e}")))?;
+        // Mean over the tokens, then unit length; f64 sums in token order.
+        let (d, len) = (self.dim, seqs.first().map_or(0, |s| s.len()));
+        if len == 0 {
+            return Err(Error::Bug("embedding forward pass: an empty token sequence".into()));
         }
-        let dev = Device::Cpu;
-        let ids_t = Tensor::from_vec(ids, (n, len), &dev).map_err(bug)?;
-        let mask_t = Tensor::from_vec(mask.clone(), (n, len), &dev).map_err(bug)?;
-        let types = ids_t.zeros_like().map_err(bug)?;
-        let hidden = self.model.forward(&ids_t, &types, Some(&mask_t)).map_err(bug)?;
-        let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(bug)?;
-        // Mean over attended tokens, then unit length; f64 sums in token order.
-        let d = self.dim;
-        let mut out = Vec::with_capacity(n * d);
-        for i in 0..n {
+        let mut out = Vec::with_capacity(seqs.len() * d);
+        for seq in hidden.chunks_exact(len * d) {
             let mut acc = vec![0f64; d];
-            let mut count = 0f64;
-            for p in 0..len {
-                if mask[i * len + p] == 1 {
-                    count += 1.0;
-                    let row = &hidden[(i * len + p) * d..(i * len + p + 1) * d];
-                    for (a, v) in acc.iter_mut().zip(row) {
-                        *a += f64::from(*v);
-                    }
+            for token in seq.chunks_exact(d) {
+                for (a, v) in acc.iter_mut().zip(token) {
+                    *a += f64::from(*v);
                 }
             }
-            let mean: Vec<f64> = acc.iter().map(|a| a / count.max(1e-9)).collect();
+            let mean: Vec<f64> = acc.iter().map(|a| a / len as f64).collect();
             let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
             out.extend(mean.iter().map(|v| (v / norm) as f32));
         }

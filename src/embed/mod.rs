@@ -10,6 +10,7 @@
 //! to obtain it. Every embedding is unit length (the model's mean pooling and
 //! L2 normalisation), so a dot product is a cosine similarity.
 
+pub mod bert;
 pub mod cache;
 pub mod dups;
 pub mod minilm;

@@ -1,5 +1,8 @@
 //! Embedding figures (printed, never asserted), `cargo bench --bench embed`:
-//! - sentences/s at max length 64 (every text filling its 64 tokens), all threads;
+//! - sentences/s at max length 64, all threads: synthetic texts filling all 64
+//!   tokens, and the demo's real VQA-RAD questions; the texts go to
+//!   `<target>/bench-embed-*.json` so `just bench-embed-torch` times PyTorch
+//!   on exactly them;
 //! - ScienceQA's 4,241 questions with their options embedded (question, each
 //!   option, question+options), cache off (needs BLINDSPOT_DATA_DIR);
 //! - exact near-duplicate search over 100,000 embeddings (384-d, seeded
@@ -34,6 +37,33 @@ fn threads() -> usize {
     rayon::current_num_threads()
 }
 
+/// Embeds `texts` (best of 3), prints the rate and writes the texts to
+/// `<target>/bench-embed-<name>.json` for `just bench-embed-torch`, which
+/// times PyTorch on exactly them.
+fn time_texts(model: &MiniLm, name: &str, what: &str, texts: &[String]) {
+    let lengths: Vec<usize> = texts.iter().map(|t| model.tokenize(t).map(|v| v.len()).unwrap_or(0)).collect();
+    let mean = lengths.iter().sum::<usize>() as f64 / lengths.len().max(1) as f64;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (secs, e) = support::best_of(3, || model.embed(&refs).expect("embed"));
+    assert_eq!(e.len(), texts.len());
+    let rate = texts.len() as f64 / secs;
+    println!(
+        "embedding throughput, {what}, max length {}, {} texts of {}-{} tokens (mean {mean:.1}), {} threads: {rate:.0} sentences/s ({secs:.2} s)",
+        model.max_length(),
+        texts.len(),
+        lengths.iter().min().unwrap_or(&0),
+        lengths.iter().max().unwrap_or(&0),
+        threads(),
+    );
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    std::fs::create_dir_all(&target).expect("target dir");
+    let path = target.join(format!("bench-embed-{name}.json"));
+    std::fs::write(&path, serde_json::to_string(texts).expect("json")).expect("write texts");
+    println!("  texts: {} (rate {rate:.1})", path.display());
+}
+
 fn throughput() {
     let Ok(model) = MiniLm::load(&model_dir(), Some(64)) else {
         println!("embedding throughput: skipped (no model at {}; run `just model`)", model_dir().display());
@@ -66,7 +96,7 @@ fn throughput() {
         "beach",
     ];
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(64);
-    let texts: Vec<String> = (0..512)
+    let long: Vec<String> = (0..512)
         .map(|i| {
             let mut t = format!("sentence {i}:");
             for _ in 0..80 {
@@ -76,16 +106,18 @@ fn throughput() {
             t
         })
         .collect();
-    assert!(texts.iter().all(|t| model.tokenize(t).map(|v| v.len()).unwrap_or(0) == 64));
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let (secs, e) = support::best_of(3, || model.embed(&refs).expect("embed"));
-    assert_eq!(e.len(), 512);
-    println!(
-        "embedding throughput, max length 64 (all 64 tokens), {} threads: {:.0} sentences/s ({:.2} s for 512)",
-        threads(),
-        512.0 / secs,
-        secs
-    );
+    time_texts(&model, "long", "synthetic sentences filling all 64 tokens", &long);
+    // Real benchmark questions: the bundled demo's 2,248 VQA-RAD questions, unique.
+    let json = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/vqa-rad/VQA_RAD_Dataset_Public.json");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&json).expect("read the demo data")).expect("demo json");
+    let questions: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r["question"].as_str().map(str::to_string))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    time_texts(&model, "vqa-rad", "VQA-RAD questions (unique)", &questions);
 }
 
 fn scienceqa() {

@@ -256,25 +256,79 @@ fn ensure_venv() -> Result<(), Failed> {
     Ok(())
 }
 
-fn python_check() -> Result<(), Failed> {
-    let start = Instant::now();
-    ensure_venv()?;
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = tmp.path().join("releases");
-    build(&out, None)?;
+/// A text-only benchmark with `[leakage] exact-only = true` (no model
+/// needed): 24 multiple-choice questions, two of them twins, and a training
+/// split holding verbatim copies of two more. Its release has the
+/// `duplicates` config the demo does not.
+fn leakage_release(dir: &Path) -> Result<PathBuf, String> {
+    let item = |i: usize, id: String| {
+        let options: Vec<String> = (0..4).map(|k| format!("option {} of {i}", (k + i) % 4)).collect();
+        let answer = options[i % 4].clone();
+        serde_json::json!({"id": id, "question": format!("Which of these is item {i}?"), "options": options, "answer": answer})
+    };
+    let mut bench: Vec<String> = (0..24).map(|i| item(i, format!("q{i:02}")).to_string()).collect();
+    bench.push(item(3, "q03-twin".into()).to_string());
+    let mut train: Vec<String> = (100..140).map(|i| item(i, format!("t{i}")).to_string()).collect();
+    train.push(item(5, "train-copy-of-q05".into()).to_string());
+    train.push(item(7, "train-copy-of-q07".into()).to_string());
+    let write = |name: &str, text: String| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
+    write("bench.jsonl", bench.join("\n") + "\n")?;
+    write("train.jsonl", train.join("\n") + "\n")?;
+    write(
+        "leaky.toml",
+        "[dataset]\nname = \"leaky\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\ndate-published = \"2026-11-21\"\n\n\
+         [ingest]\npath = \"bench.jsonl\"\n\n[leakage]\ntrain = \"train.jsonl\"\nexact-only = true\n"
+            .into(),
+    )?;
+    let o = Command::new(bin())
+        .current_dir(dir)
+        .args(["build", "leaky.toml", "--out-dir", "out"])
+        .env("BLINDSPOT_MODEL_DIR", dir.join("no-model"))
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!("build leaky.toml failed: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    let release = dir.join("out/leaky/1.0.0");
+    let pairs = release.join("duplicates");
+    if !pairs.is_dir() {
+        return Err(format!("{} has no duplicates config", release.display()));
+    }
+    Ok(release)
+}
+
+fn check_with_python(release: &Path, hf_home: &Path, extra: &[&str]) -> Result<String, Failed> {
     let o = Command::new(venv_python())
         .arg(root().join("tests/python/check_release.py"))
-        .arg(release(&out))
+        .arg(release)
+        .args(extra)
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_DATASETS_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf-home"))
+        .env("HF_HOME", hf_home)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
         .output()
         .map_err(|e| format!("cannot run the venv's python: {e}"))?;
     let report = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     if !o.status.success() {
-        return Err(format!("tests/python/check_release.py failed:\n{report}").into());
+        return Err(format!("tests/python/check_release.py {} failed:\n{report}", release.display()).into());
+    }
+    Ok(report)
+}
+
+fn python_check() -> Result<(), Failed> {
+    let start = Instant::now();
+    ensure_venv()?;
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = tmp.path().join("releases");
+    build(&out, None)?;
+    check_with_python(&release(&out), &tmp.path().join("hf-home"), &[])?;
+    let leaky = tmp.path().join("leaky");
+    std::fs::create_dir_all(&leaky).map_err(|e| e.to_string())?;
+    let report = check_with_python(&leakage_release(&leaky)?, &tmp.path().join("hf-home"), &["--text-only"])?;
+    // Twins q03/q03-twin, and q05, q07 copied from the training split.
+    if !report.contains("config duplicates split test: 3 rows, as the card says") {
+        return Err(format!("the duplicates config did not load with its 3 pairs:\n{report}").into());
     }
     eprintln!("python interop checks passed in {:.0}s", start.elapsed().as_secs_f64());
     Ok(())

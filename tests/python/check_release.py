@@ -1,6 +1,8 @@
 """Checks a blindspot release with the tools people load it with.
 
-Usage: check_release.py RELEASE_DIR
+Usage: check_release.py RELEASE_DIR [--text-only]
+
+(--text-only: the benchmark has no images, so no image column is expected.)
 
 Run by tests/interop.rs inside the pinned venv (tests/python/requirements.txt)
 with HF_HUB_OFFLINE=1, HF_DATASETS_OFFLINE=1 and HF_HOME in a temporary folder.
@@ -9,7 +11,8 @@ Checks, every failure collected and printed before exiting 1:
     sizes for every config);
   - `datasets.load_dataset(DIR, "default", split="test")` loads, and so does
     every other config in the card, every split with the card's num_examples;
-    image columns come back as PIL images (every row);
+    image columns come back as PIL images (every row; not in `duplicates`,
+    whose rows are pairs of questions);
   - pyarrow reads every Parquet file in the release, and each has the
     `huggingface` key (valid JSON with info.features) in its schema metadata;
   - `mlcroissant validate --jsonld croissant.json` passes when croissant.json
@@ -91,7 +94,12 @@ def image_columns(features):
     return cols
 
 
+TEXT_ONLY = "--text-only" in sys.argv[2:]
+
+
 def check_images(config, split, ds):
+    if TEXT_ONLY or config == "duplicates":
+        return
     cols = image_columns(ds.features)
     if not cols:
         fail(f"config {config} split {split}: no image column typed Image (features: {ds.features})")

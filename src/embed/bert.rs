@@ -425,6 +425,47 @@ mod tests {
         total * 2.0 / std::f64::consts::PI.sqrt()
     }
 
+    /// Attention as written in the paper, in f64, one head at a time.
+    fn naive_attention(qkv: &[f32], n: usize, len: usize, heads: usize, h: usize) -> Vec<f64> {
+        let dh = h / heads;
+        let at = |s: usize, p: usize, part: usize, head: usize, d: usize| {
+            f64::from(qkv[(s * len + p) * 3 * h + part * h + head * dh + d])
+        };
+        let mut out = vec![0f64; n * len * h];
+        for s in 0..n {
+            for head in 0..heads {
+                for i in 0..len {
+                    let scores: Vec<f64> = (0..len)
+                        .map(|j| {
+                            (0..dh).map(|d| at(s, i, 0, head, d) * at(s, j, 1, head, d)).sum::<f64>()
+                                / (dh as f64).sqrt()
+                        })
+                        .collect();
+                    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+                    let total: f64 = e.iter().sum();
+                    for d in 0..dh {
+                        out[(s * len + i) * h + head * dh + d] =
+                            (0..len).map(|j| e[j] / total * at(s, j, 2, head, d)).sum::<f64>();
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn attention_matches_the_definition() {
+        // Head sizes with and without a partial block, lengths around a block.
+        for (n, len, heads, h) in [(2, 5, 2, 24), (1, 9, 3, 36), (3, 8, 1, 16), (1, 1, 2, 20)] {
+            let qkv: Vec<f32> = (0..n * len * 3 * h).map(|i| ((i * 7919 % 1000) as f32 / 500.0 - 1.0) * 1.5).collect();
+            let got = attention(&qkv, n, len, heads, h);
+            let want = naive_attention(&qkv, n, len, heads, h);
+            let worst = got.iter().zip(&want).map(|(a, b)| (f64::from(*a) - b).abs()).fold(0f64, f64::max);
+            assert!(worst < 1e-5, "n {n} len {len} heads {heads} h {h}: off by {worst}");
+        }
+    }
+
     #[test]
     fn reductions_equal_plain_sums() {
         let x: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();

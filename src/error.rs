@@ -154,6 +154,39 @@ fn render_problems(problems: &[Problem]) -> String {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+std::thread_local! {
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which calls into a third-party decoder that may panic on
+/// corrupt input instead of returning an error (found by fuzzing: arrow's
+/// bitmap asserts on a corrupt Parquet page, calamine's cell-reference
+/// arithmetic overflows on a crafted .xlsx). Such a panic becomes the
+/// located error `problem(why)`, and the panic hook stays silent for it;
+/// panics anywhere else still reach the usual hook.
+pub fn guard_foreign<T>(f: impl FnOnce() -> Result<T>, problem: impl FnOnce(String) -> Problem) -> Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !GUARDED.with(std::cell::Cell::get) {
+                previous(info)
+            }
+        }));
+    });
+    let was = GUARDED.with(|g| g.replace(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(was));
+    out.unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::one(problem(why)))
+    })
+}
+
 /// "did you mean" for a misspelt name among `candidates`.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     candidates

@@ -184,6 +184,13 @@ const CASES: &[Case] = &[
         file: "not-a-zip.xlsx",
         expect: &["not-a-zip.xlsx:", "not a readable spreadsheet", "Zip"],
     },
+    // Fuzz find: calamine's cell-reference arithmetic overflowed (a panic
+    // with overflow checks, the dev profile the tests run in).
+    Case {
+        command: "metrics",
+        file: "fuzz-cell-overflow.xlsx",
+        expect: &["fuzz-cell-overflow.xlsx:", "not a readable spreadsheet"],
+    },
     Case {
         command: "metrics",
         file: "m_samples_missing_doc_id.jsonl",

@@ -43,40 +43,16 @@ pub fn check_chunk_ranges(path: &Path, metadata: &parquet::file::metadata::Parqu
     Ok(())
 }
 
-std::thread_local! {
-    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// Runs a Parquet decode of `path`. The parquet and arrow crates assert
 /// (panic) on some corrupt pages (fuzzing found an out-of-bounds bitmap in
-/// arrow-buffer); such a panic becomes a located error, and the panic hook
-/// stays silent for it. Panics anywhere else still reach the usual hook.
+/// arrow-buffer); such a panic becomes a located error.
 pub fn guard_decoder<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !GUARDED.with(std::cell::Cell::get) {
-                previous(info)
-            }
-        }));
-    });
-    let was = GUARDED.with(|g| g.replace(true));
-    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    GUARDED.with(|g| g.set(was));
-    out.unwrap_or_else(|payload| {
-        let why = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(Error::one(
-            Problem::new(
-                Location::file(path),
-                format!("not a readable Parquet file: its data is corrupt (the Parquet decoder failed: {why})"),
-            )
-            .help("the file is damaged: re-export it"),
-        ))
+    crate::error::guard_foreign(f, |why| {
+        Problem::new(
+            Location::file(path),
+            format!("not a readable Parquet file: its data is corrupt (the Parquet decoder failed: {why})"),
+        )
+        .help("the file is damaged: re-export it")
     })
 }
 

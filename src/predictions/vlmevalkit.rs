@@ -47,10 +47,22 @@ fn xlsx_rows(path: &Path) -> Result<Vec<Row>> {
         )
     };
     let mut book = calamine::open_workbook_auto(path).map_err(|e| bad(format!("not a readable spreadsheet: {e}")))?;
-    let range = book
-        .worksheet_range_at(0)
-        .ok_or_else(|| bad("the workbook has no sheet".into()))?
-        .map_err(|e| bad(format!("cannot read the first sheet: {e}")))?;
+    // calamine's cell-reference arithmetic overflows (a panic in builds with
+    // overflow checks) on a crafted sheet; fuzzing found it.
+    let range = crate::error::guard_foreign(
+        || {
+            book.worksheet_range_at(0)
+                .ok_or_else(|| bad("the workbook has no sheet".into()))?
+                .map_err(|e| bad(format!("cannot read the first sheet: {e}")))
+        },
+        |why| {
+            Problem::new(
+                Location::file(path),
+                format!("not a readable spreadsheet: its first sheet is corrupt ({why})"),
+            )
+            .help("give the .xlsx result file VLMEvalKit wrote, complete")
+        },
+    )?;
     let mut rows = range.rows();
     let header: Vec<String> =
         rows.next().map(|h| h.iter().map(|c| cell_text(c).trim().to_string()).collect()).unwrap_or_default();

@@ -269,13 +269,7 @@ fn attention(qkv: &[f32], n: usize, len: usize, heads: usize, h: usize) -> Vec<f
                 let q = &seq[i * 3 * h + head * dh..i * 3 * h + (head + 1) * dh];
                 let (score_blocks, _) = scores.as_chunks_mut::<LANES>();
                 for (block, out) in score_blocks.iter_mut().enumerate() {
-                    let mut acc = [0f32; LANES];
-                    for (d, &qd) in q.iter().enumerate() {
-                        let k = &kt[d * padded..(d + 1) * padded].as_chunks::<LANES>().0[block];
-                        for (a, kv) in acc.iter_mut().zip(k) {
-                            *a += qd * kv;
-                        }
-                    }
+                    let acc = weighted_block(q, &kt, padded, block);
                     for (o, a) in out.iter_mut().zip(acc) {
                         *o = a * scale;
                     }
@@ -285,14 +279,7 @@ fn attention(qkv: &[f32], n: usize, len: usize, heads: usize, h: usize) -> Vec<f
                 let out = &mut context[(s * len + i) * h + head * dh..(s * len + i) * h + (head + 1) * dh];
                 let (out_blocks, out_tail) = out.as_chunks_mut::<LANES>();
                 for (block, o) in out_blocks.iter_mut().enumerate() {
-                    let mut acc = [0f32; LANES];
-                    for (j, &p) in probs.iter().enumerate() {
-                        let vj = &v[j * dh..(j + 1) * dh].as_chunks::<LANES>().0[block];
-                        for (a, x) in acc.iter_mut().zip(vj) {
-                            *a += p * x;
-                        }
-                    }
-                    *o = acc;
+                    *o = weighted_block(probs, &v, dh, block);
                 }
                 // A head size that is not a whole number of blocks.
                 let d0 = dh - out_tail.len();
@@ -305,6 +292,22 @@ fn attention(qkv: &[f32], n: usize, len: usize, heads: usize, h: usize) -> Vec<f
         }
     }
     context
+}
+
+/// Σ_r weights[r] · (block `block`, [`LANES`] wide, of row r of `matrix`,
+/// whose rows are `stride` long): the block stays in registers across the
+/// sum. Scores are queries against transposed keys, context is
+/// probabilities against values.
+#[inline(always)]
+fn weighted_block(weights: &[f32], matrix: &[f32], stride: usize, block: usize) -> [f32; LANES] {
+    let mut acc = [0f32; LANES];
+    for (r, &w) in weights.iter().enumerate() {
+        let row = &matrix[r * stride..(r + 1) * stride].as_chunks::<LANES>().0[block];
+        for (a, x) in acc.iter_mut().zip(row) {
+            *a += w * x;
+        }
+    }
+    acc
 }
 
 #[inline(always)]

@@ -8,6 +8,10 @@
 //! held-out samples ──▶ Featurizer::transform ───────▶ held-out Matrix ─────────────┴─▶ forest.rs
 //! ```
 //!
+//! Reading a question (tokens, option texts, recipe fields: [`Parsed`]) depends on no
+//! fold, so diagnose parses each question once and every fold reuses it through the
+//! `*_parsed` variants; fitting and transforming is then about training statistics.
+//!
 //! (`Matrix`: f64, row-major, NaN = missing.) Everything a blind model could exploit
 //! without the image becomes a column:
 //!
@@ -132,6 +136,10 @@ pub struct Featurizer {
     /// Recipes that apply to some training question, each with one vocabulary of key
     /// values per statistic.
     recipes: Vec<(Recipe, Vec<Vocab>)>,
+    /// Per entry of `recipes`, its index in the config's recipes (and in [`Parsed`]'s).
+    recipe_index: Vec<usize>,
+    /// The config's recipes, which [`Parsed`] rows follow.
+    config_recipes: Arc<[Recipe]>,
     /// Statistics of the whole training set, used for every transformed sample.
     tables: Tables,
     names: Vec<String>,
@@ -143,7 +151,8 @@ impl Featurizer {
     /// that is neither, a numeric answer without a number) still count as occurrences
     /// but add nothing to answer statistics.
     pub fn fit(train: &[&Sample], config: &FeatureConfig) -> Featurizer {
-        Featurizer::fit_prepared(train, config).0
+        let parsed = parse(train, config);
+        Featurizer::fit_prepared(train, &parsed.iter().collect::<Vec<_>>(), config).0
     }
 
     /// [`Featurizer::fit`] plus the training rows' matrix, cross-fitted: with
@@ -157,7 +166,18 @@ impl Featurizer {
     /// columns that are empty on held-out rows. With `k < 2` this is `fit` followed by
     /// `transform(train)`, the TsT release's behaviour.
     pub fn fit_transform(train: &[&Sample], config: &FeatureConfig) -> (Featurizer, Matrix) {
-        let (featurizer, prepared, targets) = Featurizer::fit_prepared(train, config);
+        let parsed = parse(train, config);
+        Featurizer::fit_transform_parsed(train, &parsed.iter().collect::<Vec<_>>(), config)
+    }
+
+    /// [`Featurizer::fit_transform`] of samples already parsed: `parsed[i]` is
+    /// `train[i]` parsed with the same `config`.
+    pub fn fit_transform_parsed(
+        train: &[&Sample],
+        parsed: &[&Parsed<'_>],
+        config: &FeatureConfig,
+    ) -> (Featurizer, Matrix) {
+        let (featurizer, prepared, targets) = Featurizer::fit_prepared(train, parsed, config);
         let n = train.len();
         let k = config.cross_fit.min(n);
         let width = featurizer.names.len();
@@ -183,8 +203,15 @@ impl Featurizer {
     /// the whole training set. Reads each sample only through `Inputs` (question,
     /// context, options, question type, meta), never its answer.
     pub fn transform(&self, samples: &[&Sample]) -> Matrix {
-        let prepared: Vec<Keyed<'_>> = samples.par_iter().map(|s| self.prepare(Inputs::of(s))).collect();
-        Matrix::new(samples.len(), self.names.len(), self.rows(&self.tables, &prepared))
+        let parsed: Vec<Parsed<'_>> =
+            samples.par_iter().map(|s| Parsed::of(Inputs::of(s), &self.config_recipes)).collect();
+        self.transform_parsed(&parsed.iter().collect::<Vec<_>>())
+    }
+
+    /// [`Featurizer::transform`] of samples already parsed with the fitting config.
+    pub fn transform_parsed(&self, parsed: &[&Parsed<'_>]) -> Matrix {
+        let prepared: Vec<Keyed<'_>> = parsed.par_iter().map(|p| self.key(p, self.templates.shape(&p.lines))).collect();
+        Matrix::new(parsed.len(), self.names.len(), self.rows(&self.tables, &prepared))
     }
 
     /// Column names, one per column, stable for a fitted featurizer.
@@ -194,11 +221,15 @@ impl Featurizer {
 
     /// The featurizer, the training samples prepared, and their targets.
     fn fit_prepared<'a>(
-        train: &[&'a Sample],
+        train: &[&Sample],
+        parsed: &[&'a Parsed<'a>],
         config: &FeatureConfig,
     ) -> (Featurizer, Vec<Keyed<'a>>, Vec<Option<Target>>) {
+        assert_eq!(train.len(), parsed.len(), "one parsed question per training sample");
         let format = train.first().map(|s| s.answer_format);
-        let lines: Vec<Vec<Vec<String>>> = train.par_iter().map(|s| lines_of(&s.question)).collect();
+        let active: Vec<usize> = (0..config.recipes.len())
+            .filter(|&r| train.iter().any(|s| config.recipes[r].applies(s.question_type.as_deref())))
+            .collect();
         let mut featurizer = Featurizer {
             format,
             n_options: train.iter().map(|s| s.options.len()).max().unwrap_or(0),
@@ -206,38 +237,41 @@ impl Featurizer {
             min_question_count: config.min_template_count.max(1),
             question_types: Vocab::new(train.iter().filter_map(|s| s.question_type.as_deref())),
             meta: meta_encoders(train, config),
-            templates: Templates::fit(&lines, config),
+            templates: Templates::default(),
             texts: Vocab::default(),
             terms: Vocab::default(),
             slot_values: Vocab::default(),
             questions: Vocab::default(),
-            recipes: config
-                .recipes
-                .iter()
-                .filter(|r| train.iter().any(|s| r.applies(s.question_type.as_deref())))
-                .map(|r| (r.clone(), Vec::new()))
-                .collect(),
+            recipes: active.iter().map(|&r| (config.recipes[r].clone(), Vec::new())).collect(),
+            recipe_index: active,
+            config_recipes: config.recipes.clone(),
             tables: Tables::default(),
             names: Vec::new(),
         };
-        let raw: Vec<Raw<'a>> =
-            train.par_iter().zip(&lines).map(|(s, lines)| featurizer.raw(Inputs::of(s), lines)).collect();
+        let lines: Vec<&[Vec<String>]> = parsed.iter().map(|p| &p.lines[..]).collect();
+        let (templates, shapes) = Templates::fit(&lines, config);
+        featurizer.templates = templates;
+        let shapes: Vec<(Option<usize>, Vec<String>)> =
+            shapes.into_iter().map(|shape| featurizer.templates.keep(shape)).collect();
         // Answers are read only from here on, into `answers` and `targets`, kept apart
         // from the prepared inputs.
         let answers: Vec<Option<String>> = train.iter().map(|s| format.and_then(|f| answer_text(s, f))).collect();
-        let options = raw.iter().flat_map(|r| &r.options);
+        let options = parsed.iter().flat_map(|p| &p.options);
         featurizer.texts =
             Vocab::new(options.clone().map(|o| o.text.as_str()).chain(answers.iter().flatten().map(String::as_str)));
         featurizer.terms = Vocab::new(options.flat_map(|o| &o.terms).map(String::as_str));
-        let kept = raw.iter().filter(|r| r.template.is_some());
+        let kept = shapes.iter().filter(|(template, _)| template.is_some());
         featurizer.slot_values =
-            Vocab::new(kept.flat_map(|r| r.slots.iter().take(config.max_slots)).map(String::as_str));
-        featurizer.questions = Vocab::new(raw.iter().map(|r| r.question.as_str()));
+            Vocab::new(kept.flat_map(|(_, slots)| slots.iter().take(config.max_slots)).map(String::as_str));
+        featurizer.questions = Vocab::new(parsed.iter().map(|p| p.question.as_str()));
         let featurizer_recipe_specs: Vec<usize> = featurizer.recipes.iter().map(|(r, _)| r.stats.len()).collect();
         for (i, (_, vocabs)) in featurizer.recipes.iter_mut().enumerate() {
             let n_specs = featurizer_recipe_specs[i];
+            let r = featurizer.recipe_index[i];
             *vocabs = (0..n_specs)
-                .map(|k| Vocab::new(raw.iter().flat_map(|r| r.recipes[i].keys[k].iter().flatten().map(String::as_str))))
+                .map(|k| {
+                    Vocab::new(parsed.iter().flat_map(|p| p.recipes[r].keys[k].iter().flatten().map(String::as_str)))
+                })
                 .collect();
         }
 
@@ -246,7 +280,8 @@ impl Featurizer {
             .zip(&answers)
             .map(|(s, text)| format.and_then(|f| featurizer.target(s, f, text.as_deref())))
             .collect();
-        let prepared: Vec<Keyed<'a>> = raw.into_par_iter().map(|r| featurizer.key(r)).collect();
+        let prepared: Vec<Keyed<'a>> =
+            parsed.par_iter().zip(shapes).map(|(p, shape)| featurizer.key(p, shape)).collect();
         let rows: Vec<(&Keyed<'_>, Option<&Target>)> =
             prepared.iter().zip(targets.iter().map(Option::as_ref)).collect();
         featurizer.tables = featurizer.tables(&rows, 1.0);
@@ -255,8 +290,9 @@ impl Featurizer {
         // the two can never disagree on order or count.
         let empty = BTreeMap::new();
         let blank = Inputs { question: "", context: None, options: &[], question_type: None, meta: &empty };
+        let blank = Parsed::of(blank, &featurizer.config_recipes);
         let mut names = Names(Vec::new());
-        featurizer.columns(&featurizer.tables, &featurizer.prepare(blank), &mut names);
+        featurizer.columns(&featurizer.tables, &featurizer.key(&blank, (None, Vec::new())), &mut names);
         featurizer.names = names.0;
         (featurizer, prepared, targets)
     }
@@ -393,60 +429,12 @@ impl Featurizer {
         tables
     }
 
-    /// One question, answer-free, matched against the fitted vocabularies.
-    fn prepare<'a>(&self, x: Inputs<'a>) -> Keyed<'a> {
-        self.key(self.raw(x, &lines_of(x.question)))
-    }
-
-    /// Everything about one question the columns need, as strings.
-    fn raw<'a>(&self, x: Inputs<'a>, lines: &[Vec<String>]) -> Raw<'a> {
-        let words: BTreeSet<&String> = lines.iter().flatten().filter(|t| is_word(t)).collect();
-        let option_words: Vec<Vec<String>> =
-            x.options.iter().map(|o| tokens(o).into_iter().filter(|t| is_word(t)).collect()).collect();
-        let option_terms: Vec<BTreeSet<String>> = option_words.iter().map(|w| terms(w)).collect();
-        let options = x
-            .options
-            .iter()
-            .zip(&option_words)
-            .enumerate()
-            .map(|(j, (o, own))| {
-                let own_words: BTreeSet<&String> = own.iter().collect();
-                let distinct = option_terms[j]
-                    .iter()
-                    .filter(|t| !option_terms.iter().enumerate().any(|(i, other)| i != j && other.contains(*t)));
-                OptionText {
-                    chars: o.chars().count(),
-                    number: leading_number(o),
-                    overlap: jaccard(&own_words, &words),
-                    text: normalize(o),
-                    terms: distinct.cloned().collect(),
-                }
-            })
-            .collect();
-        let (template, slots) = self.templates.shape(lines);
-        let texts = Texts { question: x.question, context: x.context, options: x.options, meta: x.meta };
-        let recipes = self.recipes.iter().map(|(r, _)| recipe_row(r, x.question_type, &texts)).collect();
-        Raw {
-            chars: x.question.chars().count(),
-            words: lines.iter().flatten().filter(|t| is_word(t)).count(),
-            numbers: lines.iter().flatten().filter(|t| is_number(t)).count(),
-            context_chars: x.context.map_or(0, |c| c.chars().count()),
-            question_type: x.question_type,
-            meta: x.meta,
-            options,
-            template,
-            n_slots: slots.len(),
-            slots,
-            question: whole_key(lines),
-            recipes,
-        }
-    }
-
-    /// `raw` with its strings replaced by their training ids (`None` = unseen).
-    fn key<'a>(&self, raw: Raw<'a>) -> Keyed<'a> {
+    /// A parsed question with its strings replaced by their training ids (`None` =
+    /// unseen); `shape` is its kept template id and slot values.
+    fn key<'a>(&self, raw: &'a Parsed<'a>, (template, slots): (Option<usize>, Vec<String>)) -> Keyed<'a> {
         let options = raw
             .options
-            .into_iter()
+            .iter()
             .map(|o| OptionText {
                 chars: o.chars,
                 number: o.number,
@@ -455,8 +443,9 @@ impl Featurizer {
                 terms: o.terms.iter().map(|t| self.terms.id(t)).collect(),
             })
             .collect();
-        let slots = match raw.template {
-            Some(_) => raw.slots.iter().take(self.slot_prefixes.len()).map(|v| self.slot_values.id(v)).collect(),
+        let n_slots = slots.len();
+        let slots = match template {
+            Some(_) => slots.iter().take(self.slot_prefixes.len()).map(|v| self.slot_values.id(v)).collect(),
             None => Vec::new(),
         };
         Prepared {
@@ -467,24 +456,27 @@ impl Featurizer {
             question_type: raw.question_type,
             meta: raw.meta,
             options,
-            template: raw.template,
-            n_slots: raw.n_slots,
+            template,
+            n_slots,
             slots,
             question: self.questions.id(&raw.question),
-            recipes: raw
-                .recipes
-                .into_iter()
+            recipes: self
+                .recipe_index
+                .iter()
                 .zip(&self.recipes)
-                .map(|(row, (_, vocabs))| RecipeRow {
-                    applies: row.applies,
-                    keys: row
-                        .keys
-                        .iter()
-                        .zip(vocabs)
-                        .map(|(keys, vocab)| keys.iter().map(|k| k.as_ref().map(|k| vocab.id(k))).collect())
-                        .collect(),
-                    values: row.values,
-                    flags: row.flags,
+                .map(|(&r, (_, vocabs))| {
+                    let row = &raw.recipes[r];
+                    RecipeRow {
+                        applies: row.applies,
+                        keys: row
+                            .keys
+                            .iter()
+                            .zip(vocabs)
+                            .map(|(keys, vocab)| keys.iter().map(|k| k.as_ref().map(|k| vocab.id(k))).collect())
+                            .collect(),
+                        values: row.values.clone(),
+                        flags: row.flags.clone(),
+                    }
                 })
                 .collect(),
         }
@@ -843,8 +835,75 @@ fn recipe_row(recipe: &Recipe, question_type: Option<&str>, texts: &Texts<'_>) -
     RecipeRow { applies, keys, values, flags }
 }
 
-type Raw<'a> = Prepared<'a, String>;
 type Keyed<'a> = Prepared<'a, Option<usize>>;
+
+/// One question read without its answer and before any fitting: tokens, lengths,
+/// option texts and recipe fields. Nothing here depends on a fold, so one parse
+/// serves every fold (see [`parse`]).
+pub struct Parsed<'a> {
+    /// The question's non-empty lines, tokenized.
+    lines: Vec<Vec<String>>,
+    chars: usize,
+    words: usize,
+    numbers: usize,
+    context_chars: usize,
+    question_type: Option<&'a str>,
+    meta: &'a BTreeMap<String, String>,
+    options: Vec<OptionText<String>>,
+    /// The whole tokenized question.
+    question: String,
+    /// Per recipe of the config, in its order.
+    recipes: Vec<RecipeRow<String>>,
+}
+
+/// Every sample parsed for `config` (in parallel, in input order). Reads each
+/// sample only through `Inputs`, never its answer.
+pub fn parse<'a>(samples: &[&'a Sample], config: &FeatureConfig) -> Vec<Parsed<'a>> {
+    samples.par_iter().map(|s| Parsed::of(Inputs::of(s), &config.recipes)).collect()
+}
+
+impl<'a> Parsed<'a> {
+    fn of(x: Inputs<'a>, recipes: &[Recipe]) -> Parsed<'a> {
+        let lines = lines_of(x.question);
+        let words: BTreeSet<&String> = lines.iter().flatten().filter(|t| is_word(t)).collect();
+        let option_words: Vec<Vec<String>> =
+            x.options.iter().map(|o| tokens(o).into_iter().filter(|t| is_word(t)).collect()).collect();
+        let option_terms: Vec<BTreeSet<String>> = option_words.iter().map(|w| terms(w)).collect();
+        let options = x
+            .options
+            .iter()
+            .zip(&option_words)
+            .enumerate()
+            .map(|(j, (o, own))| {
+                let own_words: BTreeSet<&String> = own.iter().collect();
+                let distinct = option_terms[j]
+                    .iter()
+                    .filter(|t| !option_terms.iter().enumerate().any(|(i, other)| i != j && other.contains(*t)));
+                OptionText {
+                    chars: o.chars().count(),
+                    number: leading_number(o),
+                    overlap: jaccard(&own_words, &words),
+                    text: normalize(o),
+                    terms: distinct.cloned().collect(),
+                }
+            })
+            .collect();
+        let texts = Texts { question: x.question, context: x.context, options: x.options, meta: x.meta };
+        let recipes = recipes.iter().map(|r| recipe_row(r, x.question_type, &texts)).collect();
+        Parsed {
+            chars: x.question.chars().count(),
+            words: lines.iter().flatten().filter(|t| is_word(t)).count(),
+            numbers: lines.iter().flatten().filter(|t| is_number(t)).count(),
+            context_chars: x.context.map_or(0, |c| c.chars().count()),
+            question_type: x.question_type,
+            meta: x.meta,
+            options,
+            question: whole_key(&lines),
+            recipes,
+            lines,
+        }
+    }
+}
 
 struct OptionText<K> {
     chars: usize,
@@ -881,15 +940,24 @@ impl Sink for Names {
     }
 }
 
+/// The hash maps of the featurizer: foldhash with a fixed seed. Keys are short strings
+/// and small ids; SipHash, the standard library's default, cost a tenth of featurizing.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+type FastSet<K> = HashSet<K, foldhash::fast::FixedState>;
+
 /// Distinct training strings, each encoded by its rank in sorted order. Only looked
 /// up, never iterated, so the hash map's order cannot reach a matrix.
 #[derive(Debug, Clone, Default)]
-struct Vocab(HashMap<String, usize>);
+struct Vocab(FastMap<String, usize>);
 
 impl Vocab {
     fn new<'s>(items: impl Iterator<Item = &'s str>) -> Vocab {
-        let distinct: BTreeSet<&str> = items.collect();
-        Vocab(distinct.into_iter().enumerate().map(|(id, s)| (s.to_string(), id)).collect())
+        // Most items repeat (option texts, terms): dedup by hash, then sort the few
+        // distinct ones for their ranks.
+        let distinct: FastSet<&str> = items.collect();
+        let mut sorted: Vec<&str> = distinct.into_iter().collect();
+        sorted.sort_unstable();
+        Vocab(sorted.into_iter().enumerate().map(|(id, s)| (s.to_string(), id)).collect())
     }
 
     fn id(&self, item: &str) -> Option<usize> {
@@ -1064,10 +1132,13 @@ impl Moments {
 /// The sets are only looked up, never iterated.
 #[derive(Debug, Clone, Default)]
 struct Templates {
-    frame_tokens: HashSet<String>,
-    frame_lines: HashSet<String>,
+    frame_tokens: FastSet<String>,
+    frame_lines: FastSet<String>,
     ids: Vocab,
 }
+
+/// A question's template text and slot values (see [`Templates::template`]).
+type Shape = (String, Vec<String>);
 
 /// Marks a slot in a skeleton; tokens never contain `<` next to letters, so no real
 /// token equals it.
@@ -1076,17 +1147,26 @@ const SLOT: &str = "<slot>";
 const LINE_BREAK: &str = "\n";
 
 impl Templates {
-    fn fit(questions: &[Vec<Vec<String>>], config: &FeatureConfig) -> Templates {
+    /// The templates of `questions`, and each question's shape under them.
+    fn fit(questions: &[&[Vec<String>]], config: &FeatureConfig) -> (Templates, Vec<Shape>) {
         let min_count = config.min_template_count.max(1);
         let fraction_count = (config.frame_fraction * questions.len() as f64).ceil() as usize;
-        let frame_tokens =
-            frequent(questions.iter().map(|q| q.iter().flatten().cloned().collect()), min_count.max(fraction_count));
-        let mut templates = Templates { frame_tokens: frame_tokens.into_iter().collect(), ..Templates::default() };
-        let skeletons = questions.iter().map(|q| q.iter().map(|line| templates.skeleton(line).0).collect());
-        templates.frame_lines = frequent(skeletons, min_count).into_iter().collect();
-        let kept = frequent(questions.iter().map(|q| BTreeSet::from([templates.template(q).0])), min_count);
-        templates.ids = Vocab::new(kept.iter().map(String::as_str));
-        templates
+        let frame_tokens = frequent(
+            questions.iter().map(|q| q.iter().flatten().map(String::as_str).collect()),
+            min_count.max(fraction_count),
+        );
+        let mut templates =
+            Templates { frame_tokens: frame_tokens.into_iter().map(str::to_string).collect(), ..Templates::default() };
+        // Each line's skeleton is made once; the shapes below reuse them.
+        let skeletons: Vec<Vec<(String, Vec<String>)>> =
+            questions.par_iter().map(|q| q.iter().map(|line| templates.skeleton(line)).collect()).collect();
+        let frame_lines = frequent(skeletons.iter().map(|q| q.iter().map(|(s, _)| s.as_str()).collect()), min_count);
+        templates.frame_lines = frame_lines.into_iter().map(str::to_string).collect();
+        let shapes: Vec<Shape> =
+            questions.par_iter().zip(skeletons).map(|(q, skeletons)| templates.assemble(q, skeletons)).collect();
+        let kept = frequent(shapes.iter().map(|(t, _)| vec![t.as_str()]), min_count);
+        templates.ids = Vocab::new(kept.into_iter());
+        (templates, shapes)
     }
 
     /// A line's skeleton and its slot values.
@@ -1114,14 +1194,18 @@ impl Templates {
     }
 
     /// A question's template text and slot values.
-    fn template(&self, question: &[Vec<String>]) -> (String, Vec<String>) {
+    fn template(&self, question: &[Vec<String>]) -> Shape {
+        self.assemble(question, question.iter().map(|line| self.skeleton(line)).collect())
+    }
+
+    /// [`Templates::template`] of a question whose lines' skeletons are `skeletons`.
+    fn assemble(&self, question: &[Vec<String>], skeletons: Vec<(String, Vec<String>)>) -> Shape {
         let mut parts: Vec<String> = Vec::new();
         let mut slots = Vec::new();
-        for line in question {
+        for (line, (skeleton, line_slots)) in question.iter().zip(skeletons) {
             if !parts.is_empty() {
                 parts.push(LINE_BREAK.into());
             }
-            let (skeleton, line_slots) = self.skeleton(line);
             if self.frame_lines.contains(&skeleton) {
                 parts.push(skeleton);
                 slots.extend(line_slots);
@@ -1135,16 +1219,23 @@ impl Templates {
 
     /// A question's kept template id and its slot values.
     fn shape(&self, question: &[Vec<String>]) -> (Option<usize>, Vec<String>) {
-        let (template, slots) = self.template(question);
+        self.keep(self.template(question))
+    }
+
+    /// The kept template id of a [`Shape`], and its slot values.
+    fn keep(&self, (template, slots): Shape) -> (Option<usize>, Vec<String>) {
         (self.ids.id(&template), slots)
     }
 }
 
-/// Items that occur in at least `min_count` of the given sets.
-fn frequent(sets: impl Iterator<Item = BTreeSet<String>>, min_count: usize) -> BTreeSet<String> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for set in sets {
-        for item in set {
+/// Items that occur in at least `min_count` of the given lists (an item counts once
+/// per list), in no particular order.
+fn frequent<'s>(lists: impl Iterator<Item = Vec<&'s str>>, min_count: usize) -> Vec<&'s str> {
+    let mut counts: FastMap<&str, usize> = FastMap::default();
+    for mut list in lists {
+        list.sort_unstable();
+        list.dedup();
+        for item in list {
             *counts.entry(item).or_default() += 1;
         }
     }

@@ -24,6 +24,7 @@ pub mod plots;
 pub mod recipes;
 pub mod report;
 
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
@@ -572,7 +573,7 @@ pub fn assign_folds(group: &[&Sample], format: AnswerFormat, repeat: usize, cfg:
 }
 
 /// The training and held-out samples of one fold, each in group order.
-pub fn split_fold<'s>(group: &[&'s Sample], fold_of: &[usize], fold: usize) -> (Vec<&'s Sample>, Vec<&'s Sample>) {
+pub fn split_fold<T: Copy>(group: &[T], fold_of: &[usize], fold: usize) -> (Vec<T>, Vec<T>) {
     let (mut train, mut test) = (Vec::new(), Vec::new());
     for (s, f) in group.iter().zip(fold_of) {
         if *f == fold { test.push(*s) } else { train.push(*s) }
@@ -589,102 +590,141 @@ fn run_group(
 ) -> GroupOut {
     let fold_of = assign_folds(group, format, repeat, cfg);
     let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
+    // Folds are independent: they run side by side (each forest is parallel too), so
+    // one fold's serial featurizing overlaps another's trees. Results are combined in
+    // fold order, so the bytes do not depend on the thread count.
+    // Reading the questions depends on no fold: done once, shared by all.
+    let parsed = features::parse(group, &cfg.features);
+    let parsed: Vec<&features::Parsed<'_>> = parsed.iter().collect();
+    let folds: Vec<FoldOut> = (0..k)
+        .into_par_iter()
+        .filter_map(|fold| run_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold))
+        .collect();
     let mut rows = Vec::with_capacity(group.len());
     let mut majority_hits = 0.0;
     let mut importance: Vec<f64> = Vec::new();
     let mut names = Vec::new();
-    for fold in 0..k {
-        let (train, test) = split_fold(group, &fold_of, fold);
-        if test.is_empty() {
-            continue;
+    for out in folds {
+        for (row, hit) in out.rows.into_iter().zip(out.majority_hits) {
+            rows.push(row);
+            majority_hits += hit;
         }
-        // Training rows get cross-fitted statistics (each from the other
-        // blocks of the training folds), so the forest never learns to trust
-        // a statistic that contains the row's own answer.
-        let (featurizer, x_train) = Featurizer::fit_transform(&train, &cfg.features);
-        let x_test = featurizer.transform(&test);
-        let binner = Binner::fit(&x_train);
-        let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
-        let forest_seed =
-            rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
-        let fold_importance = match target(format, &train, cfg.features.rare_vocab) {
-            Target::Classes { labels, names: class_names } => {
-                let params =
-                    ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
-                let n_classes = class_names.len();
-                let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
-                let proba = model.predict_proba(&bx_test);
-                let majority_class = majority(&labels, n_classes);
-                for (j, s) in test.iter().enumerate() {
-                    let gold = class_of(format, s);
-                    let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
-                    let p = &proba[j * n_classes..(j + 1) * n_classes];
-                    // argmax, ties to the lowest class (as the forest's own predict).
-                    let pred = (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best });
-                    let correct = f64::from(u8::from(Some(pred) == gold_class));
-                    let s_x = gold_class.map_or(0.0, |c| p[c]);
-                    majority_hits += f64::from(u8::from(Some(majority_class) == gold_class));
-                    let c = chance(s);
-                    rows.push(ScoreRow {
-                        id: s.id.clone(),
-                        question_type: s.question_type.clone(),
-                        format,
-                        n_options: s.options.len(),
-                        chance: c,
-                        fold,
-                        repeat,
-                        prediction: prediction_text(format, s, class_names[pred].as_deref()),
-                        correct,
-                        s: s_x,
-                        s_minus_chance: s_x - c,
-                    });
-                }
-                model.feature_importances().to_vec()
-            }
-            Target::Numbers(y) => {
-                // Rows whose answer is not a number cannot train a regressor.
-                let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
-                let x_keep = select_rows(&x_train, &keep);
-                let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
-                let bx_keep = binner.transform(&x_keep);
-                let params = ForestParams {
-                    n_trees: cfg.regression_trees,
-                    seed: forest_seed,
-                    ..ForestParams::regressor_default()
-                };
-                let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);
-                let predicted = model.predict(&bx_test);
-                let mean = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
-                for (j, s) in test.iter().enumerate() {
-                    let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
-                    let score = mra(predicted[j], gold, cfg.mra);
-                    majority_hits += mra(mean, gold, cfg.mra);
-                    rows.push(ScoreRow {
-                        id: s.id.clone(),
-                        question_type: s.question_type.clone(),
-                        format,
-                        n_options: 0,
-                        chance: 0.0,
-                        fold,
-                        repeat,
-                        prediction: format_number(predicted[j]),
-                        correct: score,
-                        s: score,
-                        s_minus_chance: score,
-                    });
-                }
-                model.feature_importances().to_vec()
-            }
-        };
-        if importance.len() < fold_importance.len() {
-            importance.resize(fold_importance.len(), 0.0);
-            names = featurizer.names().to_vec();
+        if importance.len() < out.importance.len() {
+            importance.resize(out.importance.len(), 0.0);
+            names = out.names;
         }
-        for (a, b) in importance.iter_mut().zip(&fold_importance) {
+        for (a, b) in importance.iter_mut().zip(&out.importance) {
             *a += b / k as f64;
         }
     }
     GroupOut { rows, majority_hits, importance, names }
+}
+
+/// One fold's held-out rows, each with what the majority baseline scores on it, and
+/// the fold's feature importances with their names.
+struct FoldOut {
+    rows: Vec<ScoreRow>,
+    majority_hits: Vec<f64>,
+    importance: Vec<f64>,
+    names: Vec<String>,
+}
+
+/// Fits features and a forest on every fold of `group` but `fold` and scores `fold`;
+/// `None` when the fold holds no row. `parsed[i]` is `group[i]` parsed.
+#[allow(clippy::too_many_arguments)]
+fn run_fold(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold_of: &[usize],
+    fold: usize,
+) -> Option<FoldOut> {
+    let (train, test) = split_fold(group, fold_of, fold);
+    if test.is_empty() {
+        return None;
+    }
+    let (parsed_train, parsed_test) = split_fold(parsed, fold_of, fold);
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    // Training rows get cross-fitted statistics (each from the other
+    // blocks of the training folds), so the forest never learns to trust
+    // a statistic that contains the row's own answer.
+    let (featurizer, x_train) = Featurizer::fit_transform_parsed(&train, &parsed_train, &cfg.features);
+    let x_test = featurizer.transform_parsed(&parsed_test);
+    let binner = Binner::fit(&x_train);
+    let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
+    let forest_seed =
+        rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
+    let fold_importance = match target(format, &train, cfg.features.rare_vocab) {
+        Target::Classes { labels, names: class_names } => {
+            let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
+            let n_classes = class_names.len();
+            let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
+            let proba = model.predict_proba(&bx_test);
+            let majority_class = majority(&labels, n_classes);
+            for (j, s) in test.iter().enumerate() {
+                let gold = class_of(format, s);
+                let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
+                let p = &proba[j * n_classes..(j + 1) * n_classes];
+                // argmax, ties to the lowest class (as the forest's own predict).
+                let pred = (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best });
+                let correct = f64::from(u8::from(Some(pred) == gold_class));
+                let s_x = gold_class.map_or(0.0, |c| p[c]);
+                majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
+                let c = chance(s);
+                rows.push(ScoreRow {
+                    id: s.id.clone(),
+                    question_type: s.question_type.clone(),
+                    format,
+                    n_options: s.options.len(),
+                    chance: c,
+                    fold,
+                    repeat,
+                    prediction: prediction_text(format, s, class_names[pred].as_deref()),
+                    correct,
+                    s: s_x,
+                    s_minus_chance: s_x - c,
+                });
+            }
+            model.feature_importances().to_vec()
+        }
+        Target::Numbers(y) => {
+            // Rows whose answer is not a number cannot train a regressor.
+            let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
+            let x_keep = select_rows(&x_train, &keep);
+            let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            let bx_keep = binner.transform(&x_keep);
+            let params =
+                ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
+            let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);
+            let predicted = model.predict(&bx_test);
+            let mean = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
+            for (j, s) in test.iter().enumerate() {
+                let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
+                let score = mra(predicted[j], gold, cfg.mra);
+                majority_hits.push(mra(mean, gold, cfg.mra));
+                rows.push(ScoreRow {
+                    id: s.id.clone(),
+                    question_type: s.question_type.clone(),
+                    format,
+                    n_options: 0,
+                    chance: 0.0,
+                    fold,
+                    repeat,
+                    prediction: format_number(predicted[j]),
+                    correct: score,
+                    s: score,
+                    s_minus_chance: score,
+                });
+            }
+            model.feature_importances().to_vec()
+        }
+    };
+    let names = featurizer.names().to_vec();
+    Some(FoldOut { rows, majority_hits, importance: fold_importance, names })
 }
 
 fn majority(labels: &[u32], n_classes: usize) -> usize {

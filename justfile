@@ -37,7 +37,7 @@ bench-forest:
     tmp=$(mktemp -d)
     cargo build --release -q
     start=$(date +%s.%N)
-    ./target/release/blindspot diagnose tests/pipelines/scienceqa.toml --out "$tmp/d" --export-features "$tmp/f"
+    "${CARGO_TARGET_DIR:-target}"/release/blindspot diagnose tests/pipelines/scienceqa.toml --out "$tmp/d" --export-features "$tmp/f"
     echo "whole diagnose on ScienceQA (ingest, features, 5-fold TsT-RF, report): $(echo "$(date +%s.%N) - $start" | bc) s"
     ours=$(cargo bench -q --bench forest -- "$tmp/f/all__multiple_choice" | tee /dev/stderr | tail -1)
     secs=$(echo "$ours" | sed -E 's/.*: ([0-9.]+) s, blind accuracy ([0-9.]+)/\1/')
@@ -55,8 +55,8 @@ bench-prune:
     export BLINDSPOT_DATA_DIR="${BLINDSPOT_DATA_DIR:-$PWD/../shared/data}"
     tmp=$(mktemp -d)
     cargo build --release -q
-    /usr/bin/time -f "IBP on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --budget 20% --batch 50 --floor 10 --out "$tmp/ibp"
-    /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" ./target/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
+    /usr/bin/time -f "IBP on ScienceQA: %e s wall, %M KB peak RSS" "${CARGO_TARGET_DIR:-target}"/release/blindspot prune tests/pipelines/scienceqa.toml --budget 20% --batch 50 --floor 10 --out "$tmp/ibp"
+    /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" "${CARGO_TARGET_DIR:-target}"/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
 # The whole pipeline at ReXVQA's size: `blindspot synth` writes N synthetic
 # chest-X-ray-style questions with planted shortcuts, then one `blindspot build
 # --timings` ingests, runs TsT-RF, prunes 10% with IBP in batches of 2%, makes

@@ -73,6 +73,40 @@ fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
     assert_eq!(removed_ids(&prune(&samples, &cfg, &dcfg())), removed_ids(&p));
 }
 
+/// IBP reuses the TsT-RF results of types no batch touched; every iteration must
+/// still be what a fresh diagnose of its set gives, to the bit.
+#[test]
+fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
+    use blindspot::diagnose::{GroupCache, diagnose, diagnose_cached};
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let p = prune(&samples, &cfg, &dcfg());
+    for it in &p.iterations {
+        let gone: BTreeSet<&str> =
+            p.removed.iter().filter(|r| r.iteration < it.iteration).map(|r| r.id.as_str()).collect();
+        let set: Vec<Sample> = samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect();
+        let fresh = diagnose(&set, &dcfg());
+        assert_eq!(it.size, set.len());
+        assert_eq!(it.blind_accuracy.to_bits(), fresh.weighted.to_bits(), "iteration {}", it.iteration);
+        let max = fresh.rows.iter().map(|r| r.s).fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(it.max_bias.to_bits(), max.to_bits(), "iteration {}", it.iteration);
+    }
+    let kept: Vec<Sample> = samples.iter().filter(|s| p.kept.contains(&s.id)).cloned().collect();
+    assert_eq!(p.after.as_ref().unwrap().rows, diagnose(&kept, &dcfg()).rows);
+
+    // The cache itself: remove two `tell` questions, and only `tell` is fit again.
+    let mut cache = GroupCache::default();
+    let first = diagnose_cached(&samples, &dcfg(), &mut cache);
+    assert_eq!((cache.fit, cache.reused), (3, 0));
+    assert_eq!(first.rows, diagnose(&samples, &dcfg()).rows);
+    let fewer: Vec<Sample> = samples.iter().filter(|s| s.id != "q0000" && s.id != "q0003").cloned().collect();
+    let second = diagnose_cached(&fewer, &dcfg(), &mut cache);
+    assert_eq!((cache.fit, cache.reused), (4, 2));
+    let fresh = diagnose(&fewer, &dcfg());
+    assert_eq!(second.rows, fresh.rows);
+    assert_eq!((second.weighted, second.ci95, second.fingerprint), (fresh.weighted, fresh.ci95, fresh.fingerprint));
+}
+
 #[test]
 fn the_floor_and_per_type_allocation_hold() {
     let samples = planted();

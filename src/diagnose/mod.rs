@@ -299,6 +299,11 @@ impl Diagnosis {
 
 /// sha256 of ids in order, newline-separated.
 pub fn fingerprint(samples: &[Sample]) -> String {
+    group_fingerprint(&samples.iter().collect::<Vec<_>>())
+}
+
+/// [`fingerprint`] of a group of samples.
+fn group_fingerprint(samples: &[&Sample]) -> String {
     let mut h = Sha256::new();
     for s in samples {
         h.update(s.id.as_bytes());
@@ -431,6 +436,27 @@ fn prediction_text(format: AnswerFormat, s: &Sample, name: Option<&str>) -> Stri
 
 /// Runs TsT-RF over every (question type, answer format) group.
 pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
+    diagnose_cached(samples, cfg, &mut GroupCache::default())
+}
+
+/// The TsT-RF results of groups from earlier runs on a shrinking set (IBP's
+/// iterations). A group's results are a pure function of its samples, in order, and of
+/// the config: its folds, seeds, features and forests never look outside the group.
+/// So a group whose members did not change since the last run (no question of it was
+/// removed) is not fit again, and its rows are the same to the bit. One cache serves
+/// one config and one set of samples (ids name the same content throughout).
+#[derive(Default)]
+pub struct GroupCache {
+    /// Per (question type, format, repeat): the fingerprint of the group's ids in
+    /// order and its results.
+    entries: BTreeMap<(Option<String>, AnswerFormat, usize), (String, GroupOut)>,
+    /// Groups fit, and groups found unchanged, over the cache's life.
+    pub fit: usize,
+    pub reused: usize,
+}
+
+/// [`diagnose`], reusing the results of groups that `cache` holds unchanged.
+pub fn diagnose_cached(samples: &[Sample], cfg: &DiagnoseConfig, cache: &mut GroupCache) -> Diagnosis {
     let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
@@ -441,8 +467,21 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
         let mut names: Vec<String> = Vec::new();
         let mut group_rows = Vec::new();
         let mut group_majority = 0.0;
+        let ids = group_fingerprint(&group);
         for repeat in 0..cfg.repeats.max(1) {
-            let out = run_group(&group, format, qtype.as_deref(), repeat, cfg);
+            let key = (qtype.clone(), format, repeat);
+            let out = match cache.entries.get(&key) {
+                Some((seen, out)) if *seen == ids => {
+                    cache.reused += 1;
+                    out.clone()
+                }
+                _ => {
+                    cache.fit += 1;
+                    let out = run_group(&group, format, qtype.as_deref(), repeat, cfg);
+                    cache.entries.insert(key, (ids.clone(), out.clone()));
+                    out
+                }
+            };
             group_majority += out.majority_hits;
             if importance.len() < out.importance.len() {
                 importance.resize(out.importance.len(), 0.0);
@@ -495,16 +534,27 @@ pub fn diagnose_with(
     cfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
 ) -> crate::error::Result<Diagnosis> {
+    diagnose_with_cache(samples, cfg, emb, &mut GroupCache::default())
+}
+
+/// [`diagnose_with`], with TsT-RF's groups reused from `cache` where unchanged (see
+/// [`GroupCache`]); TsT-Embed is always run.
+pub fn diagnose_with_cache(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cache: &mut GroupCache,
+) -> crate::error::Result<Diagnosis> {
     let embed = |e: &crate::embed::SampleEmbeddings| {
         embed_features::tst_embed(samples, e, cfg, &embed_features::TstEmbedConfig::default())
     };
     let need = || crate::error::Error::Bug(format!("diagnose method {} ran without embeddings", cfg.method.as_str()));
     match cfg.method {
-        Method::TstRf => Ok(diagnose(samples, cfg)),
+        Method::TstRf => Ok(diagnose_cached(samples, cfg, cache)),
         Method::TstEmbed => Ok(embed(emb.ok_or_else(need)?)?.diagnosis),
         Method::Both => {
             let e = embed(emb.ok_or_else(need)?)?;
-            let mut d = diagnose(samples, cfg);
+            let mut d = diagnose_cached(samples, cfg, cache);
             combine_scores(&mut d, &e.diagnosis, cfg.combine);
             Ok(d)
         }
@@ -554,6 +604,7 @@ pub fn bootstrap_ci(rows: &[ScoreRow], seed: u64) -> (f64, f64) {
     (means[24], means[974])
 }
 
+#[derive(Clone)]
 struct GroupOut {
     rows: Vec<ScoreRow>,
     majority_hits: f64,

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use super::{Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, rank_key, split_budget, type_counts};
-use crate::diagnose::{DiagnoseConfig, diagnose_with};
+use crate::diagnose::{DiagnoseConfig, GroupCache, diagnose_with_cache};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 
@@ -46,10 +46,13 @@ pub fn run(
     let stop;
     let after;
     let mut iteration = 1;
+    // A batch often takes questions of a few types only: the others' TsT-RF results
+    // are reused, bit for bit, in the next iteration.
+    let mut cache = GroupCache::default();
     loop {
         let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
         let d = crate::progress::timed(&format!("  IBP iteration {iteration}: diagnose on {}", current.len()), || {
-            diagnose_with(&current, dcfg, emb)
+            diagnose_with_cache(&current, dcfg, emb, &mut cache)
         })?;
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {

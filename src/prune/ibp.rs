@@ -14,6 +14,11 @@
 //! ```
 //! The random control walks the same loop with a seeded order in place of
 //! the ranking, so its budget, batches and floors match IBP's exactly.
+//!
+//! "Full diagnose" is exact but not wasteful: TsT-RF fits one model per question
+//! type, from that type's questions alone, so a type no batch took a question from
+//! keeps its scores from the iteration before ([`crate::diagnose::GroupCache`]), to
+//! the bit. Batches usually take the few types that carry a shortcut.
 
 use std::collections::BTreeMap;
 

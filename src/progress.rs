@@ -32,6 +32,11 @@ pub fn enable_timings() {
 /// on stderr (the process's high-water mark so far, from /proc where there is one).
 /// Never written into any data file.
 pub fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    timed_labelled(f, |_| name.to_string())
+}
+
+/// [`timed`], with the stage's name made from its result (what it found or did).
+pub fn timed_labelled<T>(f: impl FnOnce() -> T, name: impl FnOnce(&T) -> String) -> T {
     if !TIMINGS.load(std::sync::atomic::Ordering::Relaxed) {
         return f();
     }
@@ -39,7 +44,7 @@ pub fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let out = f();
     let secs = start.elapsed().as_secs_f64();
     let rss = peak_rss_kb().map(|kb| format!(", peak RSS so far {} MB", kb / 1024)).unwrap_or_default();
-    eprintln!("stage {name}: {secs:.2} s wall{rss}");
+    eprintln!("stage {}: {secs:.2} s wall{rss}", name(&out));
     out
 }
 

@@ -56,9 +56,20 @@ pub fn run(
     let mut cache = GroupCache::default();
     loop {
         let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
-        let d = crate::progress::timed(&format!("  IBP iteration {iteration}: diagnose on {}", current.len()), || {
-            diagnose_with_cache(&current, dcfg, emb, &mut cache)
-        })?;
+        let (fit, reused) = (cache.fit, cache.reused);
+        let (d, _, _) = crate::progress::timed_labelled(
+            || {
+                let d = diagnose_with_cache(&current, dcfg, emb, &mut cache);
+                (d, cache.fit - fit, cache.reused - reused)
+            },
+            |(_, fit, reused)| {
+                format!(
+                    "  IBP iteration {iteration}: diagnose on {} ({fit} question-type models fit, {reused} unchanged and reused)",
+                    current.len()
+                )
+            },
+        );
+        let d = d?;
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
             let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));

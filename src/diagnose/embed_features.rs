@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::{DiagnoseConfig, Diagnosis, GroupSummary, ScoreRow, assign_folds, chance, group_samples, split_fold};
+use super::{DiagnoseConfig, Diagnosis, GroupSummary, ScoreRow, assign_folds, group_samples, split_fold};
 use crate::embed::{SampleEmbeddings, dot};
 use crate::error::{Error, Result};
 use crate::sample::{AnswerFormat, Sample};
@@ -475,20 +475,7 @@ fn run_fold(
             AnswerFormat::MultipleChoice => s.options.get(pred).cloned().unwrap_or_default(),
             _ => if pred == 1 { "yes" } else { "no" }.to_string(),
         };
-        let c = chance(s);
-        rows.push(ScoreRow {
-            id: s.id.clone(),
-            question_type: s.question_type.clone(),
-            format,
-            n_options: s.options.len(),
-            chance: c,
-            fold,
-            repeat,
-            prediction,
-            correct,
-            s: s_x,
-            s_minus_chance: s_x - c,
-        });
+        rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
     }
     (rows, majority_hits, model.w)
 }

@@ -225,6 +225,34 @@ pub struct ScoreRow {
     pub s_minus_chance: f64,
 }
 
+impl ScoreRow {
+    /// The row of a classified question (multiple choice, yes/no, open) held out in
+    /// `(fold, repeat)`: `s_x` is the probability of its gold class.
+    pub(crate) fn classified(
+        s: &Sample,
+        format: AnswerFormat,
+        (fold, repeat): (usize, usize),
+        prediction: String,
+        correct: f64,
+        s_x: f64,
+    ) -> ScoreRow {
+        let c = chance(s);
+        ScoreRow {
+            id: s.id.clone(),
+            question_type: s.question_type.clone(),
+            format,
+            n_options: s.options.len(),
+            chance: c,
+            fold,
+            repeat,
+            prediction,
+            correct,
+            s: s_x,
+            s_minus_chance: s_x - c,
+        }
+    }
+}
+
 /// One model's group: a question type in one answer format.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupSummary {
@@ -725,20 +753,8 @@ fn run_fold(
                 let correct = f64::from(u8::from(Some(pred) == gold_class));
                 let s_x = gold_class.map_or(0.0, |c| p[c]);
                 majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
-                let c = chance(s);
-                rows.push(ScoreRow {
-                    id: s.id.clone(),
-                    question_type: s.question_type.clone(),
-                    format,
-                    n_options: s.options.len(),
-                    chance: c,
-                    fold,
-                    repeat,
-                    prediction: prediction_text(format, s, class_names[pred].as_deref()),
-                    correct,
-                    s: s_x,
-                    s_minus_chance: s_x - c,
-                });
+                let prediction = prediction_text(format, s, class_names[pred].as_deref());
+                rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
             }
             model.feature_importances().to_vec()
         }

@@ -431,8 +431,8 @@ impl Featurizer {
 
     /// A parsed question with its strings replaced by their training ids (`None` =
     /// unseen); `shape` is its kept template id and slot values.
-    fn key<'a>(&self, raw: &'a Parsed<'a>, (template, slots): (Option<usize>, Vec<String>)) -> Keyed<'a> {
-        let options = raw
+    fn key<'a>(&self, parsed: &'a Parsed<'a>, (template, slots): (Option<usize>, Vec<String>)) -> Keyed<'a> {
+        let options = parsed
             .options
             .iter()
             .map(|o| OptionText {
@@ -448,24 +448,19 @@ impl Featurizer {
             Some(_) => slots.iter().take(self.slot_prefixes.len()).map(|v| self.slot_values.id(v)).collect(),
             None => Vec::new(),
         };
-        Prepared {
-            chars: raw.chars,
-            words: raw.words,
-            numbers: raw.numbers,
-            context_chars: raw.context_chars,
-            question_type: raw.question_type,
-            meta: raw.meta,
+        Keyed {
+            parsed,
             options,
             template,
             n_slots,
             slots,
-            question: self.questions.id(&raw.question),
+            question: self.questions.id(&parsed.question),
             recipes: self
                 .recipe_index
                 .iter()
                 .zip(&self.recipes)
                 .map(|(&r, (_, vocabs))| {
-                    let row = &raw.recipes[r];
+                    let row = &parsed.recipes[r];
                     RecipeRow {
                         applies: row.applies,
                         keys: row
@@ -497,11 +492,11 @@ impl Featurizer {
         let nan = f64::NAN;
         let flag = |b: bool| f64::from(u8::from(b));
         let count = |c: usize| c as f64 * tables.count_scale;
-        out.put(|| "q.chars".into(), p.chars as f64);
-        out.put(|| "q.words".into(), p.words as f64);
-        out.put(|| "q.numbers".into(), p.numbers as f64);
+        out.put(|| "q.chars".into(), p.parsed.chars as f64);
+        out.put(|| "q.words".into(), p.parsed.words as f64);
+        out.put(|| "q.numbers".into(), p.parsed.numbers as f64);
         out.put(|| "q.options".into(), p.options.len() as f64);
-        out.put(|| "q.context_chars".into(), p.context_chars as f64);
+        out.put(|| "q.context_chars".into(), p.parsed.context_chars as f64);
 
         let longest = p.options.iter().map(|o| o.chars).max();
         let shortest = p.options.iter().map(|o| o.chars).min();
@@ -531,9 +526,9 @@ impl Featurizer {
             out.put(|| format!("opt{j}.term_gold"), value(&term_gold));
         }
 
-        out.put(|| "cat.question_type".into(), self.question_types.code(p.question_type));
+        out.put(|| "cat.question_type".into(), self.question_types.code(p.parsed.question_type));
         for (key, values) in &self.meta {
-            out.put(|| format!("meta.{key}"), values.code(p.meta.get(key).map(String::as_str)));
+            out.put(|| format!("meta.{key}"), values.code(p.parsed.meta.get(key).map(String::as_str)));
         }
 
         out.put(|| "template.id".into(), p.template.map_or(-1.0, |id| id as f64));
@@ -771,26 +766,21 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// One question as the columns see it; `K` is how texts are held: as strings (`Raw`)
-/// until they are looked up in the training vocabularies (`Keyed`).
-struct Prepared<'a, K> {
-    chars: usize,
-    words: usize,
-    numbers: usize,
-    context_chars: usize,
-    question_type: Option<&'a str>,
-    meta: &'a BTreeMap<String, String>,
-    options: Vec<OptionText<K>>,
+/// One question as the columns see it: its parse, with its texts looked up in the
+/// training vocabularies (`None` = unseen in training).
+struct Keyed<'a> {
+    parsed: &'a Parsed<'a>,
+    options: Vec<OptionText<Option<usize>>>,
     /// Kept template id.
     template: Option<usize>,
     /// Slots of the question's template, kept or not.
     n_slots: usize,
-    /// Slot values (keyed: only of a kept template, at most `max_slots`).
-    slots: Vec<K>,
+    /// Slot values of a kept template, at most `max_slots`.
+    slots: Vec<Option<usize>>,
     /// The whole tokenized question.
-    question: K,
+    question: Option<usize>,
     /// Per active recipe.
-    recipes: Vec<RecipeRow<K>>,
+    recipes: Vec<RecipeRow<Option<usize>>>,
 }
 
 /// What one recipe read from one question.
@@ -834,8 +824,6 @@ fn recipe_row(recipe: &Recipe, question_type: Option<&str>, texts: &Texts<'_>) -
     let flags = recipe.keywords.iter().map(|k| applies && k.in_text(texts.question)).collect();
     RecipeRow { applies, keys, values, flags }
 }
-
-type Keyed<'a> = Prepared<'a, Option<usize>>;
 
 /// One question read without its answer and before any fitting: tokens, lengths,
 /// option texts and recipe fields. Nothing here depends on a fold, so one parse

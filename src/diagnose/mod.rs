@@ -24,10 +24,10 @@ pub mod plots;
 pub mod recipes;
 pub mod report;
 
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::ingest::mapping::parse_number;
@@ -464,7 +464,7 @@ fn prediction_text(format: AnswerFormat, s: &Sample, name: Option<&str>) -> Stri
 
 /// Runs TsT-RF over every (question type, answer format) group.
 pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
-    diagnose_cached(samples, cfg, &mut GroupCache::default())
+    diagnose_groups(samples, cfg, None)
 }
 
 /// The TsT-RF results of groups from earlier runs on a shrinking set (IBP's
@@ -483,8 +483,37 @@ pub struct GroupCache {
     pub reused: usize,
 }
 
+impl GroupCache {
+    /// The results under `key` if they were fit on the group `ids` names, else `fit()`'s,
+    /// kept for the next run.
+    fn get_or_fit(
+        &mut self,
+        key: (Option<String>, AnswerFormat, usize),
+        ids: &str,
+        fit: impl FnOnce() -> GroupOut,
+    ) -> GroupOut {
+        match self.entries.get(&key) {
+            Some((seen, out)) if seen == ids => {
+                self.reused += 1;
+                out.clone()
+            }
+            _ => {
+                self.fit += 1;
+                let out = fit();
+                self.entries.insert(key, (ids.to_string(), out.clone()));
+                out
+            }
+        }
+    }
+}
+
 /// [`diagnose`], reusing the results of groups that `cache` holds unchanged.
 pub fn diagnose_cached(samples: &[Sample], cfg: &DiagnoseConfig, cache: &mut GroupCache) -> Diagnosis {
+    diagnose_groups(samples, cfg, Some(cache))
+}
+
+/// [`diagnose`], through `cache` when given (a run without one keeps no copies).
+fn diagnose_groups(samples: &[Sample], cfg: &DiagnoseConfig, mut cache: Option<&mut GroupCache>) -> Diagnosis {
     let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
@@ -495,20 +524,13 @@ pub fn diagnose_cached(samples: &[Sample], cfg: &DiagnoseConfig, cache: &mut Gro
         let mut names: Vec<String> = Vec::new();
         let mut group_rows = Vec::new();
         let mut group_majority = 0.0;
-        let ids = group_fingerprint(&group);
+        let ids = cache.is_some().then(|| group_fingerprint(&group));
         for repeat in 0..cfg.repeats.max(1) {
-            let key = (qtype.clone(), format, repeat);
-            let out = match cache.entries.get(&key) {
-                Some((seen, out)) if *seen == ids => {
-                    cache.reused += 1;
-                    out.clone()
-                }
-                _ => {
-                    cache.fit += 1;
-                    let out = run_group(&group, format, qtype.as_deref(), repeat, cfg);
-                    cache.entries.insert(key, (ids.clone(), out.clone()));
-                    out
-                }
+            let out = match (cache.as_deref_mut(), &ids) {
+                (Some(cache), Some(ids)) => cache.get_or_fit((qtype.clone(), format, repeat), ids, || {
+                    run_group(&group, format, qtype.as_deref(), repeat, cfg)
+                }),
+                _ => run_group(&group, format, qtype.as_deref(), repeat, cfg),
             };
             group_majority += out.majority_hits;
             if importance.len() < out.importance.len() {

@@ -712,6 +712,9 @@ trait Criterion: Sync {
     fn scan(&self) -> Self::Scan;
     /// Appends the prediction of a leaf with statistics `totals`.
     fn leaf_output(&self, totals: &[f64], out: &mut Vec<f64>);
+    /// The highest split score any split of a node with statistics `totals` can reach,
+    /// computed exactly when weights are integers, if the criterion knows it cheaply.
+    fn best_possible_score(&self, totals: &[f64]) -> Option<f64>;
 }
 
 /// Gini impurity over `n_classes` classes; slots are `[weight, weight of class 0, ...]`.
@@ -765,6 +768,13 @@ impl Criterion for Gini<'_> {
             out.extend(std::iter::repeat_n(1.0 / self.n_classes as f64, self.n_classes));
         }
     }
+
+    /// A child's `sum w_c^2 / w` is at most `w` (a sum of squares is at most the square
+    /// of the sum), with equality only when the child is pure: no split scores more
+    /// than the node's weight, which a split into pure children reaches.
+    fn best_possible_score(&self, totals: &[f64]) -> Option<f64> {
+        Some(totals[0])
+    }
 }
 
 /// Squared error; slots are `[weight, weighted sum of targets]`.
@@ -808,6 +818,10 @@ impl Criterion for SquaredError<'_> {
 
     fn leaf_output(&self, totals: &[f64], out: &mut Vec<f64>) {
         out.push(if totals[0] > 0.0 { totals[1] / totals[0] } else { 0.0 });
+    }
+
+    fn best_possible_score(&self, _totals: &[f64]) -> Option<f64> {
+        None
     }
 }
 
@@ -930,10 +944,17 @@ impl Scan for GiniScan {
 
     #[inline(always)]
     fn add_stats(&mut self, sums: &mut GiniSums, weight: f64, slots: &[f64]) {
-        sums.weight += weight;
+        // The bin's terms are summed apart and added once, so that consecutive bins do
+        // not wait on each other class by class. With integer weights every term and sum
+        // is an exact integer, so the grouping does not change a bit of the result.
+        let mut bin = GiniSums { weight, ..GiniSums::default() };
         for (class, &weight) in slots.iter().enumerate() {
-            self.add_class(sums, class, weight);
+            self.add_class(&mut bin, class, weight);
         }
+        sums.weight += bin.weight;
+        sums.squares += bin.squares;
+        sums.observed += bin.observed;
+        sums.missing += bin.missing;
     }
 
     #[inline(always)]
@@ -1082,6 +1103,9 @@ struct Limits {
     /// are not integers, whose sums are then not exact (a bin emptied by subtraction
     /// must be told apart from rounding residue).
     counts: bool,
+    /// Whether every row weight is an integer, so that node statistics and split scores
+    /// are exact.
+    integer_weights: bool,
 }
 
 fn grow_forest<C: Criterion>(
@@ -1103,6 +1127,7 @@ fn grow_forest<C: Criterion>(
         min_samples_split: params.min_samples_split.max(2),
         max_depth: params.max_depth.unwrap_or(usize::MAX),
         counts: params.min_samples_leaf > 1 || !integer_weights(sample_weight, params.bootstrap),
+        integer_weights: integer_weights(sample_weight, params.bootstrap),
     };
     let layout = Layout::new(x, criterion.stride());
     // Each rayon job reuses one set of histogram stores from tree to tree: fresh
@@ -1596,7 +1621,12 @@ impl<'a, C: Criterion> Grower<'a, C> {
         self.scan.start_node(&self.totals);
         let keep = node.0.len() > 2 * N_BIN_CODES;
         let n_features = self.feature_order.len();
-        let mut best = None;
+        let mut best: Option<Split> = None;
+        // Once a split reaches the best possible score, later features can only tie it,
+        // and ties keep the earlier feature: they are still drawn, which keeps the
+        // random stream and the feature order those of a full search, but not scanned.
+        let unbeatable =
+            if self.limits.integer_weights { self.criterion.best_possible_score(&self.totals) } else { None };
         let mut drawn = 0;
         let mut varying = 0;
         while drawn < n_features && (drawn < self.limits.max_features || varying == 0) {
@@ -1604,6 +1634,11 @@ impl<'a, C: Criterion> Grower<'a, C> {
             self.feature_order.swap(drawn, pick);
             let feature = self.feature_order[drawn];
             drawn += 1;
+            if let (Some(best), Some(unbeatable)) = (best, unbeatable)
+                && best.score >= unbeatable
+            {
+                continue;
+            }
             let (word, bit) = (feature / 64, 1 << (feature % 64));
             if self.constant_sets[*constant + word] & bit != 0 {
                 continue;

@@ -1,7 +1,8 @@
 //! `cargo bench --bench forest -- DIR`: blindspot's forest on the per-fold
 //! feature matrices written by `blindspot diagnose --export-features DIR`
 //! (one group folder `<type>__<format>/r0_f<k>_{train,test}.parquet`).
-//! Prints the 5-fold fit + predict time and the blind accuracy, to compare
+//! Prints the 5-fold fit + predict time (folds side by side, as in `diagnose`)
+//! and the blind accuracy, to compare
 //! with `tests/benches/forest_sklearn.py` on exactly the same input.
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use arrow::array::{Array, AsArray};
 use arrow::datatypes::Float64Type;
 use blindspot::diagnose::forest::{Binner, ForestParams, Matrix, fit_classifier};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rayon::prelude::*;
 
 /// Feature matrix and integer labels of one exported file.
 fn load(path: &Path) -> (Matrix, Vec<u32>) {
@@ -53,16 +55,20 @@ fn main() {
     let mut accuracy = 0.0;
     for _ in 0..3 {
         let start = Instant::now();
-        let (mut hits, mut total) = (0usize, 0usize);
-        for ((x, y), (xt, yt)) in &loaded {
-            let binner = Binner::fit(x);
-            let params = ForestParams { n_trees: 100, seed: 42, ..ForestParams::classifier_default() };
-            let forest = fit_classifier(&binner.transform(x), y, n_classes, None, &params);
-            let pred = forest.predict(&binner.transform(xt));
-            hits += pred.iter().zip(yt).filter(|(p, t)| p == t).count();
-            total += yt.len();
-        }
+        // Folds side by side, as `blindspot diagnose` runs them (each forest is parallel
+        // too); each fold's hits and size, in fold order.
+        let per_fold: Vec<(usize, usize)> = loaded
+            .par_iter()
+            .map(|((x, y), (xt, yt))| {
+                let binner = Binner::fit(x);
+                let params = ForestParams { n_trees: 100, seed: 42, ..ForestParams::classifier_default() };
+                let forest = fit_classifier(&binner.transform(x), y, n_classes, None, &params);
+                let pred = forest.predict(&binner.transform(xt));
+                (pred.iter().zip(yt).filter(|(p, t)| p == t).count(), yt.len())
+            })
+            .collect();
         best = best.min(start.elapsed().as_secs_f64());
+        let (hits, total) = per_fold.iter().fold((0, 0), |(h, t), (fh, ft)| (h + fh, t + ft));
         accuracy = hits as f64 / total as f64;
     }
     println!(

@@ -2461,6 +2461,30 @@ mod tests {
         assert!(importance.mean[1] > 1.0 && importance.mean[0].abs() < 0.01, "{importance:?}");
     }
 
+    /// With integer weights a node stops scanning features once a split reaches the
+    /// best possible score; with weights of 0.5 it never does (they are not integers),
+    /// yet halving every weight is exact and changes no comparison. The two must grow
+    /// the same trees: coarse features and noisy labels give many perfect splits and
+    /// many ties between features.
+    #[test]
+    fn stopping_at_an_unbeatable_split_changes_nothing() {
+        let x = matrix(600, 12, 5, |rng| (0..12).map(|_| f64::from(rng.random_range(0..4u8))).collect());
+        let y: Vec<u32> =
+            (0..600).map(|i| (x.get(i, 0) as u32 + x.get(i, 1) as u32 + (i % 7 == 0) as u32) % 3).collect();
+        let binned = Binner::fit(&x).transform(&x);
+        let params = ForestParams { n_trees: 8, bootstrap: false, ..ForestParams::classifier_default() };
+        let fit = |weight: f64| fit_classifier(&binned, &y, 3, Some(&vec![weight; 600]), &params);
+        let (whole, halves) = (fit(1.0), fit(0.5));
+        for (a, b) in whole.trees.iter().zip(&halves.trees) {
+            let splits = |tree: &Tree| tree.nodes.iter().map(|n| (n.link, n.word)).collect::<Vec<_>>();
+            assert!(a.nodes.len() > 100, "trees this small test little: {}", a.nodes.len());
+            assert_eq!(splits(a), splits(b));
+        }
+        let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&whole.predict_proba(&binned)), bits(&halves.predict_proba(&binned)));
+        assert_eq!(bits(whole.feature_importances()), bits(halves.feature_importances()));
+    }
+
     #[test]
     fn rows_of_weight_zero_are_ignored() {
         let x = uniform_rows(400, 3, 21);

@@ -1173,13 +1173,14 @@ fn grow_forest<C: Criterion>(
             panic!("sample weights must be finite and non-negative, got {bad}");
         }
     }
+    let integer = integer_weights(sample_weight, params.bootstrap);
     let limits = Limits {
         max_features: params.max_features.resolve(x.n_cols),
         min_samples_leaf: params.min_samples_leaf.max(1),
         min_samples_split: params.min_samples_split.max(2),
         max_depth: params.max_depth.unwrap_or(usize::MAX),
-        counts: params.min_samples_leaf > 1 || !integer_weights(sample_weight, params.bootstrap),
-        integer_weights: integer_weights(sample_weight, params.bootstrap),
+        counts: params.min_samples_leaf > 1 || !integer,
+        integer_weights: integer,
     };
     let layout = Layout::new(x, criterion.stride());
     // Each rayon job reuses one set of histogram stores from tree to tree: fresh

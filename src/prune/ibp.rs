@@ -26,6 +26,7 @@ use super::{Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, r
 use crate::diagnose::{DiagnoseConfig, GroupCache, diagnose_with_cache};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
+use rayon::prelude::*;
 
 /// Runs IBP (or, with `Method::Random`, the matched random control).
 /// `emb`: the samples' embeddings, for TsT-Embed (or both) as the diagnostic.
@@ -55,7 +56,8 @@ pub fn run(
     // are reused, bit for bit, in the next iteration.
     let mut cache = GroupCache::default();
     loop {
-        let current: Vec<Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
+        let current: Vec<Sample> =
+            samples.par_iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
         let (fit, reused) = (cache.fit, cache.reused);
         let (d, _, _) = crate::progress::timed_labelled(
             || {
@@ -168,6 +170,10 @@ pub fn run(
             after = d;
             break;
         }
+        // Freed in parallel: freeing 700,000 samples and score rows one by one keeps a
+        // thread waiting.
+        drop(per_id);
+        rayon::join(|| current.into_par_iter().for_each(drop), || d.rows.into_par_iter().for_each(drop));
         iteration += 1;
     }
     let kept = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();

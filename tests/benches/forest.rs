@@ -14,6 +14,10 @@ use blindspot::diagnose::forest::{Binner, ForestParams, Matrix, fit_classifier};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 
+/// The allocator of the `blindspot` binary, so the forest is timed as it runs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Feature matrix and integer labels of one exported file.
 fn load(path: &Path) -> (Matrix, Vec<u32>) {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -54,7 +54,10 @@ pub struct TstEmbed {
 impl TstEmbed {
     /// (id, s(x)) per covered sample, averaged over repeats, in id order.
     pub fn scores(&self) -> Vec<(String, f64)> {
-        self.diagnosis.sample_scores().into_iter().map(|(id, (s, _))| (id.to_string(), s)).collect()
+        let mut scores: Vec<(String, f64)> =
+            self.diagnosis.sample_scores().into_iter().map(|(id, (s, _))| (id.to_string(), s)).collect();
+        scores.sort_by(|a, b| a.0.cmp(&b.0));
+        scores
     }
     /// Weighted blind accuracy over covered samples.
     pub fn blind_accuracy(&self) -> f64 {

@@ -38,9 +38,11 @@ pub fn run(
 ) -> crate::error::Result<Pruned> {
     let n0 = samples.len();
     let batch = cfg.batch.resolve(n0).max(1);
+    // Each sample's allocation key, once.
+    let keys: Vec<String> = samples.iter().map(|s| cfg.allocation.key(s)).collect();
     let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
-    for s in samples {
-        *sizes.entry(cfg.allocation.key(s)).or_default() += 1;
+    for key in &keys {
+        *sizes.entry(key.clone()).or_default() += 1;
     }
     let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
     let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
@@ -80,7 +82,10 @@ pub fn run(
                 _ => sx,
             }
         };
-        let scores: Vec<f64> = current.iter().map(score_of).collect();
+        // Every alive sample's score, by position in `samples` (NaN for the removed).
+        let score_at: Vec<f64> =
+            samples.par_iter().zip(&alive).map(|(s, a)| if *a { score_of(s) } else { f64::NAN }).collect();
+        let scores: Vec<f64> = score_at.iter().zip(&alive).filter(|(_, a)| **a).map(|(v, _)| *v).collect();
         let max_bias = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mean_bias = scores.iter().sum::<f64>() / scores.len().max(1) as f64;
         let mut record = Iteration {
@@ -116,20 +121,19 @@ pub fn run(
         for key in open_keys {
             let room = (budgets[key] - taken_per_key[key]).min(batch);
             // Candidates of this key: (position in samples, score).
-            let mut cands: Vec<(usize, f64)> = samples
-                .iter()
-                .enumerate()
-                .filter(|(i, s)| alive[*i] && cfg.allocation.key(s) == *key)
-                .map(|(i, s)| (i, score_of(s)))
-                .collect();
+            let mut cands: Vec<(usize, f64)> =
+                (0..n0).filter(|&i| alive[i] && keys[i] == *key).map(|i| (i, score_at[i])).collect();
             match cfg.method {
                 Method::Random => {
-                    let order = |i: usize| rng_for(cfg.seed, &format!("prune.random/{iteration}"), &samples[i].id);
-                    cands.sort_by(|a, b| {
-                        order(a.0).cmp(&order(b.0)).then_with(|| id_cmp(&samples[a.0].id, &samples[b.0].id))
-                    });
+                    let stage = format!("prune.random/{iteration}");
+                    let mut ordered: Vec<(u64, usize, f64)> = cands
+                        .par_iter()
+                        .map(|&(i, score)| (rng_for(cfg.seed, &stage, &samples[i].id), i, score))
+                        .collect();
+                    ordered.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| id_cmp(&samples[a.1].id, &samples[b.1].id)));
+                    cands = ordered.into_iter().map(|(_, i, score)| (i, score)).collect();
                 }
-                _ => cands.sort_by(|a, b| {
+                _ => cands.par_sort_by(|a, b| {
                     rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.0].id, &samples[b.0].id))
                 }),
             }

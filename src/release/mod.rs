@@ -20,6 +20,7 @@ pub mod verify;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
@@ -145,47 +146,64 @@ fn write_variants(
     use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
     let Some(cfg) = &pipeline.variants else { return Ok((Vec::new(), Vec::new(), Vec::new())) };
     let seed = cfg.seed.unwrap_or(pipeline.dataset.seed);
-    let (mut configs, mut infos, mut kept_rows) = (Vec::new(), Vec::new(), Vec::new());
+    let mut generated = Vec::new();
     for kind in expand_kinds(&cfg.kinds, samples) {
         let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
         let v = generate(samples, &one, seed)?;
         for w in &v.warnings {
             eprintln!("warning: {}: variants: {w}", display_path(&pipeline.path));
         }
-        for k in v.kinds {
-            let name = k.kind.name();
-            let config = (!k.rows.is_empty()).then(|| variant_config_name(&name));
-            if let Some(c) = &config {
-                let file = format!("variants/{c}/test-00000-of-00001.parquet");
-                let path = dir.join(&file);
-                mkdir_for(&path)?;
-                parquet::write_samples(&path, &k.rows, embed)?;
-                configs.push(ConfigInfo {
-                    name: c.clone(),
-                    description: format!(
-                        "Variant `{name}` of every applicable question (expected behaviour: {}).",
-                        k.kind.expected().as_str()
-                    ),
-                    bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
-                    file,
-                    rows: k.rows.len(),
-                    schema: ConfigSchema::Samples,
-                });
+        generated.extend(v.kinds);
+    }
+    // Each kind's file is written on its own thread (Parquet encoding is serial
+    // within a file); their sizes come back in kind order.
+    let files: Vec<Result<Option<(String, String, u64)>>> = generated
+        .par_iter()
+        .map(|k| {
+            if k.rows.is_empty() {
+                return Ok(None);
             }
-            infos.push(VariantInfo {
-                kind: name,
-                expected: k.kind.expected().as_str().to_string(),
+            let config = variant_config_name(&k.kind.name());
+            let file = format!("variants/{config}/test-00000-of-00001.parquet");
+            let path = dir.join(&file);
+            mkdir_for(&path)?;
+            parquet::write_samples(&path, &k.rows, embed)?;
+            let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+            Ok(Some((config, file, bytes)))
+        })
+        .collect();
+    // The first failure in kind order, whichever thread met it first.
+    let files = files.into_iter().collect::<Result<Vec<_>>>()?;
+    let (mut configs, mut infos, mut kept_rows) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, written) in generated.into_iter().zip(files) {
+        let name = k.kind.name();
+        let config = written.map(|(config, file, bytes)| {
+            configs.push(ConfigInfo {
+                name: config.clone(),
+                description: format!(
+                    "Variant `{name}` of every applicable question (expected behaviour: {}).",
+                    k.kind.expected().as_str()
+                ),
+                bytes,
+                file,
                 rows: k.rows.len(),
-                skipped: k.skipped,
-                config,
+                schema: ConfigSchema::Samples,
             });
-            if keep_rows {
-                kept_rows.extend(k.rows.into_iter().map(|mut r| {
-                    // Scoring needs the text and gold, not the image bytes.
-                    r.images.iter_mut().for_each(|i| i.bytes = None);
-                    r
-                }));
-            }
+            config
+        });
+        infos.push(VariantInfo {
+            kind: name,
+            expected: k.kind.expected().as_str().to_string(),
+            rows: k.rows.len(),
+            skipped: k.skipped,
+            config,
+        });
+        if keep_rows {
+            kept_rows.extend(k.rows.into_iter().map(|mut r| {
+                // Scoring needs the text and gold, not the image bytes.
+                r.images.iter_mut().for_each(|i| i.bytes = None);
+                r
+            }));
         }
     }
     Ok((configs, infos, kept_rows))

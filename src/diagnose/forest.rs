@@ -1925,11 +1925,11 @@ fn scan_hist<C: Criterion, const W: usize>(
     let mut n_left = 0;
     let mut previous = None;
     let n_observed = cells.len() / width;
-    let mut visit = |bin: usize| {
+    for bin in Bins::new(occupied, n_observed) {
         let cell = &mut cells[bin * width..][..width];
         let (rows, weight) = parts(cell);
         if rows == 0 {
-            return;
+            continue;
         }
         if let Some(previous) = previous {
             feature_scan.consider(scan, &sums, previous, Some(bin as u8), n_left);
@@ -1940,28 +1940,51 @@ fn scan_hist<C: Criterion, const W: usize>(
         }
         n_left += rows;
         previous = Some(bin as u8);
-    };
-    match occupied {
-        // Set bits in increasing order, the missing bin's (the last) left out.
-        Some(words) => {
-            for (w, &word) in words.iter().enumerate() {
-                let mut word = word;
-                while word != 0 {
-                    let bin = w * 64 + word.trailing_zeros() as usize;
-                    word &= word - 1;
-                    if bin < n_observed {
-                        visit(bin);
-                    }
-                }
-            }
-        }
-        None => (0..n_observed).for_each(&mut visit),
     }
     if let (Some(previous), true) = (previous, n_missing > 0) {
         feature_scan.consider(scan, &sums, previous, None, n_left);
     }
     let direction = feature_scan.finish(feature, best);
     scratch.keep_best(direction, node);
+}
+
+/// The observed bins a histogram scan visits, in increasing order: all of them, or the
+/// set bits of an occupancy set (the missing bin, the last, left out).
+struct Bins<'a> {
+    words: Option<&'a [u64; N_BIN_CODES / 64]>,
+    /// The word being read (set bits not yet visited) and its index.
+    word: u64,
+    at: usize,
+    next: usize,
+    n_observed: usize,
+}
+
+impl<'a> Bins<'a> {
+    fn new(words: Option<&'a [u64; N_BIN_CODES / 64]>, n_observed: usize) -> Self {
+        Bins { words, word: words.map_or(0, |w| w[0]), at: 0, next: 0, n_observed }
+    }
+}
+
+impl Iterator for Bins<'_> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        let Some(words) = self.words else {
+            let bin = self.next;
+            self.next += 1;
+            return (bin < self.n_observed).then_some(bin);
+        };
+        loop {
+            if self.word != 0 {
+                let bin = self.at * 64 + self.word.trailing_zeros() as usize;
+                self.word &= self.word - 1;
+                return (bin < self.n_observed).then_some(bin);
+            }
+            self.at += 1;
+            self.word = *words.get(self.at)?;
+        }
+    }
 }
 
 /// Sums the samples' slots into `totals`.

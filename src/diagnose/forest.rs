@@ -1238,7 +1238,7 @@ fn row_weights(n_rows: usize, sample_weight: Option<&[f64]>, bootstrap: bool, rn
         (true, None) => {
             let mut counts = vec![0.0; n_rows];
             for _ in 0..n_rows {
-                counts[rng.random_range(0..n_rows)] += 1.0;
+                counts[crate::seed::random_below(rng, 0, n_rows)] += 1.0;
             }
             counts
         }
@@ -1678,7 +1678,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         let mut drawn = 0;
         let mut varying = 0;
         while drawn < n_features && (drawn < self.limits.max_features || varying == 0) {
-            let pick = self.rng.random_range(drawn..n_features);
+            let pick = crate::seed::random_below(&mut self.rng, drawn, n_features);
             self.feature_order.swap(drawn, pick);
             let feature = self.feature_order[drawn];
             drawn += 1;

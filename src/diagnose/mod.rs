@@ -26,7 +26,7 @@ pub mod report;
 
 use std::collections::{BTreeMap, HashMap};
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -641,7 +641,7 @@ pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
 /// resamples of questions (each question's correctness averaged over repeats).
 ///
 /// The draws are those of `rng.random_range(0..n)` on one ChaCha8 stream (see
-/// [`draw_below`]). When every question is simply right or wrong (one repeat), a
+/// [`crate::seed::random_below`]). When every question is simply right or wrong (one repeat), a
 /// resample's sum is a count, kept exactly whatever the order, and the questions are
 /// read from a bit set that stays in cache: at 700,000 questions the 700 million
 /// draws take about a third of the time of summing `f64` values fetched from memory.
@@ -658,10 +658,7 @@ pub fn bootstrap_ci(rows: &[ScoreRow], seed: u64) -> (f64, f64) {
         return (0.0, 0.0);
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.bootstrap", ""));
-    let index = |rng: &mut rand_chacha::ChaCha8Rng| match u32::try_from(n) {
-        Ok(range) => draw_below(rng, range),
-        Err(_) => rng.random_range(0..n),
-    };
+    let index = |rng: &mut rand_chacha::ChaCha8Rng| crate::seed::random_below(rng, 0, n);
     let mut means: Vec<f64> = if values.iter().all(|&v| v == 0.0 || v == 1.0) {
         let mut right = vec![0u64; n.div_ceil(64)];
         for (i, _) in values.iter().enumerate().filter(|(_, v)| **v == 1.0) {
@@ -683,21 +680,6 @@ pub fn bootstrap_ci(rows: &[ScoreRow], seed: u64) -> (f64, f64) {
     };
     means.sort_by(f64::total_cmp);
     (means[24], means[974])
-}
-
-/// `rng.random_range(0..range)` of rand 0.9 for a `usize` range that fits in `u32`,
-/// drawn the same way (one 32-bit word widened by the range, and a second word when
-/// the first lands in the biased zone) from the same words, without the generic
-/// path's overhead. `draw_below_is_random_range` holds the two together.
-fn draw_below(rng: &mut rand_chacha::ChaCha8Rng, range: u32) -> usize {
-    use rand::RngCore;
-    let wide = u64::from(rng.next_u32()) * u64::from(range);
-    let (mut hi, lo) = ((wide >> 32) as u32, wide as u32);
-    if lo > range.wrapping_neg() {
-        let next = ((u64::from(rng.next_u32()) * u64::from(range)) >> 32) as u32;
-        hi += u32::from(lo.checked_add(next).is_none());
-    }
-    hi as usize
 }
 
 struct GroupOut {
@@ -951,6 +933,7 @@ pub fn perturb_answer(s: &Sample) -> Sample {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     fn row(id: &str, repeat: usize, correct: f64) -> ScoreRow {
         ScoreRow {
@@ -986,22 +969,6 @@ mod tests {
             .collect();
         means.sort_by(f64::total_cmp);
         (means[24], means[974])
-    }
-
-    #[test]
-    fn draw_below_is_random_range() {
-        use rand::RngCore;
-        for range in [1u32, 2, 3, 7, 1000, 700_000, 1 << 31, (1 << 31) + 1, u32::MAX - 1, u32::MAX] {
-            for seed in 0..3 {
-                let mut ours = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-                let mut theirs = ours.clone();
-                for _ in 0..20_000 {
-                    assert_eq!(draw_below(&mut ours, range), theirs.random_range(0..range as usize), "range {range}");
-                }
-                // Both consumed the same words.
-                assert_eq!(ours.next_u64(), theirs.next_u64(), "range {range}");
-            }
-        }
     }
 
     #[test]

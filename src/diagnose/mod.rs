@@ -489,26 +489,21 @@ pub struct GroupCache {
 }
 
 impl GroupCache {
-    /// The results under `key` if they were fit on the group `ids` names, else `fit()`'s,
-    /// kept for the next run.
-    fn get_or_fit(
-        &mut self,
-        key: (Option<String>, AnswerFormat, usize),
-        ids: &str,
-        fit: impl FnOnce() -> GroupOut,
-    ) -> GroupOut {
-        match self.entries.get(&key) {
+    /// The results under `key` if they were fit on the group `ids` names (a copy).
+    fn get(&mut self, key: &(Option<String>, AnswerFormat, usize), ids: &str) -> Option<GroupOut> {
+        match self.entries.get(key) {
             Some((seen, out)) if seen == ids => {
                 self.reused += 1;
-                out.copy()
+                Some(out.copy())
             }
-            _ => {
-                self.fit += 1;
-                let out = fit();
-                self.entries.insert(key, (ids.to_string(), out.copy()));
-                out
-            }
+            _ => None,
         }
+    }
+
+    /// Keeps a copy of `out`, fit on the group `ids` names, for the next run.
+    fn insert(&mut self, key: (Option<String>, AnswerFormat, usize), ids: &str, out: &GroupOut) {
+        self.fit += 1;
+        self.entries.insert(key, (ids.to_string(), out.copy()));
     }
 }
 
@@ -522,21 +517,55 @@ fn diagnose_groups(samples: &[Sample], cfg: &DiagnoseConfig, mut cache: Option<&
     let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
-    let grouped = group_samples(samples, cfg.min_group);
-    let bar = crate::progress::bar((grouped.len() * cfg.repeats.max(1)) as u64, "diagnose");
-    for ((qtype, format), group) in grouped {
+    let grouped: Vec<_> = group_samples(samples, cfg.min_group).into_iter().collect();
+    let repeats = cfg.repeats.max(1);
+    let bar = crate::progress::bar((grouped.len() * repeats) as u64, "diagnose");
+    // Per (group, repeat): its results if the cache holds them unchanged.
+    let ids: Vec<Option<String>> =
+        grouped.iter().map(|(_, group)| cache.is_some().then(|| group_fingerprint(group))).collect();
+    let found: Vec<Vec<Option<GroupOut>>> = grouped
+        .iter()
+        .zip(&ids)
+        .map(|(((qtype, format), _), ids)| {
+            (0..repeats)
+                .map(|repeat| match (cache.as_deref_mut(), ids) {
+                    (Some(cache), Some(ids)) => cache.get(&(qtype.clone(), *format, repeat), ids),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    // The others are fit side by side, groups and repeats as well as folds: each is a
+    // pure function of its group, so one group's serial stretches (parsing, the
+    // featurizer's tables) overlap another's trees. Results are taken in group order.
+    // Per (group, repeat): its results, and whether they were fit now.
+    let outs: Vec<Vec<(GroupOut, bool)>> = grouped
+        .par_iter()
+        .zip(found)
+        .map(|(((qtype, format), group), found)| {
+            found
+                .into_par_iter()
+                .enumerate()
+                .map(|(repeat, found)| {
+                    let out = match found {
+                        Some(out) => (out, false),
+                        None => (run_group(group, *format, qtype.as_deref(), repeat, cfg), true),
+                    };
+                    bar.inc(1);
+                    out
+                })
+                .collect()
+        })
+        .collect();
+    for ((((qtype, format), group), ids), outs) in grouped.into_iter().zip(&ids).zip(outs) {
         let mut importance: Vec<f64> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         let mut group_rows = Vec::new();
         let mut group_majority = 0.0;
-        let ids = cache.is_some().then(|| group_fingerprint(&group));
-        for repeat in 0..cfg.repeats.max(1) {
-            let out = match (cache.as_deref_mut(), &ids) {
-                (Some(cache), Some(ids)) => cache.get_or_fit((qtype.clone(), format, repeat), ids, || {
-                    run_group(&group, format, qtype.as_deref(), repeat, cfg)
-                }),
-                _ => run_group(&group, format, qtype.as_deref(), repeat, cfg),
-            };
+        for (repeat, (out, fresh)) in outs.into_iter().enumerate() {
+            if let (true, Some(cache), Some(ids)) = (fresh, cache.as_deref_mut(), ids) {
+                cache.insert((qtype.clone(), format, repeat), ids, &out);
+            }
             group_majority += out.majority_hits;
             if importance.len() < out.importance.len() {
                 importance.resize(out.importance.len(), 0.0);
@@ -546,9 +575,8 @@ fn diagnose_groups(samples: &[Sample], cfg: &DiagnoseConfig, mut cache: Option<&
                 *a += b;
             }
             group_rows.extend(out.rows);
-            bar.inc(1);
         }
-        let features = names.into_iter().zip(importance.iter().map(|v| v / cfg.repeats.max(1) as f64)).collect();
+        let features = names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
         groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
         majority_hits += group_majority;
         rows.extend(group_rows);

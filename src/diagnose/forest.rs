@@ -856,8 +856,9 @@ trait Scan: Default {
 }
 
 /// A split score as the quotient it is computed as, so that a split which cannot beat
-/// the best so far is told without the division, whose latency every scanned bin would
-/// otherwise wait on (a fifth of the scan's time).
+/// the best so far is told without the division. perf had a fifth of the scan's samples
+/// waiting on the division; without it the scan's share of a 100k diagnose went from
+/// 22.2% to 21.0% (the other dependency chains take up most of the wait).
 #[derive(Clone, Copy)]
 struct Score {
     num: f64,

@@ -206,3 +206,13 @@ pub fn line_col(text: &str, offset: usize) -> (u64, u64) {
     let col = String::from_utf8_lossy(&before[col_start..]).chars().count() as u64 + 1;
     (line, col)
 }
+
+/// What to do with a record or sample that fails validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnInvalid {
+    /// Stop with every problem listed; write nothing.
+    #[default]
+    Error,
+    /// Leave it out, write it with its reasons to the rejected file, count it.
+    Skip,
+}

@@ -14,14 +14,16 @@
 //! Every stage is a pure function of its inputs' content, its config, the
 //! seed and the tool version.
 
-pub mod cache;
 pub mod cli;
+pub mod context;
 pub mod diagnose;
 pub mod embed;
 pub mod error;
 pub mod export;
 pub mod ingest;
+pub mod io;
 pub mod metrics;
+pub mod pipeline;
 pub mod predictions;
 pub mod progress;
 pub mod prune;

@@ -196,7 +196,7 @@ fn hugging_face_folder_vlmevalkit_tsv_and_imagefolder_read() {
     let src = ingest_file(&root().join("tests/fixtures/good/canonical.toml"));
     let hf = work.path().join("hf");
     std::fs::create_dir_all(hf.join("data")).unwrap();
-    blindspot::release::parquet::write_samples(
+    blindspot::io::parquet::write_samples(
         &hf.join("data/test-00000-of-00001.parquet"),
         &src.samples,
         blindspot::sample::Embed::Images,

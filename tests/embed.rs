@@ -397,11 +397,11 @@ fn pipeline_build_with_tst_embed_and_leakage() -> Result<(), Failed> {
     let svg = std::fs::read_to_string(rel.join("report/embedding_projection.svg")).unwrap();
     assert!(svg.starts_with("<svg") && !svg.contains("<script") && svg.matches("<circle").count() >= 65);
     // A rebuild reads the embeddings from the cache and writes the same bytes.
-    let first = blindspot::release::hash_tree(&rel).unwrap();
+    let first = blindspot::io::hash::hash_tree(&rel).unwrap();
     std::fs::remove_dir_all(tmp.path().join("out")).unwrap();
     let o = build(tmp.path(), "captions.toml", Some(&model_dir()));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(blindspot::release::hash_tree(&rel).unwrap(), first, "rebuild differs");
+    assert_eq!(blindspot::io::hash::hash_tree(&rel).unwrap(), first, "rebuild differs");
     Ok(())
 }
 

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
-use blindspot::export::{gold_label, read_samples};
+use blindspot::export::gold_label;
+use blindspot::io::parquet::read_samples;
 use blindspot::sample::{AnswerFormat, Sample};
 use blindspot::variants::harness_question;
 use common::{blindspot, root};

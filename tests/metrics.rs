@@ -75,7 +75,8 @@ fn visual_dependence_of_refcoco_from_the_seeing_is_not_reasoning_table() {
     let vlm = &m["models"]["vlm"];
     assert_eq!(pct1(&vlm["conditions"]["original"]["accuracy"]), 73.5);
     assert_eq!(pct1(&vlm["conditions"]["no_image"]["accuracy"]), 1.6);
-    assert_eq!(pct1(&vlm["derived"]["visual_dependence"]), 97.8);
+    assert_eq!(pct1(&vlm["derived"]["visual_dependence"]["value"]), 97.8);
+    assert_eq!(vlm["derived"]["visual_dependence"]["n_paired"], 1000);
     assert_eq!(vlm["derived"]["mmstar"]["multimodal_gain"].as_f64().unwrap(), 0.719);
     assert_eq!(vlm["conditions"]["no_image"]["missing"], serde_json::Value::Null, "scored against the parents");
     assert_eq!(vlm["conditions"]["original"]["missing"], 0);
@@ -156,7 +157,8 @@ fn bclean_arithmetic_of_microvqa_from_the_mirage_paper() {
     // The mirage score of metrics.json from the same files: acc(mirage) / acc(original).
     let m = read_json(&out.join("metrics.json"));
     let g = &m["models"]["GPT-5.1"]["derived"];
-    assert_eq!(g["mirage_score"].as_f64().unwrap(), ((456.0 / 641.0) * 1e6f64).round() / 1e6);
+    assert_eq!(g["mirage_score"]["value"].as_f64().unwrap(), ((456.0 / 641.0) * 1e6f64).round() / 1e6);
+    assert_eq!(g["mirage_score"]["n_paired"], 1042);
 }
 
 #[test]
@@ -299,7 +301,8 @@ fn modality_differential_follows_the_formula_and_the_zero_over_zero_rule() {
     assert_eq!((md.n, md.zero_over_zero), (4, 1));
     assert_eq!(md.mean, 0.0, "(+1 + 0 + 0 - 1) / 4");
     assert_eq!(md.mean_gain_image, 0.5);
-    assert_eq!(report.derived["m"].caption_substitution, Some(0.0), "acc 0.5 with image and with caption");
+    let cs = report.derived["m"].caption_substitution.clone().unwrap();
+    assert_eq!(cs.value, Some(0.0), "acc 0.5 with image and with caption");
     assert_eq!(blindspot::metrics::derived::modality_differential_i(0.5, -0.5), (1.0, false));
 }
 
@@ -344,7 +347,8 @@ fn mirage_rate_mirage_vs_guess_and_robustness() {
     let rate = &d.mirage_rate["phantom0"];
     assert_eq!((rate.n, rate.mirages, rate.abstained, rate.empty), (200, 150, 40, 10));
     assert_eq!(rate.rate, 0.75);
-    assert_eq!(d.mirage_score, Some(0.6));
+    let ms = d.mirage_score.clone().unwrap();
+    assert_eq!((ms.value, ms.n_paired), (Some(0.6), 10));
     let g = d.mirage_vs_guess.clone().unwrap();
     assert_eq!((g.n_paired, g.mirage, g.guess), (10, 0.6, 0.3));
     assert!((g.gap - 0.3).abs() < 1e-12 && g.ci95.0 <= g.gap && g.gap <= g.ci95.1);
@@ -357,5 +361,59 @@ fn mirage_rate_mirage_vs_guess_and_robustness() {
     assert_eq!(f("T5_visual_substitution"), None, "no visual_substitution rows");
     let r = d.robustness.r.unwrap();
     assert!((r - (0.5 + (1.0 - 0.25 / 0.75) + 0.5 + 1.0) / 4.0).abs() < 1e-12, "{r}");
-    assert_eq!(d.robustness.gold_removed, Some(1.0));
+    let g = d.robustness.gold_removed.clone().unwrap();
+    assert_eq!((g.f, g.n_paired), (1.0, 10));
+}
+
+/// Writes predictions of `model` for question indices `which` in `condition`
+/// (`original` for the questions themselves), right where `right(i)`.
+fn lines_for(model: &str, condition: &str, which: std::ops::Range<usize>, right: impl Fn(usize) -> bool) -> String {
+    which
+        .map(|i| {
+            let id = if condition == "original" { format!("q{i}") } else { format!("q{i}::{condition}") };
+            line(model, &id, i, 4, right(i))
+        })
+        .collect()
+}
+
+#[test]
+fn derived_metrics_compare_conditions_on_the_questions_both_answered() {
+    // 20 questions, of which 10 (q10..q19) have an image and so a no_image row.
+    // The model is right on every text-only question, and on 5 of the 10 image
+    // questions both with and without the image: the image changes nothing.
+    // Whole cells would give (15/20 - 5/10) / (15/20) = 33.3%; paired, it is 0.
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    write_questions(&q, "q", 20, 4);
+    let mut preds = lines_for("vlm", "original", 0..20, |i| i < 15);
+    preds.push_str(&lines_for("vlm", "no_image", 10..20, |i| i < 15));
+    // A second model whose no_image rows share no question with its originals.
+    preds.push_str(&lines_for("apart", "original", 0..5, |_| true));
+    preds.push_str(&lines_for("apart", "no_image", 10..15, |_| false));
+    let p = dir.path().join("preds.jsonl");
+    std::fs::write(&p, preds).unwrap();
+    let out = dir.path().join("out");
+    blindspot()
+        .args(["metrics", "--samples"])
+        .arg(&q)
+        .arg("--predictions")
+        .arg(&p)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let m = read_json(&out.join("metrics.json"));
+    let d = &m["models"]["vlm"]["derived"];
+    assert_eq!(m["models"]["vlm"]["conditions"]["original"]["accuracy"], 0.75, "the whole cell is unchanged");
+    assert_eq!(d["visual_dependence"]["value"], 0.0);
+    assert_eq!(d["visual_dependence"]["n_paired"], 10);
+    assert_eq!(d["mmstar"]["multimodal_gain"], 0.0);
+    assert_eq!(d["mmstar"]["n_paired"], 10);
+    let t1 = d["robustness"]["tests"].as_array().unwrap().iter().find(|t| t["test"] == "T1_modality_sensitivity");
+    assert_eq!(t1.unwrap()["fragility"], 0.0);
+    assert_eq!(t1.unwrap()["n_paired"], 10);
+    let apart = &m["models"]["apart"]["derived"]["visual_dependence"];
+    assert_eq!(apart["value"], serde_json::Value::Null, "no question in common: no number");
+    assert_eq!(apart["n_paired"], 0);
+    assert!(apart["reason"].as_str().unwrap().contains("no question has a prediction in every one of"), "{apart}");
 }

@@ -218,10 +218,11 @@ fn exported(harness: &str, out: &Path) -> (Vec<Sample>, serde_json::Value) {
     ];
     let cfg = blindspot::variants::VariantsConfig { kinds, ..Default::default() };
     let v = blindspot::variants::generate(&qs, &cfg, 42).unwrap();
-    let mut configs = vec![blindspot::export::Config { name: "original".into(), files: vec![], rows: qs.clone() }];
+    let mut configs =
+        vec![blindspot::io::release_dir::Config { name: "original".into(), files: vec![], rows: qs.clone() }];
     let mut rows = qs;
     for k in &v.kinds {
-        configs.push(blindspot::export::Config { name: k.kind.name(), files: vec![], rows: k.rows.clone() });
+        configs.push(blindspot::io::release_dir::Config { name: k.kind.name(), files: vec![], rows: k.rows.clone() });
         rows.extend(k.rows.iter().cloned());
     }
     std::fs::create_dir_all(out).unwrap();

@@ -447,7 +447,7 @@ fn the_cli_writes_one_parquet_per_kind_and_a_summary() {
             "summary.json"
         ]
     );
-    let rows = blindspot::export::read_samples(&dir.join("option_shuffle.parquet")).unwrap();
+    let rows = blindspot::io::parquet::read_samples(&dir.join("option_shuffle.parquet")).unwrap();
     let (samples, cfg) = fixture();
     let v = generate(&samples, &VariantsConfig { kinds: vec![KindSel::One(Kind::OptionShuffle)], ..cfg }, 7).unwrap();
     let mut expected = v.kinds[0].rows.clone();

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::diagnose::{DiagnoseConfig, GroupBy, MraRule, check_leakage, diagnose, report};
+use crate::diagnose::{DiagnoseConfig, GroupBy, check_leakage, diagnose, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
+use crate::sample::MraRule;
 use crate::spec::{IngestPlan, Pipeline};
 
 #[derive(Debug, clap::Args)]
@@ -58,25 +59,6 @@ pub struct TstArgs {
     pub mra: Option<String>,
 }
 
-/// Parses `image` or `meta:FIELD`.
-pub fn parse_group_by(s: &str) -> std::result::Result<GroupBy, String> {
-    match s.split_once(':') {
-        None if s == "image" => Ok(GroupBy::Image),
-        None if s == "question" => Ok(GroupBy::Question),
-        Some(("meta", field)) if !field.is_empty() => Ok(GroupBy::Meta(field.to_string())),
-        _ => Err(format!("group-by \"{s}\" is not \"image\", \"question\" or \"meta:FIELD\"")),
-    }
-}
-
-/// Parses `strict` or `inclusive`.
-pub fn parse_mra(s: &str) -> std::result::Result<MraRule, String> {
-    match s {
-        "strict" => Ok(MraRule::Strict),
-        "inclusive" => Ok(MraRule::Inclusive),
-        _ => Err(format!("mra \"{s}\" is not \"strict\" or \"inclusive\"")),
-    }
-}
-
 /// A command-line mistake, located at "command line".
 pub fn flag_error(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
@@ -127,10 +109,10 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
         cfg.trees = t.max(1);
     }
     if let Some(g) = &args.group_by {
-        cfg.group_by = Some(parse_group_by(g).map_err(flag_error)?);
+        cfg.group_by = Some(GroupBy::parse(g).map_err(flag_error)?);
     }
     if let Some(m) = &args.mra {
-        cfg.mra = parse_mra(m).map_err(flag_error)?;
+        cfg.mra = MraRule::parse(m).map_err(flag_error)?;
     }
     Ok(cfg)
 }
@@ -149,9 +131,9 @@ pub fn run(args: &Args) -> Result<()> {
         super::say("leak check: no feature changed when held-out answers changed");
     }
     let d = diagnose(&ingested.samples, &cfg);
-    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None))?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None))?;
     if let Some(dir) = &args.export_features {
-        super::ingest::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
+        crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
     }
     super::say(&format!(
         "{} questions: blind accuracy {:.2}% (95% CI {:.2}-{:.2}), macro {:.2}%, chance {:.2}%, majority {:.2}% -> {}",

@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> Result<()> {
         _ => None,
     };
     let report = dups::find(&test, train.as_deref(), near)?;
-    super::ingest::atomic_dir(&args.output, |tmp| report.write(tmp))?;
+    crate::io::fs::atomic_dir(&args.output, |tmp| report.write(tmp))?;
     let summary = report.summary_json();
     let mut line = format!(
         "{} questions: {} exact-duplicate clusters ({} questions)",

@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> Result<()> {
     let ingested = ingest_input(&args.input, args.pipeline.as_deref())?;
     let start = std::time::Instant::now();
     let e = embed_samples(&ingested.samples, &model, &args.model.settings())?;
-    super::ingest::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;
+    crate::io::fs::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;
     let texts: usize = ingested.samples.iter().map(|s| s.options.len() + 2).sum();
     super::say(&format!(
         "{}: {} samples, {} texts embedded with {} in {:.1}s",

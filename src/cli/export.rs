@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use crate::error::{Result, display_path};
-use crate::export::{export_name, lmms_eval, read_configs, vlmevalkit};
+use crate::export::{export_name, lmms_eval, vlmevalkit};
+use crate::io::release_dir::read_configs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Harness {
@@ -37,7 +38,7 @@ pub fn run(args: &Args) -> Result<()> {
     let configs = read_configs(&args.dir)?;
     let name = export_name(&configs, args.name.as_deref());
     let mut manifest = serde_json::Value::Null;
-    super::ingest::atomic_dir(&args.output, |tmp| {
+    crate::io::fs::atomic_dir(&args.output, |tmp| {
         manifest = match args.to {
             Harness::Vlmevalkit => vlmevalkit::export(&configs, &name, tmp)?,
             Harness::LmmsEval => lmms_eval::export(&configs, &name, tmp, &args.output)?,

@@ -2,11 +2,12 @@
 //! ingest. INPUT is a pipeline file (`.toml`) or a data file whose fields
 //! already carry the canonical names.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result, display_path};
 use crate::ingest::ingest;
-use crate::release::parquet::{write_bytes, write_samples};
+use crate::io::fs::{atomic_write, write_bytes};
+use crate::io::parquet::write_samples;
 use crate::sample::Embed;
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -53,45 +54,4 @@ pub fn run(args: &Args) -> Result<()> {
         s.rejected
     ));
     Ok(())
-}
-
-/// Writes through a temporary file in the same folder, then renames it into place.
-pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let dir = existing_parent(path)?;
-    let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
-    write(tmp.path())?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
-}
-
-/// Fills a temporary folder beside `dir`, then swaps it into place (an
-/// existing `dir` is replaced only once the new one is complete).
-pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let parent = existing_parent(dir)?;
-    let tmp = tempfile::Builder::new().prefix(".blindspot-").tempdir_in(&parent).map_err(|e| Error::io(&parent, e))?;
-    fill(tmp.path())?;
-    if dir.exists() {
-        let old = tempfile::Builder::new()
-            .prefix(".blindspot-old-")
-            .tempdir_in(&parent)
-            .map_err(|e| Error::io(&parent, e))?;
-        let old_path = old.path().join("old");
-        std::fs::rename(dir, &old_path).map_err(|e| Error::io(dir, e))?;
-        std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
-        drop(old);
-    } else {
-        std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
-    }
-    Ok(())
-}
-
-/// The folder a path lives in (`.` for a bare name), created if missing:
-/// temporary files go there so the final rename stays on one filesystem.
-fn existing_parent(path: &Path) -> Result<PathBuf> {
-    let parent = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-    Ok(parent)
 }

@@ -5,13 +5,11 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use crate::diagnose::DiagnoseConfig;
 use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::metrics::{GroupKey, MetricsConfig, compute, percent2, r6, score_all};
+use crate::metrics::{GroupKey, MetricsConfig, compute, percent2, score_all};
 use crate::predictions::{Manifest, PredictionFile, Source, import_all};
-use crate::prune::bclean::{BCleanConfig, BCleanReport, bclean};
+use crate::prune::bclean::{BCleanConfig, bclean};
 use crate::sample::{Sample, id_cmp};
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -99,7 +97,7 @@ fn release_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Reads one rows file: canonical Parquet, a pipeline, or canonical-field data.
 pub fn read_rows(path: &Path) -> Result<Vec<Sample>> {
     match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet") => crate::export::read_samples(path),
+        Some("parquet") => crate::io::parquet::read_samples(path),
         Some("toml") => Ok(crate::ingest::ingest(&Pipeline::load(path)?.ingest)?.samples),
         _ => {
             if !path.exists() {
@@ -126,39 +124,12 @@ pub fn load_rows(files: &[PathBuf]) -> Result<Vec<Sample>> {
     Ok(rows)
 }
 
-/// `bclean.json`.
-pub fn bclean_json(r: &BCleanReport) -> serde_json::Value {
-    json!({
-        "n_questions": r.n_questions,
-        "models": r.models.iter().map(|m| json!({
-            "model": m.model,
-            "mirage_answered": m.mirage_answered,
-            "compromised": m.compromised,
-            "accuracy_before": {"n": m.before.0, "accuracy": r6(m.before.1)},
-            "accuracy_after": {"n": m.after.0, "accuracy": r6(m.after.1)},
-        })).collect::<Vec<_>>(),
-        "union": r.union,
-        "step3_removed": r.step3_removed,
-        "kept_count": r.kept.len(),
-        "ranking_before": r.ranking_before,
-        "ranking_after": r.ranking_after,
-        "kept": r.kept,
-        "removed": r.removed.iter().map(|x| json!({"id": x.id, "reason": x.reason})).collect::<Vec<_>>(),
-    })
-}
-
-fn write_json(path: &Path, v: &serde_json::Value) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(v).map_err(|e| Error::Bug(e.to_string()))?;
-    text.push('\n');
-    crate::release::parquet::write_bytes(path, text.as_bytes())
-}
-
 pub fn run(args: &Args) -> Result<()> {
     let mut cfg = MetricsConfig {
         seed: args.seed,
         resamples: args.resamples,
         strict: args.strict,
-        mra: super::diagnose::parse_mra(&args.mra).map_err(flag)?,
+        mra: crate::sample::MraRule::parse(&args.mra).map_err(flag)?,
         ..MetricsConfig::default()
     };
     for g in &args.group_by {
@@ -215,10 +186,10 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let report = compute(&rows, scored, &cfg);
     let json = report.to_json(&imported);
-    super::ingest::atomic_dir(&args.out, |tmp| {
-        write_json(&tmp.join("metrics.json"), &json)?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| {
+        crate::io::fs::write_json(&tmp.join("metrics.json"), &json)?;
         if let Some(b) = &bclean_report {
-            write_json(&tmp.join("bclean.json"), &bclean_json(b))?;
+            crate::io::fs::write_json(&tmp.join("bclean.json"), &b.to_json())?;
         }
         Ok(())
     })?;
@@ -241,15 +212,20 @@ pub fn run(args: &Args) -> Result<()> {
         }
         if let Some(d) = report.derived.get(m) {
             let mut parts = Vec::new();
-            let mut pct = |name: &str, v: Option<f64>| {
-                if let Some(v) = v {
-                    parts.push(format!("{name} {:.1}%", v * 100.0));
+            let mut paired = |name: &str, v: Option<&crate::metrics::derived::Paired>| {
+                if let Some(p) = v {
+                    match p.value {
+                        Some(x) => parts.push(format!("{name} {:.1}% (n {} paired)", x * 100.0, p.n_paired)),
+                        None => parts.push(format!("{name} n/a ({})", p.reason.as_deref().unwrap_or("undefined"))),
+                    }
                 }
             };
-            pct("visual dependence", d.visual_dependence);
-            pct("caption substitution", d.caption_substitution);
-            pct("mirage score", d.mirage_score);
-            pct("robustness R", d.robustness.r);
+            paired("visual dependence", d.visual_dependence.as_ref());
+            paired("caption substitution", d.caption_substitution.as_ref());
+            paired("mirage score", d.mirage_score.as_ref());
+            if let Some(r) = d.robustness.r {
+                parts.push(format!("robustness R {:.1}%", r * 100.0));
+            }
             if !parts.is_empty() {
                 super::say(&format!("  {m}: {}", parts.join(", ")));
             }

@@ -139,31 +139,11 @@ pub fn run(args: &Args) -> Result<()> {
         )?),
         false => None,
     };
-    super::ingest::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
-    super::say(&summary(&run));
+    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
+    super::say(&run.summary());
     if let Some(c) = &ctl {
-        super::say(&summary(c));
+        super::say(&c.summary());
     }
     super::say(&format!("  -> {}", display_path(&args.out)));
     Ok(())
-}
-
-/// Two lines: what was removed and the blind accuracy before and after.
-pub fn summary(p: &crate::prune::Pruned) -> String {
-    let acc = |d: Option<&crate::diagnose::Diagnosis>| {
-        d.map_or("-".to_string(), |d| {
-            format!("{:.2}% (95% CI {:.2}-{:.2})", d.weighted * 100.0, d.ci95.0 * 100.0, d.ci95.1 * 100.0)
-        })
-    };
-    format!(
-        "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {}, chance {:.2}%",
-        p.method.as_str(),
-        p.removed.len(),
-        p.n_input,
-        p.iterations.iter().filter(|i| i.removed > 0).count(),
-        p.stop,
-        acc(p.before.as_ref()),
-        acc(p.after.as_ref()),
-        p.after.as_ref().map_or(0.0, |d| d.chance * 100.0)
-    )
 }

@@ -30,7 +30,7 @@ pub fn run(args: &Args) -> Result<()> {
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     for (name, text) in generated() {
         let path = args.out.join(name);
-        super::ingest::atomic_write(&path, |tmp| crate::release::parquet::write_bytes(tmp, text.as_bytes()))?;
+        crate::io::fs::atomic_write(&path, |tmp| crate::io::fs::write_bytes(tmp, text.as_bytes()))?;
         super::say(&format!("wrote {}", crate::error::display_path(&path)));
     }
     Ok(())

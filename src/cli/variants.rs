@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
-use crate::release::parquet::write_samples;
+use crate::io::parquet::write_samples;
 use crate::sample::Embed;
 use crate::spec::{IngestPlan, OnInvalid, Pipeline};
 use crate::variants::{CaptionSource, KindSel, VariantsConfig, expand_kinds, generate, parse_kind};
@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> Result<()> {
         cfg.on_invalid = OnInvalid::Skip;
     }
     let seed =
-        args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::spec::plan::DEFAULT_SEED);
+        args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::context::DEFAULT_SEED);
     cfg.seed = Some(seed);
     let ingested = ingest(&plan)?;
     let samples = &ingested.samples;
@@ -83,7 +83,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut lines = Vec::new();
     let mut summary = serde_json::Map::new();
     let mut warnings: Vec<String> = Vec::new();
-    super::ingest::atomic_dir(&args.output, |tmp| {
+    crate::io::fs::atomic_dir(&args.output, |tmp| {
         // One kind at a time: only one kind's generated images are in memory.
         for kind in &kinds {
             let one = VariantsConfig { kinds: vec![KindSel::One(*kind)], ..cfg.clone() };
@@ -108,7 +108,7 @@ pub fn run(args: &Args) -> Result<()> {
             "kinds": summary,
             "warnings": warnings,
         });
-        crate::export::write_json(&tmp.join("summary.json"), &doc)
+        crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
     })?;
     for w in &warnings {
         eprintln!("warning: {w}");

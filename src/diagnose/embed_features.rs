@@ -427,6 +427,7 @@ pub fn tst_embed(
         n_samples: covered.len(),
         rows,
         groups,
+        tst_embed: None,
     };
     Ok(TstEmbed { diagnosis, skipped })
 }

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::Diagnosis;
 use crate::error::{Error, Result};
-use crate::release::parquet::write_bytes;
+use crate::io::fs::write_bytes;
 use crate::sample::AnswerFormat;
 
 const BLUE: RGBColor = RGBColor(52, 101, 164);

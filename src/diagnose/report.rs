@@ -10,14 +10,11 @@ use arrow::array::{ArrayRef, Float64Builder, Int32Builder, RecordBatch, StringBu
 use arrow::datatypes::{DataType, Field, Schema};
 use serde_json::json;
 
-use super::{DiagnoseConfig, Diagnosis, GroupBy, MraRule};
+use super::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::error::{Error, Result};
-use crate::release::parquet::{write_batch, write_bytes};
-
-/// Rounds for readable, stable JSON.
-pub fn r6(v: f64) -> f64 {
-    if v.is_finite() { (v * 1e6).round() / 1e6 } else { 0.0 }
-}
+use crate::io::parquet::write_batch;
+use crate::io::r6;
+use crate::sample::MraRule;
 
 /// The scores table as one Arrow batch.
 pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
@@ -150,9 +147,7 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosi
 pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
-    let mut text = serde_json::to_string_pretty(&summary_json(d, cfg, embed)).map_err(|e| Error::Bug(e.to_string()))?;
-    text.push('\n');
-    write_bytes(&dir.join("diagnose.json"), text.as_bytes())?;
+    crate::io::fs::write_json(&dir.join("diagnose.json"), &summary_json(d, cfg, embed))?;
     let model = match cfg.method {
         super::Method::TstEmbed => "TsT-Embed",
         // With both, the rows' predictions and accuracy are TsT-RF's.
@@ -209,7 +204,7 @@ fn feature_batch(names: &[String], x: &super::forest::Matrix, rows: &[&crate::sa
     cols.push(Arc::new(arrow::array::Float64Array::from_iter(rows.iter().map(|s| match s.answer_format {
         AnswerFormat::MultipleChoice => s.answer_index.map(f64::from),
         AnswerFormat::YesNo => Some(f64::from(u8::from(s.answer == "yes"))),
-        AnswerFormat::Numeric => crate::ingest::mapping::parse_number(&s.answer),
+        AnswerFormat::Numeric => crate::sample::parse_number(&s.answer),
         AnswerFormat::Open => None,
     }))));
     fields.push(Field::new("answer", DataType::Utf8, false));

@@ -62,7 +62,7 @@ pub fn write(dir: &Path, key: &str, e: &Embeddings) -> Result<()> {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
     let tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(|err| Error::io(dir, err))?;
-    crate::release::parquet::write_bytes(tmp.path(), &bytes)?;
+    crate::io::fs::write_bytes(tmp.path(), &bytes)?;
     let target = path(dir, key);
     tmp.persist(&target).map_err(|err| Error::io(&target, err.error))?;
     Ok(())

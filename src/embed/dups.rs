@@ -345,7 +345,7 @@ impl DupsReport {
 
     /// `dups.json`.
     pub fn summary_json(&self) -> serde_json::Value {
-        let r6 = crate::diagnose::report::r6;
+        let r6 = crate::io::r6;
         serde_json::json!({
             "n_samples": self.n_samples,
             "normalization": "lowercase; every run of characters other than letters and digits is one space; question, context and options",
@@ -403,10 +403,8 @@ impl DupsReport {
     /// Writes `dups.json` and `pairs.parquet` into `dir`.
     pub fn write(&self, dir: &std::path::Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        crate::release::parquet::write_batch(&dir.join("pairs.parquet"), &self.pairs_batch()?)?;
-        let mut text = serde_json::to_string_pretty(&self.summary_json()).map_err(|e| Error::Bug(e.to_string()))?;
-        text.push('\n');
-        crate::release::parquet::write_bytes(&dir.join("dups.json"), text.as_bytes())
+        crate::io::parquet::write_batch(&dir.join("pairs.parquet"), &self.pairs_batch()?)?;
+        crate::io::fs::write_json(&dir.join("dups.json"), &self.summary_json())
     }
 }
 

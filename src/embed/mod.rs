@@ -16,7 +16,7 @@ pub mod dups;
 pub mod minilm;
 pub mod model;
 pub mod output;
-pub mod stage;
+pub mod pca;
 
 use std::collections::BTreeMap;
 
@@ -229,4 +229,13 @@ pub fn mean_and_covariance(rows: &[&[f32]], dim: usize) -> (Vec<f64>, Vec<f64>) 
         }
     }
     (mean, cov)
+}
+
+/// The question+options embedding of each sample, as one matrix.
+pub fn question_options_matrix(e: &SampleEmbeddings) -> Embeddings {
+    let mut data = Vec::with_capacity(e.rows.len() * e.dim);
+    for r in &e.rows {
+        data.extend_from_slice(&r.question_options);
+    }
+    Embeddings::new(e.dim, data)
 }

@@ -74,5 +74,5 @@ pub fn to_batch(e: &SampleEmbeddings) -> Result<RecordBatch> {
 
 /// Writes `embeddings.parquet` to `path` (not atomically: callers write to a temporary path).
 pub fn write(path: &Path, e: &SampleEmbeddings) -> Result<()> {
-    crate::release::parquet::write_batch(path, &to_batch(e)?)
+    crate::io::parquet::write_batch(path, &to_batch(e)?)
 }

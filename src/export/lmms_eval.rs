@@ -17,9 +17,12 @@
 
 use std::path::Path;
 
-use super::{Config, file_safe, write_json};
+use super::file_safe;
 use crate::error::{Error, Result, display_path};
-use crate::release::parquet::{write_bytes, write_samples};
+use crate::io::fs::write_bytes;
+use crate::io::fs::write_json;
+use crate::io::parquet::write_samples;
+use crate::io::release_dir::Config;
 use crate::sample::Embed;
 
 /// The `utils.py` every task YAML refers to.

@@ -16,8 +16,10 @@ use std::path::Path;
 
 use base64::Engine;
 
-use super::{Config, config_problem, file_safe, gold_label, letter, write_json};
+use super::{config_problem, file_safe, gold_label, letter};
 use crate::error::{Error, Result};
+use crate::io::fs::write_json;
+use crate::io::release_dir::Config;
 use crate::sample::Sample;
 use crate::variants::harness_question;
 

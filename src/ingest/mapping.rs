@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
+use super::options::{option_label, parse_list_literal, split_options_from_question, strip_option_labels};
+use super::plan::{Accessor, AnswerKind, Format, IngestPlan, MetaKeep, TemplatePart};
 use super::raw::{Raw, RawRecord};
 use crate::error::{Problem, did_you_mean};
-use crate::sample::{AnswerFormat, Sample};
+use crate::sample::{AnswerFormat, Sample, parse_number};
 use crate::seed::rng_for;
-use crate::spec::{Accessor, AnswerKind, Format, IngestPlan, MetaKeep, TemplatePart};
 
-const LETTERS: &[u8] = b"ABCDEFGHIJ";
+pub(super) const LETTERS: &[u8] = b"ABCDEFGHIJ";
 
 /// An image as the source names it, before resolution against the image folder.
 #[derive(Debug, Clone, PartialEq)]
@@ -680,15 +681,6 @@ pub fn infer_format(options: &[String], answer: &str) -> AnswerFormat {
     }
 }
 
-/// A finite number written plainly (`3`, `-2.5`, `1e3`, `1,000`).
-pub fn parse_number(s: &str) -> Option<f64> {
-    let t = s.trim().replace(',', "");
-    if t.is_empty() || t.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') {
-        return None;
-    }
-    t.parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
 fn first_duplicate(options: &[String]) -> Option<&str> {
     // Option lists are short: a quadratic scan beats building a hash set per question.
     options.iter().enumerate().find(|(i, o)| options[..*i].contains(o)).map(|(_, o)| o.as_str())
@@ -696,131 +688,6 @@ fn first_duplicate(options: &[String]) -> Option<&str> {
 
 fn short(s: &str) -> String {
     if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() }
-}
-
-/// Parses a string-encoded list: JSON (`["a", "b"]`) or a Python literal (`['a', "b"]`).
-pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
-    let s = s.trim();
-    if !s.starts_with('[') || !s.ends_with(']') {
-        return None;
-    }
-    if let Ok(v) = serde_json::from_str::<Vec<serde_json::Value>>(s) {
-        return v
-            .into_iter()
-            .map(|x| match x {
-                serde_json::Value::String(s) => Some(s),
-                serde_json::Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .collect();
-    }
-    // Python literal: quoted items separated by commas.
-    let chars: Vec<char> = s[1..s.len() - 1].chars().collect();
-    let mut items = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < chars.len() && chars[i].is_whitespace() {
-            i += 1;
-        }
-        if i >= chars.len() {
-            break;
-        }
-        let q = chars[i];
-        if q != '\'' && q != '"' {
-            return None;
-        }
-        i += 1;
-        let mut item = String::new();
-        loop {
-            let c = *chars.get(i)?;
-            i += 1;
-            if c == '\\' {
-                let e = *chars.get(i)?;
-                i += 1;
-                item.push(match e {
-                    'n' => '\n',
-                    't' => '\t',
-                    other => other,
-                });
-            } else if c == q {
-                break;
-            } else {
-                item.push(c);
-            }
-        }
-        items.push(item);
-        while i < chars.len() && chars[i].is_whitespace() {
-            i += 1;
-        }
-        match chars.get(i) {
-            Some(',') => i += 1,
-            None => break,
-            _ => return None,
-        }
-    }
-    Some(items)
-}
-
-/// Drops the labels of options written `A. chair`, `B) table` or `(C) lamp`, when every
-/// option carries its own letter in order (VSI-Bench and many VLMEvalKit sets): the
-/// canonical option is the text, its letter is its position. Returns whether it did.
-fn strip_option_labels(options: &mut [String]) -> bool {
-    let labelled = options.len() >= 2 && options.iter().enumerate().all(|(k, o)| option_label(o, Some(k)).is_some());
-    if labelled {
-        for (k, o) in options.iter_mut().enumerate() {
-            if let Some((_, rest)) = option_label(o, Some(k)) {
-                *o = rest.to_string();
-            }
-        }
-    }
-    labelled
-}
-
-/// An option label at the start of `text` (`A.`, `A)`, `(A)`, then a space), the letter's
-/// position and the rest; with `want`, only that position's letter.
-fn option_label(text: &str, want: Option<usize>) -> Option<(usize, &str)> {
-    let t = text.trim_start();
-    let (letter, rest) = match t.strip_prefix('(') {
-        Some(r) => (r.chars().next()?, r.get(1..)?.strip_prefix(')')?),
-        None => {
-            let c = t.chars().next()?;
-            (c, t.get(1..)?.strip_prefix(['.', ')'])?)
-        }
-    };
-    let k = LETTERS.iter().position(|&l| l as char == letter)?;
-    if want.is_some_and(|w| w != k) || !rest.starts_with(char::is_whitespace) {
-        return None;
-    }
-    let rest = rest.trim();
-    (!rest.is_empty()).then_some((k, rest))
-}
-
-/// Splits the options written at the end of a question (`A. text` lines, in
-/// letter order; an option may run over several lines) off the question, and
-/// drops `<image>` placeholders (LLaVA-style conversations).
-pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
-    let q = q.replace("<image>", "");
-    let lines: Vec<&str> = q.trim().lines().collect();
-    let starts = |line: &str, k: usize| {
-        let b = line.trim_start().as_bytes();
-        k < LETTERS.len() && b.len() >= 2 && b[0] == LETTERS[k] && b[1] == b'.'
-    };
-    // The last "A." line that begins a run of B., C., ... up to the end.
-    for a in (0..lines.len()).rev().filter(|&i| starts(lines[i], 0)) {
-        let mut options: Vec<String> = Vec::new();
-        for line in &lines[a..] {
-            if starts(line, options.len()) {
-                options.push(line.trim_start()[2..].trim().to_string());
-            } else if let Some(last) = options.last_mut() {
-                last.push('\n');
-                last.push_str(line.trim());
-            }
-        }
-        if options.len() >= 2 {
-            return (lines[..a].join("\n").trim().to_string(), options);
-        }
-    }
-    (q.trim().to_string(), Vec::new())
 }
 
 #[cfg(test)]
@@ -880,7 +747,5 @@ mod tests {
         assert_eq!(infer_format(&[], "3"), AnswerFormat::Numeric);
         assert_eq!(infer_format(&[], "left lung"), AnswerFormat::Open);
         assert_eq!(infer_format(&["a".into()], "a"), AnswerFormat::MultipleChoice);
-        assert_eq!(parse_number("1e3"), Some(1000.0));
-        assert_eq!(parse_number("inf"), None);
     }
 }

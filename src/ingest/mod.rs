@@ -14,7 +14,9 @@ pub mod csv;
 pub mod images;
 pub mod json;
 pub mod mapping;
+pub mod options;
 pub mod parquet;
+pub mod plan;
 pub mod raw;
 pub mod vlmevalkit;
 
@@ -24,11 +26,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use crate::error::OnInvalid;
 use crate::error::{Error, Location, Problem, Result, did_you_mean, display_path};
 use crate::progress;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
-use crate::spec::{Format, IngestPlan, OnInvalid};
 use mapping::{Mapped, Outcome};
+pub use plan::{Format, IngestPlan};
 use raw::RawRecord;
 
 /// A sample left out under `on-invalid = "skip"`, with why.

@@ -14,47 +14,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::raw::{Raw, RawRecord};
 use crate::error::{Error, Location, Pos, Problem, Result, display_path};
-
-/// The parquet crate asserts (panics) on a column chunk whose byte range is
-/// negative or outside the file while reading rows (found by fuzzing): every
-/// reader of Parquet files checks the footer's ranges first with this.
-pub fn check_chunk_ranges(path: &Path, metadata: &parquet::file::metadata::ParquetMetaData, size: u64) -> Result<()> {
-    for (g, rg) in metadata.row_groups().iter().enumerate() {
-        for col in rg.columns() {
-            let start = col.dictionary_page_offset().unwrap_or_else(|| col.data_page_offset());
-            let len = col.compressed_size();
-            if start < 0 || len < 0 || start.checked_add(len).is_none_or(|end| end as u64 > size) {
-                return Err(Error::one(
-                    Problem::new(
-                        Location::file(path),
-                        format!(
-                            "not a readable Parquet file ({size} bytes): row group {}, column \"{}\": its data is said \
-                             to be at bytes {start}..{start}+{len}, outside the file",
-                            g + 1,
-                            col.column_path()
-                        ),
-                    )
-                    .field(col.column_path().to_string())
-                    .help("the footer is corrupt: re-export the file"),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Runs a Parquet decode of `path`. The parquet and arrow crates assert
-/// (panic) on some corrupt pages (fuzzing found an out-of-bounds bitmap in
-/// arrow-buffer); such a panic becomes a located error.
-pub fn guard_decoder<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    crate::error::guard_foreign(f, |why| {
-        Problem::new(
-            Location::file(path),
-            format!("not a readable Parquet file: its data is corrupt (the Parquet decoder failed: {why})"),
-        )
-        .help("the file is damaged: re-export it")
-    })
-}
+use crate::io::parquet::{check_chunk_ranges, guard_decoder};
 
 /// Reads every row of a Parquet file.
 pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {

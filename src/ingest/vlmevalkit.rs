@@ -55,7 +55,7 @@ pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
             continue;
         }
         let encoded: Vec<String> = if text.starts_with('[') {
-            match super::mapping::parse_list_literal(&text) {
+            match super::options::parse_list_literal(&text) {
                 Some(items) => items,
                 None => {
                     problems.push(Problem::new(rec.loc.clone(), "the image list cannot be parsed").field("image"));

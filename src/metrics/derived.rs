@@ -2,6 +2,14 @@
 //! predictions cover (a metric whose conditions are absent is left out).
 //! All accuracies are fractions in [0, 1].
 //!
+//! **Paired.** A metric that compares conditions is computed on the questions
+//! (by parent id) that have a prediction in *every* condition it uses — never
+//! on each condition's whole cell, since variants exist only for a subset
+//! (no image only where there was one, traps only for multiple choice). Its
+//! `n_paired` is reported beside it; with no question in common the value is
+//! null with a reason. A parent with several rows in a condition counts by
+//! their mean score.
+//!
 //! *Seeing is not reasoning* (formulas at the end of the paper):
 //! - **Visual Dependence** = (acc(original) − acc(no_image)) / acc(original);
 //! - **Caption Substitution** = (acc(original) − acc(caption)) / acc(original);
@@ -40,8 +48,11 @@
 //! - T4 distractors: f4 = (0.5·max(0, acc(original) − acc(swap)) +
 //!   0.3·max(0, acc(swap) − acc(original)) + 0.2·max(0, acc(unknown_option) −
 //!   acc(original))) / (sum of the weights of the terms present), swap = the
-//!   `distractor_swap@k` with the largest k present — the paper's weights,
-//!   with image (its first and last terms are text-only);
+//!   `distractor_swap@k` with the largest k present — the paper's weights.
+//!   **Departure**: the paper takes the drop and the "Unknown" gain from
+//!   text-only runs and the swap gain from image runs; blindspot has the
+//!   image runs only, so the drop and gain terms come from the same
+//!   (original, swap) pair and at most one of them is non-zero;
 //! - T5 visual substitution: f5 = max(0, acc(original) − acc(visual_substitution)),
 //!   where a substitution row's gold is the option the substituted image
 //!   supports — a model that reads the image keeps its accuracy (the paper
@@ -71,6 +82,25 @@ pub struct ModalityDifferential {
     pub null_conditions: Vec<String>,
 }
 
+/// A comparison of conditions on the questions all of them answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paired {
+    /// The metric's value; None with [`Paired::reason`] when it is undefined.
+    pub value: Option<f64>,
+    /// Questions (parent ids) with a prediction in every condition used.
+    pub n_paired: usize,
+    pub conditions: Vec<String>,
+    /// Why the value is null.
+    pub reason: Option<String>,
+}
+
+/// Per-condition accuracies over the questions every condition answered.
+struct Common {
+    n: usize,
+    /// In the order of the conditions asked for.
+    accuracy: Vec<f64>,
+}
+
 /// Mirage vs guess.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MirageVsGuess {
@@ -94,7 +124,9 @@ pub struct MirageRate {
 /// MMStar's gain and leakage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MmStar {
+    /// acc(original) − acc(no_image), over the questions both answered.
     pub gain: f64,
+    pub n_paired: usize,
     pub llm_base: Option<String>,
     pub text_only: Option<f64>,
     pub leakage: Option<f64>,
@@ -106,6 +138,8 @@ pub struct Fragility {
     pub test: &'static str,
     pub conditions: Vec<String>,
     pub f: f64,
+    /// Questions with a prediction in every condition of the test.
+    pub n_paired: usize,
 }
 
 /// Robustness R(m).
@@ -114,17 +148,17 @@ pub struct Robustness {
     pub tests: Vec<Fragility>,
     /// Mean of 1 − f over `tests`; None without any.
     pub r: Option<f64>,
-    pub gold_removed: Option<f64>,
+    pub gold_removed: Option<Fragility>,
 }
 
 /// Every derived metric of one model (None: its conditions are absent).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Derived {
-    pub visual_dependence: Option<f64>,
-    pub caption_substitution: Option<f64>,
+    pub visual_dependence: Option<Paired>,
+    pub caption_substitution: Option<Paired>,
     pub null_baseline: Option<f64>,
     pub modality_differential: Option<ModalityDifferential>,
-    pub mirage_score: Option<f64>,
+    pub mirage_score: Option<Paired>,
     pub mirage_vs_guess: Option<MirageVsGuess>,
     pub mirage_rate: BTreeMap<String, MirageRate>,
     pub mmstar: Option<MmStar>,
@@ -142,8 +176,57 @@ pub fn modality_differential_i(g_image: f64, g_caption: f64) -> (f64, bool) {
     if den == 0.0 { (0.0, true) } else { ((g_image - g_caption) / den, false) }
 }
 
+/// Score per parent id (the mean when a parent has several rows).
 fn by_parent<'a>(scored: &'a Scored, model: &str, condition: &str) -> Option<HashMap<&'a str, f64>> {
-    scored.cell(model, condition).map(|items| items.iter().map(|i| (i.parent.as_str(), i.outcome.score)).collect())
+    let items = scored.cell(model, condition)?;
+    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+    for i in items {
+        let e = sums.entry(i.parent.as_str()).or_default();
+        e.0 += i.outcome.score;
+        e.1 += 1;
+    }
+    Some(sums.into_iter().map(|(p, (s, n))| (p, s / n as f64)).collect())
+}
+
+/// The accuracies of `conditions` over the parents all of them answered (None:
+/// a condition has no cell for this model). Sums run in id order.
+fn common(scored: &Scored, model: &str, conditions: &[&str]) -> Option<Common> {
+    let maps: Vec<HashMap<&str, f64>> =
+        conditions.iter().map(|c| by_parent(scored, model, c).filter(|m| !m.is_empty())).collect::<Option<_>>()?;
+    let mut parents: Vec<&str> =
+        maps[0].keys().copied().filter(|p| maps[1..].iter().all(|m| m.contains_key(p))).collect();
+    parents.sort_by(|a, b| crate::sample::id_cmp(a, b));
+    let n = parents.len();
+    let accuracy = maps
+        .iter()
+        .map(|m| if n == 0 { f64::NAN } else { parents.iter().map(|p| m[p]).sum::<f64>() / n as f64 })
+        .collect();
+    Some(Common { n, accuracy })
+}
+
+/// A paired metric of `conditions`: `value(accuracies)` over their common
+/// questions, or null with a reason.
+fn paired(
+    scored: &Scored,
+    model: &str,
+    conditions: &[&str],
+    value: impl Fn(&[f64]) -> Result<f64, String>,
+) -> Option<Paired> {
+    let c = common(scored, model, conditions)?;
+    let (value, reason) = if c.n == 0 {
+        (None, Some(format!("no question has a prediction in every one of {}", conditions.join(", "))))
+    } else {
+        match value(&c.accuracy) {
+            Ok(v) => (Some(v), None),
+            Err(why) => (None, Some(why)),
+        }
+    };
+    Some(Paired { value, n_paired: c.n, conditions: conditions.iter().map(|s| s.to_string()).collect(), reason })
+}
+
+/// (a − b) / a over paired questions; undefined when a = 0.
+fn relative_drop_of(acc: &[f64]) -> Result<f64, String> {
+    relative_drop(acc[0], acc[1]).ok_or_else(|| format!("accuracy on {ORIGINAL} is 0 over the paired questions"))
 }
 
 pub fn derive(
@@ -155,9 +238,6 @@ pub fn derive(
 ) -> Derived {
     let conds = cells.get(model);
     let acc = |c: &str| conds.and_then(|m| m.get(c)).filter(|s| s.n > 0).map(|s| s.accuracy);
-    let orig = acc(ORIGINAL);
-    let no_image = acc("no_image");
-    let both = |a: Option<f64>, b: Option<f64>| a.zip(b);
 
     let nulls: Vec<f64> = NULL_CONDITIONS.iter().filter_map(|c| acc(c)).collect();
     let null_baseline = (!nulls.is_empty()).then(|| nulls.iter().sum::<f64>() / nulls.len() as f64);
@@ -230,21 +310,43 @@ pub fn derive(
         }
     }
 
-    let mmstar = both(orig, no_image).map(|(sv, swv)| {
+    let mmstar = common(scored, model, &[ORIGINAL, "no_image"]).filter(|c| c.n > 0).map(|c| {
+        let (sv, swv) = (c.accuracy[0], c.accuracy[1]);
         let base = cfg.llm_bases.get(model).cloned();
+        // The backbone's text-only accuracy on the same no-image questions.
         let text_only = base.as_ref().and_then(|b| {
-            let bc = cells.get(b)?;
-            bc.get("no_image").or_else(|| bc.get(ORIGINAL)).filter(|s| s.n > 0).map(|s| s.accuracy)
+            let mine = by_parent(scored, model, "no_image")?;
+            let theirs = by_parent(scored, b, "no_image")
+                .filter(|m| !m.is_empty())
+                .or_else(|| by_parent(scored, b, ORIGINAL).filter(|m| !m.is_empty()))?;
+            let mut parents: Vec<&str> = mine.keys().copied().filter(|p| theirs.contains_key(p)).collect();
+            parents.sort_by(|a, b| crate::sample::id_cmp(a, b));
+            let n = parents.len();
+            (n > 0).then(|| {
+                let st = parents.iter().map(|p| theirs[p]).sum::<f64>() / n as f64;
+                let own = parents.iter().map(|p| mine[p]).sum::<f64>() / n as f64;
+                (st, own)
+            })
         });
-        MmStar { gain: sv - swv, llm_base: base, text_only, leakage: text_only.map(|st| (swv - st).max(0.0)) }
+        MmStar {
+            gain: sv - swv,
+            n_paired: c.n,
+            llm_base: base,
+            text_only: text_only.map(|t| t.0),
+            leakage: text_only.map(|(st, own)| (own - st).max(0.0)),
+        }
     });
 
     Derived {
-        visual_dependence: both(orig, no_image).and_then(|(o, n)| relative_drop(o, n)),
-        caption_substitution: both(orig, acc("caption")).and_then(|(o, c)| relative_drop(o, c)),
+        visual_dependence: paired(scored, model, &[ORIGINAL, "no_image"], relative_drop_of),
+        caption_substitution: paired(scored, model, &[ORIGINAL, "caption"], relative_drop_of),
         null_baseline,
         modality_differential,
-        mirage_score: both(orig, acc("mirage")).and_then(|(o, m)| (o != 0.0).then(|| m / o)),
+        mirage_score: paired(scored, model, &[ORIGINAL, "mirage"], |a| {
+            (a[0] != 0.0)
+                .then(|| a[1] / a[0])
+                .ok_or_else(|| format!("accuracy on {ORIGINAL} is 0 over the paired questions"))
+        }),
         mirage_vs_guess,
         mirage_rate,
         mmstar,
@@ -254,72 +356,78 @@ pub fn derive(
 
 fn robustness(model: &str, rows: &[Sample], scored: &Scored, acc: &dyn Fn(&str) -> Option<f64>) -> Robustness {
     let clamp = |x: f64| x.clamp(0.0, 1.0);
-    let mut tests = Vec::new();
-    let orig = acc(ORIGINAL);
     let names = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    if let (Some(o), Some(n)) = (orig, acc("no_image")) {
-        tests.push(Fragility {
-            test: "T1_modality_sensitivity",
-            conditions: names(&[ORIGINAL, "no_image"]),
-            f: clamp(o - n),
-        });
-    }
+    // A test over the questions every one of its conditions answered.
+    let test = |name: &'static str, conds: &[&str], f: &dyn Fn(&[f64]) -> f64| {
+        common(scored, model, conds).filter(|c| c.n > 0).map(|c| Fragility {
+            test: name,
+            conditions: names(conds),
+            f: clamp(f(&c.accuracy)),
+            n_paired: c.n,
+        })
+    };
+    let mut tests = Vec::new();
+    tests.extend(test("T1_modality_sensitivity", &[ORIGINAL, "no_image"], &|a| a[0] - a[1]));
     if let (Some(n), Some(items)) = (acc("no_image"), scored.cell(model, "no_image")) {
-        let chance = items.iter().map(|i| crate::diagnose::chance(&rows[i.row])).sum::<f64>() / items.len() as f64;
+        let chance = items.iter().map(|i| crate::sample::chance(&rows[i.row])).sum::<f64>() / items.len() as f64;
         if chance < 1.0 {
+            let parents: std::collections::BTreeSet<&str> = items.iter().map(|i| i.parent.as_str()).collect();
             tests.push(Fragility {
                 test: "T2_modality_necessity",
                 conditions: names(&["no_image"]),
                 f: clamp((n - chance).max(0.0) / (1.0 - chance)),
+                n_paired: parents.len(),
             });
         }
     }
-    if let (Some(o), Some(s)) = (orig, acc("option_shuffle")) {
-        tests.push(Fragility { test: "T3_format", conditions: names(&[ORIGINAL, "option_shuffle"]), f: clamp(o - s) });
+    tests.extend(test("T3_format", &[ORIGINAL, "option_shuffle"], &|a| a[0] - a[1]));
+    let swap = scored
+        .cells
+        .get(model)
+        .into_iter()
+        .flat_map(|c| c.keys())
+        .filter_map(|c| c.strip_prefix("distractor_swap@").and_then(|k| k.parse::<u32>().ok()).map(|k| (k, c.clone())))
+        .max()
+        .map(|(_, c)| c);
+    let unknown = scored.cell(model, "unknown_option").is_some_and(|i| !i.is_empty());
+    let mut t4: Vec<&str> = vec![ORIGINAL];
+    t4.extend(swap.as_deref());
+    if unknown {
+        t4.push("unknown_option");
     }
-    if let Some(o) = orig {
-        let swap = scored
-            .cells
-            .get(model)
-            .into_iter()
-            .flat_map(|c| c.keys())
-            .filter_map(|c| {
-                c.strip_prefix("distractor_swap@").and_then(|k| k.parse::<u32>().ok()).map(|k| (k, c.clone()))
-            })
-            .max();
-        let mut terms = Vec::new();
-        let mut conditions = vec![ORIGINAL.to_string()];
-        if let Some((_, c)) = &swap
-            && let Some(s) = acc(c)
-        {
-            terms.push((0.5, (o - s).max(0.0)));
-            terms.push((0.3, (s - o).max(0.0)));
-            conditions.push(c.clone());
-        }
-        if let Some(u) = acc("unknown_option") {
-            terms.push((0.2, (u - o).max(0.0)));
-            conditions.push("unknown_option".into());
-        }
-        if !terms.is_empty() {
+    if t4.len() > 1 {
+        let has_swap = swap.is_some();
+        tests.extend(test("T4_distractors", &t4, &|a| {
+            let mut terms = Vec::new();
+            if has_swap {
+                terms.push((0.5, (a[0] - a[1]).max(0.0)));
+                terms.push((0.3, (a[1] - a[0]).max(0.0)));
+            }
+            if unknown {
+                terms.push((0.2, (a[a.len() - 1] - a[0]).max(0.0)));
+            }
             let w: f64 = terms.iter().map(|t| t.0).sum();
-            let f = terms.iter().map(|(wi, x)| wi * x).sum::<f64>() / w;
-            tests.push(Fragility { test: "T4_distractors", conditions, f: clamp(f) });
-        }
+            terms.iter().map(|(wi, x)| wi * x).sum::<f64>() / w
+        }));
     }
-    if let (Some(o), Some(v)) = (orig, acc("visual_substitution")) {
-        tests.push(Fragility {
-            test: "T5_visual_substitution",
-            conditions: names(&[ORIGINAL, "visual_substitution"]),
-            f: clamp(o - v),
-        });
-    }
+    tests.extend(test("T5_visual_substitution", &[ORIGINAL, "visual_substitution"], &|a| a[0] - a[1]));
     let r = (!tests.is_empty()).then(|| tests.iter().map(|t| 1.0 - t.f).sum::<f64>() / tests.len() as f64);
-    let gold_removed = orig.zip(acc("gold_removed")).map(|(o, g)| clamp(o - g));
+    let gold_removed = test("gold_removed", &[ORIGINAL, "gold_removed"], &|a| a[0] - a[1]);
     Robustness { tests, r, gold_removed }
 }
 
 fn opt(x: Option<f64>) -> J {
     x.map_or(J::Null, r6)
+}
+
+fn paired_json(p: Option<&Paired>) -> J {
+    p.map_or(J::Null, |p| {
+        let mut v = json!({"value": opt(p.value), "n_paired": p.n_paired, "conditions": p.conditions});
+        if let Some(why) = &p.reason {
+            v["reason"] = json!(why);
+        }
+        v
+    })
 }
 
 impl Derived {
@@ -330,8 +438,8 @@ impl Derived {
                 o.insert(k.to_string(), v);
             }
         };
-        put("visual_dependence", opt(self.visual_dependence));
-        put("caption_substitution", opt(self.caption_substitution));
+        put("visual_dependence", paired_json(self.visual_dependence.as_ref()));
+        put("caption_substitution", paired_json(self.caption_substitution.as_ref()));
         put("null_baseline", opt(self.null_baseline));
         put(
             "modality_differential",
@@ -343,7 +451,7 @@ impl Derived {
                 })
             }),
         );
-        put("mirage_score", opt(self.mirage_score));
+        put("mirage_score", paired_json(self.mirage_score.as_ref()));
         put(
             "mirage_vs_guess",
             self.mirage_vs_guess.as_ref().map_or(J::Null, |g| {
@@ -363,7 +471,7 @@ impl Derived {
         put(
             "mmstar",
             self.mmstar.as_ref().map_or(J::Null, |m| {
-                json!({"multimodal_gain": r6(m.gain), "llm_base": m.llm_base, "text_only_accuracy": opt(m.text_only), "leakage": opt(m.leakage)})
+                json!({"multimodal_gain": r6(m.gain), "n_paired": m.n_paired, "llm_base": m.llm_base, "text_only_accuracy": opt(m.text_only), "leakage": opt(m.leakage)})
             }),
         );
         let rb = &self.robustness;
@@ -371,9 +479,11 @@ impl Derived {
             let tests: Vec<J> = rb
                 .tests
                 .iter()
-                .map(|t| json!({"test": t.test, "conditions": t.conditions, "fragility": r6(t.f), "robustness": r6(1.0 - t.f)}))
+                .map(|t| json!({"test": t.test, "conditions": t.conditions, "n_paired": t.n_paired, "fragility": r6(t.f), "robustness": r6(1.0 - t.f)}))
                 .collect();
-            put("robustness", json!({"R": opt(rb.r), "tests": tests, "gold_removed_fragility": opt(rb.gold_removed)}));
+            let gold_removed =
+                rb.gold_removed.as_ref().map_or(J::Null, |g| json!({"n_paired": g.n_paired, "fragility": r6(g.f)}));
+            put("robustness", json!({"R": opt(rb.r), "tests": tests, "gold_removed": gold_removed}));
         }
         J::Object(o)
     }
@@ -384,14 +494,15 @@ pub fn definitions() -> J {
     json!({
         "accuracy": "mean score over the predictions of the condition (1 correct, 0 wrong, MRA for numeric answers); abstentions, empty and unparsed responses score 0; ci95 = 2.5th/97.5th percentiles of 1,000 seeded bootstrap resamples of the questions",
         "abstention_rate": "share of responses that say the image is missing, cannot be seen, or refuse (phrase list in src/predictions/abstain.rs), unless an explicit answer marker ([[B]], 'the answer is B') is given",
-        "visual_dependence": "(acc(original) - acc(no_image)) / acc(original)",
-        "caption_substitution": "(acc(original) - acc(caption)) / acc(original)",
+        "paired": "every metric comparing conditions is computed on the questions (parent ids) with a prediction in every condition it uses; n_paired is their number; with none in common the value is null with a reason",
+        "visual_dependence": "(acc(original) - acc(no_image)) / acc(original), paired",
+        "caption_substitution": "(acc(original) - acc(caption)) / acc(original), paired",
         "null_baseline": "mean accuracy over the null conditions present (no_image, white_image, noise_image)",
         "modality_differential": "mean over instances of (g_image - g_caption) / (|g_image| + |g_caption|), g = score - mean null score of the instance; 0/0 (both gains 0) counts as 0",
-        "mirage_score": "acc(mirage) / acc(original)",
+        "mirage_score": "acc(mirage) / acc(original), paired",
         "mirage_vs_guess": "acc(mirage) - acc(guess) over questions both answered; paired bootstrap ci95",
         "mirage_rate": "share of responses that neither abstain nor are empty",
-        "mmstar": "multimodal_gain = acc(original) - acc(no_image); leakage = max(0, acc(no_image) - text-only accuracy of the LLM base)",
-        "robustness": "R = mean over present tests of 1 - f_i; T1 max(0, acc(original) - acc(no_image)); T2 max(0, acc(no_image) - chance) / (1 - chance); T3 max(0, acc(original) - acc(option_shuffle)); T4 (0.5 max(0, orig - swap) + 0.3 max(0, swap - orig) + 0.2 max(0, unknown_option - orig)) / weights present, swap = largest distractor_swap@k; T5 max(0, acc(original) - acc(visual_substitution)) with the substituted gold; gold_removed reported outside R",
+        "mmstar": "multimodal_gain = acc(original) - acc(no_image), paired; leakage = max(0, acc(no_image) - text-only accuracy of the LLM base), both over the no_image questions the base also answered",
+        "robustness": "R = mean over present tests of 1 - f_i; T1 max(0, acc(original) - acc(no_image)); T2 max(0, acc(no_image) - chance) / (1 - chance); T3 max(0, acc(original) - acc(option_shuffle)); T4 (0.5 max(0, orig - swap) + 0.3 max(0, swap - orig) + 0.2 max(0, unknown_option - orig)) / weights present, swap = largest distractor_swap@k (departure: the paper takes the first and last terms from text-only runs, so here at most one of the first two is non-zero); T5 max(0, acc(original) - acc(visual_substitution)) with the substituted gold; gold_removed reported outside R; T1, T3, T4, T5 and gold_removed paired over their conditions",
     })
 }

@@ -29,9 +29,9 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{Value as J, json};
 
-use crate::diagnose::MraRule;
 use crate::error::{Error, Problem, Result};
 use crate::predictions::{Imported, Outcome, Prediction, parse};
+use crate::sample::MraRule;
 use crate::sample::{Sample, id_cmp};
 use crate::seed::rng_for;
 
@@ -106,7 +106,7 @@ pub struct MetricsConfig {
 impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
-            seed: 42,
+            seed: crate::context::DEFAULT_SEED,
             resamples: 1000,
             mra: MraRule::Strict,
             group_by: Vec::new(),

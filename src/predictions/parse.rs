@@ -34,8 +34,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::abstain;
-use crate::diagnose::{MraRule, mra};
 use crate::sample::{AnswerFormat, Sample};
+use crate::sample::{MraRule, mra};
 
 /// What a model answered, as imported.
 #[derive(Debug, Clone, PartialEq)]

@@ -165,7 +165,7 @@ pub fn run(
             mean_bias: scored.iter().map(|x| x.1).sum::<f64>() / scored.len().max(1) as f64,
             blind_accuracy: hits as f64 / seen.max(1) as f64,
             ci95: None,
-            chance: current.iter().map(crate::diagnose::chance).sum::<f64>() / current.len().max(1) as f64,
+            chance: current.iter().map(crate::sample::chance).sum::<f64>() / current.len().max(1) as f64,
             removed: 0,
         };
         if removed.len() >= budget {

@@ -21,12 +21,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::diagnose::DiagnoseConfig;
 use crate::diagnose::features::Featurizer;
 use crate::diagnose::forest::{self, Binner, ForestParams};
-use crate::diagnose::{DiagnoseConfig, mra};
 use crate::error::{Error, Location, Problem, Result};
 use crate::metrics::{ORIGINAL, Scored};
 use crate::predictions::parse::normalize_text;
+use crate::sample::mra;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 
@@ -86,6 +87,30 @@ pub struct BCleanReport {
     pub removed: Vec<Removed>,
     pub ranking_before: Vec<String>,
     pub ranking_after: Vec<String>,
+}
+
+impl BCleanReport {
+    /// `bclean.json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let r = self;
+        serde_json::json!({
+            "n_questions": r.n_questions,
+            "models": r.models.iter().map(|m| serde_json::json!({
+                "model": m.model,
+                "mirage_answered": m.mirage_answered,
+                "compromised": m.compromised,
+                "accuracy_before": {"n": m.before.0, "accuracy": crate::metrics::r6(m.before.1)},
+                "accuracy_after": {"n": m.after.0, "accuracy": crate::metrics::r6(m.after.1)},
+            })).collect::<Vec<_>>(),
+            "union": r.union,
+            "step3_removed": r.step3_removed,
+            "kept_count": r.kept.len(),
+            "ranking_before": r.ranking_before,
+            "ranking_after": r.ranking_after,
+            "kept": r.kept,
+            "removed": r.removed.iter().map(|x| serde_json::json!({"id": x.id, "reason": x.reason})).collect::<Vec<_>>(),
+        })
+    }
 }
 
 fn ranking(models: &[ModelResult], after: bool) -> Vec<String> {
@@ -211,7 +236,7 @@ pub fn blind_correct(train: &[&Sample], test: &[&Sample], cfg: &DiagnoseConfig) 
         let key = |s: &Sample| normalize_text(&s.answer);
         match format {
             AnswerFormat::Numeric => {
-                let num = |s: &Sample| crate::ingest::mapping::parse_number(&s.answer);
+                let num = |s: &Sample| crate::sample::parse_number(&s.answer);
                 let keep: Vec<usize> = (0..tr.len()).filter(|&i| num(tr[i]).is_some()).collect();
                 if keep.len() < 2 {
                     continue;

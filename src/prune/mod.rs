@@ -60,7 +60,7 @@ impl Amount {
     pub fn describe(self) -> String {
         match self {
             Amount::Count(c) => c.to_string(),
-            Amount::Fraction(f) => format!("{}%", crate::diagnose::report::r6(f * 100.0)),
+            Amount::Fraction(f) => format!("{}%", crate::io::r6(f * 100.0)),
         }
     }
 }
@@ -248,7 +248,7 @@ impl Default for PruneConfig {
             aflite: AfliteConfig::default(),
             bclean_models: None,
             bclean_step3: false,
-            seed: 42,
+            seed: crate::context::DEFAULT_SEED,
         }
     }
 }
@@ -305,6 +305,27 @@ pub struct Pruned {
 }
 
 impl Pruned {
+    /// Two lines: what was removed and the blind accuracy before and after.
+    pub fn summary(&self) -> String {
+        let p = self;
+        let acc = |d: Option<&crate::diagnose::Diagnosis>| {
+            d.map_or("-".to_string(), |d| {
+                format!("{:.2}% (95% CI {:.2}-{:.2})", d.weighted * 100.0, d.ci95.0 * 100.0, d.ci95.1 * 100.0)
+            })
+        };
+        format!(
+            "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {}, chance {:.2}%",
+            p.method.as_str(),
+            p.removed.len(),
+            p.n_input,
+            p.iterations.iter().filter(|i| i.removed > 0).count(),
+            p.stop,
+            acc(p.before.as_ref()),
+            acc(p.after.as_ref()),
+            p.after.as_ref().map_or(0.0, |d| d.chance * 100.0)
+        )
+    }
+
     pub fn removed_ids(&self) -> BTreeSet<&str> {
         self.removed.iter().map(|r| r.id.as_str()).collect()
     }

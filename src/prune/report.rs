@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 
 use super::{Method, Pruned};
 use crate::diagnose::Diagnosis;
-use crate::diagnose::report::r6;
 use crate::error::{Error, Result};
-use crate::release::parquet::write_bytes;
+use crate::io::fs::write_bytes;
+use crate::io::r6;
 
 fn finite(v: f64) -> Value {
     if v.is_finite() { json!(r6(v)) } else { Value::Null }
@@ -123,9 +123,7 @@ pub fn removed_csv(p: &Pruned) -> String {
 /// Writes `prune.json`, `removed.csv`, `kept_ids.txt` and `prune_curve.svg` into `dir`.
 pub fn write_report(dir: &Path, p: &Pruned, control: Option<&Pruned>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut text = serde_json::to_string_pretty(&document(p, control)).map_err(|e| Error::Bug(e.to_string()))?;
-    text.push('\n');
-    write_bytes(&dir.join("prune.json"), text.as_bytes())?;
+    crate::io::fs::write_json(&dir.join("prune.json"), &document(p, control))?;
     write_bytes(&dir.join("removed.csv"), removed_csv(p).as_bytes())?;
     let mut kept = p.kept.join("\n");
     kept.push('\n');

@@ -108,7 +108,7 @@ fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
 }
 
 /// Duplicates within the set and copies of a training split.
-fn duplicates_section(out: &mut String, e: &crate::embed::stage::EmbedStage) {
+fn duplicates_section(out: &mut String, e: &super::EmbedStage) {
     let Some(r) = &e.dups else { return };
     let j = r.summary_json();
     out.push_str("## Duplicates and leakage\n\n");
@@ -270,7 +270,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
         models.iter().filter(|(_, v)| v["derived"].as_object().is_some_and(|d| !d.is_empty())).collect();
     if !derived.is_empty() {
         out.push_str(
-            "\n| model | visual dependence | mirage score | mirage − guess | null baseline | robustness R |\n\
+            "\n| model | visual dependence (n paired) | mirage score (n paired) | mirage − guess | null baseline | robustness R |\n\
              |---|---:|---:|---:|---:|---:|\n",
         );
         for (model, v) in derived {
@@ -279,8 +279,8 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
                 model.replace('|', "\\|"),
-                r(&d["visual_dependence"]),
-                r(&d["mirage_score"]),
+                paired(&d["visual_dependence"]),
+                paired(&d["mirage_score"]),
                 p(&d["mirage_vs_guess"]["gap"]),
                 p(&d["null_baseline"]),
                 r(&d["robustness"]["R"])
@@ -288,6 +288,15 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
         }
     }
     out.push('\n');
+}
+
+/// A paired metric's value with its n (`–` when absent or undefined).
+fn paired(v: &serde_json::Value) -> String {
+    match (v["value"].as_f64(), v["n_paired"].as_u64()) {
+        (Some(x), Some(n)) => format!("{:.3} ({n})", x),
+        (None, Some(n)) => format!("– ({n})"),
+        _ => "–".into(),
+    }
 }
 
 fn size_category(n: usize) -> &'static str {

@@ -410,7 +410,7 @@ fn cell_digests(column: &ArrayRef, path: &Path) -> Result<Vec<Cell>> {
 
 fn read_table(dir: &Path, split: &SplitFiles) -> Result<Table> {
     let first = split.files.first().map_or_else(|| dir.to_path_buf(), |f| dir.join(f));
-    crate::ingest::parquet::guard_decoder(&first, || read_table_unguarded(dir, split))
+    crate::io::parquet::guard_decoder(&first, || read_table_unguarded(dir, split))
 }
 
 fn read_table_unguarded(dir: &Path, split: &SplitFiles) -> Result<Table> {
@@ -422,7 +422,7 @@ fn read_table_unguarded(dir: &Path, split: &SplitFiles) -> Result<Table> {
         let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         let size = file.metadata().map_or(0, |m| m.len());
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad_parquet(&path, e))?;
-        crate::ingest::parquet::check_chunk_ranges(&path, builder.metadata(), size)?;
+        crate::io::parquet::check_chunk_ranges(&path, builder.metadata(), size)?;
         let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| bad_parquet(&path, e))?;
         let names: Vec<String> = reader.schema().fields().iter().map(|f| f.name().clone()).collect();
         match &columns {

@@ -205,7 +205,7 @@ pub fn render(
 
     if let Some(e) = stages.embed {
         out.push_str("<h2>Embeddings, duplicates and leakage</h2>\n");
-        let svg = crate::embed::stage::PROJECTION_SVG;
+        let svg = super::projection::PROJECTION_SVG;
         if has(svg) {
             let _ = writeln!(
                 out,

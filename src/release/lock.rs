@@ -41,6 +41,12 @@ pub fn render(release_files: &BTreeMap<String, (String, u64)>, manifest: &Value)
     Ok(text)
 }
 
+/// A release's `manifest.json`, as JSON.
+pub fn manifest_of(dir: &Path) -> Result<Value> {
+    let path = dir.join(super::manifest::FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Bug(format!("{}: {e}", path.display())))
+}
 /// Reads a lock file; a missing or malformed one is a located error.
 pub fn read(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).map_err(|e| {

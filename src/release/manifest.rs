@@ -76,11 +76,11 @@ pub fn render(p: &Pipeline, ing: &Ingested, files: &BTreeMap<String, (String, u6
 fn prediction_inputs(plan: &crate::spec::MetricsPlan, base: &Path) -> Result<serde_json::Value> {
     let mut out = Vec::new();
     for f in &plan.files {
-        let h = super::verify::hash_file(&f.path)?;
+        let h = crate::io::hash::hash_file(&f.path)?;
         out.push(json!({"path": relative_to(&f.path, base), "model": f.model, "sha256": h.sha256, "bytes": h.bytes}));
     }
     for m in &plan.manifests {
-        let h = super::verify::hash_file(m)?;
+        let h = crate::io::hash::hash_file(m)?;
         out.push(json!({"path": relative_to(m, base), "export_manifest": true, "sha256": h.sha256, "bytes": h.bytes}));
     }
     Ok(serde_json::Value::Array(out))

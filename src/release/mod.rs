@@ -14,17 +14,19 @@ pub mod diff;
 pub mod html;
 pub mod lock;
 pub mod manifest;
-pub mod parquet;
+pub mod projection;
 pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::Ingested;
+use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
+use crate::io::hash::hash_tree;
+use crate::io::parquet::{write_batch, write_samples};
 use crate::sample::Embed;
 use crate::spec::Pipeline;
 
@@ -62,11 +64,27 @@ pub struct Stages<'a> {
     pub control: Option<&'a crate::prune::Pruned>,
     /// B-Clean's own report, when it pruned.
     pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
-    /// `report/metrics.json`, when the pipeline scores model predictions
-    /// (filled in by `write_release`, which computes it).
+    /// `report/metrics.json`, when the pipeline scores model predictions.
     pub metrics: Option<&'a serde_json::Value>,
     /// Embeddings, TsT-Embed, duplicates and leakage, when the pipeline asked for them.
-    pub embed: Option<&'a crate::embed::stage::EmbedStage>,
+    pub embed: Option<&'a EmbedStage>,
+    /// The variant rows of each kind the pipeline asked for, made from the kept questions.
+    pub variants: &'a [crate::variants::KindRows],
+}
+
+/// What the embedding steps produced for a release.
+#[derive(Debug, Clone, Default)]
+pub struct EmbedStage {
+    /// Embeddings of every ingested sample (`None`: no model was needed).
+    pub embeddings: Option<crate::embed::SampleEmbeddings>,
+    /// With `method = "both"`: TsT-Embed's own diagnosis (reported beside TsT-RF's).
+    pub tst_embed: Option<crate::diagnose::Diagnosis>,
+    /// `[leakage]`: the duplicates found.
+    pub dups: Option<crate::embed::dups::DupsReport>,
+    /// `[leakage]`: the training split's file as written in the pipeline.
+    pub train_written: Option<String>,
+    /// `prune-duplicates`: the questions dropped, in id order, with reasons.
+    pub dedup_removed: Vec<crate::prune::Removed>,
 }
 
 impl Stages<'_> {
@@ -134,27 +152,12 @@ pub fn variant_config_name(kind: &str) -> String {
     kind.replace('@', "-")
 }
 
-/// Generates each variant kind the pipeline asks for (one kind in memory at a
-/// time) and writes those with rows as configs under `variants/`.
+/// Writes the variant kinds with rows as configs under `variants/`.
 fn write_variants(
-    pipeline: &Pipeline,
-    samples: &[crate::sample::Sample],
+    generated: &[crate::variants::KindRows],
     dir: &Path,
     embed: Embed,
-    keep_rows: bool,
-) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>, Vec<crate::sample::Sample>)> {
-    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
-    let Some(cfg) = &pipeline.variants else { return Ok((Vec::new(), Vec::new(), Vec::new())) };
-    let seed = cfg.seed.unwrap_or(pipeline.dataset.seed);
-    let mut generated = Vec::new();
-    for kind in expand_kinds(&cfg.kinds, samples) {
-        let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
-        let v = generate(samples, &one, seed)?;
-        for w in &v.warnings {
-            eprintln!("warning: {}: variants: {w}", display_path(&pipeline.path));
-        }
-        generated.extend(v.kinds);
-    }
+) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
     // Each kind's file is written on its own thread (Parquet encoding is serial
     // within a file); their sizes come back in kind order.
     let files: Vec<Result<Option<(String, String, u64)>>> = generated
@@ -167,15 +170,15 @@ fn write_variants(
             let file = format!("variants/{config}/test-00000-of-00001.parquet");
             let path = dir.join(&file);
             mkdir_for(&path)?;
-            parquet::write_samples(&path, &k.rows, embed)?;
+            write_samples(&path, &k.rows, embed)?;
             let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
             Ok(Some((config, file, bytes)))
         })
         .collect();
     // The first failure in kind order, whichever thread met it first.
     let files = files.into_iter().collect::<Result<Vec<_>>>()?;
-    let (mut configs, mut infos, mut kept_rows) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, written) in generated.into_iter().zip(files) {
+    let (mut configs, mut infos) = (Vec::new(), Vec::new());
+    for (k, written) in generated.iter().zip(files) {
         let name = k.kind.name();
         let config = written.map(|(config, file, bytes)| {
             configs.push(ConfigInfo {
@@ -195,55 +198,11 @@ fn write_variants(
             kind: name,
             expected: k.kind.expected().as_str().to_string(),
             rows: k.rows.len(),
-            skipped: k.skipped,
+            skipped: k.skipped.clone(),
             config,
         });
-        if keep_rows {
-            kept_rows.extend(k.rows.into_iter().map(|mut r| {
-                // Scoring needs the text and gold, not the image bytes.
-                r.images.iter_mut().for_each(|i| i.bytes = None);
-                r
-            }));
-        }
     }
-    Ok((configs, infos, kept_rows))
-}
-
-/// Imports the pipeline's prediction files; paths in what is imported are the
-/// ones the pipeline wrote, so reports do not depend on where the build runs.
-pub fn import_predictions(plan: &crate::spec::MetricsPlan) -> Result<crate::predictions::Imported> {
-    use crate::predictions::{Manifest, import_all};
-    let mut manifest: Option<Manifest> = None;
-    for path in &plan.manifests {
-        let m = Manifest::load(path)?;
-        match &mut manifest {
-            Some(all) => all.merge(m),
-            None => manifest = Some(m),
-        }
-    }
-    let mut imported = import_all(&plan.files, manifest.as_ref())?;
-    let written: BTreeMap<String, &String> =
-        plan.files.iter().zip(&plan.written).map(|(f, w)| (display_path(&f.path), w)).collect();
-    for f in &mut imported.files {
-        if let Some(w) = written.get(&f.file) {
-            f.file = (*w).clone();
-        }
-    }
-    for p in &mut imported.predictions {
-        if let Some(w) = written.get(p.loc.file.as_ref()) {
-            p.loc.file = w.as_str().into();
-        }
-    }
-    Ok(imported)
-}
-
-/// Scores the pipeline's prediction files against the kept questions and the
-/// variant rows.
-fn metrics_json(plan: &crate::spec::MetricsPlan, mut rows: Vec<crate::sample::Sample>) -> Result<serde_json::Value> {
-    let imported = import_predictions(plan)?;
-    rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
-    let report = crate::metrics::metrics(&rows, &imported, &plan.config)?;
-    Ok(report.to_json(&imported))
+    Ok((configs, infos))
 }
 
 /// Builds the release of `pipeline` under `out_root`.
@@ -270,7 +229,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         let path = dir.join(file);
         mkdir_for(&path)?;
         crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
-            parquet::write_samples(&path, rows, embed)
+            write_samples(&path, rows, embed)
         })?;
         configs.push(ConfigInfo {
             name: name.into(),
@@ -329,7 +288,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         let file = "duplicates/test-00000-of-00001.parquet";
         let path = dir.join(file);
         mkdir_for(&path)?;
-        parquet::write_batch(&path, &r.pairs_batch()?)?;
+        write_batch(&path, &r.pairs_batch()?)?;
         configs.push(ConfigInfo {
             name: "duplicates".into(),
             description: "Duplicate pairs: `exact` (same normalised text) and `near` (cosine of the question+options \
@@ -343,26 +302,14 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             schema: ConfigSchema::Duplicates,
         });
     }
-    // Variants stress the set being published: the kept questions.
-    let (variant_configs, variants, variant_rows) = crate::progress::timed("variants (generate and write)", || {
-        write_variants(pipeline, &kept, dir, embed, pipeline.metrics.is_some())
-    })?;
+    let (variant_configs, variants) =
+        crate::progress::timed("variants (write)", || write_variants(stages.variants, dir, embed))?;
     configs.extend(variant_configs);
-    let metrics = match &pipeline.metrics {
-        Some(plan) => {
-            let mut rows = kept.clone();
-            rows.extend(variant_rows);
-            let json = metrics_json(plan, rows)?;
-            let path = dir.join("report/metrics.json");
-            mkdir_for(&path)?;
-            let mut text = serde_json::to_string_pretty(&json).map_err(|e| Error::Bug(e.to_string()))?;
-            text.push('\n');
-            parquet::write_bytes(&path, text.as_bytes())?;
-            Some(json)
-        }
-        None => None,
-    };
-    let stages = &Stages { metrics: metrics.as_ref(), ..*stages };
+    if let Some(json) = stages.metrics {
+        let path = dir.join("report/metrics.json");
+        mkdir_for(&path)?;
+        write_json(&path, json)?;
+    }
 
     if !ingested.rejected.is_empty() {
         let path = dir.join("report/rejected.jsonl");
@@ -372,7 +319,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             text.push_str(&serde_json::to_string(r).map_err(|e| Error::Bug(e.to_string()))?);
             text.push('\n');
         }
-        parquet::write_bytes(&path, text.as_bytes())?;
+        write_bytes(&path, text.as_bytes())?;
     }
     if let Some(d) = stages.diagnosis {
         let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
@@ -389,20 +336,17 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         })?;
     }
     if let Some(b) = stages.bclean {
-        let mut text = serde_json::to_string_pretty(&crate::cli::metrics::bclean_json(b))
-            .map_err(|e| Error::Bug(e.to_string()))?;
-        text.push('\n');
-        parquet::write_bytes(&dir.join("report/bclean.json"), text.as_bytes())?;
+        write_json(&dir.join("report/bclean.json"), &b.to_json())?;
     }
     let report_dir = dir.join("report");
     std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;
     let report_files: Vec<String> = hash_tree(&report_dir)?.into_keys().collect();
-    parquet::write_bytes(
+    write_bytes(
         &report_dir.join("index.html"),
         html::render(pipeline, stages, &configs, &variants, &report_files).as_bytes(),
     )?;
     let card = card::render(pipeline, stages, &configs, &variants);
-    parquet::write_bytes(&dir.join("README.md"), card.as_bytes())?;
+    write_bytes(&dir.join("README.md"), card.as_bytes())?;
     let data_sha = hash_tree(dir)?;
     let croissant_configs: Vec<croissant::Config<'_>> = configs
         .iter()
@@ -413,14 +357,11 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             files: data_sha.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
         })
         .collect();
-    parquet::write_bytes(
-        &dir.join(croissant::FILE),
-        croissant::render(pipeline, stages, &croissant_configs)?.as_bytes(),
-    )?;
+    write_bytes(&dir.join(croissant::FILE), croissant::render(pipeline, stages, &croissant_configs)?.as_bytes())?;
 
     let files = hash_tree(dir)?;
     let manifest = manifest::render(pipeline, ingested, &files)?;
-    parquet::write_bytes(&dir.join(manifest::FILE), manifest.as_bytes())?;
+    write_bytes(&dir.join(manifest::FILE), manifest.as_bytes())?;
     let files = hash_tree(dir)?;
 
     if target.exists() {
@@ -459,12 +400,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
 
 /// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
 /// embeddings were computed).
-fn write_embed_report(
-    dir: &Path,
-    pipeline: &Pipeline,
-    stages: &Stages<'_>,
-    e: &crate::embed::stage::EmbedStage,
-) -> Result<()> {
+fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &EmbedStage) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|err| Error::io(dir, err))?;
     if let Some(r) = &e.dups {
         let mut v = r.summary_json();
@@ -475,17 +411,15 @@ fn write_embed_report(
         v["removed"] = serde_json::json!(
             e.dedup_removed.iter().map(|r| serde_json::json!({"id": r.id, "reason": r.reason})).collect::<Vec<_>>()
         );
-        let mut text = serde_json::to_string_pretty(&v).map_err(|err| Error::Bug(err.to_string()))?;
-        text.push('\n');
-        parquet::write_bytes(&dir.join("duplicates.json"), text.as_bytes())?;
+        write_json(&dir.join("duplicates.json"), &v)?;
     }
     if let Some(emb) = &e.embeddings {
         let scores = stages.diagnosis.map(crate::diagnose::Diagnosis::sample_scores).unwrap_or_default();
         let removed = stages.removed_ids();
-        let points: Vec<crate::embed::stage::Point> = emb
+        let points: Vec<projection::Point> = emb
             .ids
             .iter()
-            .map(|id| crate::embed::stage::Point {
+            .map(|id| projection::Point {
                 id: id.clone(),
                 s: scores.get(id.as_str()).map(|(s, _)| *s),
                 removed: removed.contains(id.as_str()),
@@ -496,36 +430,8 @@ fn write_embed_report(
         } else {
             format!("Question embeddings (PCA), coloured by s(x) ({})", pipeline.diagnose.method.as_str())
         };
-        let svg = crate::embed::stage::projection_svg(emb, &points, &title);
-        parquet::write_bytes(&dir.join(crate::embed::stage::PROJECTION_SVG), svg.as_bytes())?;
+        let svg = projection::projection_svg(emb, &points, &title);
+        write_bytes(&dir.join(projection::PROJECTION_SVG), svg.as_bytes())?;
     }
     Ok(())
-}
-
-fn mkdir_for(path: &Path) -> Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))
-}
-
-/// Makes a rename durable where the platform allows it.
-fn sync_dir(dir: &Path) {
-    if let Ok(f) = std::fs::File::open(dir) {
-        let _ = f.sync_all();
-    }
-}
-
-/// sha256 and size of every file below `dir`, by `/`-separated relative path.
-pub fn hash_tree(dir: &Path) -> Result<BTreeMap<String, (String, u64)>> {
-    let mut out = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| Error::io(dir, e.into()))?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(dir).map_err(|e| Error::Bug(e.to_string()))?;
-        let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-        let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
-        out.insert(rel, (hex::encode(Sha256::digest(&bytes)), bytes.len() as u64));
-    }
-    Ok(out)
 }

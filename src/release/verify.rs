@@ -11,17 +11,12 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
-use sha2::{Digest, Sha256};
-
 use super::manifest::FILE as MANIFEST;
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
 
 /// What `manifest.json` says about one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expected {
-    pub sha256: String,
-    pub bytes: u64,
-}
+pub use crate::io::hash::Digest as Expected;
+use crate::io::hash::hash_file;
 
 /// A file that differs from its manifest entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,14 +142,6 @@ fn is_release_relative(name: &str) -> bool {
         && Path::new(name).components().all(|c| matches!(c, Component::Normal(_)))
 }
 
-/// sha256 and size of a file, read as a stream.
-pub fn hash_file(path: &Path) -> Result<Expected> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut hasher = Sha256::new();
-    let bytes = std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
-    Ok(Expected { sha256: hex::encode(hasher.finalize()), bytes })
-}
-
 /// Every file below `dir` (not following links) by `/`-separated relative
 /// path; anything that is neither a file nor a folder counts as a file, so it
 /// is reported rather than skipped.
@@ -255,7 +242,7 @@ mod tests {
             let path = dir.path().join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, bytes).unwrap();
-            let sha = hex::encode(Sha256::digest(bytes));
+            let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
             map.insert(name.to_string(), serde_json::json!({"sha256": sha, "bytes": bytes.len()}));
         }
         let manifest = serde_json::json!({"name": "t", "files": map});

@@ -5,11 +5,14 @@
 //! problem is reported at once; [`plan`] holds the validated domain types.
 
 pub mod check;
+pub mod datasheet;
 pub mod plan;
 pub mod wire;
 
+pub use crate::error::OnInvalid;
+pub use plan::AnswerKind;
 pub use plan::{
     Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, MetricsPlan, Pipeline, PrunePlan,
     TemplatePart,
 };
-pub use wire::{AnswerKind, OnInvalid, PipelineWire};
+pub use wire::PipelineWire;

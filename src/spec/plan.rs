@@ -9,11 +9,52 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use super::check::{self, SourceFile, span_of};
-use super::wire::{AnswerKind, IngestWire, OnInvalid, PipelineWire};
+use super::wire::{IngestWire, PipelineWire};
+use crate::error::OnInvalid;
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
-use crate::sample::AnswerFormat;
+pub use crate::ingest::plan::{
+    Accessor, AnswerKind, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, TemplatePart,
+};
 
-pub const DEFAULT_SEED: u64 = 42;
+pub use crate::context::DEFAULT_SEED;
+
+impl From<super::wire::FormatWire> for Format {
+    fn from(w: super::wire::FormatWire) -> Format {
+        use super::wire::FormatWire as W;
+        match w {
+            W::Json => Format::Json,
+            W::Jsonl => Format::Jsonl,
+            W::Csv => Format::Csv,
+            W::Tsv => Format::Tsv,
+            W::Parquet => Format::Parquet,
+            W::Hf => Format::Hf,
+            W::Vlmevalkit => Format::Vlmevalkit,
+            W::Imagefolder => Format::Imagefolder,
+        }
+    }
+}
+
+impl From<super::wire::AnswerKind> for AnswerKind {
+    fn from(w: super::wire::AnswerKind) -> AnswerKind {
+        use super::wire::AnswerKind as W;
+        match w {
+            W::Auto => AnswerKind::Auto,
+            W::Letter => AnswerKind::Letter,
+            W::Index => AnswerKind::Index,
+            W::Index1 => AnswerKind::Index1,
+            W::Text => AnswerKind::Text,
+        }
+    }
+}
+
+impl From<super::wire::OnInvalid> for OnInvalid {
+    fn from(w: super::wire::OnInvalid) -> OnInvalid {
+        match w {
+            super::wire::OnInvalid::Error => OnInvalid::Error,
+            super::wire::OnInvalid::Skip => OnInvalid::Skip,
+        }
+    }
+}
 
 /// A validated pipeline file.
 #[derive(Debug, Clone)]
@@ -83,205 +124,6 @@ pub struct Dataset {
     pub homepage: Option<String>,
     pub seed: u64,
     pub date_published: Option<String>,
-}
-
-/// Input format: the wire enum is already exactly the domain's.
-pub use super::wire::FormatWire as Format;
-
-impl Format {
-    /// Infers the format of a path from its extension or, for folders, contents.
-    pub fn infer(path: &Path) -> Option<Format> {
-        if path.is_dir() {
-            if path.join("metadata.jsonl").is_file() || path.join("metadata.csv").is_file() {
-                return Some(Format::Imagefolder);
-            }
-            return Some(Format::Hf);
-        }
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        let ext = name.rsplit('.').next()?;
-        Some(match ext {
-            "json" => Format::Json,
-            "jsonl" | "ndjson" => Format::Jsonl,
-            "csv" => Format::Csv,
-            "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
-            "tsv" => Format::Tsv,
-            "parquet" => Format::Parquet,
-            _ => return None,
-        })
-    }
-}
-
-/// A TSV whose header has VLMEvalKit's `index`, `question`, `A` and `answer` columns.
-fn looks_like_vlmevalkit(path: &Path) -> bool {
-    use std::io::{BufRead, BufReader, Read};
-    let Ok(f) = std::fs::File::open(path) else { return false };
-    let mut header = String::new();
-    if BufReader::new(f.take(64 * 1024)).read_line(&mut header).is_err() {
-        return false;
-    }
-    let cols: Vec<&str> = header.trim_end().split('\t').map(str::trim).collect();
-    ["index", "question", "A", "answer"].iter().all(|c| cols.contains(c))
-}
-
-/// One input file with its format.
-#[derive(Debug, Clone)]
-pub struct Input {
-    pub path: PathBuf,
-    pub format: Format,
-}
-
-/// How to read a field: a path into the record, or a template of paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Accessor {
-    Path(String),
-    Template(Vec<TemplatePart>),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TemplatePart {
-    Lit(String),
-    Field(String),
-}
-
-impl Accessor {
-    /// `"{a}-{b}"` is a template; anything else a field path.
-    pub fn parse(s: &str) -> std::result::Result<Accessor, String> {
-        if !s.contains('{') && !s.contains('}') {
-            return Ok(Accessor::Path(s.to_string()));
-        }
-        let mut parts = Vec::new();
-        let mut rest = s;
-        while !rest.is_empty() {
-            match rest.find(['{', '}']) {
-                Some(i) if rest.as_bytes()[i] == b'}' => return Err(format!("unmatched \"}}\" in template \"{s}\"")),
-                Some(i) => {
-                    if i > 0 {
-                        parts.push(TemplatePart::Lit(rest[..i].to_string()));
-                    }
-                    let close = rest[i..].find('}').ok_or_else(|| format!("unclosed \"{{\" in template \"{s}\""))?;
-                    let name = &rest[i + 1..i + close];
-                    if name.is_empty() || name.contains('{') {
-                        return Err(format!("empty or nested placeholder in template \"{s}\""));
-                    }
-                    parts.push(TemplatePart::Field(name.to_string()));
-                    rest = &rest[i + close + 1..];
-                }
-                None => {
-                    parts.push(TemplatePart::Lit(rest.to_string()));
-                    rest = "";
-                }
-            }
-        }
-        Ok(Accessor::Template(parts))
-    }
-
-    /// The source fields this accessor reads.
-    pub fn fields(&self) -> Vec<&str> {
-        match self {
-            Accessor::Path(p) => vec![p.as_str()],
-            Accessor::Template(parts) => parts
-                .iter()
-                .filter_map(|p| match p {
-                    TemplatePart::Field(f) => Some(f.as_str()),
-                    TemplatePart::Lit(_) => None,
-                })
-                .collect(),
-        }
-    }
-}
-
-/// Which unmapped source fields go to `meta`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MetaKeep {
-    All,
-    Fields(Vec<String>),
-}
-
-/// Source field → canonical field. `None` means "the canonical name, when the
-/// record has it".
-#[derive(Debug, Clone)]
-pub struct FieldMap {
-    pub id: Option<Accessor>,
-    pub question: Option<Accessor>,
-    pub context: Option<Accessor>,
-    pub options: Option<Vec<Accessor>>,
-    pub answer: Option<Accessor>,
-    pub answer_kind: AnswerKind,
-    pub question_type: Option<Accessor>,
-    pub images: Option<Vec<Accessor>>,
-    pub meta: MetaKeep,
-}
-
-impl FieldMap {
-    /// For inputs whose fields already carry the canonical names.
-    pub fn canonical() -> Self {
-        FieldMap {
-            id: None,
-            question: None,
-            context: None,
-            options: None,
-            answer: None,
-            answer_kind: AnswerKind::Auto,
-            question_type: None,
-            images: None,
-            meta: MetaKeep::All,
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Filter {
-    pub field: String,
-    pub any_of: Option<Vec<String>>,
-    pub not_in: Option<Vec<String>>,
-}
-
-/// Everything ingest needs.
-#[derive(Debug, Clone)]
-pub struct IngestPlan {
-    pub inputs: Vec<Input>,
-    pub images_dir: Option<PathBuf>,
-    pub split: String,
-    pub benchmark: String,
-    pub on_invalid: OnInvalid,
-    pub missing: Vec<String>,
-    pub fields: FieldMap,
-    pub answer_map: BTreeMap<String, String>,
-    pub filters: Vec<Filter>,
-    pub shuffle_options: bool,
-    pub question_text: Option<String>,
-    pub options_in_question: bool,
-    pub answer_format: Option<AnswerFormat>,
-    pub seed: u64,
-}
-
-impl IngestPlan {
-    /// Ingest of a single file with canonical field names and no pipeline file.
-    pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
-        let format =
-            Format::infer(path).ok_or_else(|| {
-                Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
-                    "use a .json, .jsonl, .csv, .tsv or .parquet file, a Hugging Face folder, or a pipeline file",
-                ))
-            })?;
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
-        Ok(IngestPlan {
-            inputs: vec![Input { path: path.to_path_buf(), format }],
-            images_dir: None,
-            split: "test".into(),
-            benchmark: name,
-            on_invalid: OnInvalid::Error,
-            missing: vec!["NULL".into()],
-            fields: FieldMap::canonical(),
-            answer_map: BTreeMap::new(),
-            filters: Vec::new(),
-            shuffle_options: false,
-            question_text: None,
-            options_in_question: false,
-            answer_format: None,
-            seed: DEFAULT_SEED,
-        })
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -411,8 +253,8 @@ impl Pipeline {
             date_published: d.date_published.clone(),
         };
         for key in w.datasheet.keys() {
-            if crate::release::datasheet::question(key).is_none() {
-                let ids: Vec<&str> = crate::release::datasheet::QUESTIONS.iter().map(|q| q.id).collect();
+            if super::datasheet::question(key).is_none() {
+                let ids: Vec<&str> = super::datasheet::QUESTIONS.iter().map(|q| q.id).collect();
                 let help = match crate::error::did_you_mean(key, ids.iter().copied()) {
                     Some(m) => format!("did you mean \"{m}\"? Questions: {}", ids.join(", ")),
                     None => format!("questions: {}", ids.join(", ")),
@@ -495,7 +337,7 @@ fn diagnose_config(
     cfg.trees = w.trees.unwrap_or(cfg.trees);
     cfg.regression_trees = w.regression_trees.unwrap_or(cfg.regression_trees);
     if let Some(g) = &w.group_by {
-        match crate::cli::diagnose::parse_group_by(g) {
+        match crate::diagnose::GroupBy::parse(g) {
             Ok(g) => cfg.group_by = Some(g),
             Err(e) => {
                 ctx.err("diagnose.group-by", e).help = Some("write \"image\", \"question\" or \"meta:FIELD\"".into())
@@ -504,8 +346,8 @@ fn diagnose_config(
     }
     if let Some(m) = w.mra {
         cfg.mra = match m {
-            super::wire::MraWire::Strict => crate::diagnose::MraRule::Strict,
-            super::wire::MraWire::Inclusive => crate::diagnose::MraRule::Inclusive,
+            super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
+            super::wire::MraWire::Inclusive => crate::sample::MraRule::Inclusive,
         };
     }
     cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
@@ -593,8 +435,8 @@ fn metrics_plan(
         plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples).max(1);
         if let Some(r) = m.mra {
             plan.config.mra = match r {
-                super::wire::MraWire::Strict => crate::diagnose::MraRule::Strict,
-                super::wire::MraWire::Inclusive => crate::diagnose::MraRule::Inclusive,
+                super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
+                super::wire::MraWire::Inclusive => crate::sample::MraRule::Inclusive,
             };
         }
         for g in &m.group_by {
@@ -734,7 +576,7 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
             images: None,
             split: Some("train".into()),
             benchmark: None,
-            on_invalid: OnInvalid::Skip,
+            on_invalid: super::wire::OnInvalid::Skip,
             missing: None,
             fields: w.fields.clone().unwrap_or_default(),
             answer_map: BTreeMap::new(),
@@ -757,7 +599,7 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
 
 fn variants_config(w: &super::wire::VariantsWire, ctx: &mut Ctx<'_>) -> crate::variants::VariantsConfig {
     use crate::variants::{CaptionSource, VariantsConfig, parse_kind};
-    let mut cfg = VariantsConfig { seed: w.seed, on_invalid: w.on_invalid, ..Default::default() };
+    let mut cfg = VariantsConfig { seed: w.seed, on_invalid: w.on_invalid.into(), ..Default::default() };
     if let Some(kinds) = &w.kinds {
         if kinds.is_empty() {
             ctx.err("variants.kinds", "no kinds listed").help =
@@ -848,7 +690,7 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         }
         for path in paths {
             let format = match w.format {
-                Some(f) => Some(f),
+                Some(f) => Some(f.into()),
                 None => Format::infer(&path),
             };
             match format {
@@ -882,7 +724,7 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
         options,
         answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
-        answer_kind: f.answer_kind,
+        answer_kind: f.answer_kind.into(),
         question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
         images,
         meta: match &f.meta {
@@ -912,7 +754,7 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         images_dir,
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
-        on_invalid: w.on_invalid,
+        on_invalid: w.on_invalid.into(),
         missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
         fields,
         answer_map: w.answer_map.clone(),

@@ -30,9 +30,9 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use serde_json::Value as J;
 
+use crate::error::OnInvalid;
 use crate::error::{Error, Location, Problem, Result, did_you_mean};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
-use crate::spec::OnInvalid;
 
 pub use prompt::{harness_question, render_prompt};
 

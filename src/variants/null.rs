@@ -22,10 +22,10 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{Ctx, Kind, Skip, caption_problem, derive, finish};
+use crate::error::OnInvalid;
 use crate::error::{Error, Location, Pos, Problem, Result, display_path};
 use crate::sample::{ImageRef, Sample};
 use crate::seed::rng_for;
-use crate::spec::OnInvalid;
 
 /// Size of the generated image when the source has none (or its size is unknown).
 pub const DEFAULT_SIZE: (u32, u32) = (512, 512);

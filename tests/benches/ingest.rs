@@ -9,7 +9,7 @@ mod support;
 use support::best_of;
 
 use blindspot::ingest::ingest;
-use blindspot::release::parquet::write_samples;
+use blindspot::io::parquet::write_samples;
 use blindspot::sample::{Embed, to_record_batch};
 use blindspot::spec::IngestPlan;
 

@@ -2,14 +2,55 @@
 //! When present, tests are compiled with `cfg(blindspot_real_data)`; when not,
 //! the real-data tests are `#[ignore]`d, so `cargo test` shows how many were
 //! skipped instead of failing on a plain clone.
+//!
+//! Also fingerprints blindspot's own source (`src/`, sorted paths and bytes)
+//! into `BLINDSPOT_CODE_FINGERPRINT`, which keys the stage cache: a code change
+//! misses every cached stage result, whatever the crate version says.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// FNV-1a (128-bit) over each file's relative path and bytes, in sorted order:
+/// no dependency is needed in a build script, and this only has to change
+/// whenever the code does.
+fn fingerprint(root: &Path) -> String {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    files.sort();
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u128::from(*b);
+            h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+        }
+    };
+    for f in &files {
+        let rel = f.strip_prefix(root).unwrap_or(f);
+        eat(rel.to_string_lossy().as_bytes());
+        eat(&[0]);
+        eat(&std::fs::read(f).unwrap_or_default());
+        eat(&[0]);
+    }
+    format!("{h:032x}")
+}
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(blindspot_real_data)");
     println!("cargo::rerun-if-env-changed=BLINDSPOT_DATA_DIR");
     println!("cargo::rerun-if-changed=tests/support/build.rs");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    println!("cargo::rerun-if-changed=src");
+    println!("cargo::rustc-env=BLINDSPOT_CODE_FINGERPRINT={}", fingerprint(&manifest));
     let dir = match std::env::var("BLINDSPOT_DATA_DIR") {
         Ok(d) if !d.is_empty() => manifest.join(d),
         _ => manifest.join("../shared/data"),

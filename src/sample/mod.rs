@@ -11,6 +11,9 @@
 //! - `meta` is `list<struct{key, value}>` (the physical layout of an Arrow map,
 //!   sorted by key) because `datasets` has no feature type for Arrow maps.
 
+mod rules;
+pub use rules::{MraRule, chance, mra, parse_number};
+
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,12 +2,15 @@
 //! under `.blindspot/cache/<stage>/<key>.json`, so rebuilding an unchanged
 //! pipeline skips them.
 //!
-//! The key is the sha256 of the tool version, the stage name, the stage's
-//! input (the canonical samples, serialized) and its settings, so any change
-//! to data, configuration or blindspot itself misses. A cached value is
-//! JSON with exact float round-trips: a build from the cache writes the
-//! same bytes as one without. An unreadable or stale entry is a miss, never
-//! an error; a failed write only costs the next build its speed-up.
+//! The key is the sha256 of the code's fingerprint (the run context), the
+//! stage name, the stage's input (the canonical samples, serialized) and its
+//! settings, so any change to data, configuration or blindspot's code misses.
+//! A cached value is JSON with exact float round-trips: a build from the
+//! cache writes the same bytes as one without. Each entry starts with the
+//! sha256 of its own JSON: an entry edited or damaged since it was written is
+//! a miss (with a warning) and is recomputed. An unreadable or stale entry is
+//! a miss, never an error; a failed write only costs the next build its
+//! speed-up. Only the pipeline runner uses it.
 
 use std::path::{Path, PathBuf};
 
@@ -36,10 +39,10 @@ impl StageCache {
         StageCache { dir: None }
     }
 
-    /// The key of a stage run: tool version, stage and every input part.
-    pub fn key(stage: &str, parts: &[&[u8]]) -> String {
+    /// The key of a stage run: the code's fingerprint, stage and every input part.
+    pub fn key(ctx: &crate::context::RunContext, stage: &str, parts: &[&[u8]]) -> String {
         let mut h = Sha256::new();
-        for p in [env!("CARGO_PKG_VERSION").as_bytes(), stage.as_bytes()].iter().chain(parts) {
+        for p in [ctx.code.as_bytes(), stage.as_bytes()].iter().chain(parts) {
             h.update((p.len() as u64).to_le_bytes());
             h.update(p);
         }
@@ -50,10 +53,20 @@ impl StageCache {
         self.dir.as_ref().map(|d| d.join(stage).join(format!("{key}.json")))
     }
 
-    /// The cached value, if present and readable.
+    /// The cached value, if present, readable and matching its own hash.
     pub fn get<T: DeserializeOwned>(&self, stage: &str, key: &str) -> Option<T> {
-        let bytes = std::fs::read(self.path(stage, key)?).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let path = self.path(stage, key)?;
+        let bytes = std::fs::read(&path).ok()?;
+        let newline = bytes.iter().position(|b| *b == b'\n')?;
+        let (sum, json) = (&bytes[..newline], &bytes[newline + 1..]);
+        if sum != hex::encode(Sha256::digest(json)).as_bytes() {
+            eprintln!(
+                "warning: stage cache: {} does not match its recorded hash (edited or damaged): recomputing {stage}",
+                path.display()
+            );
+            return None;
+        }
+        serde_json::from_slice(json).ok()
     }
 
     /// Stores a value (temporary file, then rename). Failures are warnings.
@@ -99,7 +112,9 @@ fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer(&mut tmp, value).map_err(std::io::Error::other)?;
+    let json = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    std::io::Write::write_all(&mut tmp, format!("{}\n", hex::encode(Sha256::digest(&json))).as_bytes())?;
+    std::io::Write::write_all(&mut tmp, &json)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -117,9 +132,13 @@ mod tests {
     fn roundtrips_and_misses_on_other_keys() {
         let dir = tempfile::tempdir().unwrap();
         let c = StageCache::new(dir.path());
-        let k = StageCache::key("s", &[b"a"]);
-        assert_ne!(k, StageCache::key("s", &[b"b"]));
-        assert_ne!(StageCache::key("s", &[b"ab"]), StageCache::key("s", &[b"a", b"b"]));
+        let ctx = crate::context::RunContext::default();
+        let key = |parts: &[&[u8]]| StageCache::key(&ctx, "s", parts);
+        let k = key(&[b"a"]);
+        assert_ne!(k, key(&[b"b"]));
+        assert_ne!(key(&[b"ab"]), key(&[b"a", b"b"]));
+        let other_code = crate::context::RunContext { code: "another build", ..ctx.clone() };
+        assert_ne!(k, StageCache::key(&other_code, "s", &[b"a"]), "a code change misses");
         let v = vec![0.1f64 + 0.2, 1.0 / 3.0, 2.0f64.sqrt()];
         c.put("s", &k, &v);
         let back: Vec<f64> = c.get("s", &k).unwrap();
@@ -127,8 +146,12 @@ mod tests {
             back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
             v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
-        assert!(c.get::<Vec<f64>>("s", &StageCache::key("s", &[b"b"])).is_none());
-        std::fs::write(dir.path().join("s").join(format!("{k}.json")), "{broken").unwrap();
+        assert!(c.get::<Vec<f64>>("s", &key(&[b"b"])).is_none());
+        let file = dir.path().join("s").join(format!("{k}.json"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("0.3", "0.4")).unwrap();
+        assert!(c.get::<Vec<f64>>("s", &k).is_none(), "an edited entry is a miss");
+        std::fs::write(&file, "{broken").unwrap();
         assert!(c.get::<Vec<f64>>("s", &k).is_none(), "a corrupt entry is a miss");
         assert!(StageCache::disabled().get::<Vec<f64>>("s", &k).is_none());
     }

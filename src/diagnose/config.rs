@@ -1,0 +1,156 @@
+//! Settings of a diagnose run: folds, repeats, trees, grouping of related
+//! questions, the method (TsT-RF, TsT-Embed or both) and how their scores combine.
+
+use super::features::FeatureConfig;
+use super::run::normalize;
+use crate::sample::{MraRule, Sample};
+
+/// How folds keep related questions together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupBy {
+    /// Questions on the same image (first image's sha256, else its path).
+    Image,
+    /// Questions with the same text (and context): contrastive sets ask one
+    /// question of two images with opposite answers, and a held-out twin must
+    /// not be predicted from its sibling.
+    Question,
+    /// Questions sharing a `meta` field's value.
+    Meta(String),
+}
+
+impl GroupBy {
+    /// Parses `image`, `question` or `meta:FIELD`.
+    pub fn parse(s: &str) -> std::result::Result<GroupBy, String> {
+        match s.split_once(':') {
+            None if s == "image" => Ok(GroupBy::Image),
+            None if s == "question" => Ok(GroupBy::Question),
+            Some(("meta", field)) if !field.is_empty() => Ok(GroupBy::Meta(field.to_string())),
+            _ => Err(format!("group-by \"{s}\" is not \"image\", \"question\" or \"meta:FIELD\"")),
+        }
+    }
+
+    pub(super) fn key(&self, s: &Sample) -> String {
+        match self {
+            GroupBy::Image => s
+                .images
+                .first()
+                .and_then(|i| i.sha256.clone().or_else(|| i.path.clone()))
+                .unwrap_or_else(|| format!("id:{}", s.id)),
+            GroupBy::Question => {
+                format!("{}\u{1f}{}", normalize(&s.question), s.context.as_deref().map(normalize).unwrap_or_default())
+            }
+            GroupBy::Meta(field) => s.meta.get(field).cloned().unwrap_or_else(|| format!("id:{}", s.id)),
+        }
+    }
+}
+
+/// Settings of a TsT-RF run (defaults: the protocol's).
+#[derive(Debug, Clone)]
+pub struct DiagnoseConfig {
+    pub folds: usize,
+    pub repeats: usize,
+    pub seed: u64,
+    pub group_by: Option<GroupBy>,
+    /// Trees of each classification forest.
+    pub trees: usize,
+    /// Trees of each regression forest.
+    pub regression_trees: usize,
+    pub mra: MraRule,
+    /// Question types with fewer questions (in one format) share one pooled
+    /// model per format, with the type as a feature: k-fold CV on a handful
+    /// of questions only measures noise.
+    pub min_group: usize,
+    pub features: FeatureConfig,
+    /// Which blind model scores s(x): TsT-RF, TsT-Embed or both combined.
+    pub method: Method,
+    /// How `Method::Both` combines the two s(x).
+    pub combine: Combine,
+}
+
+/// The blind diagnostic of a pipeline (`[diagnose] method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Random forests on non-visual features.
+    #[default]
+    TstRf,
+    /// A linear probe on sentence-embedding features ([`embed_features`]).
+    TstEmbed,
+    /// Both; s(x) combined per question by [`Combine`].
+    Both,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::TstRf => "tst-rf",
+            Method::TstEmbed => "tst-embed",
+            Method::Both => "both",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Method, String> {
+        match s {
+            "tst-rf" => Ok(Method::TstRf),
+            "tst-embed" => Ok(Method::TstEmbed),
+            "both" => Ok(Method::Both),
+            _ => Err(format!("method \"{s}\" is not \"tst-rf\", \"tst-embed\" or \"both\"")),
+        }
+    }
+
+    /// Whether this method needs sentence embeddings.
+    pub fn needs_embeddings(self) -> bool {
+        self != Method::TstRf
+    }
+}
+
+/// How `method = "both"` combines TsT-RF's and TsT-Embed's s(x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Combine {
+    /// The larger of the two (a question is as biased as its most telling shortcut).
+    #[default]
+    Max,
+    /// Their mean.
+    Mean,
+}
+
+impl Combine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Combine::Max => "max",
+            Combine::Mean => "mean",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<Combine, String> {
+        match s {
+            "max" => Ok(Combine::Max),
+            "mean" => Ok(Combine::Mean),
+            _ => Err(format!("score \"{s}\" is not \"max\" or \"mean\"")),
+        }
+    }
+
+    pub(super) fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            Combine::Max => a.max(b),
+            Combine::Mean => 0.5 * (a + b),
+        }
+    }
+}
+
+impl Default for DiagnoseConfig {
+    fn default() -> Self {
+        DiagnoseConfig {
+            folds: 5,
+            repeats: 1,
+            seed: crate::context::DEFAULT_SEED,
+            group_by: None,
+            trees: 100,
+            regression_trees: 200,
+            mra: MraRule::Strict,
+            min_group: 20,
+            features: FeatureConfig::default(),
+            method: Method::TstRf,
+            combine: Combine::Max,
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! The k-fold driver of TsT-RF: groups of (question type × answer format),
+//! fold assignment, one forest per fold on features fit on the training
+//! folds, held-out predictions scored into [`ScoreRow`]s.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use super::features::{self, Featurizer};
+use super::forest::{Binner, ForestParams, Matrix};
+use super::score::group_fingerprint;
+use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores, fingerprint};
+use super::{embed_features, folds, forest};
+use crate::sample::{AnswerFormat, Sample, mra, parse_number};
+use crate::seed::rng_for;
+
+/// The name of the pooled group of small question types.
+pub const POOLED: &str = "(small types pooled)";
+
+/// The model groups of a sample set, in a fixed order: one per (question
+/// type, answer format), with types under `min_group` questions pooled per format.
+pub fn group_samples(samples: &[Sample], min_group: usize) -> BTreeMap<(Option<String>, AnswerFormat), Vec<&Sample>> {
+    let mut groups: BTreeMap<(Option<String>, AnswerFormat), Vec<&Sample>> = BTreeMap::new();
+    for s in samples {
+        groups.entry((s.question_type.clone(), s.answer_format)).or_default().push(s);
+    }
+    let small: Vec<_> = groups.iter().filter(|(_, v)| v.len() < min_group).map(|(k, _)| k.clone()).collect();
+    if small.len() < 2 {
+        return groups;
+    }
+    for key in small {
+        let rows = groups.remove(&key).unwrap_or_default();
+        groups.entry((Some(POOLED.to_string()), key.1)).or_default().extend(rows);
+    }
+    // Pooled rows back in canonical id order, as folding expects.
+    for rows in groups.values_mut() {
+        rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
+    }
+    groups
+}
+
+pub(super) fn normalize(answer: &str) -> String {
+    answer.trim().to_lowercase()
+}
+
+/// Labels for folding (stratification): gold index, yes/no, or the answer
+/// text's rank in sorted order; `None` for numeric (plain shuffled folds).
+pub(super) fn strata(group: &[&Sample], format: AnswerFormat) -> Option<Vec<u32>> {
+    match format {
+        AnswerFormat::MultipleChoice => Some(group.iter().map(|s| s.answer_index.unwrap_or(0).max(0) as u32).collect()),
+        AnswerFormat::YesNo => Some(group.iter().map(|s| u32::from(s.answer == "yes")).collect()),
+        AnswerFormat::Open => {
+            let vocab: BTreeMap<String, u32> = group
+                .iter()
+                .map(|s| normalize(&s.answer))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (a, i as u32))
+                .collect();
+            Some(group.iter().map(|s| vocab[&normalize(&s.answer)]).collect())
+        }
+        AnswerFormat::Numeric => None,
+    }
+}
+
+/// A fold's training targets and how to read predictions back.
+pub(crate) enum Target {
+    /// Class labels; `names[c]` is class c's answer text (`None` = "other").
+    Classes {
+        labels: Vec<u32>,
+        names: Vec<Option<String>>,
+    },
+    Numbers(Vec<f64>),
+}
+
+pub(crate) fn class_of(format: AnswerFormat, s: &Sample) -> Option<String> {
+    match format {
+        AnswerFormat::MultipleChoice => s.answer_index.map(|i| i.to_string()),
+        AnswerFormat::YesNo => Some(s.answer.clone()),
+        _ => Some(normalize(&s.answer)),
+    }
+}
+
+pub(crate) fn target(format: AnswerFormat, train: &[&Sample], rare_vocab: usize) -> Target {
+    match format {
+        AnswerFormat::Numeric => {
+            Target::Numbers(train.iter().map(|s| parse_number(&s.answer).unwrap_or(f64::NAN)).collect())
+        }
+        AnswerFormat::MultipleChoice => {
+            let n = train.iter().map(|s| s.options.len()).max().unwrap_or(2).max(2);
+            Target::Classes {
+                labels: train.iter().map(|s| s.answer_index.unwrap_or(0).max(0) as u32).collect(),
+                names: (0..n).map(|i| Some(i.to_string())).collect(),
+            }
+        }
+        AnswerFormat::YesNo => Target::Classes {
+            labels: train.iter().map(|s| u32::from(s.answer == "yes")).collect(),
+            names: vec![Some("no".into()), Some("yes".into())],
+        },
+        AnswerFormat::Open => {
+            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+            for s in train {
+                *counts.entry(normalize(&s.answer)).or_default() += 1;
+            }
+            let mut names: Vec<Option<String>> =
+                counts.into_iter().filter(|(_, c)| *c >= rare_vocab).map(|(a, _)| Some(a)).collect();
+            names.push(None);
+            let other = (names.len() - 1) as u32;
+            let index: BTreeMap<&str, u32> =
+                names.iter().enumerate().filter_map(|(i, n)| Some((n.as_deref()?, i as u32))).collect();
+            let labels =
+                train.iter().map(|s| index.get(normalize(&s.answer).as_str()).copied().unwrap_or(other)).collect();
+            Target::Classes { labels, names }
+        }
+    }
+}
+
+/// Readable prediction text for a class.
+pub(super) fn prediction_text(format: AnswerFormat, s: &Sample, name: Option<&str>) -> String {
+    match (format, name) {
+        (_, None) => "<other>".to_string(),
+        (AnswerFormat::MultipleChoice, Some(i)) => {
+            i.parse::<usize>().ok().and_then(|i| s.options.get(i).cloned()).unwrap_or_else(|| format!("<option {i}>"))
+        }
+        (_, Some(n)) => n.to_string(),
+    }
+}
+
+/// Runs TsT-RF over every (question type, answer format) group.
+pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
+    diagnose_groups(samples, cfg, None)
+}
+
+/// The TsT-RF results of groups from earlier runs on a shrinking set (IBP's
+/// iterations). A group's results are a pure function of its samples, in order, and of
+/// the config: its folds, seeds, features and forests never look outside the group.
+/// So a group whose members did not change since the last run (no question of it was
+/// removed) is not fit again, and its rows are the same to the bit. One cache serves
+/// one config and one set of samples (ids name the same content throughout).
+#[derive(Default)]
+pub struct GroupCache {
+    /// Per (question type, format, repeat): the fingerprint of the group's ids in
+    /// order and its results.
+    entries: BTreeMap<(Option<String>, AnswerFormat, usize), (String, GroupOut)>,
+    /// Groups fit, and groups found unchanged, over the cache's life.
+    pub fit: usize,
+    pub reused: usize,
+}
+
+impl GroupCache {
+    /// The results under `key` if they were fit on the group `ids` names (a copy).
+    fn get(&mut self, key: &(Option<String>, AnswerFormat, usize), ids: &str) -> Option<GroupOut> {
+        match self.entries.get(key) {
+            Some((seen, out)) if seen == ids => {
+                self.reused += 1;
+                Some(out.copy())
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps a copy of `out`, fit on the group `ids` names, for the next run.
+    fn insert(&mut self, key: (Option<String>, AnswerFormat, usize), ids: &str, out: &GroupOut) {
+        self.fit += 1;
+        self.entries.insert(key, (ids.to_string(), out.copy()));
+    }
+}
+
+/// [`diagnose`], reusing the results of groups that `cache` holds unchanged.
+pub fn diagnose_cached(samples: &[Sample], cfg: &DiagnoseConfig, cache: &mut GroupCache) -> Diagnosis {
+    diagnose_groups(samples, cfg, Some(cache))
+}
+
+/// [`diagnose`], through `cache` when given (a run without one keeps no copies).
+pub(super) fn diagnose_groups(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    mut cache: Option<&mut GroupCache>,
+) -> Diagnosis {
+    let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
+    let mut groups = Vec::new();
+    let mut majority_hits = 0.0;
+    let grouped: Vec<_> = group_samples(samples, cfg.min_group).into_iter().collect();
+    let repeats = cfg.repeats.max(1);
+    let bar = crate::progress::bar((grouped.len() * repeats) as u64, "diagnose");
+    // Per (group, repeat): its results if the cache holds them unchanged.
+    let ids: Vec<Option<String>> =
+        grouped.iter().map(|(_, group)| cache.is_some().then(|| group_fingerprint(group))).collect();
+    let found: Vec<Vec<Option<GroupOut>>> = grouped
+        .iter()
+        .zip(&ids)
+        .map(|(((qtype, format), _), ids)| {
+            (0..repeats)
+                .map(|repeat| match (cache.as_deref_mut(), ids) {
+                    (Some(cache), Some(ids)) => cache.get(&(qtype.clone(), *format, repeat), ids),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    // The others are fit side by side, groups and repeats as well as folds: each is a
+    // pure function of its group, so one group's serial stretches (parsing, the
+    // featurizer's tables) overlap another's trees. Results are taken in group order.
+    // Per (group, repeat): its results, and whether they were fit now.
+    let outs: Vec<Vec<(GroupOut, bool)>> = grouped
+        .par_iter()
+        .zip(found)
+        .map(|(((qtype, format), group), found)| {
+            found
+                .into_par_iter()
+                .enumerate()
+                .map(|(repeat, found)| {
+                    let out = match found {
+                        Some(out) => (out, false),
+                        None => (run_group(group, *format, qtype.as_deref(), repeat, cfg), true),
+                    };
+                    bar.inc(1);
+                    out
+                })
+                .collect()
+        })
+        .collect();
+    for ((((qtype, format), group), ids), outs) in grouped.into_iter().zip(&ids).zip(outs) {
+        let mut importance: Vec<f64> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut group_rows = Vec::new();
+        let mut group_majority = 0.0;
+        for (repeat, (out, fresh)) in outs.into_iter().enumerate() {
+            if let (true, Some(cache), Some(ids)) = (fresh, cache.as_deref_mut(), ids) {
+                cache.insert((qtype.clone(), format, repeat), ids, &out);
+            }
+            group_majority += out.majority_hits;
+            if importance.len() < out.importance.len() {
+                importance.resize(out.importance.len(), 0.0);
+                names = out.names;
+            }
+            for (a, b) in importance.iter_mut().zip(&out.importance) {
+                *a += b;
+            }
+            group_rows.extend(out.rows);
+        }
+        let features = names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
+        groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
+        majority_hits += group_majority;
+        rows.extend(group_rows);
+    }
+    bar.finish_and_clear();
+    // A stable sort, so its result is unique: the same, in parallel or not.
+    rows.par_sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id).then(a.repeat.cmp(&b.repeat)));
+    let n = rows.len().max(1) as f64;
+    let weighted = rows.iter().map(|r| r.correct).sum::<f64>() / n;
+    let mut by_type: BTreeMap<Option<&str>, (f64, usize)> = BTreeMap::new();
+    for r in &rows {
+        let e = by_type.entry(r.question_type.as_deref()).or_default();
+        e.0 += r.correct;
+        e.1 += 1;
+    }
+    let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
+    let ci95 = bootstrap_ci(&rows, cfg.seed);
+    Diagnosis {
+        weighted,
+        macro_by_type,
+        ci95,
+        chance: rows.iter().map(|r| r.chance).sum::<f64>() / n,
+        majority: majority_hits / n,
+        fingerprint: fingerprint(samples),
+        n_samples: samples.len(),
+        rows,
+        groups,
+        tst_embed: None,
+    }
+}
+
+/// Runs the configured blind diagnostic: TsT-RF, TsT-Embed (needs `emb`, the
+/// embeddings of every sample or of a superset), or both with s(x) combined
+/// per question. With `both`, the rows are TsT-RF's (its predictions, blind
+/// accuracy and interval) with `s` replaced by the combination wherever
+/// TsT-Embed scores the question (multiple choice and yes/no); the ranking
+/// IBP uses is that combined s(x).
+pub fn diagnose_with(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+) -> crate::error::Result<Diagnosis> {
+    diagnose_with_cache(samples, cfg, emb, &mut GroupCache::default())
+}
+
+/// [`diagnose_with`], with TsT-RF's groups reused from `cache` where unchanged (see
+/// [`GroupCache`]); TsT-Embed is always run.
+pub fn diagnose_with_cache(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cache: &mut GroupCache,
+) -> crate::error::Result<Diagnosis> {
+    let embed = |e: &crate::embed::SampleEmbeddings| {
+        embed_features::tst_embed(samples, e, cfg, &embed_features::TstEmbedConfig::default())
+    };
+    let need = || crate::error::Error::Bug(format!("diagnose method {} ran without embeddings", cfg.method.as_str()));
+    match cfg.method {
+        Method::TstRf => Ok(diagnose_cached(samples, cfg, cache)),
+        Method::TstEmbed => Ok(embed(emb.ok_or_else(need)?)?.diagnosis),
+        Method::Both => {
+            let e = embed(emb.ok_or_else(need)?)?;
+            let mut d = diagnose_cached(samples, cfg, cache);
+            combine_scores(&mut d, &e.diagnosis, cfg.combine);
+            d.tst_embed = Some(Box::new(e.diagnosis));
+            Ok(d)
+        }
+    }
+}
+
+pub(super) struct GroupOut {
+    rows: Vec<ScoreRow>,
+    majority_hits: f64,
+    importance: Vec<f64>,
+    names: Vec<String>,
+}
+
+impl GroupOut {
+    /// A copy, its rows (up to 140,000 per group at 700k) cloned in parallel.
+    fn copy(&self) -> GroupOut {
+        GroupOut {
+            rows: self.rows.par_iter().cloned().collect(),
+            majority_hits: self.majority_hits,
+            importance: self.importance.clone(),
+            names: self.names.clone(),
+        }
+    }
+}
+
+/// Fold assignment of one group in one repeat.
+pub fn assign_folds(group: &[&Sample], format: AnswerFormat, repeat: usize, cfg: &DiagnoseConfig) -> Vec<usize> {
+    let k = cfg.folds.clamp(2, group.len().max(2));
+    let seed = cfg.seed.wrapping_add(repeat as u64);
+    match (&cfg.group_by, strata(group, format)) {
+        (Some(g), _) => folds::grouped(&group.iter().map(|s| g.key(s)).collect::<Vec<_>>(), k, seed),
+        (None, Some(labels)) => folds::stratified(&labels, k, seed),
+        (None, None) => folds::shuffled(group.len(), k, seed),
+    }
+}
+
+/// The training and held-out samples of one fold, each in group order.
+pub fn split_fold<T: Copy>(group: &[T], fold_of: &[usize], fold: usize) -> (Vec<T>, Vec<T>) {
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    for (s, f) in group.iter().zip(fold_of) {
+        if *f == fold { test.push(*s) } else { train.push(*s) }
+    }
+    (train, test)
+}
+
+pub(super) fn run_group(
+    group: &[&Sample],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+) -> GroupOut {
+    let fold_of = assign_folds(group, format, repeat, cfg);
+    let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
+    // Folds are independent: they run side by side (each forest is parallel too), so
+    // one fold's serial featurizing overlaps another's trees. Results are combined in
+    // fold order, so the bytes do not depend on the thread count.
+    // Reading the questions depends on no fold: done once, shared by all.
+    let parsed_owned = features::parse(group, &cfg.features);
+    let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
+    let folds: Vec<FoldOut> = (0..k)
+        .into_par_iter()
+        .filter_map(|fold| run_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold))
+        .collect();
+    // Freeing a large group's parsed questions one by one would keep one thread busy
+    // while the other waits.
+    drop(parsed);
+    parsed_owned.into_par_iter().for_each(drop);
+    let mut rows = Vec::with_capacity(group.len());
+    let mut majority_hits = 0.0;
+    let mut importance: Vec<f64> = Vec::new();
+    let mut names = Vec::new();
+    for out in folds {
+        for (row, hit) in out.rows.into_iter().zip(out.majority_hits) {
+            rows.push(row);
+            majority_hits += hit;
+        }
+        if importance.len() < out.importance.len() {
+            importance.resize(out.importance.len(), 0.0);
+            names = out.names;
+        }
+        for (a, b) in importance.iter_mut().zip(&out.importance) {
+            *a += b / k as f64;
+        }
+    }
+    GroupOut { rows, majority_hits, importance, names }
+}
+
+/// One fold's held-out rows, each with what the majority baseline scores on it, and
+/// the fold's feature importances with their names.
+pub(super) struct FoldOut {
+    rows: Vec<ScoreRow>,
+    majority_hits: Vec<f64>,
+    importance: Vec<f64>,
+    names: Vec<String>,
+}
+
+/// Fits features and a forest on every fold of `group` but `fold` and scores `fold`;
+/// `None` when the fold holds no row. `parsed[i]` is `group[i]` parsed.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_fold(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold_of: &[usize],
+    fold: usize,
+) -> Option<FoldOut> {
+    let (train, test) = split_fold(group, fold_of, fold);
+    if test.is_empty() {
+        return None;
+    }
+    let (parsed_train, parsed_test) = split_fold(parsed, fold_of, fold);
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    // Training rows get cross-fitted statistics (each from the other
+    // blocks of the training folds), so the forest never learns to trust
+    // a statistic that contains the row's own answer.
+    let (featurizer, x_train) = Featurizer::fit_transform_parsed(&train, &parsed_train, &cfg.features);
+    let x_test = featurizer.transform_parsed(&parsed_test);
+    let binner = Binner::fit(&x_train);
+    let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
+    let forest_seed =
+        rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
+    let fold_importance = match target(format, &train, cfg.features.rare_vocab) {
+        Target::Classes { labels, names: class_names } => {
+            let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
+            let n_classes = class_names.len();
+            let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
+            let proba = model.predict_proba(&bx_test);
+            let majority_class = majority(&labels, n_classes);
+            for (j, s) in test.iter().enumerate() {
+                let gold = class_of(format, s);
+                let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
+                let p = &proba[j * n_classes..(j + 1) * n_classes];
+                // argmax, ties to the lowest class (as the forest's own predict).
+                let pred = (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best });
+                let correct = f64::from(u8::from(Some(pred) == gold_class));
+                let s_x = gold_class.map_or(0.0, |c| p[c]);
+                majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
+                let prediction = prediction_text(format, s, class_names[pred].as_deref());
+                rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
+            }
+            model.feature_importances().to_vec()
+        }
+        Target::Numbers(y) => {
+            // Rows whose answer is not a number cannot train a regressor.
+            let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
+            let x_keep = select_rows(&x_train, &keep);
+            let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            let bx_keep = binner.transform(&x_keep);
+            let params =
+                ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
+            let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);
+            let predicted = model.predict(&bx_test);
+            let mean = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
+            for (j, s) in test.iter().enumerate() {
+                let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
+                let score = mra(predicted[j], gold, cfg.mra);
+                majority_hits.push(mra(mean, gold, cfg.mra));
+                rows.push(ScoreRow {
+                    id: s.id.clone(),
+                    question_type: s.question_type.clone(),
+                    format,
+                    n_options: 0,
+                    chance: 0.0,
+                    fold,
+                    repeat,
+                    prediction: format_number(predicted[j]),
+                    correct: score,
+                    s: score,
+                    s_minus_chance: score,
+                });
+            }
+            model.feature_importances().to_vec()
+        }
+    };
+    let names = featurizer.names().to_vec();
+    Some(FoldOut { rows, majority_hits, importance: fold_importance, names })
+}
+
+pub(super) fn majority(labels: &[u32], n_classes: usize) -> usize {
+    let mut counts = vec![0usize; n_classes];
+    for &l in labels {
+        counts[l as usize] += 1;
+    }
+    // Ties go to the lowest class, as the forest's argmax.
+    (0..n_classes).max_by_key(|&c| (counts[c], std::cmp::Reverse(c))).unwrap_or(0)
+}
+
+pub(super) fn select_rows(x: &Matrix, rows: &[usize]) -> Matrix {
+    let mut data = Vec::with_capacity(rows.len() * x.n_cols());
+    for &i in rows {
+        data.extend_from_slice(x.row(i));
+    }
+    Matrix::new(rows.len(), x.n_cols(), data)
+}
+
+pub(super) fn format_number(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.4}", v).trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        "NaN".into()
+    }
+}

@@ -1,0 +1,14 @@
+//! The layer below every stage: durable and atomic writes ([`fs`]), content
+//! hashes ([`hash`]), the canonical Parquet codec ([`parquet`]) and the
+//! reader of folders of canonical files ([`release_dir`]). It knows the
+//! canonical record (`sample`) and errors, nothing of any stage.
+
+pub mod fs;
+pub mod hash;
+pub mod parquet;
+pub mod release_dir;
+
+/// Rounds for readable, stable JSON (6 decimals; a non-finite value is 0).
+pub fn r6(v: f64) -> f64 {
+    if v.is_finite() { (v * 1e6).round() / 1e6 } else { 0.0 }
+}

@@ -1,0 +1,371 @@
+//! The canonical Parquet codec, below every stage: samples and Arrow
+//! batches written with a fixed schema, zstd, row groups of about 100 MB, the
+//! `huggingface` schema-metadata key (so `datasets` types image columns as
+//! `Image`) and `created_by` pinned so bytes do not change with the parquet
+//! crate's version; canonical files read back into samples; and the guards
+//! every Parquet reader runs first (footer ranges, decoder panics).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BinaryArray, Int32Array, ListArray, StringArray, StructArray};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Location, Problem, Result};
+use crate::sample::{AnswerFormat, Embed, ImageRef, Sample, arrow_schema, to_record_batch};
+
+/// Target uncompressed size of one row group.
+const ROW_GROUP_BYTES: usize = 100 * 1024 * 1024;
+/// Rows converted to Arrow at a time (bounds memory when images are embedded).
+const CHUNK_ROWS: usize = 1024;
+
+/// The Hugging Face `datasets` features of the canonical schema.
+pub fn hf_features() -> serde_json::Value {
+    let value = |dtype: &str| serde_json::json!({"dtype": dtype, "_type": "Value"});
+    serde_json::json!({
+        "id": value("string"),
+        "benchmark": value("string"),
+        "split": value("string"),
+        "question_type": value("string"),
+        "question": value("string"),
+        "context": value("string"),
+        "options": {"feature": value("string"), "_type": "List"},
+        "answer": value("string"),
+        "answer_index": value("int32"),
+        "answer_format": value("string"),
+        "images": {"feature": {"_type": "Image"}, "_type": "List"},
+        "image_facts": {
+            "feature": {"sha256": value("string"), "width": value("int32"), "height": value("int32")},
+            "_type": "List"
+        },
+        "meta": {"feature": {"key": value("string"), "value": value("string")}, "_type": "List"},
+        "parent_id": value("string"),
+        "variant": value("string"),
+        "variant_params": value("string"),
+        "prompt": value("string"),
+        "expected": value("string"),
+    })
+}
+
+fn estimated_row_bytes(s: &Sample) -> usize {
+    let text = s.id.len()
+        + s.question.len()
+        + s.answer.len()
+        + s.options.iter().map(String::len).sum::<usize>()
+        + s.context.as_ref().map_or(0, String::len)
+        + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+        + s.prompt.as_ref().map_or(0, String::len);
+    let images: usize = s
+        .images
+        .iter()
+        .map(|i| {
+            i.bytes.as_ref().map(Vec::len).unwrap_or_else(|| {
+                i.source.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len() as usize)
+            })
+        })
+        .sum();
+    64 + text + images
+}
+
+/// Writer settings every blindspot Parquet file shares: zstd, `created_by`
+/// pinned, plus any schema metadata.
+pub fn properties(rows_per_group: usize, metadata: Vec<KeyValue>) -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| Error::Bug(e.to_string()))?))
+        .set_created_by("blindspot".to_string())
+        .set_max_row_group_row_count(Some(rows_per_group.max(1)))
+        .set_key_value_metadata((!metadata.is_empty()).then_some(metadata))
+        .build())
+}
+
+/// Writes `batches` of `schema` to a new Parquet file at `path`, durably;
+/// returns the file's size.
+fn write_parquet(
+    path: &Path,
+    schema: arrow::datatypes::SchemaRef,
+    props: WriterProperties,
+    batches: impl IntoIterator<Item = Result<arrow::array::RecordBatch>>,
+) -> Result<u64> {
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer = ArrowWriter::try_new_with_options(
+        BufWriter::new(file),
+        schema,
+        ArrowWriterOptions::new().with_properties(props),
+    )
+    .map_err(|e| Error::Bug(format!("parquet writer: {e}")))?;
+    for batch in batches {
+        writer.write(&batch?).map_err(|e| write_err(path, e))?;
+    }
+    let inner = writer.into_inner().map_err(|e| write_err(path, e))?;
+    let file = inner.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(file.metadata().map_err(|e| Error::io(path, e))?.len())
+}
+
+/// The `datasets` feature of a plain Arrow type: what `datasets` would infer
+/// from it, written down so that every Parquet file carries the key.
+fn hf_feature(dt: &DataType) -> serde_json::Value {
+    let value = |dtype: &str| serde_json::json!({"dtype": dtype, "_type": "Value"});
+    match dt {
+        DataType::Boolean => value("bool"),
+        DataType::Int8 => value("int8"),
+        DataType::Int16 => value("int16"),
+        DataType::Int32 => value("int32"),
+        DataType::Int64 => value("int64"),
+        DataType::UInt8 => value("uint8"),
+        DataType::UInt16 => value("uint16"),
+        DataType::UInt32 => value("uint32"),
+        DataType::UInt64 => value("uint64"),
+        DataType::Float16 => value("float16"),
+        DataType::Float32 => value("float32"),
+        DataType::Float64 => value("float64"),
+        DataType::Utf8 | DataType::Utf8View => value("string"),
+        DataType::LargeUtf8 => value("large_string"),
+        DataType::Binary | DataType::BinaryView => value("binary"),
+        DataType::LargeBinary => value("large_binary"),
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            serde_json::json!({"feature": hf_feature(f.data_type()), "_type": "List"})
+        }
+        DataType::Struct(fields) => fields
+            .iter()
+            .map(|f| (f.name().clone(), hf_feature(f.data_type())))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => value(&other.to_string().to_ascii_lowercase()),
+    }
+}
+
+/// `schema` with the `huggingface` key (`{"info": {"features": ...}}`) in
+/// its metadata, and the same key for the Parquet footer. Both: pyarrow (and
+/// so `datasets`) reads the Arrow schema's metadata, other readers the footer.
+fn with_hf_metadata(schema: &Schema, features: serde_json::Value) -> (SchemaRef, Vec<KeyValue>) {
+    let hf = serde_json::json!({"info": {"features": features}}).to_string();
+    let mut metadata = schema.metadata().clone();
+    metadata.insert("huggingface".to_string(), hf.clone());
+    (Arc::new(schema.clone().with_metadata(metadata)), vec![KeyValue::new("huggingface".to_string(), hf)])
+}
+
+/// Writes one Arrow batch to `path` (scores, exported features).
+pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
+    let features: serde_json::Map<_, _> =
+        batch.schema().fields().iter().map(|f| (f.name().clone(), hf_feature(f.data_type()))).collect();
+    let (schema, kv) = with_hf_metadata(&batch.schema(), features.into());
+    write_parquet(path, schema, properties(1_000_000, kv)?, [Ok(batch.clone())]).map(|_| ())
+}
+
+/// Writes samples (already in output order) to one Parquet file at `path`.
+pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
+    let total: usize = samples.iter().map(estimated_row_bytes).sum();
+    let per_row = (total / samples.len().max(1)).max(1);
+    let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
+    let (schema, kv) = with_hf_metadata(&arrow_schema(), hf_features());
+    let props = properties(rows_per_group, kv)?;
+    // Batches are built lazily, so only one chunk's image bytes are in memory.
+    write_parquet(path, schema, props, samples.chunks(CHUNK_ROWS).map(|chunk| to_record_batch(chunk, embed)))
+}
+
+fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => Error::io(path, std::io::Error::other(inner)),
+        other => Error::io(path, std::io::Error::other(other.to_string())),
+    }
+}
+
+/// The parquet crate asserts (panics) on a column chunk whose byte range is
+/// negative or outside the file while reading rows (found by fuzzing): every
+/// reader of Parquet files checks the footer's ranges first with this.
+pub fn check_chunk_ranges(path: &Path, metadata: &parquet::file::metadata::ParquetMetaData, size: u64) -> Result<()> {
+    for (g, rg) in metadata.row_groups().iter().enumerate() {
+        for col in rg.columns() {
+            let start = col.dictionary_page_offset().unwrap_or_else(|| col.data_page_offset());
+            let len = col.compressed_size();
+            if start < 0 || len < 0 || start.checked_add(len).is_none_or(|end| end as u64 > size) {
+                return Err(Error::one(
+                    Problem::new(
+                        Location::file(path),
+                        format!(
+                            "not a readable Parquet file ({size} bytes): row group {}, column \"{}\": its data is said \
+                             to be at bytes {start}..{start}+{len}, outside the file",
+                            g + 1,
+                            col.column_path()
+                        ),
+                    )
+                    .field(col.column_path().to_string())
+                    .help("the footer is corrupt: re-export the file"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a Parquet decode of `path`. The parquet and arrow crates assert
+/// (panic) on some corrupt pages (fuzzing found an out-of-bounds bitmap in
+/// arrow-buffer); such a panic becomes a located error.
+pub fn guard_decoder<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    crate::error::guard_foreign(f, |why| {
+        Problem::new(
+            Location::file(path),
+            format!("not a readable Parquet file: its data is corrupt (the Parquet decoder failed: {why})"),
+        )
+        .help("the file is damaged: re-export it")
+    })
+}
+
+fn not_canonical(path: &Path, what: String) -> Error {
+    Error::one(
+        Problem::new(Location::file(path), format!("not a blindspot canonical Parquet file: {what}"))
+            .help("this reads the canonical files `blindspot variants`, `blindspot ingest` or `blindspot build` wrote"),
+    )
+}
+
+fn column<'a, T: 'static>(path: &Path, batch: &'a arrow::array::RecordBatch, name: &str) -> Result<&'a T> {
+    let col = batch.column_by_name(name).ok_or_else(|| not_canonical(path, format!("no column \"{name}\"")))?;
+    col.as_any().downcast_ref::<T>().ok_or_else(|| not_canonical(path, format!("column \"{name}\" has another type")))
+}
+
+fn str_at(a: &StringArray, i: usize) -> Option<String> {
+    (!a.is_null(i)).then(|| a.value(i).to_string())
+}
+
+fn struct_field<'a, T: 'static>(path: &Path, st: &'a StructArray, name: &str) -> Result<&'a T> {
+    st.column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| not_canonical(path, format!("struct field \"{name}\" missing or of another type")))
+}
+
+fn list_values(list: &ListArray, i: usize) -> ArrayRef {
+    list.value(i)
+}
+
+/// Row `i` of a list-of-structs column, as its struct array.
+fn struct_list(path: &Path, list: &ListArray, i: usize, column: &str) -> Result<StructArray> {
+    list_values(list, i)
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .cloned()
+        .ok_or_else(|| not_canonical(path, format!("{column} is not a list of structs")))
+}
+
+/// Reads a canonical Parquet file back into samples (image bytes in memory).
+pub fn read_samples(path: &Path) -> Result<Vec<Sample>> {
+    guard_decoder(path, || read_samples_unguarded(path))
+}
+
+fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| not_canonical(path, e.to_string()))?;
+    check_chunk_ranges(path, builder.metadata(), size)?;
+    let reader = builder.build().map_err(|e| not_canonical(path, e.to_string()))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::io(path, std::io::Error::other(e.to_string())))?;
+        let id = column::<StringArray>(path, &batch, "id")?;
+        let benchmark = column::<StringArray>(path, &batch, "benchmark")?;
+        let split = column::<StringArray>(path, &batch, "split")?;
+        let qtype = column::<StringArray>(path, &batch, "question_type")?;
+        let question = column::<StringArray>(path, &batch, "question")?;
+        let context = column::<StringArray>(path, &batch, "context")?;
+        let options = column::<ListArray>(path, &batch, "options")?;
+        let answer = column::<StringArray>(path, &batch, "answer")?;
+        let answer_index = column::<Int32Array>(path, &batch, "answer_index")?;
+        let answer_format = column::<StringArray>(path, &batch, "answer_format")?;
+        let images = column::<ListArray>(path, &batch, "images")?;
+        let image_facts = column::<ListArray>(path, &batch, "image_facts")?;
+        let meta = column::<ListArray>(path, &batch, "meta")?;
+        let parent_id = column::<StringArray>(path, &batch, "parent_id")?;
+        let variant = column::<StringArray>(path, &batch, "variant")?;
+        let variant_params = column::<StringArray>(path, &batch, "variant_params")?;
+        let prompt = column::<StringArray>(path, &batch, "prompt")?;
+        let expected = column::<StringArray>(path, &batch, "expected")?;
+        for i in 0..batch.num_rows() {
+            let fmt = answer_format.value(i);
+            let Some(format) = AnswerFormat::ALL.iter().copied().find(|f| f.as_str() == fmt) else {
+                return Err(not_canonical(path, format!("answer_format \"{fmt}\" in row {}", out.len() + 1)));
+            };
+            let opts = list_values(options, i);
+            let opts = opts
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .ok_or_else(|| not_canonical(path, "options are not strings".into()))?;
+            let imgs = &struct_list(path, images, i, "images")?;
+            let bytes = struct_field::<BinaryArray>(path, imgs, "bytes")?;
+            let ipath = struct_field::<StringArray>(path, imgs, "path")?;
+            let facts = &struct_list(path, image_facts, i, "image_facts")?;
+            let sha = struct_field::<StringArray>(path, facts, "sha256")?;
+            let width = struct_field::<Int32Array>(path, facts, "width")?;
+            let height = struct_field::<Int32Array>(path, facts, "height")?;
+            let m = &struct_list(path, meta, i, "meta")?;
+            let mk = struct_field::<StringArray>(path, m, "key")?;
+            let mv = struct_field::<StringArray>(path, m, "value")?;
+            out.push(Sample {
+                id: id.value(i).to_string(),
+                benchmark: benchmark.value(i).to_string(),
+                split: split.value(i).to_string(),
+                question_type: str_at(qtype, i),
+                question: question.value(i).to_string(),
+                context: str_at(context, i),
+                options: (0..opts.len()).map(|j| opts.value(j).to_string()).collect(),
+                answer: answer.value(i).to_string(),
+                answer_index: (!answer_index.is_null(i)).then(|| answer_index.value(i)),
+                answer_format: format,
+                images: (0..imgs.len())
+                    .map(|j| ImageRef {
+                        path: str_at(ipath, j),
+                        bytes: (!bytes.is_null(j)).then(|| bytes.value(j).to_vec()),
+                        sha256: str_at(sha, j),
+                        width: (!width.is_null(j)).then(|| width.value(j) as u32),
+                        height: (!height.is_null(j)).then(|| height.value(j) as u32),
+                        source: None,
+                    })
+                    .collect(),
+                meta: (0..m.len()).map(|j| (mk.value(j).to_string(), mv.value(j).to_string())).collect(),
+                parent_id: str_at(parent_id, i),
+                variant: str_at(variant, i),
+                variant_params: str_at(variant_params, i),
+                prompt: str_at(prompt, i),
+                expected: str_at(expected, i),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{AnswerFormat, ImageRef, Sample};
+
+    #[test]
+    fn canonical_parquet_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sample::new("a", "Which?", "y");
+        s.answer_format = AnswerFormat::MultipleChoice;
+        s.options = vec!["x".into(), "y".into()];
+        s.answer_index = Some(1);
+        s.meta.insert("k".into(), "v".into());
+        s.images.push(ImageRef {
+            path: None,
+            bytes: Some(vec![1, 2, 3]),
+            sha256: Some("h".into()),
+            width: Some(2),
+            height: Some(1),
+            source: None,
+        });
+        s.variant = Some("option_shuffle".into());
+        s.prompt = Some("p".into());
+        let path = dir.path().join("x.parquet");
+        write_samples(&path, std::slice::from_ref(&s), crate::sample::Embed::Images).unwrap();
+        assert_eq!(read_samples(&path).unwrap(), vec![s]);
+    }
+}

@@ -1,0 +1,70 @@
+//! Reading back a folder of canonical Parquet files: a release
+//! (`<config>/*.parquet`) or what `blindspot variants` wrote (`<kind>.parquet`);
+//! `report/` is not data and is left alone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Location, Problem, Result};
+use crate::sample::Sample;
+
+/// One config (a variant kind, or a release folder) and its rows.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `no_image`, `distractor_swap@2`, ... or a release folder's name.
+    pub name: String,
+    pub files: Vec<PathBuf>,
+    pub rows: Vec<Sample>,
+}
+
+impl Config {
+    /// Whether no row has an image (exporters then drop the image column).
+    pub fn image_free(&self) -> bool {
+        self.rows.iter().all(|r| r.images.is_empty())
+    }
+}
+
+/// Reads every config below `dir`: top-level `*.parquet` files (named by
+/// their stem) and `*.parquet` in sub-folders (named by the folder), sorted by name.
+pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
+    if !dir.is_dir() {
+        return Err(Error::one(
+            Problem::new(Location::file(dir), "not a folder")
+                .help("give the folder `blindspot variants -o DIR` wrote, or a release folder"),
+        ));
+    }
+    let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).max_depth(2).sort_by_file_name() {
+        let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+        let p = entry.path();
+        if !entry.file_type().is_file() || p.extension().and_then(|e| e.to_str()) != Some("parquet") {
+            continue;
+        }
+        let rel = p.strip_prefix(dir).unwrap_or(p);
+        let mut comps = rel.components().map(|c| c.as_os_str().to_string_lossy().to_string());
+        let first = comps.next().unwrap_or_default();
+        let name = if entry.depth() == 1 {
+            p.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string()
+        } else if first == "report" || first.starts_with('.') {
+            continue;
+        } else {
+            first
+        };
+        by_name.entry(name).or_default().push(p.to_path_buf());
+    }
+    if by_name.is_empty() {
+        return Err(Error::one(
+            Problem::new(Location::file(dir), "no Parquet files found")
+                .help("run `blindspot variants INPUT -o DIR` first and export DIR"),
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, files) in by_name {
+        let mut rows = Vec::new();
+        for f in &files {
+            rows.extend(super::parquet::read_samples(f)?);
+        }
+        out.push(Config { name, files, rows });
+    }
+    Ok(out)
+}

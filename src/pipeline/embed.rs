@@ -1,0 +1,148 @@
+//! The embedding steps of a pipeline run: the model is loaded only when a
+//! setting asks for it (`[diagnose] method = "tst-embed" | "both"`, `[prune]
+//! representation = "embeddings"`, `[leakage]` without `exact-only`), so a
+//! pipeline without them (the demo) builds with no model; `[leakage]` finds
+//! duplicates within the benchmark and against a training split, and with
+//! `prune-duplicates` says which questions to drop.
+
+use std::collections::BTreeMap;
+
+use crate::embed::dups::{DupsReport, NearInput};
+use crate::embed::minilm::MiniLm;
+use crate::embed::{
+    EmbedSettings, Embedder, SampleEmbeddings, embed_texts, question_options_matrix, question_with_options,
+};
+use crate::error::{Error, Problem, Result};
+use crate::prune::Removed;
+use crate::sample::Sample;
+use crate::spec::Pipeline;
+
+/// The model folder of a pipeline that needs embeddings (`None`: it needs
+/// none); a missing model is an error at the pipeline key that asked for it,
+/// saying how to obtain the model.
+pub fn check_model(p: &Pipeline) -> Result<Option<std::path::PathBuf>> {
+    let Some((key, loc)) = &p.embed.requested_by else { return Ok(None) };
+    match crate::embed::model::resolve_model_dir(p.embed.model_dir.as_deref()) {
+        Ok(d) => Ok(Some(d)),
+        Err(Error::Invalid(problems)) => {
+            let why = problems.first().map_or(String::new(), |pr| format!("{}: {}", pr.loc, pr.message));
+            let dir = crate::embed::model::model_dir(p.embed.model_dir.as_deref());
+            Err(Error::one(
+                Problem::new(loc.clone(), format!("`{key}` needs the sentence-embedding model ({why})")).help(format!(
+                    "{}; or set [embed] model-dir in the pipeline. Pipelines without embedding settings need no model",
+                    crate::embed::model::how_to_obtain(&dir)
+                )),
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Loads the pipeline's model when it needs one (see [`check_model`]).
+pub fn load_model(p: &Pipeline) -> Result<Option<MiniLm>> {
+    match check_model(p)? {
+        Some(dir) => MiniLm::load(&dir, p.embed.max_length).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Runs `[leakage]`: exact duplicates always, near-duplicates with the model,
+/// both within `samples` and against the training split; with `prune`, the
+/// questions to drop.
+pub fn leakage(
+    p: &Pipeline,
+    samples: &[Sample],
+    emb: Option<&SampleEmbeddings>,
+    model: Option<&MiniLm>,
+    settings: &EmbedSettings,
+) -> Result<Option<(DupsReport, Vec<Removed>)>> {
+    let Some(plan) = &p.leakage else { return Ok(None) };
+    let train = match &plan.train {
+        Some(t) => Some(crate::ingest::ingest(t)?.samples),
+        None => None,
+    };
+    let test_e = emb.map(question_options_matrix);
+    let train_e = match (&train, model) {
+        (Some(tr), Some(m)) if !plan.exact_only => {
+            let texts: Vec<String> = tr.iter().map(question_with_options).collect();
+            Some(embed_texts(m, &texts.iter().map(String::as_str).collect::<Vec<_>>(), settings, "embed train")?)
+        }
+        _ => None,
+    };
+    let near = match (&test_e, model) {
+        (Some(te), Some(m)) if !plan.exact_only => Some(NearInput {
+            test: te,
+            train: train_e.as_ref(),
+            threshold: plan.threshold,
+            model: m.fingerprint().to_string(),
+        }),
+        _ => None,
+    };
+    let report = crate::embed::dups::find(samples, train.as_deref(), near)?;
+    let removed = if plan.prune { dedup(samples, &report) } else { Vec::new() };
+    Ok(Some((report, removed)))
+}
+
+/// `prune-duplicates`: every question with a copy in the training split goes
+/// (reason: the copy), and of each within-benchmark cluster (exact and near
+/// pairs joined) the first question by id stays and the others go.
+pub fn dedup(samples: &[Sample], report: &DupsReport) -> Vec<Removed> {
+    let pos: BTreeMap<&str, usize> = samples.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    let mut reasons: BTreeMap<usize, String> = BTreeMap::new();
+    for pr in report.pairs.iter().filter(|pr| pr.kind.starts_with("train-")) {
+        let Some(&i) = pos.get(pr.id_a.as_str()) else { continue };
+        let what = match pr.cosine {
+            None => format!("an exact copy of training question {}", pr.id_b),
+            Some(c) => format!("a near copy (cosine {c:.4}) of training question {}", pr.id_b),
+        };
+        // The strongest evidence first: an exact copy, else the closest near copy.
+        let better = match reasons.get(&i) {
+            None => true,
+            Some(old) => old.contains("near copy") && (pr.cosine.is_none() || what > *old),
+        };
+        if better {
+            reasons.insert(i, format!("leaked: {what}"));
+        }
+    }
+    let within: Vec<(usize, usize, Option<f64>)> = report
+        .pairs
+        .iter()
+        .filter(|pr| pr.kind == "exact" || pr.kind == "near")
+        .filter_map(|pr| Some((*pos.get(pr.id_a.as_str())?, *pos.get(pr.id_b.as_str())?, pr.cosine)))
+        .collect();
+    let clusters = crate::embed::dups::clusters(samples.len(), within.iter().map(|(a, b, _)| (*a, *b)));
+    for c in &clusters {
+        let keep = c[0];
+        for &m in &c[1..] {
+            if reasons.contains_key(&m) {
+                continue;
+            }
+            let best = within
+                .iter()
+                .filter(|(a, b, _)| *a == m || *b == m)
+                .map(|(_, _, cos)| cos.unwrap_or(1.0))
+                .fold(f64::NEG_INFINITY, f64::max);
+            reasons.insert(
+                m,
+                format!(
+                    "duplicate: in a cluster of {} questions whose first by id, {}, is kept (its closest pair: cosine {:.4}{})",
+                    c.len(),
+                    samples[keep].id,
+                    best,
+                    if best >= 1.0 { " or an exact copy" } else { "" }
+                ),
+            );
+        }
+    }
+    reasons
+        .into_iter()
+        .map(|(i, reason)| Removed {
+            id: samples[i].id.clone(),
+            question_type: samples[i].question_type.clone(),
+            format: samples[i].answer_format,
+            iteration: 0,
+            score: 1.0,
+            reason,
+        })
+        .collect()
+}

@@ -1,0 +1,272 @@
+//! The one runner of a pipeline: the only module that calls the stages in
+//! order and the only one that consults the stage cache.
+//!
+//! ```text
+//! plan (spec) ─▶ ingest ─▶ (embed, leakage) ─▶ prune or B-Clean (+ control)
+//!             ─▶ diagnose (reused from the pruner's `before`) ─▶ variants
+//!             ─▶ predictions ─▶ metrics ─▶ release (writes what it is handed)
+//! ```
+//! Each step is a call into its stage with typed inputs; the stages do not
+//! know each other's order, and `release` computes nothing.
+
+pub mod cache;
+mod embed;
+pub mod summary;
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::context::RunContext;
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::{Ingested, ingest};
+use crate::progress::timed;
+use crate::prune::{Method, PruneConfig, Pruned, prune_with};
+use crate::release::{EmbedStage, ReleaseOutcome, Stages, lock, write_release};
+use crate::sample::Sample;
+use crate::spec::{MetricsPlan, Pipeline};
+use cache::{StageCache, samples_bytes};
+
+/// What one pipeline's stages produced, and where its release went.
+pub struct Built {
+    pub ingested: Ingested,
+    pub embed: Option<EmbedStage>,
+    pub diagnosis: Option<crate::diagnose::Diagnosis>,
+    pub pruned: Option<Pruned>,
+    pub outcome: ReleaseOutcome,
+}
+
+/// Loads and validates every pipeline file before any data is touched: every
+/// problem of every file at once, including a missing embedding model.
+pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
+    let mut pipelines = Vec::new();
+    let mut problems = Vec::new();
+    for file in files {
+        match Pipeline::load(file) {
+            Ok(p) => pipelines.push(p),
+            Err(Error::Invalid(ps)) => problems.extend(ps),
+            Err(e) => return Err(e),
+        }
+    }
+    // A pipeline that needs the embedding model fails here, before any data is read.
+    for p in &pipelines {
+        match embed::check_model(p) {
+            Ok(_) => {}
+            Err(Error::Invalid(ps)) => problems.extend(ps),
+            Err(e) => return Err(e),
+        }
+    }
+    if problems.is_empty() { Ok(pipelines) } else { Err(Error::Invalid(problems)) }
+}
+
+/// Runs one pipeline's stages (diagnose and prune through the stage cache)
+/// and writes its release under `out_dir`.
+pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
+    let ctx = RunContext::new(p.dataset.seed);
+    // The model first: a pipeline that needs it and lacks it reads no data.
+    let model = embed::load_model(p)?;
+    let ingested = timed("ingest", || ingest(&p.ingest))?;
+    let settings =
+        crate::embed::EmbedSettings { cache_dir: cache.enabled().then(|| cache::default_dir().join("embed")) };
+    let emb = match &model {
+        Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &settings)?),
+        None => None,
+    };
+    let (dups, dedup_removed) = match embed::leakage(p, &ingested.samples, emb.as_ref(), model.as_ref(), &settings)? {
+        Some((d, r)) => (Some(d), r),
+        None => (None, Vec::new()),
+    };
+    // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
+    let work: Cow<'_, [Sample]> = if dedup_removed.is_empty() {
+        Cow::Borrowed(&ingested.samples)
+    } else {
+        let gone: BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
+        Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
+    };
+    // Predictions are read once: B-Clean and the metrics both use them.
+    let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
+
+    let samples = timed("hash samples", || samples_bytes(&work));
+    let mut tst = format!("{:?}", p.diagnose);
+    if let Some(e) = &emb {
+        tst.push_str(&e.model);
+    }
+    let run_prune = |cfg: &PruneConfig| {
+        let key = StageCache::key(&ctx, "prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
+        cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
+    };
+    let mut bclean_report = None;
+    let pruned = match p.prune.as_ref() {
+        Some(plan) if plan.config.method == Method::Bclean => {
+            let (m, imported) = p
+                .metrics
+                .as_ref()
+                .zip(imported.as_ref())
+                .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
+            let scored = crate::metrics::score_all(&work, &imported.predictions, &m.config)?;
+            let bcfg = crate::prune::bclean::BCleanConfig {
+                models: plan.config.bclean_models.clone(),
+                step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
+                ..Default::default()
+            };
+            let report = crate::prune::bclean::bclean(&work, &scored, &bcfg)?;
+            let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(&p.diagnose));
+            bclean_report = Some(report);
+            Some(pr)
+        }
+        Some(plan) => Some(timed("prune (diagnose before, IBP iterations, after)", || run_prune(&plan.config))?),
+        None => None,
+    };
+    let control = match p.prune.as_ref().filter(|plan| plan.control) {
+        Some(plan) => {
+            Some(timed("prune control", || run_prune(&PruneConfig { method: Method::Random, ..plan.config.clone() }))?)
+        }
+        None => None,
+    };
+    // Every pruner measures the diagnostic on the whole set first (`before`): reuse it.
+    let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
+        Some(d) if p.run_diagnose => Some(d),
+        _ if p.run_diagnose => {
+            let key = StageCache::key(&ctx, "diagnose", &[&samples, tst.as_bytes()]);
+            Some(timed("diagnose", || {
+                cache.try_get_or("diagnose", &key, || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()))
+            })?)
+        }
+        _ => None,
+    };
+    // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
+    let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());
+    drop(work);
+    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
+        embeddings: emb,
+        tst_embed,
+        dups,
+        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
+        dedup_removed,
+    });
+    let stages = Stages {
+        ingested: &ingested,
+        diagnosis: diagnosis.as_ref(),
+        pruned: pruned.as_ref(),
+        control: control.as_ref(),
+        bclean: bclean_report.as_ref(),
+        metrics: None,
+        embed: embed_stage.as_ref(),
+        variants: &[],
+    };
+    // Variants stress the set being published: the kept questions.
+    let kept: Vec<Sample> = stages.kept_samples().into_iter().cloned().collect();
+    let variants = timed("variants (generate)", || variants(p, &kept, ctx.seed))?;
+    let metrics = match (&p.metrics, &imported) {
+        (Some(plan), Some(imported)) => Some(timed("metrics", || metrics(plan, imported, kept, &variants))?),
+        _ => None,
+    };
+    let stages = Stages { metrics: metrics.as_ref(), variants: &variants, ..stages };
+    let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
+    Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
+}
+
+/// Generates each variant kind the pipeline asks for, one kind at a time.
+fn variants(p: &Pipeline, kept: &[Sample], seed: u64) -> Result<Vec<crate::variants::KindRows>> {
+    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
+    let Some(cfg) = &p.variants else { return Ok(Vec::new()) };
+    let seed = cfg.seed.unwrap_or(seed);
+    let mut generated = Vec::new();
+    for kind in expand_kinds(&cfg.kinds, kept) {
+        let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
+        let v = generate(kept, &one, seed)?;
+        for w in &v.warnings {
+            eprintln!("warning: {}: variants: {w}", display_path(&p.path));
+        }
+        generated.extend(v.kinds);
+    }
+    Ok(generated)
+}
+
+/// Imports the pipeline's prediction files; paths in what is imported are the
+/// ones the pipeline wrote, so reports do not depend on where the build runs.
+pub fn import_predictions(plan: &MetricsPlan) -> Result<crate::predictions::Imported> {
+    use crate::predictions::{Manifest, import_all};
+    let mut manifest: Option<Manifest> = None;
+    for path in &plan.manifests {
+        let m = Manifest::load(path)?;
+        match &mut manifest {
+            Some(all) => all.merge(m),
+            None => manifest = Some(m),
+        }
+    }
+    let mut imported = import_all(&plan.files, manifest.as_ref())?;
+    let written: std::collections::BTreeMap<String, &String> =
+        plan.files.iter().zip(&plan.written).map(|(f, w)| (display_path(&f.path), w)).collect();
+    for f in &mut imported.files {
+        if let Some(w) = written.get(&f.file) {
+            f.file = (*w).clone();
+        }
+    }
+    for p in &mut imported.predictions {
+        if let Some(w) = written.get(p.loc.file.as_ref()) {
+            p.loc.file = w.as_str().into();
+        }
+    }
+    Ok(imported)
+}
+
+/// Scores the imported predictions against the kept questions and the
+/// variant rows (`report/metrics.json`).
+fn metrics(
+    plan: &MetricsPlan,
+    imported: &crate::predictions::Imported,
+    kept: Vec<Sample>,
+    variants: &[crate::variants::KindRows],
+) -> Result<serde_json::Value> {
+    let mut rows = kept;
+    for k in variants {
+        rows.extend(k.rows.iter().map(|r| {
+            // Scoring needs the text and gold, not the image bytes.
+            let mut r = r.clone();
+            r.images.iter_mut().for_each(|i| i.bytes = None);
+            r
+        }));
+    }
+    rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
+    let report = crate::metrics::metrics(&rows, imported, &plan.config)?;
+    Ok(report.to_json(imported))
+}
+
+/// Writes the pipeline's lock file (only when its content changes).
+pub fn write_lock(p: &Pipeline, outcome: &ReleaseOutcome) -> Result<()> {
+    let path = lock::path_for(&p.path);
+    let text = lock::render(&outcome.files, &lock::manifest_of(&outcome.dir)?)?;
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+        return Ok(());
+    }
+    crate::io::fs::atomic_write(&path, |tmp| std::fs::write(tmp, &text).map_err(|e| Error::io(tmp, e)))
+}
+
+/// `build --check`: rebuilds every pipeline in a temporary folder, with no
+/// cache, and compares it with its lock file. Returns one line per pipeline.
+pub fn check(pipelines: &[Pipeline]) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let mut lines = Vec::new();
+    for p in pipelines {
+        let lock_path = lock::path_for(&p.path);
+        let locked = lock::read(&lock_path)?;
+        let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
+        let outcome = run(p, tmp.path(), &StageCache::disabled())?.outcome;
+        match lock::first_difference(&locked, &lock::manifest_of(&outcome.dir)?, &outcome.files) {
+            None => lines.push(format!(
+                "{} {}: rebuilt {} files, identical to {}",
+                p.dataset.name,
+                p.dataset.version,
+                outcome.files.len(),
+                display_path(&lock_path)
+            )),
+            Some(diff) => problems.push(
+                Problem::new(Location::file(&lock_path), format!("the rebuild does not match the lock: {diff}")).help(
+                    "if the change is intended, bump [dataset] version and run `blindspot build` to write a new lock",
+                ),
+            ),
+        }
+    }
+    if problems.is_empty() { Ok(lines) } else { Err(Error::Invalid(problems)) }
+}

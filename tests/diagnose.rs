@@ -142,3 +142,39 @@ fn bad_group_by_is_a_located_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("\"imgae\" is not \"image\", \"question\" or \"meta:FIELD\""));
 }
+
+/// A meta field that copies the gold answer is named as a suspect feature, in
+/// `diagnose.json` and as a warning, whether or not it is used as a feature.
+#[test]
+fn a_meta_field_equal_to_the_gold_is_a_suspect_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bench.jsonl");
+    let mut text = String::new();
+    for i in 0..60 {
+        let answer = if i % 3 == 0 { "yes" } else { "no" };
+        let row = serde_json::json!({
+            "id": format!("q{i:02}"),
+            "question": format!("Is there a lesion in scan {i}?"),
+            "answer": answer,
+            "finding": answer,
+            "scanner": format!("s{}", i % 4),
+        });
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("d");
+    let run = blindspot().arg("diagnose").arg(&input).arg("--out").arg(&out).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("meta field \"finding\"") && stderr.contains("predicts the gold answer"), "{stderr}");
+    assert!(!stderr.contains("\"scanner\""), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("diagnose.json")).unwrap()).unwrap();
+    let suspects = json["suspect_features"].as_array().unwrap();
+    assert_eq!(suspects.len(), 1, "{suspects:?}");
+    assert_eq!(suspects[0]["name"], "finding");
+    assert_eq!(suspects[0]["solo_blind_accuracy"], 1.0);
+    // The majority baseline: "no" on two questions in three, within a fold's noise.
+    let majority = suspects[0]["majority"].as_f64().unwrap();
+    assert!((majority - 2.0 / 3.0).abs() < 0.05, "{majority}");
+}

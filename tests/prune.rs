@@ -73,6 +73,39 @@ fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
     assert_eq!(removed_ids(&prune(&samples, &cfg, &dcfg())), removed_ids(&p));
 }
 
+#[test]
+fn ibp_stops_at_chance_and_is_re_measured_on_fresh_seeds() {
+    // 100 of the 300 questions carry the shortcut; a budget of 200 would take fair
+    // questions too once the shortcut is gone. The default stop rule ends the loop
+    // when blind accuracy's 95% CI reaches chance.
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(200), batch: Amount::Count(20), ..Default::default() };
+    let p = prune(&samples, &cfg, &dcfg());
+    assert!(p.stop.starts_with("at chance"), "{}", p.stop);
+    assert!((40..200).contains(&p.removed.len()), "{} removed: {}", p.removed.len(), p.stop);
+    let tell = p.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
+    assert!(tell * 10 >= p.removed.len() * 8, "{tell} of {} removed carry the shortcut", p.removed.len());
+    let last = p.iterations.last().unwrap();
+    assert!(last.ci95.unwrap().0 <= last.chance, "{last:?}");
+    // The kept set on fresh seeds: near chance (0.25), on both sides.
+    let ind = p.after_independent.clone().expect("re-diagnosed on fresh seeds");
+    assert_eq!(ind.seeds.len(), 3);
+    assert_eq!(ind.n_samples, 300 - p.removed.len());
+    assert!((ind.blind_accuracy - ind.chance).abs() <= 0.12, "{ind:?}");
+    assert!(!ind.seeds.contains(&cfg.seed), "fresh seeds, not the selection's");
+
+    // Without the stop rule the budget is spent.
+    let all = prune(&samples, &PruneConfig { stop_at_chance: false, ..cfg.clone() }, &dcfg());
+    assert_eq!(all.removed.len(), 200, "{}", all.stop);
+
+    // The matched control removes exactly as many, per answer format, at random.
+    let ctl = prune(&samples, &p.matched_control(), &dcfg());
+    assert_eq!(ctl.method, Method::Random);
+    assert_eq!(ctl.removed.len(), p.removed.len());
+    let ctl_tell = ctl.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
+    assert!(ctl_tell * 2 < ctl.removed.len(), "random removal is not drawn to the shortcut: {ctl_tell}");
+}
+
 /// IBP reuses the TsT-RF results of types no batch touched; every iteration must
 /// still be what a fresh diagnose of its set gives, to the bit.
 #[test]
@@ -178,7 +211,8 @@ fn prune_cli_writes_its_report_and_rejects_bad_flags() {
     let dir = out.path().join("p");
     blindspot()
         .current_dir(root())
-        .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "1", "--batch", "1", "--floor", "0", "--out"])
+        .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "1", "--batch", "1", "--floor", "0"])
+        .args(["--stop-at-chance", "false", "--out"])
         .arg(&dir)
         .assert()
         .success();

@@ -20,7 +20,7 @@ fn build_demo(out: &Path) {
 fn demo_card_front_matter_and_datasheet() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.1.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.2.0/README.md")).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -41,15 +41,16 @@ fn demo_card_front_matter_and_datasheet() {
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let dir = out.path().join("vqa-rad/1.1.0");
+    let dir = out.path().join("vqa-rad/1.2.0");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");
     assert_eq!(doc["license"], "https://spdx.org/licenses/CC0-1.0.html");
     assert_eq!(doc["prov:wasDerivedFrom"]["@id"], "https://osf.io/89kps/");
     let files = doc["distribution"].as_array().unwrap();
-    // The default (kept), full and removed configs, and the seven variant configs of the demo.
-    assert_eq!(files.len(), 10);
+    // The default config (pruning stopped at chance, so no `full` copy and no empty
+    // `removed`) and the seven variant configs of the demo.
+    assert_eq!(files.len(), 8);
     for f in files {
         let path = f["contentUrl"].as_str().unwrap();
         let bytes = std::fs::read(dir.join(path)).unwrap();
@@ -59,7 +60,7 @@ fn demo_croissant_names_every_parquet_file_with_its_hash() {
     let sets = doc["recordSet"].as_array().unwrap();
     assert_eq!(sets[0]["@id"], "default");
     let names: Vec<&str> = sets.iter().map(|s| s["@id"].as_str().unwrap()).collect();
-    for name in ["full", "removed", "white_image", "phantom0"] {
+    for name in ["no_image", "white_image", "phantom0"] {
         assert!(names.contains(&name), "{name} missing: {names:?}");
     }
     let images = sets[0]["field"].as_array().unwrap().iter().find(|f| f["name"] == "images").unwrap();

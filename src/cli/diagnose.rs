@@ -130,7 +130,10 @@ pub fn run(args: &Args) -> Result<()> {
         }
         super::say("leak check: no feature changed when held-out answers changed");
     }
-    let d = diagnose(&ingested.samples, &cfg);
+    let mut d = diagnose(&ingested.samples, &cfg);
+    for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
+        eprintln!("warning: diagnose: {w}");
+    }
     crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None))?;
     if let Some(dir) = &args.export_features {
         crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;

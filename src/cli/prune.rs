@@ -30,9 +30,16 @@ pub struct Args {
     /// IBP stops once the largest score is at or below this.
     #[arg(long)]
     pub threshold: Option<f64>,
-    /// `global` (default), `per-format` or `per-type`.
+    /// `per-format` (default: each answer format ranked on its own), `global` or `per-type`.
     #[arg(long)]
     pub allocation: Option<String>,
+    /// IBP stops once blind accuracy's 95% CI reaches chance (default true); `false`
+    /// prunes to the budget.
+    #[arg(long)]
+    pub stop_at_chance: Option<bool>,
+    /// Fresh seeds on which the kept set is re-diagnosed after pruning (default 3; 0 skips).
+    #[arg(long)]
+    pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
     #[arg(long)]
     pub rank: Option<String>,
@@ -74,6 +81,12 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
     }
     if let Some(f) = args.floor {
         cfg.floor = f;
+    }
+    if let Some(b) = args.stop_at_chance {
+        cfg.stop_at_chance = b;
+    }
+    if let Some(n) = args.independent_seeds {
+        cfg.independent_seeds = n;
     }
     if args.threshold.is_some() {
         cfg.threshold = args.threshold;
@@ -131,12 +144,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let run = prune_with(&ingested.samples, &cfg, &dcfg, emb.as_ref())?;
     let ctl = match control {
-        true => Some(prune_with(
-            &ingested.samples,
-            &PruneConfig { method: Method::Random, ..cfg.clone() },
-            &dcfg,
-            emb.as_ref(),
-        )?),
+        true => Some(prune_with(&ingested.samples, &run.matched_control(), &dcfg, emb.as_ref())?),
         false => None,
     };
     crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;

@@ -1,6 +1,6 @@
 //! `blindspot schema --out schemas/`: writes the JSON Schemas generated from
-//! the Rust types (the canonical sample and the pipeline file). A test fails
-//! when the committed files are stale.
+//! the Rust types (the canonical sample, the pipeline file and the report
+//! files). A test fails when the committed files are stale.
 
 use std::path::PathBuf;
 
@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Folder to write `sample.schema.json` and `pipeline.schema.json` into.
+    /// Folder to write the `*.schema.json` files into.
     #[arg(long, default_value = "schemas")]
     pub out: PathBuf,
 }
@@ -23,6 +23,7 @@ pub fn generated() -> Vec<(&'static str, String)> {
     vec![
         ("sample.schema.json", render(schemars::schema_for!(crate::sample::Sample))),
         ("pipeline.schema.json", render(schemars::schema_for!(crate::spec::PipelineWire))),
+        ("prune.schema.json", render(schemars::schema_for!(crate::prune::report::PruneReport))),
     ]
 }
 

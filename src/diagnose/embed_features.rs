@@ -428,6 +428,7 @@ pub fn tst_embed(
         rows,
         groups,
         tst_embed: None,
+        audit: Vec::new(),
     };
     Ok(TstEmbed { diagnosis, skipped })
 }

@@ -16,6 +16,7 @@
 //! training rows' answer statistics are cross-fitted within the training
 //! folds (`FeatureConfig::cross_fit`, 0 = the release's in-sample statistics).
 
+pub mod audit;
 mod config;
 pub mod embed_features;
 pub mod features;

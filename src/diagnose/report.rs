@@ -109,6 +109,21 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosi
         },
         "groups": groups,
     });
+    if !d.audit.is_empty() {
+        v["suspect_features"] = json!(d
+            .audit
+            .iter()
+            .filter(|f| f.suspect)
+            .map(|f| json!({"name": f.field, "used": f.used, "solo_blind_accuracy": r6(f.solo_accuracy), "majority": r6(f.majority), "n": f.n}))
+            .collect::<Vec<_>>());
+        v["meta_audit"] = json!({
+            "rule": format!(
+                "per meta field: 5-fold cross-validated accuracy of predicting the gold from the field's value alone (the training folds' most common gold per value), against the majority baseline; suspect when n >= {} and it reaches {} or beats the baseline by {} or more",
+                super::audit::MIN_ROWS, super::audit::NEAR_PERFECT, super::audit::FAR_ABOVE
+            ),
+            "fields": d.audit.iter().map(|f| json!({"name": f.field, "used": f.used, "n": f.n, "solo_blind_accuracy": r6(f.solo_accuracy), "majority": r6(f.majority), "suspect": f.suspect})).collect::<Vec<_>>(),
+        });
+    }
     let probe = || {
         let p = super::embed_features::TstEmbedConfig::default();
         json!({

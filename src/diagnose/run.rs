@@ -269,6 +269,7 @@ pub(super) fn diagnose_groups(
         rows,
         groups,
         tst_embed: None,
+        audit: Vec::new(),
     }
 }
 

@@ -120,6 +120,9 @@ pub struct Diagnosis {
     /// combined into this one's (reported beside it, never recomputed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tst_embed: Option<Box<Diagnosis>>,
+    /// The audit of answer-bearing meta fields ([`super::audit`]), when run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit: Vec<super::audit::FieldAudit>,
 }
 
 impl Diagnosis {

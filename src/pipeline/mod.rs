@@ -117,11 +117,10 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         Some(plan) => Some(timed("prune (diagnose before, IBP iterations, after)", || run_prune(&plan.config))?),
         None => None,
     };
-    let control = match p.prune.as_ref().filter(|plan| plan.control) {
-        Some(plan) => {
-            Some(timed("prune control", || run_prune(&PruneConfig { method: Method::Random, ..plan.config.clone() }))?)
-        }
-        None => None,
+    // The control removes at random exactly what the pruner removed, key by key.
+    let control = match (p.prune.as_ref().filter(|plan| plan.control), &pruned) {
+        (Some(_), Some(pr)) => Some(timed("prune control", || run_prune(&pr.matched_control()))?),
+        _ => None,
     };
     // Every pruner measures the diagnostic on the whole set first (`before`): reuse it.
     let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
@@ -133,6 +132,16 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
             })?)
         }
         _ => None,
+    };
+    // Meta fields that carry the answer are named, used as features or not.
+    let diagnosis = match diagnosis {
+        Some(mut d) => {
+            for w in crate::diagnose::audit::attach(&mut d, &work, &p.diagnose) {
+                eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
+            }
+            Some(d)
+        }
+        None => None,
     };
     // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
     let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());

@@ -227,6 +227,7 @@ pub fn run(
         stop,
         before: Some(before),
         after: Some(after),
+        after_independent: None,
         n_input: n0,
     })
 }

@@ -5,6 +5,7 @@
 //! R = 0
 //! while R < B:
 //!     s = TsT(D)                      full diagnose on what remains
+//!     if stop-at-chance and the blind accuracy's 95% CI reaches chance: stop
 //!     if threshold set and max(s) <= threshold: stop
 //!     per allocation key: take up to min(b, B_k - R_k) in descending score
 //!         (ties: score rounded to 1e-6, then id), skipping any question whose
@@ -13,7 +14,8 @@
 //!     D = D minus taken
 //! ```
 //! The random control walks the same loop with a seeded order in place of
-//! the ranking, so its budget, batches and floors match IBP's exactly.
+//! the ranking, removing exactly what IBP removed per allocation key
+//! ([`Pruned::matched_control`]), with the same batches and floors.
 //!
 //! "Full diagnose" is exact but not wasteful: TsT-RF fits one model per question
 //! type, from that type's questions alone, so a type no batch took a question from
@@ -44,7 +46,11 @@ pub fn run(
     for key in &keys {
         *sizes.entry(key.clone()).or_default() += 1;
     }
-    let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
+    // The matched control removes what the run it matches removed, key by key.
+    let budgets = match &cfg.matched {
+        Some(m) => sizes.keys().map(|k| (k.clone(), m.get(k).copied().unwrap_or(0).min(sizes[k]))).collect(),
+        None => split_budget(&sizes, cfg.budget.resolve(n0)),
+    };
     let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
     let mut types = type_counts(samples);
     let mut alive = vec![true; n0];
@@ -105,6 +111,21 @@ pub fn run(
         let open_keys: Vec<&String> = budgets.keys().filter(|k| taken_per_key[*k] < budgets[*k]).collect();
         if open_keys.is_empty() {
             stop = format!("budget reached: {} removed", removed.len());
+            iterations.push(record);
+            after = d;
+            break;
+        }
+        if cfg.method == Method::Ibp && cfg.stop_at_chance && d.ci95.0 <= d.chance {
+            stop = format!(
+                "at chance: blind accuracy {:.1}% (95% CI {:.1}-{:.1}) is not above chance {:.1}%, so further \
+                 removals would take questions a blind model does not answer ({} removed; `stop-at-chance = false` \
+                 prunes to the budget)",
+                d.weighted * 100.0,
+                d.ci95.0 * 100.0,
+                d.ci95.1 * 100.0,
+                d.chance * 100.0,
+                removed.len()
+            );
             iterations.push(record);
             after = d;
             break;
@@ -191,6 +212,7 @@ pub fn run(
         stop,
         before,
         after: Some(after),
+        after_independent: None,
         n_input: n0,
     })
 }

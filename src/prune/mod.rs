@@ -112,6 +112,15 @@ pub enum Allocation {
 }
 
 impl Allocation {
+    /// The allocation key of a question of this type and format.
+    pub fn key_of(self, question_type: Option<&str>, format: AnswerFormat) -> String {
+        match self {
+            Allocation::Global => "all".into(),
+            Allocation::PerFormat => format.as_str().into(),
+            Allocation::PerType => question_type.unwrap_or("(no type)").into(),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Allocation::Global => "global",
@@ -130,11 +139,7 @@ impl Allocation {
     }
 
     fn key(self, s: &Sample) -> String {
-        match self {
-            Allocation::Global => "all".into(),
-            Allocation::PerFormat => s.answer_format.as_str().into(),
-            Allocation::PerType => type_name(s).into(),
-        }
+        self.key_of(s.question_type.as_deref(), s.answer_format)
     }
 }
 
@@ -233,6 +238,16 @@ pub struct PruneConfig {
     /// B-Clean step 3: a blind TsT-RF trained on the compromised questions removes what it also answers.
     pub bclean_step3: bool,
     pub seed: u64,
+    /// IBP stops once blind accuracy is no longer above chance (its 95% CI
+    /// reaches chance): past that point it would remove questions a blind
+    /// model does not answer. `false` prunes to the budget.
+    pub stop_at_chance: bool,
+    /// Fresh fold assignments and forests (seeds never used for selection) on
+    /// which the kept set is re-diagnosed after pruning; 0 skips it.
+    pub independent_seeds: usize,
+    /// The matched random control: remove exactly these counts per allocation
+    /// key (what the run it matches removed) instead of splitting the budget.
+    pub matched: Option<BTreeMap<String, usize>>,
 }
 
 impl Default for PruneConfig {
@@ -243,12 +258,15 @@ impl Default for PruneConfig {
             batch: Amount::Count(50),
             floor: 10,
             threshold: None,
-            allocation: Allocation::Global,
+            allocation: Allocation::PerFormat,
             rank: Rank::S,
             aflite: AfliteConfig::default(),
             bclean_models: None,
             bclean_step3: false,
             seed: crate::context::DEFAULT_SEED,
+            stop_at_chance: true,
+            independent_seeds: 3,
+            matched: None,
         }
     }
 }
@@ -298,13 +316,69 @@ pub struct Pruned {
     pub iterations: Vec<Iteration>,
     /// Why the loop ended.
     pub stop: String,
-    /// TsT-RF on the input (before) and on the kept set (after).
+    /// TsT-RF on the input (before) and on the kept set (after), with the
+    /// folds and forests that chose the removals.
     pub before: Option<Diagnosis>,
     pub after: Option<Diagnosis>,
+    /// The kept set re-diagnosed with fresh seeds (no selection effect).
+    #[serde(default)]
+    pub after_independent: Option<Independent>,
     pub n_input: usize,
 }
 
+/// The kept set's blind accuracy on fold assignments and forests that did not
+/// choose the removals: one diagnose with `seeds.len()` repeats from a seed
+/// derived for this purpose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Independent {
+    /// The repeats' seeds.
+    pub seeds: Vec<u64>,
+    pub n_samples: usize,
+    pub blind_accuracy: f64,
+    pub ci95: (f64, f64),
+    pub chance: f64,
+    pub majority: f64,
+}
+
+impl Independent {
+    /// Re-diagnoses `kept` with `n` fresh repeats (None when `n` is 0 or nothing is kept).
+    pub fn measure(
+        kept: &[Sample],
+        dcfg: &DiagnoseConfig,
+        seed: u64,
+        n: usize,
+        emb: Option<&crate::embed::SampleEmbeddings>,
+    ) -> crate::error::Result<Option<Independent>> {
+        if n == 0 || kept.is_empty() {
+            return Ok(None);
+        }
+        let fresh = crate::seed::rng_for(seed, "prune.independent", "");
+        let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
+        let d = crate::progress::timed(&format!("after pruning: diagnose with {n} fresh seeds"), || {
+            crate::diagnose::diagnose_with(kept, &cfg, emb)
+        })?;
+        Ok(Some(Independent {
+            seeds: (0..n as u64).map(|r| fresh.wrapping_add(r)).collect(),
+            n_samples: d.n_samples,
+            blind_accuracy: d.weighted,
+            ci95: d.ci95,
+            chance: d.chance,
+            majority: d.majority,
+        }))
+    }
+}
+
 impl Pruned {
+    /// The matched random control of this run: the same settings, removing
+    /// exactly as many questions per allocation key as this run did.
+    pub fn matched_control(&self) -> PruneConfig {
+        let mut per_key: BTreeMap<String, usize> = self.budgets.keys().map(|k| (k.clone(), 0)).collect();
+        for r in &self.removed {
+            *per_key.entry(self.config.allocation.key_of(r.question_type.as_deref(), r.format)).or_default() += 1;
+        }
+        PruneConfig { method: Method::Random, matched: Some(per_key), ..self.config.clone() }
+    }
+
     /// Two lines: what was removed and the blind accuracy before and after.
     pub fn summary(&self) -> String {
         let p = self;
@@ -313,8 +387,8 @@ impl Pruned {
                 format!("{:.2}% (95% CI {:.2}-{:.2})", d.weighted * 100.0, d.ci95.0 * 100.0, d.ci95.1 * 100.0)
             })
         };
-        format!(
-            "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {}, chance {:.2}%",
+        let mut text = format!(
+            "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {} (selection seed), chance {:.2}%",
             p.method.as_str(),
             p.removed.len(),
             p.n_input,
@@ -323,7 +397,18 @@ impl Pruned {
             acc(p.before.as_ref()),
             acc(p.after.as_ref()),
             p.after.as_ref().map_or(0.0, |d| d.chance * 100.0)
-        )
+        );
+        if let Some(i) = &p.after_independent {
+            text.push_str(&format!(
+                "; on {} fresh seeds {:.2}% (95% CI {:.2}-{:.2}), chance {:.2}%",
+                i.seeds.len(),
+                i.blind_accuracy * 100.0,
+                i.ci95.0 * 100.0,
+                i.ci95.1 * 100.0,
+                i.chance * 100.0
+            ));
+        }
+        text
     }
 
     pub fn removed_ids(&self) -> BTreeSet<&str> {
@@ -420,7 +505,7 @@ pub fn prune_with(
             cfg.aflite.representation.as_str()
         )));
     }
-    Ok(match cfg.method {
+    let mut pruned = match cfg.method {
         Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose, emb)?,
         Method::Aflite => aflite::run(samples, cfg, diagnose, emb)?,
         Method::Bclean => Pruned {
@@ -433,9 +518,16 @@ pub fn prune_with(
             stop: "B-Clean needs model predictions: nothing removed (see bclean_pruned)".into(),
             before: None,
             after: None,
+            after_independent: None,
             n_input: samples.len(),
         },
-    })
+    };
+    if cfg.method != Method::Bclean {
+        let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
+        let kept: Vec<Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).cloned().collect();
+        pruned.after_independent = Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, emb)?;
+    }
+    Ok(pruned)
 }
 
 /// B-Clean's decision as a pruning run: every removal in one step, with
@@ -499,6 +591,7 @@ pub fn bclean_pruned(
         iterations,
         before,
         after,
+        after_independent: None,
         n_input: samples.len(),
     }
 }

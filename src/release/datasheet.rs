@@ -155,6 +155,11 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
                 pr.removed.len(),
                 stages.kept_samples().len()
             ),
+            (Some(pr), _) if pr.removed.is_empty() => format!(
+                " {} pruning removed none of them ({}), so the default config holds all {n}.",
+                pr.method.as_str(),
+                pr.stop
+            ),
             (Some(pr), _) => format!(
                 " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
                  `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
@@ -283,16 +288,34 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         }
         None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
     }
-    if let Some(after) = stages.pruned.and_then(|pr| pr.after.as_ref()) {
-        let _ = write!(
-            errors,
-            " After pruning, the same blind model answers {} of the kept questions (95% CI {}-{}; chance {}), see \
-             [Pruning](#pruning).",
-            pct(after.weighted),
-            pct(after.ci95.0),
-            pct(after.ci95.1),
-            pct(after.chance)
-        );
+    if let Some(pr) = stages.pruned {
+        // The fresh-seed figure: the selection-seed one is biased by the selection itself.
+        match (&pr.after_independent, &pr.after) {
+            (Some(i), _) => {
+                let _ = write!(
+                    errors,
+                    " After pruning, the same blind model, re-run on {} fresh seeds, answers {} of the kept questions \
+                     (95% CI {}-{}; chance {}), see [Pruning](#pruning).",
+                    i.seeds.len(),
+                    pct(i.blind_accuracy),
+                    pct(i.ci95.0),
+                    pct(i.ci95.1),
+                    pct(i.chance)
+                );
+            }
+            (None, Some(after)) => {
+                let _ = write!(
+                    errors,
+                    " After pruning, the same blind model answers {} of the kept questions (95% CI {}-{}; chance {}; \
+                     measured with the folds that chose the removals), see [Pruning](#pruning).",
+                    pct(after.weighted),
+                    pct(after.ci95.0),
+                    pct(after.ci95.1),
+                    pct(after.chance)
+                );
+            }
+            (None, None) => {}
+        }
     }
     a.insert("errors", errors);
     a.insert(

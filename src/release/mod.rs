@@ -107,10 +107,10 @@ impl Stages<'_> {
         ids
     }
 
-    /// Whether anything was removed from the default config's questions (a
-    /// pruning stage ran, or duplicates were dropped).
+    /// Whether anything was removed from the default config's questions (by
+    /// pruning, or as duplicates).
     pub fn removes(&self) -> bool {
-        self.pruned.is_some() || !self.dedup_removed().is_empty()
+        self.pruned.is_some_and(|p| !p.removed.is_empty()) || !self.dedup_removed().is_empty()
     }
 }
 
@@ -241,9 +241,22 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         });
         Ok(())
     };
+    // A pruning run that removed nothing publishes one config: `full` and
+    // `removed` would be a copy and an empty table (which `datasets` cannot load).
     match (stages.pruned, stages.removes()) {
-        (None, false) => add_config("default", "Every question of the release.".into(), DEFAULT_DATA_FILE, &kept)?,
-        (pr, _) => {
+        (pr, false) => add_config(
+            "default",
+            match pr {
+                None => "Every question of the release.".into(),
+                Some(pr) => format!(
+                    "Every question of the release: {} pruning removed none (report/prune.json says why).",
+                    pr.method.as_str()
+                ),
+            },
+            DEFAULT_DATA_FILE,
+            &kept,
+        )?,
+        (pr, true) => {
             let what = match (pr, stages.dedup_removed().len()) {
                 (Some(pr), 0) => format!("what {} pruning kept", pr.method.as_str()),
                 (Some(pr), d) => {

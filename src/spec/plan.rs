@@ -510,6 +510,8 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     }
     cfg.floor = w.floor.unwrap_or(cfg.floor);
     cfg.threshold = w.threshold;
+    cfg.stop_at_chance = w.stop_at_chance.unwrap_or(cfg.stop_at_chance);
+    cfg.independent_seeds = w.independent_seeds.unwrap_or(cfg.independent_seeds);
     cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions).max(1);
     for (key, v, slot) in
         [("train-fraction", w.train_fraction, &mut cfg.aflite.train_fraction), ("tau", w.tau, &mut cfg.aflite.tau)]

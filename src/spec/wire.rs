@@ -418,8 +418,15 @@ pub struct PruneWire {
     pub floor: Option<usize>,
     /// Stop once the largest score is at or below this (default: none).
     pub threshold: Option<f64>,
-    /// `global` (default), `per-format` or `per-type`: how the budget is shared out.
+    /// `per-format` (default: each answer format ranked on its own, as the protocol
+    /// notes ask), `global` or `per-type`: how the budget is shared out.
     pub allocation: Option<String>,
+    /// IBP stops once blind accuracy's 95% CI reaches chance (default true): past it,
+    /// removals take questions a blind model does not answer. `false` prunes to the budget.
+    pub stop_at_chance: Option<bool>,
+    /// After pruning, the kept set is re-diagnosed on this many fresh seeds, whose
+    /// folds and forests chose nothing (default 3; 0 skips it).
+    pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
     pub rank: Option<String>,
     /// Also run the matched random control and report its curve (default false).

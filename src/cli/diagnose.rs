@@ -57,6 +57,10 @@ pub struct TstArgs {
     /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
     #[arg(long)]
     pub mra: Option<String>,
+    /// Blocks in which training rows' answer statistics are cross-fitted (default 5;
+    /// 0: in-sample statistics, as the TsT release).
+    #[arg(long)]
+    pub cross_fit: Option<usize>,
 }
 
 /// A command-line mistake, located at "command line".
@@ -113,6 +117,9 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
     }
     if let Some(m) = &args.mra {
         cfg.mra = MraRule::parse(m).map_err(flag_error)?;
+    }
+    if let Some(c) = args.cross_fit {
+        cfg.features.cross_fit = c;
     }
     Ok(cfg)
 }

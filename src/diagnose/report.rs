@@ -106,7 +106,10 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosi
             "model_per": "question type x answer format",
             "min_group": cfg.min_group,
             "pooled_group": super::POOLED,
+            "cross_fit": cfg.features.cross_fit,
+            "ci95": if cfg.group_by.is_some() { "cluster bootstrap: 1,000 resamples of the fold groups" } else { "bootstrap: 1,000 resamples of the questions" },
         },
+        "departures": departures(cfg),
         "groups": groups,
     });
     if !d.audit.is_empty() {
@@ -156,6 +159,23 @@ pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosi
         }
     }
     v
+}
+
+/// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
+/// in the words the card and `diagnose.json` print.
+pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
+    let mut out = vec![
+        "one model per (question type, answer format) rather than per type: real types mix formats, and s(x) is comparable only within one".to_string(),
+        format!("open answers are classified over the training folds' vocabulary; answers seen fewer than {} times are pooled into \"other\", which is never correct", cfg.features.rare_vocab),
+        "numeric questions count their MRA (partial credit) as accuracy".to_string(),
+    ];
+    if cfg.features.cross_fit >= 2 {
+        out.push(format!("training rows' answer statistics are cross-fitted in {} blocks (the release uses in-sample statistics; `cross-fit = 0` restores them)", cfg.features.cross_fit));
+    }
+    if cfg.group_by.is_some() {
+        out.push("folds keep groups together, and the 95% interval resamples groups (a cluster bootstrap)".to_string());
+    }
+    out
 }
 
 /// Writes `scores.parquet`, `diagnose.json` and the plots into `dir`.

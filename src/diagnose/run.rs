@@ -257,7 +257,15 @@ pub(super) fn diagnose_groups(
         e.1 += 1;
     }
     let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
-    let ci95 = bootstrap_ci(&rows, cfg.seed);
+    // Grouped folds: the interval resamples the groups (a cluster bootstrap).
+    let ci95 = match &cfg.group_by {
+        Some(g) => {
+            let cluster_of: std::collections::HashMap<&str, String> =
+                samples.iter().map(|s| (s.id.as_str(), g.key(s))).collect();
+            super::score::cluster_bootstrap_ci(&rows, cfg.seed, &cluster_of)
+        }
+        None => bootstrap_ci(&rows, cfg.seed),
+    };
     Diagnosis {
         weighted,
         macro_by_type,

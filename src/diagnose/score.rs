@@ -178,6 +178,46 @@ pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
     }
 }
 
+/// The 95% interval of blind accuracy when folds keep groups together
+/// (`group-by`): the groups are resampled, not the questions, since questions of
+/// one group are not independent (a cluster bootstrap). Each resample's
+/// accuracy is its drawn questions' mean. Without groups, [`bootstrap_ci`].
+pub fn cluster_bootstrap_ci(rows: &[ScoreRow], seed: u64, cluster_of: &HashMap<&str, String>) -> (f64, f64) {
+    // Per question: its mean over repeats; per cluster (sorted by key): sum and count.
+    let mut per_question: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for r in rows {
+        let e = per_question.entry(r.id.as_str()).or_default();
+        e.0 += r.correct;
+        e.1 += 1;
+    }
+    let mut clusters: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for (id, (sum, k)) in &per_question {
+        let key = cluster_of.get(id).map_or(*id, String::as_str);
+        let e = clusters.entry(key).or_default();
+        e.0 += sum / *k as f64;
+        e.1 += 1;
+    }
+    let sums: Vec<(f64, usize)> = clusters.into_values().collect();
+    let n = sums.len();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.bootstrap.cluster", ""));
+    let mut means: Vec<f64> = (0..1000)
+        .map(|_| {
+            let (mut total, mut count) = (0.0, 0usize);
+            for _ in 0..n {
+                let (s, c) = sums[crate::seed::random_below(&mut rng, 0, n)];
+                total += s;
+                count += c;
+            }
+            total / count.max(1) as f64
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    (means[24], means[974])
+}
+
 /// 95% percentile interval of the weighted blind accuracy over 1,000 seeded
 /// resamples of questions (each question's correctness averaged over repeats).
 ///

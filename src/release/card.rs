@@ -28,7 +28,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         "A random forest trained with {}-fold cross-validation ({grouping}, {} repeat(s), seed {}) on non-visual \
          features of this set answers **{}** of the questions without the image (95% CI {}-{}; macro over question \
          types {}); chance is {} and always giving the most frequent answer scores {}. Per-question bias scores \
-         s(x) are in `report/scores.parquet`.\n",
+         s(x) are in `report/scores.parquet`. Departures from the TsT protocol: {}.\n",
         cfg.folds,
         cfg.repeats,
         cfg.seed,
@@ -37,7 +37,8 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         pct(d.ci95.1),
         pct(d.macro_by_type),
         pct(d.chance),
-        pct(d.majority)
+        pct(d.majority),
+        crate::diagnose::report::departures(cfg).join("; ")
     );
     out.push_str("| question type | format | questions | blind | chance | majority | top feature |\n|---|---|---:|---:|---:|---:|---|\n");
     for g in &d.groups {

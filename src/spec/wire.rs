@@ -268,6 +268,9 @@ pub struct DiagnoseWire {
     pub mra: Option<MraWire>,
     /// Question types with fewer questions share one pooled model per format (default 20).
     pub min_group: Option<usize>,
+    /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
+    /// 0 gives them in-sample statistics, as the TsT release does).
+    pub cross_fit: Option<usize>,
     /// Meta fields used as categorical features (default: every field with at most 50 values).
     pub meta_features: Option<Vec<String>>,
     /// Declarative features for what automation cannot guess: fields pulled out of the

@@ -1538,14 +1538,14 @@ mod tests {
     /// A recipe asking for every family: a question-level field with every statistic,
     /// a pair, an option-level field, and keywords.
     fn recipe_config(types: Option<Vec<String>>) -> FeatureConfig {
-        use crate::spec::wire::{ExtractWire, FamilyWire as F, OneOrMany, RecipeWire, StatWire};
-        let stat = |key: &[&str], families: &[F]| StatWire {
-            key: OneOrMany::Many(key.iter().map(|k| k.to_string()).collect()),
+        use crate::diagnose::recipes::{ExtractSource, Family as F, RecipeSource, StatSource};
+        let stat = |key: &[&str], families: &[F]| StatSource {
+            key: key.iter().map(|k| k.to_string()).collect(),
             ordered: false,
             families: families.to_vec(),
         };
-        let extract = |from: &str, regex: &str| ExtractWire { from: Some(from.into()), regex: regex.into() };
-        let wire = RecipeWire {
+        let extract = |from: &str, regex: &str| ExtractSource { from: Some(from.into()), regex: regex.into() };
+        let wire = RecipeSource {
             name: "all".into(),
             types,
             extract: vec![

@@ -25,9 +25,41 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use crate::spec::wire::{FamilyWire, RecipeWire};
+/// A statistic family of a recipe key (the pipeline file's `families`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    Count,
+    Moments,
+    LogMoments,
+    Gold,
+    LogDistance,
+    Value,
+}
 
-pub use crate::spec::wire::FamilyWire as Family;
+/// A recipe as written, before it is checked: what `[[diagnose.recipes]]` says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecipeSource {
+    pub name: String,
+    pub types: Option<Vec<String>>,
+    pub extract: Vec<ExtractSource>,
+    pub stats: Vec<StatSource>,
+    pub keywords: Vec<String>,
+}
+
+/// One `extract` entry: where to look (`None`: the question) and the expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtractSource {
+    pub from: Option<String>,
+    pub regex: String,
+}
+
+/// One `stats` entry: the key's fields, whether their order counts, the families.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatSource {
+    pub key: Vec<String>,
+    pub ordered: bool,
+    pub families: Vec<Family>,
+}
 
 /// A checked recipe, its expressions compiled.
 #[derive(Debug, Clone)]
@@ -123,10 +155,10 @@ fn problem(key: String, message: impl Into<String>, help: Option<&str>) -> Recip
 }
 
 /// Families that mean something for a key read from the options.
-const OPTION_FAMILIES: [Family; 3] = [FamilyWire::Count, FamilyWire::Gold, FamilyWire::Value];
+const OPTION_FAMILIES: [Family; 3] = [Family::Count, Family::Gold, Family::Value];
 
 /// Checks and compiles the recipes of a pipeline; every problem is returned.
-pub fn compile(wire: &[RecipeWire]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem>> {
+pub fn compile(wire: &[RecipeSource]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem>> {
     let mut problems = Vec::new();
     let mut names = BTreeSet::new();
     let mut recipes = Vec::new();
@@ -197,7 +229,7 @@ pub fn compile(wire: &[RecipeWire]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem>>
         }
         let mut stats = Vec::new();
         for (j, s) in w.stats.iter().enumerate() {
-            let key = s.key.to_vec();
+            let key = s.key.clone();
             let mut per_option = BTreeSet::new();
             for f in &key {
                 match fields.iter().find(|(g, _)| g == f) {
@@ -245,7 +277,7 @@ pub fn compile(wire: &[RecipeWire]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem>>
                     Some("option fields take count, gold and value"),
                 ));
             }
-            if key.len() > 1 && families.contains(&FamilyWire::Value) {
+            if key.len() > 1 && families.contains(&Family::Value) {
                 problems.push(problem(
                     at(&format!("stats[{j}].families")),
                     "\"value\" reads one field as a number, not a combination",
@@ -284,12 +316,12 @@ pub fn compile(wire: &[RecipeWire]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem>>
 /// The pipeline-file spelling of a family.
 pub fn family_name(f: Family) -> &'static str {
     match f {
-        FamilyWire::Count => "count",
-        FamilyWire::Moments => "moments",
-        FamilyWire::LogMoments => "log-moments",
-        FamilyWire::Gold => "gold",
-        FamilyWire::LogDistance => "log-distance",
-        FamilyWire::Value => "value",
+        Family::Count => "count",
+        Family::Moments => "moments",
+        Family::LogMoments => "log-moments",
+        Family::Gold => "gold",
+        Family::LogDistance => "log-distance",
+        Family::Value => "value",
     }
 }
 
@@ -396,20 +428,18 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::spec::wire::{ExtractWire, OneOrMany, StatWire};
-
-    fn wire(extract: &[(&str, &str)], stats: &[(&[&str], &[Family])], keywords: &[&str]) -> RecipeWire {
-        RecipeWire {
+    fn wire(extract: &[(&str, &str)], stats: &[(&[&str], &[Family])], keywords: &[&str]) -> RecipeSource {
+        RecipeSource {
             name: "r".into(),
             types: None,
             extract: extract
                 .iter()
-                .map(|(from, regex)| ExtractWire { from: Some((*from).into()), regex: (*regex).into() })
+                .map(|(from, regex)| ExtractSource { from: Some((*from).into()), regex: (*regex).into() })
                 .collect(),
             stats: stats
                 .iter()
-                .map(|(key, families)| StatWire {
-                    key: OneOrMany::Many(key.iter().map(|k| k.to_string()).collect()),
+                .map(|(key, families)| StatSource {
+                    key: key.iter().map(|k| k.to_string()).collect(),
                     ordered: false,
                     families: families.to_vec(),
                 })
@@ -422,7 +452,7 @@ mod tests {
     fn extracts_fields_and_pair_keys() {
         let w = wire(
             &[("question", r"between the (?<a>[\w ]+?) and the (?<b>[\w ]+?) \(")],
-            &[(&["a", "b"], &[FamilyWire::Count])],
+            &[(&["a", "b"], &[Family::Count])],
             &["left", "in front of"],
         );
         let recipes = compile(&[w]).unwrap();
@@ -441,7 +471,7 @@ mod tests {
 
     #[test]
     fn option_fields_have_one_value_per_option() {
-        let w = wire(&[("options", r"^(?<object>[a-z ]+)$")], &[(&["object"], &[FamilyWire::Gold])], &[]);
+        let w = wire(&[("options", r"^(?<object>[a-z ]+)$")], &[(&["object"], &[Family::Gold])], &[]);
         let recipes = compile(&[w]).unwrap();
         let r = &recipes[0];
         let meta = BTreeMap::new();
@@ -455,7 +485,7 @@ mod tests {
     fn every_problem_is_located() {
         let mut bad = wire(
             &[("question", "how many (?<object>.+"), ("pixels", "x"), ("options", "(?<o>.+)")],
-            &[(&["objekt"], &[]), (&["o"], &[FamilyWire::Moments]), (&["o", "o"], &[FamilyWire::Value])],
+            &[(&["objekt"], &[]), (&["o"], &[Family::Moments]), (&["o", "o"], &[Family::Value])],
             &[],
         );
         bad.name = "bad name".into();

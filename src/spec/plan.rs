@@ -324,6 +324,34 @@ impl Pipeline {
         }
     }
 }
+/// A `[[diagnose.recipes]]` entry as the featurizer's recipe source.
+fn recipe_source(w: &super::wire::RecipeWire) -> crate::diagnose::recipes::RecipeSource {
+    use super::wire::FamilyWire as W;
+    use crate::diagnose::recipes::{ExtractSource, Family, RecipeSource, StatSource};
+    let family = |f: &W| match f {
+        W::Count => Family::Count,
+        W::Moments => Family::Moments,
+        W::LogMoments => Family::LogMoments,
+        W::Gold => Family::Gold,
+        W::LogDistance => Family::LogDistance,
+        W::Value => Family::Value,
+    };
+    RecipeSource {
+        name: w.name.clone(),
+        types: w.types.clone(),
+        extract: w.extract.iter().map(|e| ExtractSource { from: e.from.clone(), regex: e.regex.clone() }).collect(),
+        stats: w
+            .stats
+            .iter()
+            .map(|s| StatSource {
+                key: s.key.to_vec(),
+                ordered: s.ordered,
+                families: s.families.iter().map(family).collect(),
+            })
+            .collect(),
+        keywords: w.keywords.clone(),
+    }
+}
 
 fn diagnose_config(
     w: Option<&super::wire::DiagnoseWire>,
@@ -366,7 +394,8 @@ fn diagnose_config(
             super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
         };
     }
-    match crate::diagnose::recipes::compile(&w.recipes) {
+    let sources: Vec<crate::diagnose::recipes::RecipeSource> = w.recipes.iter().map(recipe_source).collect();
+    match crate::diagnose::recipes::compile(&sources) {
         Ok(recipes) => cfg.features.recipes = recipes,
         Err(problems) => {
             for p in problems {

@@ -61,6 +61,10 @@ pub struct TstArgs {
     /// 0: in-sample statistics, as the TsT release).
     #[arg(long)]
     pub cross_fit: Option<usize>,
+    /// Meta fields used as categorical features, comma-separated (default: none, or the
+    /// pipeline's [diagnose] meta-features). Every meta field is audited either way.
+    #[arg(long, value_delimiter = ',')]
+    pub meta_features: Option<Vec<String>>,
 }
 
 /// A command-line mistake, located at "command line".
@@ -120,6 +124,9 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
     }
     if let Some(c) = args.cross_fit {
         cfg.features.cross_fit = c;
+    }
+    if let Some(m) = &args.meta_features {
+        cfg.features.meta_fields = Some(m.clone());
     }
     Ok(cfg)
 }

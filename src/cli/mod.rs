@@ -44,7 +44,7 @@ pub enum Command {
     /// TsT-RF: how much of a benchmark a blind model answers, and a bias score per question.
     Diagnose(diagnose::Args),
     /// Remove the questions a blind model answers: Iterative Bias Pruning, AFLite, or a matched random control.
-    Prune(prune::Args),
+    Prune(Box<prune::Args>),
     /// Exact and near-duplicate questions, within a benchmark and against a training split.
     Dups(dups::Args),
     /// Sentence embeddings (question, each option, question+options) into one Parquet file.

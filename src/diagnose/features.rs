@@ -83,7 +83,9 @@ pub struct FeatureConfig {
     /// Read by the diagnose driver when it builds open-answer targets, not here.
     pub rare_vocab: usize,
     /// Meta keys to label-encode, in this order; `None` = every meta key seen in
-    /// training with at most `max_meta_values` distinct values, in key order.
+    /// training with at most `max_meta_values` distinct values, in key order. The
+    /// default is none: a meta field may carry the answer (a label read off the
+    /// image, a model's own prediction), so it is a feature only when listed.
     pub meta_fields: Option<Vec<String>>,
     /// Most distinct training values a meta key may have to be picked when
     /// `meta_fields` is `None` (more looks like free text or an id).
@@ -103,7 +105,7 @@ impl Default for FeatureConfig {
             frame_fraction: 0.01,
             max_slots: 3,
             rare_vocab: 2,
-            meta_fields: None,
+            meta_fields: Some(Vec::new()),
             max_meta_values: 50,
             cross_fit: 5,
             recipes: Arc::new([]),
@@ -1654,7 +1656,11 @@ mod tests {
             s.meta.insert("id_like".into(), i.to_string());
             train.push(s);
         }
-        let config = FeatureConfig { max_meta_values: 3, ..FeatureConfig::default() };
+        // By default no meta field is a feature: a field may carry the answer.
+        let none = Featurizer::fit(&refs(&train), &FeatureConfig::default());
+        assert!(!none.names().iter().any(|n| n.starts_with("meta.")), "{:?}", none.names());
+        // Automatic selection (no list): fields with at most `max_meta_values` values.
+        let config = FeatureConfig { max_meta_values: 3, meta_fields: None, ..FeatureConfig::default() };
         let f = Featurizer::fit(&refs(&train), &config);
         assert!(f.names().contains(&"meta.organ".to_string()));
         assert!(!f.names().contains(&"meta.id_like".to_string()), "4 distinct values > max_meta_values");

@@ -380,7 +380,9 @@ fn diagnose_config(
     }
     cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
     cfg.features.cross_fit = w.cross_fit.unwrap_or(cfg.features.cross_fit);
-    cfg.features.meta_fields = w.meta_features.clone();
+    if let Some(fields) = &w.meta_features {
+        cfg.features.meta_fields = Some(fields.clone());
+    }
     if let Some(m) = w.method {
         cfg.method = match m {
             super::wire::DiagnoseMethodWire::TstRf => crate::diagnose::Method::TstRf,

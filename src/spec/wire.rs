@@ -271,7 +271,9 @@ pub struct DiagnoseWire {
     /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
     /// 0 gives them in-sample statistics, as the TsT release does).
     pub cross_fit: Option<usize>,
-    /// Meta fields used as categorical features (default: every field with at most 50 values).
+    /// Meta fields used as categorical features (default: none). A meta field can carry
+    /// the answer (a label read off the image, a model's prediction): list only fields a
+    /// blind model may see; diagnose audits every meta field and names suspect ones.
     pub meta_features: Option<Vec<String>>,
     /// Declarative features for what automation cannot guess: fields pulled out of the
     /// question, its options or its meta by regular expressions, and statistics over them.

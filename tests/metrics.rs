@@ -48,6 +48,11 @@ fn pct1(x: &serde_json::Value) -> f64 {
     (x.as_f64().unwrap() * 1000.0).round() / 10.0
 }
 
+/// `blindspot metrics --samples Q --predictions P -o OUT`, which must succeed.
+fn metrics_cli(q: &Path, p: &Path, out: &Path) {
+    blindspot().args(["metrics", "--samples"]).arg(q).arg("--predictions").arg(p).arg("-o").arg(out).assert().success();
+}
+
 #[test]
 fn visual_dependence_of_refcoco_from_the_seeing_is_not_reasoning_table() {
     // RefCOCO: acc(original) 73.5, acc(no_images) 1.6 -> Visual Dependence 97.8%.
@@ -62,15 +67,7 @@ fn visual_dependence_of_refcoco_from_the_seeing_is_not_reasoning_table() {
     let p = dir.path().join("preds.jsonl");
     std::fs::write(&p, preds).unwrap();
     let out = dir.path().join("out");
-    blindspot()
-        .args(["metrics", "--samples"])
-        .arg(&q)
-        .arg("--predictions")
-        .arg(&p)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    metrics_cli(&q, &p, &out);
     let m = read_json(&out.join("metrics.json"));
     let vlm = &m["models"]["vlm"];
     assert_eq!(pct1(&vlm["conditions"]["original"]["accuracy"]), 73.5);
@@ -393,15 +390,7 @@ fn derived_metrics_compare_conditions_on_the_questions_both_answered() {
     let p = dir.path().join("preds.jsonl");
     std::fs::write(&p, preds).unwrap();
     let out = dir.path().join("out");
-    blindspot()
-        .args(["metrics", "--samples"])
-        .arg(&q)
-        .arg("--predictions")
-        .arg(&p)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    metrics_cli(&q, &p, &out);
     let m = read_json(&out.join("metrics.json"));
     let d = &m["models"]["vlm"]["derived"];
     assert_eq!(m["models"]["vlm"]["conditions"]["original"]["accuracy"], 0.75, "the whole cell is unchanged");

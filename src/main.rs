@@ -14,9 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
 /// Keeps freed memory for a second before handing it back to the system, instead of
-/// mimalloc's 10 ms. TsT-RF frees and reallocates megabytes per tree and per fold; with
-/// 10 ms the kernel faulted in and zeroed those pages again and again (a 300,000-question
-/// diagnose spent 8.3 s of 120 CPU seconds in the kernel, 1.8 s with this). A
+/// mimalloc's 10 ms: TsT-RF frees and reallocates megabytes per tree and per fold, and
+/// with 10 ms the kernel faults in and zeroes those pages again and again. A
 /// `MIMALLOC_PURGE_DELAY` set by the user wins.
 #[allow(unsafe_code)]
 fn tune_allocator() {

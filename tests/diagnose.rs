@@ -169,7 +169,11 @@ fn a_meta_field_equal_to_the_gold_is_a_suspect_feature() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("meta field \"finding\"") && stderr.contains("predicts the gold answer"), "{stderr}");
     assert!(!stderr.contains("\"scanner\""), "{stderr}");
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("diagnose.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(out.join("diagnose.json")).unwrap();
+    // The file reads back as the type that wrote it.
+    let typed: blindspot::diagnose::report::DiagnoseReport = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(typed.suspect_features.as_ref().map(Vec::len), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let suspects = json["suspect_features"].as_array().unwrap();
     assert_eq!(suspects.len(), 1, "{suspects:?}");
     assert_eq!(suspects[0]["name"], "finding");

@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use blindspot::diagnose::DiagnoseConfig;
-use blindspot::diagnose::embed_features::{TstEmbedConfig, tst_embed};
+use blindspot::diagnose::tst_embed::{TstEmbedConfig, tst_embed};
 use blindspot::embed::minilm::MiniLm;
 use blindspot::embed::{EmbedSettings, Embedder, dups, embed_samples, embed_texts};
 use blindspot::sample::Sample;

@@ -221,6 +221,10 @@ fn prune_cli_writes_its_report_and_rejects_bad_flags() {
     }
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("prune.json")).unwrap()).unwrap();
     assert_eq!(json["n_removed"], 1);
+    // The file reads back as the type that wrote it.
+    let typed: blindspot::prune::report::PruneReport =
+        serde_json::from_slice(&std::fs::read(dir.join("prune.json")).unwrap()).unwrap();
+    assert_eq!((typed.n_removed, typed.after_independent.map(|i| i.seeds.len())), (1, Some(3)));
     let out2 = blindspot()
         .current_dir(root())
         .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "150%", "--out"])

@@ -23,6 +23,7 @@ pub fn generated() -> Vec<(&'static str, String)> {
     vec![
         ("sample.schema.json", render(schemars::schema_for!(crate::sample::Sample))),
         ("pipeline.schema.json", render(schemars::schema_for!(crate::spec::PipelineWire))),
+        ("diagnose.schema.json", render(schemars::schema_for!(crate::diagnose::report::DiagnoseReport))),
         ("prune.schema.json", render(schemars::schema_for!(crate::prune::report::PruneReport))),
     ]
 }

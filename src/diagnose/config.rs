@@ -73,7 +73,7 @@ pub enum Method {
     /// Random forests on non-visual features.
     #[default]
     TstRf,
-    /// A linear probe on sentence-embedding features ([`embed_features`]).
+    /// A linear probe on sentence-embedding features ([`super::tst_embed`]).
     TstEmbed,
     /// Both; s(x) combined per question by [`Combine`].
     Both,

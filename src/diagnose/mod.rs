@@ -18,7 +18,6 @@
 
 pub mod audit;
 mod config;
-pub mod embed_features;
 pub mod features;
 pub mod folds;
 pub mod forest;
@@ -28,6 +27,7 @@ pub mod recipes;
 pub mod report;
 mod run;
 mod score;
+pub mod tst_embed;
 
 pub use config::{Combine, DiagnoseConfig, GroupBy, Method};
 pub use leakage::{check_leakage, perturb_answer};

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Float64Builder, Int32Builder, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::error::{Error, Result};
@@ -65,100 +66,251 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
     RecordBatch::try_new(schema, cols).map_err(|e| Error::Bug(format!("scores batch: {e}")))
 }
 
-/// `diagnose.json`. `embed`: with `method = "both"`, TsT-Embed's own run, whose
-/// blind accuracy is reported beside TsT-RF's.
-pub fn summary_json(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> serde_json::Value {
-    let groups: Vec<_> = d
-        .groups
-        .iter()
-        .map(|g| {
-            json!({
-                "question_type": g.question_type,
-                "format": g.format.as_str(),
-                "n": g.n,
-                "blind_accuracy": r6(g.blind_accuracy),
-                "chance": r6(g.chance),
-                "majority": r6(g.majority),
-                "mean_s": r6(g.mean_s),
-                "top_features": g.top_features.iter().map(|(n, v)| json!({"feature": n, "importance": r6(*v)})).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let mut v = json!({
-        "method": cfg.method.as_str(),
-        "n_samples": d.n_samples,
-        "blind_accuracy": {
-            "weighted": r6(d.weighted),
-            "macro": r6(d.macro_by_type),
-            "ci95": [r6(d.ci95.0), r6(d.ci95.1)],
-        },
-        "chance": r6(d.chance),
-        "majority": r6(d.majority),
-        "ids_fingerprint": d.fingerprint,
-        "settings": {
-            "folds": cfg.folds,
-            "repeats": cfg.repeats,
-            "seed": cfg.seed,
-            "group_by": match &cfg.group_by { None => None, Some(GroupBy::Image) => Some("image".to_string()), Some(GroupBy::Question) => Some("question".to_string()), Some(GroupBy::Meta(f)) => Some(format!("meta:{f}")) },
-            "trees": cfg.trees,
-            "regression_trees": cfg.regression_trees,
-            "mra": match cfg.mra { MraRule::Strict => "strict (<)", MraRule::Inclusive => "inclusive (<=)" },
-            "model_per": "question type x answer format",
-            "min_group": cfg.min_group,
-            "pooled_group": super::POOLED,
-            "cross_fit": cfg.features.cross_fit,
-            "ci95": if cfg.group_by.is_some() { "cluster bootstrap: 1,000 resamples of the fold groups" } else { "bootstrap: 1,000 resamples of the questions" },
-        },
-        "departures": departures(cfg),
-        "groups": groups,
-    });
-    if !d.audit.is_empty() {
-        v["suspect_features"] = json!(d
-            .audit
-            .iter()
-            .filter(|f| f.suspect)
-            .map(|f| json!({"name": f.field, "used": f.used, "solo_blind_accuracy": r6(f.solo_accuracy), "majority": r6(f.majority), "n": f.n}))
-            .collect::<Vec<_>>());
-        v["meta_audit"] = json!({
-            "rule": format!(
-                "per meta field: 5-fold cross-validated accuracy of predicting the gold from the field's value alone (the training folds' most common gold per value), against the majority baseline; suspect when n >= {} and it reaches {} or beats the baseline by {} or more",
-                super::audit::MIN_ROWS, super::audit::NEAR_PERFECT, super::audit::FAR_ABOVE
-            ),
-            "fields": d.audit.iter().map(|f| json!({"name": f.field, "used": f.used, "n": f.n, "solo_blind_accuracy": r6(f.solo_accuracy), "majority": r6(f.majority), "suspect": f.suspect})).collect::<Vec<_>>(),
-        });
-    }
-    let probe = || {
-        let p = super::embed_features::TstEmbedConfig::default();
-        json!({
-            "model": "all-MiniLM-L6-v2 sentence embeddings (question, each option)",
-            "features": "multiple choice: per option cos(option, question), mean and max cos to the other options, the option's principal components (fit on the training folds); yes/no: the question's principal components",
-            "probe": "conditional logit (multiple choice) / logistic regression (yes/no), L2 on standardised features, Newton's method",
-            "components": p.components,
-            "l2": p.l2,
-            "formats": "multiple choice and yes/no (open and numeric questions are not scored)",
-        })
-    };
-    match cfg.method {
-        super::Method::TstRf => {}
-        super::Method::TstEmbed => v["settings"]["tst_embed"] = probe(),
-        super::Method::Both => {
-            v["settings"]["tst_embed"] = probe();
-            v["settings"]["score"] = json!(cfg.combine.as_str());
-            v["s"] = json!(format!(
-                "s(x) is the {} of TsT-RF's and TsT-Embed's probability of the gold answer where TsT-Embed scores the question, else TsT-RF's; blind accuracy is TsT-RF's",
-                cfg.combine.as_str()
-            ));
-            if let Some(e) = embed {
-                v["tst_embed"] = json!({
-                    "n_samples": e.n_samples,
-                    "blind_accuracy": {"weighted": r6(e.weighted), "macro": r6(e.macro_by_type), "ci95": [r6(e.ci95.0), r6(e.ci95.1)]},
-                    "chance": r6(e.chance),
-                    "majority": r6(e.majority),
-                });
+/// `diagnose.json`: the headline, the settings, every departure from the
+/// protocol notes, the groups, and (when run) the meta-field audit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DiagnoseReport {
+    pub method: String,
+    pub n_samples: usize,
+    pub blind_accuracy: Headline,
+    pub chance: f64,
+    pub majority: f64,
+    pub ids_fingerprint: String,
+    pub settings: Settings,
+    pub departures: Vec<String>,
+    pub groups: Vec<GroupRow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspect_features: Option<Vec<SuspectFeature>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta_audit: Option<MetaAudit>,
+    /// With `method = "both"`: how s(x) combines the two methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s: Option<String>,
+    /// With `method = "both"`: TsT-Embed's own headline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tst_embed: Option<EmbedHeadline>,
+}
+
+/// Blind accuracy: weighted by question, macro over question types, and the 95% interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Headline {
+    pub weighted: f64,
+    #[serde(rename = "macro")]
+    pub macro_by_type: f64,
+    pub ci95: [f64; 2],
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Settings {
+    pub folds: usize,
+    pub repeats: usize,
+    pub seed: u64,
+    pub group_by: Option<String>,
+    pub trees: usize,
+    pub regression_trees: usize,
+    pub mra: String,
+    pub model_per: String,
+    pub min_group: usize,
+    pub pooled_group: String,
+    pub cross_fit: usize,
+    pub ci95: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tst_embed: Option<ProbeSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeSettings {
+    pub model: String,
+    pub features: String,
+    pub probe: String,
+    pub components: usize,
+    pub l2: f64,
+    pub formats: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupRow {
+    pub question_type: Option<String>,
+    pub format: String,
+    pub n: usize,
+    pub blind_accuracy: f64,
+    pub chance: f64,
+    pub majority: f64,
+    pub mean_s: f64,
+    pub top_features: Vec<FeatureImportance>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FeatureImportance {
+    pub feature: String,
+    pub importance: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SuspectFeature {
+    pub name: String,
+    pub used: bool,
+    pub solo_blind_accuracy: f64,
+    pub majority: f64,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetaAudit {
+    pub rule: String,
+    pub fields: Vec<AuditedField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditedField {
+    pub name: String,
+    pub used: bool,
+    pub n: usize,
+    pub solo_blind_accuracy: f64,
+    pub majority: f64,
+    pub suspect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmbedHeadline {
+    pub n_samples: usize,
+    pub blind_accuracy: Headline,
+    pub chance: f64,
+    pub majority: f64,
+}
+
+fn headline(d: &Diagnosis) -> Headline {
+    Headline { weighted: r6(d.weighted), macro_by_type: r6(d.macro_by_type), ci95: [r6(d.ci95.0), r6(d.ci95.1)] }
+}
+
+impl DiagnoseReport {
+    /// The report of `d`, run under `cfg`; `embed`: TsT-Embed's own diagnosis (method both).
+    pub fn of(d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> DiagnoseReport {
+        let probe = || {
+            let p = super::tst_embed::TstEmbedConfig::default();
+            ProbeSettings {
+                model: "all-MiniLM-L6-v2 sentence embeddings (question, each option)".into(),
+                features: "multiple choice: per option cos(option, question), mean and max cos to the other options, \
+                           the option's principal components (fit on the training folds); yes/no: the question's \
+                           principal components"
+                    .into(),
+                probe: "conditional logit (multiple choice) / logistic regression (yes/no), L2 on standardised \
+                        features, Newton's method"
+                    .into(),
+                components: p.components,
+                l2: p.l2,
+                formats: "multiple choice and yes/no (open and numeric questions are not scored)".into(),
             }
+        };
+        let both = cfg.method == super::Method::Both;
+        let audited = !d.audit.is_empty();
+        DiagnoseReport {
+            method: cfg.method.as_str().into(),
+            n_samples: d.n_samples,
+            blind_accuracy: headline(d),
+            chance: r6(d.chance),
+            majority: r6(d.majority),
+            ids_fingerprint: d.fingerprint.clone(),
+            settings: Settings {
+                folds: cfg.folds,
+                repeats: cfg.repeats,
+                seed: cfg.seed,
+                group_by: cfg.group_by.as_ref().map(|g| match g {
+                    GroupBy::Image => "image".to_string(),
+                    GroupBy::Question => "question".to_string(),
+                    GroupBy::Meta(f) => format!("meta:{f}"),
+                }),
+                trees: cfg.trees,
+                regression_trees: cfg.regression_trees,
+                mra: match cfg.mra {
+                    MraRule::Strict => "strict (<)",
+                    MraRule::Inclusive => "inclusive (<=)",
+                }
+                .into(),
+                model_per: "question type x answer format".into(),
+                min_group: cfg.min_group,
+                pooled_group: super::POOLED.into(),
+                cross_fit: cfg.features.cross_fit,
+                ci95: if cfg.group_by.is_some() {
+                    "cluster bootstrap: 1,000 resamples of the fold groups"
+                } else {
+                    "bootstrap: 1,000 resamples of the questions"
+                }
+                .into(),
+                tst_embed: (cfg.method != super::Method::TstRf).then(probe),
+                score: both.then(|| cfg.combine.as_str().to_string()),
+            },
+            departures: departures(cfg),
+            groups: d
+                .groups
+                .iter()
+                .map(|g| GroupRow {
+                    question_type: g.question_type.clone(),
+                    format: g.format.as_str().into(),
+                    n: g.n,
+                    blind_accuracy: r6(g.blind_accuracy),
+                    chance: r6(g.chance),
+                    majority: r6(g.majority),
+                    mean_s: r6(g.mean_s),
+                    top_features: g
+                        .top_features
+                        .iter()
+                        .map(|(n, v)| FeatureImportance { feature: n.clone(), importance: r6(*v) })
+                        .collect(),
+                })
+                .collect(),
+            suspect_features: audited.then(|| {
+                d.audit
+                    .iter()
+                    .filter(|f| f.suspect)
+                    .map(|f| SuspectFeature {
+                        name: f.field.clone(),
+                        used: f.used,
+                        solo_blind_accuracy: r6(f.solo_accuracy),
+                        majority: r6(f.majority),
+                        n: f.n,
+                    })
+                    .collect()
+            }),
+            meta_audit: audited.then(|| MetaAudit {
+                rule: format!(
+                    "per meta field: 5-fold cross-validated accuracy of predicting the gold from the field's value \
+                     alone (the training folds' most common gold per value), against the majority baseline; suspect \
+                     when n >= {} and it reaches {} or beats the baseline by {} or more",
+                    super::audit::MIN_ROWS,
+                    super::audit::NEAR_PERFECT,
+                    super::audit::FAR_ABOVE
+                ),
+                fields: d
+                    .audit
+                    .iter()
+                    .map(|f| AuditedField {
+                        name: f.field.clone(),
+                        used: f.used,
+                        n: f.n,
+                        solo_blind_accuracy: r6(f.solo_accuracy),
+                        majority: r6(f.majority),
+                        suspect: f.suspect,
+                    })
+                    .collect(),
+            }),
+            s: both.then(|| {
+                format!(
+                    "s(x) is the {} of TsT-RF's and TsT-Embed's probability of the gold answer where TsT-Embed scores \
+                     the question, else TsT-RF's; blind accuracy is TsT-RF's",
+                    cfg.combine.as_str()
+                )
+            }),
+            tst_embed: embed.filter(|_| both).map(|e| EmbedHeadline {
+                n_samples: e.n_samples,
+                blind_accuracy: headline(e),
+                chance: r6(e.chance),
+                majority: r6(e.majority),
+            }),
         }
     }
-    v
 }
 
 /// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
@@ -182,7 +334,7 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
 pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
-    crate::io::fs::write_json(&dir.join("diagnose.json"), &summary_json(d, cfg, embed))?;
+    crate::io::fs::write_json(&dir.join("diagnose.json"), &DiagnoseReport::of(d, cfg, embed))?;
     let model = match cfg.method {
         super::Method::TstEmbed => "TsT-Embed",
         // With both, the rows' predictions and accuracy are TsT-RF's.

@@ -10,7 +10,7 @@ use super::features::{self, Featurizer};
 use super::forest::{Binner, ForestParams, Matrix};
 use super::score::group_fingerprint;
 use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores, fingerprint};
-use super::{embed_features, folds, forest};
+use super::{folds, forest, tst_embed};
 use crate::sample::{AnswerFormat, Sample, mra, parse_number};
 use crate::seed::rng_for;
 
@@ -304,7 +304,7 @@ pub fn diagnose_with_cache(
     cache: &mut GroupCache,
 ) -> crate::error::Result<Diagnosis> {
     let embed = |e: &crate::embed::SampleEmbeddings| {
-        embed_features::tst_embed(samples, e, cfg, &embed_features::TstEmbedConfig::default())
+        tst_embed::tst_embed(samples, e, cfg, &tst_embed::TstEmbedConfig::default())
     };
     let need = || crate::error::Error::Bug(format!("diagnose method {} ran without embeddings", cfg.method.as_str()));
     match cfg.method {

@@ -72,11 +72,13 @@ pub struct Problem {
     pub field: Option<String>,
     pub message: String,
     pub help: Option<String>,
+    /// Further problems this one stands for, not listed (see [`Capped`]).
+    pub omitted: usize,
 }
 
 impl Problem {
     pub fn new(loc: Location, message: impl Into<String>) -> Self {
-        Problem { loc, field: None, message: message.into(), help: None }
+        Problem { loc, field: None, message: message.into(), help: None, omitted: 0 }
     }
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
@@ -135,6 +137,30 @@ impl Error {
     }
 }
 
+/// Problems of one reader: the first [`MAX_SHOWN`] kept, the rest only counted,
+/// so a file whose every row is wrong neither fills memory nor under-reports.
+#[derive(Debug, Default)]
+pub struct Capped {
+    list: Vec<Problem>,
+    omitted: usize,
+}
+
+impl Capped {
+    pub fn push(&mut self, p: Problem) {
+        if self.list.len() < MAX_SHOWN { self.list.push(p) } else { self.omitted += 1 }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    /// The kept problems, the last carrying the count of those not kept.
+    pub fn into_vec(mut self) -> Vec<Problem> {
+        if let Some(last) = self.list.last_mut() {
+            last.omitted += self.omitted;
+        }
+        self.list
+    }
+}
+
 fn render_problems(problems: &[Problem]) -> String {
     let mut out = String::new();
     for (i, p) in problems.iter().take(MAX_SHOWN).enumerate() {
@@ -143,11 +169,15 @@ fn render_problems(problems: &[Problem]) -> String {
         }
         out.push_str(&format!("error: {p}"));
     }
-    if problems.len() > MAX_SHOWN {
-        out.push_str(&format!("\n... and {} more problems", problems.len() - MAX_SHOWN));
-    }
-    if problems.len() > 1 {
-        out.push_str(&format!("\n{} problems found", problems.len()));
+    let total: usize = problems.len() + problems.iter().map(|p| p.omitted).sum::<usize>();
+    let shown = problems.len().min(MAX_SHOWN);
+    if total > shown {
+        out.push_str(&format!(
+            "\n{total} problems found; the first {shown} are shown, {} are not (fix these and run again)",
+            total - shown
+        ));
+    } else if total > 1 {
+        out.push_str(&format!("\n{total} problems found"));
     }
     out
 }

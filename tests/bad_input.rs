@@ -29,6 +29,70 @@ struct Generated {
 }
 
 const CASES: &[Case] = &[
+    // Silent changes to a question, each now a located error.
+    Case {
+        command: "ingest",
+        file: "option-absent-in-middle.jsonl",
+        expect: &[
+            "option-absent-in-middle.jsonl:2:",
+            "field \"options\"",
+            "option B (source element 2 of \"options\") is absent but a later option is present",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "option-absent-in-middle.tsv",
+        expect: &[
+            "option-absent-in-middle.tsv:3:",
+            "field \"options\"",
+            "option B (source field \"B\") is absent",
+            "re-letter",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "answer-contradicts-index.jsonl",
+        expect: &[
+            "answer-contradicts-index.jsonl:2:",
+            "field \"answer_index\"",
+            "answer \"b\" is option B but answer_index 2 is option C (\"c\")",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "index-without-options.jsonl",
+        expect: &["index-without-options.jsonl:1:", "given as an option index (0) but the question has no options"],
+    },
+    Case {
+        command: "ingest",
+        file: "duplicate-key.jsonl",
+        expect: &["duplicate-key.jsonl:2:", "the field \"id\" appears twice in one object"],
+    },
+    Case {
+        command: "ingest",
+        file: "id-too-large.jsonl",
+        expect: &["id-too-large.jsonl:1:", "field \"id\"", "too large to read exactly", "as strings"],
+    },
+    Case {
+        command: "ingest",
+        file: "id-control-char.jsonl",
+        expect: &["id-control-char.jsonl:1:", "field \"id\"", "control character U+000A"],
+    },
+    Case {
+        command: "ingest",
+        file: "id-nfc-twins.jsonl",
+        expect: &["id-nfc-twins.jsonl:2:", "duplicate id", "another Unicode normalization"],
+    },
+    Case {
+        command: "ingest",
+        file: "repeated-gold-text.jsonl",
+        expect: &[
+            "repeated-gold-text.jsonl:1:",
+            "field \"options\"",
+            "the answer \"red\" is the text of more than one option",
+            "by letter or index",
+        ],
+    },
     Case { command: "ingest", file: "truncated.json", expect: &["truncated.json:3:", "truncated file"] },
     Case {
         command: "ingest",

@@ -51,10 +51,10 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("vqa-rad 1.2.0: 451 samples"), "{stdout}");
+        assert!(stdout.contains("vqa-rad 1.3.0: 451 samples"), "{stdout}");
     }
-    let ta = read_tree(&a.path().join("vqa-rad/1.2.0"));
-    let tb = read_tree(&b.path().join("vqa-rad/1.2.0"));
+    let ta = read_tree(&a.path().join("vqa-rad/1.3.0"));
+    let tb = read_tree(&b.path().join("vqa-rad/1.3.0"));
     let names: Vec<&str> = ta.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
@@ -99,13 +99,13 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     // Building again into the same folder is a no-op.
     let again = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(a.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("[up to date]"));
-    assert_eq!(read_tree(&a.path().join("vqa-rad/1.2.0")), ta);
+    assert_eq!(read_tree(&a.path().join("vqa-rad/1.3.0")), ta);
 
     // VQA-RAD's blind accuracy is not above chance (its 95% CI reaches it), so IBP
     // stops before removing anything: the default config is every question, and
     // there is no `full` copy and no empty `removed` config.
     // The release re-ingests to the same samples, images embedded.
-    let back = ingest_file(&a.path().join("vqa-rad/1.2.0/data/test-00000-of-00001.parquet"));
+    let back = ingest_file(&a.path().join("vqa-rad/1.3.0/data/test-00000-of-00001.parquet"));
     assert_eq!(back.samples.len(), 451);
     assert!(
         back.samples.iter().all(|s| s.images.len() == 1 && s.images[0].bytes.as_ref().is_some_and(|b| b.len() > 1000))
@@ -248,4 +248,82 @@ fn ingest_writes_the_output_atomically() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(files_below(&work.path().join("sub")), vec!["out.parquet"]);
+}
+
+/// A pandas-written VLMEvalKit TSV: absent options as `nan` or empty cells at the
+/// end are dropped with a counted warning; a repeated option text is kept when the
+/// gold is a letter; no option is re-lettered.
+#[test]
+fn pandas_tsv_keeps_every_letter_and_counts_what_it_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("bench.tsv");
+    std::fs::write(
+        &tsv,
+        "index\tquestion\tA\tB\tC\tD\tanswer\tcategory\n\
+         1\tWhich colour is the sky?\tred\tblue\tnan\tnan\tB\tcolour\n\
+         2\tWhich is a fruit?\tcar\tpear\tdesk\tlamp\tB\tobject\n\
+         3\tWhich label is right?\tsame\tsame\tother\t\tA\tlabel\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.parquet");
+    let run = blindspot().arg("ingest").arg(&tsv).arg("-o").arg(&out).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("warning: ingest: 2 rows: absent option cells"), "{stderr}");
+    assert!(stderr.contains("warning: ingest: 1 row: options repeat a text"), "{stderr}");
+    let s = blindspot::io::parquet::read_samples(&out).unwrap();
+    assert_eq!(s[0].options, ["red", "blue"]);
+    assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("blue", Some(1)));
+    assert_eq!(s[1].options.len(), 4);
+    assert_eq!(s[2].options, ["same", "same", "other"]);
+    assert_eq!(s[2].answer_index, Some(0));
+}
+
+/// `options-in-question` reads inline option lists, and says so when a row has none.
+#[test]
+fn inline_options_are_split_and_a_row_without_any_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    let rows = [
+        r#"{"id": "1", "question": "Question: What is shown? Options: A: a cat, B: a dog, C: a cow", "answer": "B"}"#,
+        r#"{"id": "2", "question": "What is shown? (A) a cat (B) a dog", "answer": "A"}"#,
+    ];
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let toml = dir.path().join("p.toml");
+    std::fs::write(
+        &toml,
+        "[dataset]\nname = \"inline\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"q.jsonl\"\n\
+         options-in-question = true\n\n[ingest.fields]\nanswer-kind = \"letter\"\n",
+    )
+    .unwrap();
+    let ing = ingest_file(&toml);
+    assert_eq!(ing.samples[0].question, "What is shown?");
+    assert_eq!(ing.samples[0].options, ["a cat", "a dog", "a cow"]);
+    assert_eq!(ing.samples[0].answer, "a dog");
+    assert_eq!(ing.samples[1].options, ["a cat", "a dog"]);
+    std::fs::write(&data, r#"{"id": "3", "question": "What is shown?", "answer": "A"}"#).unwrap();
+    let out = dir.path().join("o.parquet");
+    blindspot()
+        .arg("ingest")
+        .arg(&toml)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("q.jsonl:1:"))
+        .stderr(predicates::str::contains("options-in-question is set but no options were found in the question"));
+    assert!(!out.exists());
+}
+
+/// A question sheet kept in a spreadsheet ingests as it is: the first sheet, a
+/// header row, numeric ids as written, list-literal options.
+#[test]
+fn a_spreadsheet_of_questions_ingests_without_conversion() {
+    let ing = ingest_file(&root().join("tests/fixtures/good/benchmark.xlsx"));
+    let ids: Vec<&str> = ing.samples.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["3", "10", "12345678901"]);
+    assert_eq!(ing.samples[0].options, ["red", "blue", "green"]);
+    assert_eq!((ing.samples[0].answer.as_str(), ing.samples[0].answer_index), ("blue", Some(1)));
+    assert_eq!(ing.samples[0].context.as_deref(), Some("Look up."));
+    assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
 }

@@ -17,6 +17,13 @@ fn group_accuracy(d: &blindspot::diagnose::Diagnosis, qtype: &str) -> f64 {
     d.groups.iter().find(|g| g.question_type.as_deref() == Some(qtype)).map(|g| g.blind_accuracy).unwrap()
 }
 
+/// A measured blind accuracy, within `tol` either way: a regression fails, and so
+/// does a leak that inflates it.
+#[track_caller]
+fn near(what: &str, measured: f64, expected: f64, tol: f64) {
+    assert!((measured - expected).abs() <= tol, "{what}: {measured:.4}, expected {expected} ± {tol}");
+}
+
 #[test]
 #[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn pope_object_prior_is_found_grouped_by_image() {
@@ -26,9 +33,11 @@ fn pope_object_prior_is_found_grouped_by_image() {
     let cfg = DiagnoseConfig { group_by: Some(GroupBy::Image), ..Default::default() };
     let d = diagnose(&coco, &cfg);
     // A scikit-learn forest on the object name and its training-fold yes-rate: 69.7 / 86.9 / 68.6.
-    assert!(group_accuracy(&d, "coco_pope_random") >= 0.69, "{:?}", d.groups);
-    assert!(group_accuracy(&d, "coco_pope_popular") >= 0.86, "{:?}", d.groups);
-    assert!(group_accuracy(&d, "coco_pope_adversarial") >= 0.68, "{:?}", d.groups);
+    // Measured here, each within 2 points (a group holds 3,000 questions: one
+    // standard error is about 0.8 points).
+    near("random", group_accuracy(&d, "coco_pope_random"), 0.698, 0.02);
+    near("popular", group_accuracy(&d, "coco_pope_popular"), 0.868, 0.02);
+    near("adversarial", group_accuracy(&d, "coco_pope_adversarial"), 0.699, 0.02);
     assert!((d.chance - 0.5).abs() < 1e-12);
 }
 
@@ -37,7 +46,8 @@ fn pope_object_prior_is_found_grouped_by_image() {
 fn scienceqa_blind_accuracy_beats_chance_and_always_a() {
     let ing = ingest_pipeline(&pipeline("scienceqa"));
     let d = diagnose(&ing.samples, &DiagnoseConfig::default());
-    assert!(d.weighted >= 0.48, "blind accuracy {}", d.weighted);
+    // 4,241 questions: one standard error is 0.76 points; 2 points either way.
+    near("blind accuracy", d.weighted, 0.581, 0.02);
     assert!((d.chance - 0.40).abs() < 0.001, "chance {}", d.chance);
     assert!((d.majority - 0.4008).abs() < 0.002, "always-A {}", d.majority);
     assert!(d.ci95.0 < d.weighted && d.weighted < d.ci95.1);
@@ -53,7 +63,8 @@ fn sugarcrepe_unrefined_is_more_answerable_blind_than_refined() {
     let unrefined = diagnose(&ingest_pipeline(&pipeline("sugarcrepe-unrefined")).samples, &cfg);
     assert!(unrefined.weighted > refined.weighted, "unrefined {} vs refined {}", unrefined.weighted, refined.weighted);
     // Both far above chance: the length tell of the add_* types survives refinement.
-    assert!(refined.weighted > 0.7, "refined {}", refined.weighted);
+    near("refined", refined.weighted, 0.827, 0.02);
+    near("unrefined", unrefined.weighted, 0.849, 0.02);
 }
 
 #[test]
@@ -65,7 +76,8 @@ fn contrastive_sets_need_question_grouping() {
     let samples = ingest_pipeline(&pipeline("vsr-zeroshot")).samples;
     let split = diagnose(&samples, &DiagnoseConfig::default());
     let grouped = diagnose(&samples, &DiagnoseConfig { group_by: Some(GroupBy::Question), ..Default::default() });
-    assert!((0.45..0.56).contains(&grouped.weighted), "grouped {}", grouped.weighted);
+    near("grouped", grouped.weighted, 0.519, 0.03);
+    near("split", split.weighted, 0.573, 0.03);
     assert!(split.weighted - grouped.weighted > 0.03, "split {} vs grouped {}", split.weighted, grouped.weighted);
 }
 
@@ -148,21 +160,7 @@ fn bad_group_by_is_a_located_error() {
 #[test]
 fn a_meta_field_equal_to_the_gold_is_a_suspect_feature() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("bench.jsonl");
-    let mut text = String::new();
-    for i in 0..60 {
-        let answer = if i % 3 == 0 { "yes" } else { "no" };
-        let row = serde_json::json!({
-            "id": format!("q{i:02}"),
-            "question": format!("Is there a lesion in scan {i}?"),
-            "answer": answer,
-            "finding": answer,
-            "scanner": format!("s{}", i % 4),
-        });
-        text.push_str(&row.to_string());
-        text.push('\n');
-    }
-    std::fs::write(&input, text).unwrap();
+    let input = leaky_bench(dir.path());
     let out = dir.path().join("d");
     let run = blindspot().arg("diagnose").arg(&input).arg("--out").arg(&out).output().unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
@@ -181,4 +179,71 @@ fn a_meta_field_equal_to_the_gold_is_a_suspect_feature() {
     // The majority baseline: "no" on two questions in three, within a fold's noise.
     let majority = suspects[0]["majority"].as_f64().unwrap();
     assert!((majority - 2.0 / 3.0).abs() < 0.05, "{majority}");
+}
+
+/// Rows whose `finding` meta field spells the gold answer.
+fn leaky_bench(dir: &std::path::Path) -> PathBuf {
+    let input = dir.join("bench.jsonl");
+    let mut text = String::new();
+    for i in 0..60 {
+        let answer = if i % 3 == 0 { "yes" } else { "no" };
+        let row = serde_json::json!({
+            "id": format!("q{i:02}"),
+            "question": format!("Is there a lesion in scan {i}?"),
+            "answer": answer,
+            "finding": answer,
+            "scanner": format!("s{}", i % 4),
+        });
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text).unwrap();
+    input
+}
+
+/// The leak check runs the whole fold again on samples whose held-out answers
+/// changed: a listed meta field that spells the gold moves its column and the
+/// held-out predictions, and the check fails naming it; unlisted, it passes.
+#[test]
+fn the_leak_check_fails_on_a_planted_leak() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = leaky_bench(dir.path());
+    let run = |extra: &[&str]| {
+        blindspot()
+            .arg("diagnose")
+            .arg(&input)
+            .arg("--out")
+            .arg(dir.path().join("d"))
+            .arg("--check-leakage")
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let leaky = run(&["--meta-features", "finding,scanner"]);
+    assert_eq!(leaky.status.code(), Some(1), "{}", String::from_utf8_lossy(&leaky.stderr));
+    let stderr = String::from_utf8_lossy(&leaky.stderr);
+    assert!(stderr.contains("held-out feature column `meta.finding` changed"), "{stderr}");
+    assert!(stderr.contains("held-out predictions changed"), "{stderr}");
+    assert!(!stderr.contains("`meta.scanner`"), "{stderr}");
+    assert!(!dir.path().join("d").exists(), "nothing is written when the check fails");
+    let clean = run(&["--meta-features", "scanner"]);
+    assert!(clean.status.success(), "{}", String::from_utf8_lossy(&clean.stderr));
+    assert!(String::from_utf8_lossy(&clean.stdout).contains("leak check: no feature column"));
+}
+
+/// The check's perturbation reaches every place a sample spells its gold.
+#[test]
+fn perturbing_an_answer_changes_it_everywhere_it_is_spelled() {
+    let mut s = blindspot::sample::Sample::new("1", "Which?", "cat");
+    s.answer_format = blindspot::sample::AnswerFormat::MultipleChoice;
+    s.options = vec!["dog".into(), "cat".into(), "cow".into()];
+    s.answer_index = Some(1);
+    s.meta.insert("gold_letter".into(), "B".into());
+    s.meta.insert("gold_text".into(), "Cat".into());
+    s.meta.insert("source".into(), "web".into());
+    let p = blindspot::diagnose::perturb_answer(&s);
+    assert_eq!((p.answer.as_str(), p.answer_index), ("cow", Some(2)));
+    assert_eq!(p.meta["gold_letter"], "C");
+    assert_eq!(p.meta["gold_text"], "cow");
+    assert_eq!(p.meta["source"], "web");
 }

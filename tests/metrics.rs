@@ -406,3 +406,157 @@ fn derived_metrics_compare_conditions_on_the_questions_both_answered() {
     assert_eq!(apart["n_paired"], 0);
     assert!(apart["reason"].as_str().unwrap().contains("no question has a prediction in every one of"), "{apart}");
 }
+
+/// Reads a Parquet file into (column name → the column's values as strings).
+fn parquet_columns(path: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    use arrow::array::Array;
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        for (f, col) in batch.schema().fields().iter().zip(batch.columns()) {
+            let shown = arrow::util::display::ArrayFormatter::try_new(col.as_ref(), &Default::default()).unwrap();
+            let v = out.entry(f.name().clone()).or_default();
+            v.extend(
+                (0..col.len()).map(|i| if col.is_null(i) { "null".to_string() } else { shown.value(i).to_string() }),
+            );
+        }
+    }
+    out
+}
+
+/// Numeric answers are scored as the setting says (exact by default, as
+/// published scorers), the headline says what it mixes, and every scored
+/// response is in `per_question.parquet` with the answer read from it.
+#[test]
+fn numeric_scoring_is_a_setting_and_every_response_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    let mut text = String::new();
+    for i in 0..4 {
+        let options: Vec<String> = (0..4).map(|j| format!("choice {j}")).collect();
+        text.push_str(&serde_json::json!({"id": format!("m{i}"), "question": "Which?", "options": options, "answer": options[i % 4]}).to_string());
+        text.push('\n');
+        let gold = 10 * (i + 1);
+        text.push_str(&serde_json::json!({"id": format!("n{i}"), "question": "How many?", "answer": gold.to_string(), "answer_format": "numeric"}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&q, text).unwrap();
+    // Multiple choice: 2 of 4 right. Numeric: golds 10, 20, 30, 40 answered 10,
+    // 21 (5% off), 33 (10%), 48 (20%).
+    let mut preds = String::new();
+    for (i, r) in ["[[A]]", "[[B]]", "[[A]]", "[[A]]"].iter().enumerate() {
+        preds.push_str(&(serde_json::json!({"model": "m", "id": format!("m{i}"), "response": r}).to_string() + "\n"));
+    }
+    for (i, r) in ["10", "It is 21.", "33", "48"].iter().enumerate() {
+        preds.push_str(&(serde_json::json!({"model": "m", "id": format!("n{i}"), "response": r}).to_string() + "\n"));
+    }
+    let p = dir.path().join("p.jsonl");
+    std::fs::write(&p, preds).unwrap();
+    let run = |numeric: Option<&str>| {
+        let out = dir.path().join(numeric.unwrap_or("default").replace(':', "_"));
+        let mut cmd = blindspot();
+        cmd.args(["metrics", "--samples"]).arg(&q).arg("--predictions").arg(&p).arg("-o").arg(&out);
+        if let Some(n) = numeric {
+            cmd.args(["--numeric", n]);
+        }
+        cmd.assert().success();
+        (read_json(&out.join("metrics.json")), out)
+    };
+    // Exact: numeric 1/4; overall (2 + 1) / 8.
+    let (exact, out) = run(None);
+    let cell = &exact["models"]["m"]["conditions"]["original"];
+    assert_eq!(exact["settings"]["numeric"], "exact");
+    assert_eq!(cell["accuracy"], 0.375);
+    assert_eq!(cell["formats"]["multiple_choice"]["accuracy"], 0.5);
+    assert_eq!(cell["formats"]["numeric"]["accuracy"], 0.25);
+    assert_eq!(cell["formats"]["numeric"]["n"], 4);
+    // MRA (strict): 1.0, 0.9, 0.8, 0.6 -> 0.825; overall (2 + 3.3) / 8.
+    let (mra, _) = run(Some("mra"));
+    let cell = &mra["models"]["m"]["conditions"]["original"];
+    assert!((cell["formats"]["numeric"]["accuracy"].as_f64().unwrap() - 0.825).abs() < 1e-6, "{cell}");
+    assert!((cell["accuracy"].as_f64().unwrap() - 5.3 / 8.0).abs() < 1e-6, "{cell}");
+    // Within 6%: 10 and 21.
+    let (tol, _) = run(Some("tolerance:0.06"));
+    assert_eq!(tol["models"]["m"]["conditions"]["original"]["formats"]["numeric"]["accuracy"], 0.5);
+    blindspot()
+        .args(["metrics", "--samples"])
+        .arg(&q)
+        .arg("--predictions")
+        .arg(&p)
+        .args(["-o", "/nonexistent/x", "--numeric", "close"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("\"exact\", \"mra\" or \"tolerance:<rel>\""));
+    let cols = parquet_columns(&out.join("per_question.parquet"));
+    assert_eq!(cols["id"], ["m0", "m1", "m2", "m3", "n0", "n1", "n2", "n3"]);
+    assert_eq!(cols["condition"], vec!["original"; 8]);
+    assert_eq!(cols["parsed_answer"], ["A", "B", "A", "A", "10", "21", "33", "48"]);
+    assert_eq!(cols["score"], ["1.0", "1.0", "0.0", "0.0", "1.0", "0.0", "0.0", "0.0"]);
+    assert_eq!(cols["response"][5], "It is 21.");
+    assert_eq!(cols["unparsed"], vec!["false"; 8]);
+}
+
+/// Accuracy of `model`'s `original` cell in a metrics.json.
+fn accuracy_of(m: &serde_json::Value, model: &str) -> (f64, u64) {
+    let c = &m["models"][model]["conditions"]["original"];
+    (c["accuracy"].as_f64().unwrap_or_else(|| panic!("no {model} in {m}")), c["n"].as_u64().unwrap())
+}
+
+/// Result files in the shapes they are published in import with no conversion,
+/// and score what a hand count gives: a VLMEvalKit result `.xlsx` without
+/// blindspot's columns (`outputs/<model>/<model>_<dataset>.xlsx`), a JSON object
+/// keyed by id with reasoning responses (MathVista's layout), and a table with
+/// one answer column per model and per human annotator.
+#[test]
+fn published_result_files_import_as_they_are() {
+    let fixtures = common::root().join("tests/fixtures/predictions");
+    let q = fixtures.join("questions.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let runs = std::cell::Cell::new(0);
+    let run = |preds: &[&str], extra: &[&str]| {
+        runs.set(runs.get() + 1);
+        let out = dir.path().join(format!("out{}", runs.get()));
+        let mut cmd = blindspot();
+        cmd.args(["metrics", "--samples"]).arg(&q).arg("--predictions").args(preds).args(extra).arg("-o").arg(&out);
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read_json(&out.join("metrics.json"))
+    };
+    // VLMEvalKit: index = the benchmark's id; the model from the folder. Right: q1, q3, q4.
+    let xlsx = fixtures.join("GPT4o/GPT4o_MyBench.xlsx");
+    let m = run(&[xlsx.to_str().unwrap()], &[]);
+    assert_eq!(accuracy_of(&m, "GPT4o"), (0.6, 5));
+    assert_eq!(m["import"]["unknown_ids"]["count"], 0);
+    // Keyed by id, reasoning responses with their final answers: q1 B (right), q2 C
+    // (wrong), q3 yes, q4 boxed 12, q5 liver (right) -> 4/5. The extraction column
+    // (--response-field) holds the benchmark's own extracted answers -> 3/5.
+    let keyed = dir.path().join("mathvista_style.json");
+    let rec = |pid: &str, response: &str, extraction: &str| serde_json::json!({"pid": pid, "response": response, "extraction": extraction});
+    let doc = serde_json::json!({
+        "q1": rec("q1", "The text addresses the goddess directly. The answer is B.", "B"),
+        "q2": rec("q2", "'will print' is future, but wait... the answer is (C).", "C"),
+        "q3": rec("q3", "Yes, clouds cover most of the sky.", "yes"),
+        "q4": rec("q4", "Counting left to right gives \\boxed{12}", "11"),
+        "q5": rec("q5", "The shape and position point to the liver.\nAnswer: liver", "liver"),
+    });
+    std::fs::write(&keyed, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let arg = format!("cot={}", keyed.display());
+    assert_eq!(accuracy_of(&run(&[&arg], &[]), "cot"), (0.8, 5));
+    assert_eq!(accuracy_of(&run(&[&arg], &["--response-field", "extraction"]), "cot"), (0.6, 5));
+    // One answer column per model; a blank cell is no answer.
+    let wide = dir.path().join("wide.csv");
+    std::fs::write(
+        &wide,
+        "id,GPT_0_SHOT,GEM_4_SHOT,HUMAN_ANSWER_1\nq1,B,A,B\nq2,B,B,\nq3,no,yes,yes\nq4,12,13,12\nq5,liver,liver,kidney\n",
+    )
+    .unwrap();
+    let m = run(
+        &[wide.to_str().unwrap()],
+        &["--wide", "GPT_0_SHOT=gpt", "--wide", "GEM_4_SHOT=gemini", "--wide", "HUMAN_ANSWER_1=human"],
+    );
+    assert_eq!(accuracy_of(&m, "gpt"), (0.8, 5));
+    assert_eq!(accuracy_of(&m, "gemini"), (0.6, 5));
+    assert_eq!(accuracy_of(&m, "human"), (0.75, 4));
+}

@@ -23,7 +23,12 @@ fn scienceqa() -> Vec<Sample> {
 }
 
 fn file(path: &Path, model: Option<&str>) -> PredictionFile {
-    PredictionFile { path: path.to_path_buf(), model: model.map(str::to_string), source: None }
+    PredictionFile {
+        path: path.to_path_buf(),
+        model: model.map(str::to_string),
+        source: None,
+        fields: Default::default(),
+    }
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -259,8 +264,13 @@ fn vlmevalkit_results_map_through_the_manifest_or_blindspot_id() {
     let cell = scored.cell("GPT4o", "option_shuffle").unwrap();
     assert_eq!(cell.len(), shuffle_rows.len());
     assert!(cell.iter().all(|i| i.outcome.score == 1.0), "scored against the shuffled row's own gold");
-    // Without the manifest nothing maps: a located error saying what to do.
-    let err = import_all(&[file(&result, None)], None).unwrap_err().to_string();
+    // Without the manifest the index is taken as the id: here it names no row, so the
+    // rows are counted as unknown, and --strict says to pass the manifest.
+    let imported = import_all(&[file(&result, None)], None).unwrap();
+    let scored = score_all(&rows, &imported.predictions, &MetricsConfig::default()).unwrap();
+    assert_eq!(scored.unknown_count, shuffle_rows.len());
+    let strict = MetricsConfig { strict: true, ..MetricsConfig::default() };
+    let err = score_all(&rows, &imported.predictions, &strict).unwrap_err().to_string();
     assert!(err.contains("--manifest"), "{err}");
 }
 
@@ -358,4 +368,41 @@ fn unparseable_responses_are_wrong_never_a_crash() {
 
 fn samples_by_format(f: AnswerFormat) -> Vec<String> {
     questions().into_iter().filter(|s| s.answer_format == f).map(|s| s.id).collect()
+}
+
+/// Visual Dependence on ScienceQA compares the 2,017 image questions only. The shared
+/// data holds no no-image run of any model, so the no-image condition here is a real
+/// text-only run: GPT-3's published answers (it saw captions, never the image) on the
+/// image questions, filed as LLaVA-1.5's `no_image` rows. Paired, VD is
+/// (71.64 − 67.43) / 71.64 = 5.88% from the leaderboard's IMG column; whole cells
+/// would give (74.39 − 67.43) / 74.39 = 9.36%.
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn scienceqa_visual_dependence_pairs_the_image_questions() {
+    let samples = scienceqa();
+    let with_image: std::collections::BTreeSet<&str> =
+        samples.iter().filter(|s| !s.images.is_empty()).map(|s| s.id.as_str()).collect();
+    assert_eq!(with_image.len(), 2017);
+    let gpt3: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sqa_file("gpt3_cot_QCM-ALE_2shot_seed3.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let no_image = dir.path().join("no_image.jsonl");
+    let mut text = String::new();
+    for (pid, index) in gpt3["results"].as_object().unwrap() {
+        if with_image.contains(pid.as_str()) {
+            let letter = blindspot::sample::option_letter(index.as_u64().unwrap() as usize);
+            text.push_str(&serde_json::json!({"id": format!("{pid}::no_image"), "response": letter}).to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(&no_image, text).unwrap();
+    let pf = [file(&sqa_file("llava-v1.5-13b_result.json"), Some("llava-1.5")), file(&no_image, Some("llava-1.5"))];
+    let imported = import_all(&pf, None).unwrap();
+    let report = metrics(&samples, &imported, &MetricsConfig::default()).unwrap();
+    let vd = report.derived["llava-1.5"].visual_dependence.clone().unwrap();
+    assert_eq!(vd.n_paired, 2017);
+    let expected = (0.7164 - 0.6743) / 0.7164;
+    // The leaderboard's figures are rounded to 0.01 points.
+    assert!((vd.value.unwrap() - expected).abs() < 0.0005, "VD {:?}, expected {expected}", vd.value);
+    assert_eq!(report.cells["llava-1.5"]["no_image"].n, 2017);
 }

@@ -20,7 +20,7 @@ fn build_demo(out: &Path) {
 fn demo_card_front_matter_and_datasheet() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.2.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.3.0/README.md")).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -41,7 +41,7 @@ fn demo_card_front_matter_and_datasheet() {
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let dir = out.path().join("vqa-rad/1.2.0");
+    let dir = out.path().join("vqa-rad/1.3.0");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");
@@ -164,6 +164,17 @@ fn predictions_in_a_pipeline_give_report_metrics() {
         blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/report/metrics.json")).unwrap();
+    let per_question = work.path().join("rel/canonical/1.0.0/report/per_question.parquet");
+    let rows: usize = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&per_question).unwrap())
+        .map(|r| parquet::file::reader::FileReader::metadata(&r).file_metadata().num_rows() as usize)
+        .unwrap();
+    let scored: u64 = serde_json::from_str::<serde_json::Value>(&text).unwrap()["models"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|m| m["conditions"].as_object().unwrap().values().map(|c| c["n"].as_u64().unwrap()))
+        .sum();
+    assert_eq!(rows as u64, scored, "one per_question row per scored prediction");
     let m: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert!(text.contains("\"preds/m1.jsonl\""), "{text}");
     assert!(!text.contains(&work.path().display().to_string()), "an absolute path leaked: {text}");

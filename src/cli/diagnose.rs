@@ -54,6 +54,9 @@ pub struct TstArgs {
     /// Keep questions of one group in one fold: `image`, `question` or `meta:FIELD`.
     #[arg(long)]
     pub group_by: Option<String>,
+    /// Scoring of numeric questions: `mra` (default), `exact` or `tolerance:<rel>`.
+    #[arg(long)]
+    pub numeric: Option<String>,
     /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
     #[arg(long)]
     pub mra: Option<String>,
@@ -119,6 +122,9 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
     if let Some(g) = &args.group_by {
         cfg.group_by = Some(GroupBy::parse(g).map_err(flag_error)?);
     }
+    if let Some(n) = &args.numeric {
+        cfg.numeric = crate::sample::NumericScoring::parse(n).map_err(flag_error)?;
+    }
     if let Some(m) = &args.mra {
         cfg.mra = MraRule::parse(m).map_err(flag_error)?;
     }
@@ -140,9 +146,20 @@ pub fn run(args: &Args) -> Result<()> {
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {
-            return Err(Error::Bug(format!("features read held-out answers: {}", leaks.join("; "))));
+            let at = crate::error::Location::file(&args.input.input);
+            return Err(Error::Invalid(
+                leaks
+                    .iter()
+                    .map(|l| {
+                        crate::error::Problem::new(at.clone(), format!("leak: {l} when only the held-out answers changed"))
+                            .help("a feature reads the answer: drop the meta field or recipe it comes from (meta-features, recipes), or report a bug if it is a built-in feature")
+                    })
+                    .collect(),
+            ));
         }
-        super::say("leak check: no feature changed when held-out answers changed");
+        super::say(
+            "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
+        );
     }
     let mut d = diagnose(&ingested.samples, &cfg);
     for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
@@ -163,6 +180,16 @@ pub fn run(args: &Args) -> Result<()> {
         d.majority * 100.0,
         display_path(&args.out)
     ));
+    let formats = report::DiagnoseReport::of(&d, &cfg, None).by_format;
+    if formats.len() > 1 {
+        let parts: Vec<String> = formats
+            .iter()
+            .map(|f| {
+                format!("{} {:.2}% (n {}, chance {:.2}%)", f.format, f.blind_accuracy * 100.0, f.n, f.chance * 100.0)
+            })
+            .collect();
+        super::say(&format!("  blind accuracy mixes: {} (numeric scored {})", parts.join(", "), cfg.numeric.name()));
+    }
     for g in &d.groups {
         super::say(&format!(
             "  {} / {}: n {}, blind {:.2}%, chance {:.2}%, majority {:.2}%",

@@ -1,6 +1,6 @@
 //! `blindspot metrics --samples F... | --release DIR --predictions [MODEL=]FILE... -o DIR`:
 //! the papers' metrics from models' predictions, optionally B-Clean, by hand.
-//! Writes `metrics.json` (and `bclean.json`) into DIR, atomically.
+//! Writes `metrics.json`, `per_question.parquet` (and `bclean.json`) into DIR, atomically.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -29,10 +29,22 @@ pub struct Args {
     /// Format of every prediction file: generic, lmms-eval, vlmevalkit, index-map (default: detected).
     #[arg(long)]
     pub format: Option<String>,
+    /// The column holding the sample id (default `id`, or the keys of a JSON object of records).
+    #[arg(long)]
+    pub id_field: Option<String>,
+    /// The column holding the response (default `response`, `prediction`, `output`, `answer`).
+    #[arg(long)]
+    pub response_field: Option<String>,
+    /// The column holding the model's name (default `model`).
+    #[arg(long)]
+    pub model_field: Option<String>,
+    /// One answer column per model, `COLUMN=MODEL` (repeatable; the model defaults to the column).
+    #[arg(long)]
+    pub wide: Vec<String>,
     /// manifest.json written by `blindspot export` (maps harness rows to ids).
     #[arg(long)]
     pub manifest: Vec<PathBuf>,
-    /// Folder for metrics.json (and bclean.json).
+    /// Folder for metrics.json, per_question.parquet (and bclean.json).
     #[arg(short, long)]
     pub out: PathBuf,
     /// Predictions naming unknown ids, or repeating one, are errors.
@@ -44,7 +56,11 @@ pub struct Args {
     /// Bootstrap resamples.
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
-    /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
+    /// Scoring of numeric answers: `exact` (equal numbers, as published scorers),
+    /// `mra` (mean relative accuracy, partial credit) or `tolerance:<rel>`.
+    #[arg(long, default_value = "exact")]
+    pub numeric: String,
+    /// MRA comparison for numeric answers (with `--numeric mra`): `strict` (<) or `inclusive` (<=).
     #[arg(long, default_value = "strict")]
     pub mra: String,
     /// Per-group accuracies: `question_type` or `meta:FIELD` (repeatable).
@@ -62,6 +78,9 @@ pub struct Args {
     /// B-Clean step 3: a blind TsT-RF trained on the compromised questions removes what it answers.
     #[arg(long)]
     pub bclean_step3: bool,
+    /// B-Clean: also remove the questions without an image (kept by default, reported apart).
+    #[arg(long)]
+    pub bclean_remove_imageless: bool,
 }
 
 fn flag(msg: String) -> Error {
@@ -129,6 +148,7 @@ pub fn run(args: &Args) -> Result<()> {
         seed: args.seed,
         resamples: args.resamples,
         strict: args.strict,
+        numeric: crate::sample::NumericScoring::parse(&args.numeric).map_err(flag)?,
         mra: crate::sample::MraRule::parse(&args.mra).map_err(flag)?,
         ..MetricsConfig::default()
     };
@@ -140,6 +160,12 @@ pub fn run(args: &Args) -> Result<()> {
         cfg.llm_bases.insert(vlm.to_string(), llm.to_string());
     }
     let source = args.format.as_deref().map(Source::parse).transpose().map_err(flag)?;
+    let fields = crate::predictions::Fields {
+        id: args.id_field.clone(),
+        response: args.response_field.clone(),
+        model: args.model_field.clone(),
+        wide: args.wide.iter().map(|w| crate::predictions::Fields::parse_wide(w)).collect(),
+    };
     let mut files: Vec<PathBuf> = args.samples.clone();
     if let Some(dir) = &args.release {
         files.extend(release_files(dir)?);
@@ -149,13 +175,16 @@ pub fn run(args: &Args) -> Result<()> {
     for m in &args.manifest {
         manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
     }
-    let pfiles: Vec<PredictionFile> =
-        args.predictions.iter().map(|p| PredictionFile { source, ..PredictionFile::parse(p) }).collect();
+    let pfiles: Vec<PredictionFile> = args
+        .predictions
+        .iter()
+        .map(|p| PredictionFile { source, fields: fields.clone(), ..PredictionFile::parse(p) })
+        .collect();
     let imported = import_all(&pfiles, manifest.as_ref())?;
     let scored = score_all(&rows, &imported.predictions, &cfg)?;
     if scored.unknown_count > 0 {
         eprintln!(
-            "warning: {} prediction{} name ids that are not in the given rows (skipped; --strict makes this an error):",
+            "warning: {} prediction{} name ids that are not in the given rows (skipped; results of a `blindspot export` map to ids through --manifest; --strict makes this an error):",
             scored.unknown_count,
             if scored.unknown_count == 1 { "" } else { "s" }
         );
@@ -175,9 +204,11 @@ pub fn run(args: &Args) -> Result<()> {
             models: (!args.bclean_models.is_empty()).then(|| args.bclean_models.clone()),
             step3: args.bclean_step3.then(|| DiagnoseConfig {
                 seed: args.seed,
+                numeric: cfg.numeric,
                 mra: cfg.mra,
                 ..DiagnoseConfig::default()
             }),
+            remove_imageless: args.bclean_remove_imageless,
             ..BCleanConfig::default()
         };
         Some(bclean(&questions, &scored, &bcfg)?)
@@ -186,8 +217,10 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let report = compute(&rows, scored, &cfg);
     let json = report.to_json(&imported);
+    let per_question = report.per_question_batch(&rows)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| {
         crate::io::fs::write_json(&tmp.join("metrics.json"), &json)?;
+        crate::io::parquet::write_batch(&tmp.join("per_question.parquet"), &per_question)?;
         if let Some(b) = &bclean_report {
             crate::io::fs::write_json(&tmp.join("bclean.json"), &b.to_json())?;
         }
@@ -204,6 +237,15 @@ pub fn run(args: &Args) -> Result<()> {
                 percent2(s.abstention_rate),
                 s.unparsed
             ));
+            if s.formats.len() > 1 {
+                let parts: Vec<String> =
+                    s.formats.iter().map(|(f, st)| format!("{f} {:.2}% (n {})", percent2(st.accuracy), st.n)).collect();
+                super::say(&format!(
+                    "    accuracy mixes: {} (numeric scored {})",
+                    parts.join(", "),
+                    cfg.numeric.name()
+                ));
+            }
             for (k, groups) in &s.groups {
                 let parts: Vec<String> =
                     groups.iter().map(|(g, st)| format!("{g} {:.2}% (n {})", percent2(st.accuracy), st.n)).collect();
@@ -234,11 +276,17 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(b) = &bclean_report {
         let per: BTreeMap<&str, usize> = b.models.iter().map(|m| (m.model.as_str(), m.compromised)).collect();
         super::say(&format!(
-            "B-Clean: {} questions, compromised {:?}, union {}, step 3 removed {}, kept {}; ranking {} -> {}",
+            "B-Clean: {} questions, compromised {:?}, union {}, step 3 removed {}, without an image {} ({}), kept {}; ranking {} -> {}",
             b.n_questions,
             per,
             b.union,
             b.step3_removed,
+            b.imageless,
+            if b.imageless_removed {
+                "removed"
+            } else {
+                "kept: answerable without looking, --bclean-remove-imageless removes them"
+            },
             b.kept.len(),
             b.ranking_before.join(" > "),
             b.ranking_after.join(" > ")

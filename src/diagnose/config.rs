@@ -3,7 +3,7 @@
 
 use super::features::FeatureConfig;
 use super::run::normalize;
-use crate::sample::{MraRule, Sample};
+use crate::sample::{MraRule, NumericScoring, Sample};
 
 /// How folds keep related questions together.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +55,9 @@ pub struct DiagnoseConfig {
     pub trees: usize,
     /// Trees of each regression forest.
     pub regression_trees: usize,
+    /// How a numeric question's blind prediction is scored (default MRA, the
+    /// notes'; `exact` snaps the regression to the nearest training answer).
+    pub numeric: NumericScoring,
     pub mra: MraRule,
     /// Question types with fewer questions (in one format) share one pooled
     /// model per format, with the type as a feature: k-fold CV on a handful
@@ -146,6 +149,7 @@ impl Default for DiagnoseConfig {
             group_by: None,
             trees: 100,
             regression_trees: 200,
+            numeric: NumericScoring::Mra,
             mra: MraRule::Strict,
             min_group: 20,
             features: FeatureConfig::default(),

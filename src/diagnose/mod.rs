@@ -41,7 +41,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::sample::{AnswerFormat, MraRule, mra};
+    use crate::sample::{AnswerFormat, MraRule, Sample, mra};
     use crate::seed::rng_for;
     use rand::Rng;
 
@@ -103,6 +103,30 @@ mod tests {
             }
         }
         assert_eq!(bootstrap_ci(&[], 42), (0.0, 0.0));
+    }
+
+    #[test]
+    fn exact_numeric_scoring_guesses_an_answer_seen_in_training() {
+        // Golds 3 or 7 by a word in the question: the forest's mean snaps to the
+        // answer, so exact scoring counts the tell as a blind hit; the majority
+        // baseline is the most common training answer.
+        let samples: Vec<Sample> = (0..60)
+            .map(|i| {
+                let (word, gold) = if i % 3 == 0 { ("red", "7") } else { ("blue", "3") };
+                let mut s = Sample::new(format!("q{i:02}"), format!("How many {word} cubes are in scene {i}?"), gold);
+                s.answer_format = AnswerFormat::Numeric;
+                s
+            })
+            .collect();
+        let exact = DiagnoseConfig { numeric: crate::sample::NumericScoring::Exact, ..Default::default() };
+        let d = diagnose(&samples, &exact);
+        assert!(d.weighted > 0.95, "{}", d.weighted);
+        assert!(d.rows.iter().all(|r| r.prediction == "3" || r.prediction == "7"), "{:?}", &d.rows[..3]);
+        assert!((d.majority - 40.0 / 60.0).abs() < 1e-9, "{}", d.majority);
+        let report = report::DiagnoseReport::of(&d, &exact, None);
+        assert_eq!(report.settings.numeric, "exact");
+        assert_eq!(report.by_format.len(), 1);
+        assert!(report.departures.iter().any(|x| x.contains("scored exact")), "{:?}", report.departures);
     }
 
     #[test]

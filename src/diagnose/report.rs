@@ -15,7 +15,7 @@ use super::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::error::{Error, Result};
 use crate::io::parquet::write_batch;
 use crate::io::r6;
-use crate::sample::MraRule;
+use crate::sample::{MraRule, NumericScoring};
 
 /// The scores table as one Arrow batch.
 pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
@@ -78,6 +78,8 @@ pub struct DiagnoseReport {
     pub ids_fingerprint: String,
     pub settings: Settings,
     pub departures: Vec<String>,
+    /// The headline per answer format: what `blind_accuracy.weighted` mixes.
+    pub by_format: Vec<FormatRow>,
     pub groups: Vec<GroupRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspect_features: Option<Vec<SuspectFeature>>,
@@ -100,6 +102,16 @@ pub struct Headline {
     pub ci95: [f64; 2],
 }
 
+/// Blind accuracy over the questions of one answer format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FormatRow {
+    pub format: String,
+    pub n: usize,
+    pub blind_accuracy: f64,
+    pub chance: f64,
+    pub majority: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Settings {
     pub folds: usize,
@@ -108,6 +120,8 @@ pub struct Settings {
     pub group_by: Option<String>,
     pub trees: usize,
     pub regression_trees: usize,
+    /// How numeric questions are scored: `mra`, `exact` or `tolerance:<rel>`.
+    pub numeric: String,
     pub mra: String,
     pub model_per: String,
     pub min_group: usize,
@@ -224,6 +238,7 @@ impl DiagnoseReport {
                 }),
                 trees: cfg.trees,
                 regression_trees: cfg.regression_trees,
+                numeric: cfg.numeric.name(),
                 mra: match cfg.mra {
                     MraRule::Strict => "strict (<)",
                     MraRule::Inclusive => "inclusive (<=)",
@@ -243,6 +258,7 @@ impl DiagnoseReport {
                 score: both.then(|| cfg.combine.as_str().to_string()),
             },
             departures: departures(cfg),
+            by_format: by_format(d),
             groups: d
                 .groups
                 .iter()
@@ -313,14 +329,44 @@ impl DiagnoseReport {
     }
 }
 
+/// The groups' figures pooled per answer format, weighted by questions.
+fn by_format(d: &Diagnosis) -> Vec<FormatRow> {
+    let mut acc: std::collections::BTreeMap<&str, [f64; 4]> = std::collections::BTreeMap::new();
+    for g in &d.groups {
+        let e = acc.entry(g.format.as_str()).or_default();
+        let n = g.n as f64;
+        e[0] += n;
+        e[1] += n * g.blind_accuracy;
+        e[2] += n * g.chance;
+        e[3] += n * g.majority;
+    }
+    acc.into_iter()
+        .map(|(f, [n, a, c, m])| FormatRow {
+            format: f.to_string(),
+            n: n as usize,
+            blind_accuracy: r6(a / n.max(1.0)),
+            chance: r6(c / n.max(1.0)),
+            majority: r6(m / n.max(1.0)),
+        })
+        .collect()
+}
+
 /// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
 /// in the words the card and `diagnose.json` print.
 pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     let mut out = vec![
         "one model per (question type, answer format) rather than per type: real types mix formats, and s(x) is comparable only within one".to_string(),
         format!("open answers are classified over the training folds' vocabulary; answers seen fewer than {} times are pooled into \"other\", which is never correct", cfg.features.rare_vocab),
-        "numeric questions count their MRA (partial credit) as accuracy".to_string(),
     ];
+    match cfg.numeric {
+        NumericScoring::Mra => out.push("numeric questions count their MRA (partial credit) as accuracy".to_string()),
+        NumericScoring::Exact => out.push(
+            "numeric questions are scored exact (the notes: MRA): the forest's prediction snaps to the nearest answer seen in the training folds".to_string(),
+        ),
+        NumericScoring::Tolerance(r) => out.push(format!(
+            "numeric questions are scored right within a relative error of {r} (the notes: MRA)"
+        )),
+    }
     if cfg.features.cross_fit >= 2 {
         out.push(format!("training rows' answer statistics are cross-fitted in {} blocks (the release uses in-sample statistics; `cross-fit = 0` restores them)", cfg.features.cross_fit));
     }

@@ -11,7 +11,7 @@ use super::forest::{Binner, ForestParams, Matrix};
 use super::score::group_fingerprint;
 use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores, fingerprint};
 use super::{folds, forest, tst_embed};
-use crate::sample::{AnswerFormat, Sample, mra, parse_number};
+use crate::sample::{AnswerFormat, NumericScoring, Sample, parse_number};
 use crate::seed::rng_for;
 
 /// The name of the pooled group of small question types.
@@ -376,7 +376,7 @@ pub(super) fn run_group(
     let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
     let folds: Vec<FoldOut> = (0..k)
         .into_par_iter()
-        .filter_map(|fold| run_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold))
+        .filter_map(|fold| fit_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold).map(|f| f.out))
         .collect();
     // Freeing a large group's parsed questions one by one would keep one thread busy
     // while the other waits.
@@ -408,13 +408,23 @@ pub(super) struct FoldOut {
     rows: Vec<ScoreRow>,
     majority_hits: Vec<f64>,
     importance: Vec<f64>,
-    names: Vec<String>,
+    pub names: Vec<String>,
+}
+
+/// One fold's scored rows and everything the leak check compares: the training
+/// and held-out feature matrices and the model's raw outputs on the held-out rows
+/// (class probabilities, row-major, or predicted numbers).
+pub(super) struct FoldFit {
+    pub out: FoldOut,
+    pub x_train: Matrix,
+    pub x_test: Matrix,
+    pub raw: Vec<f64>,
 }
 
 /// Fits features and a forest on every fold of `group` but `fold` and scores `fold`;
 /// `None` when the fold holds no row. `parsed[i]` is `group[i]` parsed.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run_fold(
+pub(super) fn fit_fold(
     group: &[&Sample],
     parsed: &[&features::Parsed<'_>],
     format: AnswerFormat,
@@ -423,7 +433,7 @@ pub(super) fn run_fold(
     cfg: &DiagnoseConfig,
     fold_of: &[usize],
     fold: usize,
-) -> Option<FoldOut> {
+) -> Option<FoldFit> {
     let (train, test) = split_fold(group, fold_of, fold);
     if test.is_empty() {
         return None;
@@ -440,6 +450,7 @@ pub(super) fn run_fold(
     let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
     let forest_seed =
         rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
+    let raw: Vec<f64>;
     let fold_importance = match target(format, &train, cfg.features.rare_vocab) {
         Target::Classes { labels, names: class_names } => {
             let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
@@ -459,6 +470,7 @@ pub(super) fn run_fold(
                 let prediction = prediction_text(format, s, class_names[pred].as_deref());
                 rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
             }
+            raw = proba;
             model.feature_importances().to_vec()
         }
         Target::Numbers(y) => {
@@ -470,12 +482,21 @@ pub(super) fn run_fold(
             let params =
                 ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
             let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);
-            let predicted = model.predict(&bx_test);
-            let mean = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
+            let mut predicted = model.predict(&bx_test);
+            let mut baseline = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
+            if cfg.numeric == NumericScoring::Exact {
+                // Exact scoring: a blind guess is one of the answers seen in training
+                // (the nearest to the forest's mean; the baseline the most common).
+                let seen = numeric_answers(&y_keep);
+                for p in &mut predicted {
+                    *p = nearest(&seen, *p);
+                }
+                baseline = seen.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0))).map_or(f64::NAN, |v| v.0);
+            }
             for (j, s) in test.iter().enumerate() {
                 let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
-                let score = mra(predicted[j], gold, cfg.mra);
-                majority_hits.push(mra(mean, gold, cfg.mra));
+                let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
+                majority_hits.push(cfg.numeric.score(baseline, gold, cfg.mra));
                 rows.push(ScoreRow {
                     id: s.id.clone(),
                     question_type: s.question_type.clone(),
@@ -490,11 +511,46 @@ pub(super) fn run_fold(
                     s_minus_chance: score,
                 });
             }
+            raw = predicted;
             model.feature_importances().to_vec()
         }
     };
     let names = featurizer.names().to_vec();
-    Some(FoldOut { rows, majority_hits, importance: fold_importance, names })
+    Some(FoldFit { out: FoldOut { rows, majority_hits, importance: fold_importance, names }, x_train, x_test, raw })
+}
+
+/// The distinct values of `y` in ascending order, each with its count.
+fn numeric_answers(y: &[f64]) -> Vec<(f64, usize)> {
+    let mut sorted: Vec<f64> = y.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut out: Vec<(f64, usize)> = Vec::new();
+    for v in sorted {
+        match out.last_mut() {
+            Some(last) if last.0 == v => last.1 += 1,
+            _ => out.push((v, 1)),
+        }
+    }
+    out
+}
+
+/// The value of `seen` (ascending) nearest to `x`, ties to the smaller.
+fn nearest(seen: &[(f64, usize)], x: f64) -> f64 {
+    if seen.is_empty() || !x.is_finite() {
+        return f64::NAN;
+    }
+    let i = seen.partition_point(|v| v.0 < x);
+    match (i.checked_sub(1).map(|j| seen[j].0), seen.get(i).map(|v| v.0)) {
+        (Some(lo), Some(hi)) => {
+            if x - lo <= hi - x {
+                lo
+            } else {
+                hi
+            }
+        }
+        (Some(lo), None) => lo,
+        (None, Some(hi)) => hi,
+        (None, None) => f64::NAN,
+    }
 }
 
 pub(super) fn majority(labels: &[u32], n_classes: usize) -> usize {

@@ -30,8 +30,11 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
         }
         return Err(Error::one(p));
     }
-    let mut reader =
-        csv::ReaderBuilder::new().delimiter(delimiter).flexible(false).quoting(delimiter != b'\t').from_reader(bytes);
+    // CSV is always RFC 4180. A TSV is read with quotes when every value that opens
+    // with a quote is quoted as pandas and spreadsheets write them (closed, then a tab
+    // or the line's end); otherwise quotes are plain text, as in hand-written TSVs.
+    let quoting = delimiter != b'\t' || quotes_are_rfc(bytes, delimiter);
+    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).flexible(false).quoting(quoting).from_reader(bytes);
     let headers = reader
         .byte_headers()
         .map_err(|e| csv_problem(path, &e))?
@@ -46,16 +49,13 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
     let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
     let file: std::sync::Arc<str> = display_path(path).into();
     let mut records = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = crate::error::Capped::default();
     let mut row = 0u64;
     for result in reader.byte_records() {
         let rec = match result {
             Ok(r) => r,
             Err(e) => {
                 problems.push(csv_problem_inner(path, &e));
-                if problems.len() > crate::error::MAX_SHOWN {
-                    break;
-                }
                 continue;
             }
         };
@@ -81,7 +81,7 @@ pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<Ra
         });
     }
     if !problems.is_empty() {
-        return Err(Error::Invalid(problems));
+        return Err(Error::Invalid(problems.into_vec()));
     }
     if records.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the file has a header but no records")));
@@ -143,6 +143,38 @@ fn unclosed_quote(bytes: &[u8], delimiter: u8) -> Option<OpenQuote> {
     open
 }
 
+/// Whether every value that opens with a quote is a well-formed RFC 4180 quoted
+/// value (`""` escapes a quote; the closing quote is followed by the delimiter, a
+/// line end or the end of the file), and at least one does.
+fn quotes_are_rfc(bytes: &[u8], delimiter: u8) -> bool {
+    let (mut i, mut at_start, mut any) = (0usize, true, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' && at_start {
+            any = true;
+            i += 1;
+            loop {
+                match bytes.get(i) {
+                    None => return false,
+                    Some(b'"') if bytes.get(i + 1) == Some(&b'"') => i += 2,
+                    Some(b'"') => break,
+                    Some(_) => i += 1,
+                }
+            }
+            i += 1;
+            match bytes.get(i) {
+                None => return true,
+                Some(&c) if c == delimiter || c == b'\n' || c == b'\r' => {}
+                Some(_) => return false,
+            }
+            continue;
+        }
+        at_start = b == delimiter || b == b'\n';
+        i += 1;
+    }
+    any
+}
+
 fn first_line(bytes: &[u8]) -> Option<&str> {
     let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
     std::str::from_utf8(&bytes[..end]).ok().map(|l| l.trim_end_matches('\r'))
@@ -179,5 +211,26 @@ mod tests {
         // Escaped and multi-line quotes that do close are fine.
         let ok = read_delimited(Path::new("t.csv"), b"id,q\n1,\"a \"\"b\"\"\nc\"\n2,5\" screen\n", b',').unwrap();
         assert_eq!(ok.len(), 2);
+    }
+
+    fn values(path: &str, bytes: &[u8]) -> Vec<Vec<String>> {
+        read_delimited(Path::new(path), bytes, b'\t')
+            .unwrap()
+            .iter()
+            .map(|r| match &r.value {
+                Raw::Map(f) => f.iter().map(|(_, v)| v.to_text()).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pandas_tsv_keeps_quoted_tabs_and_newlines() {
+        // pandas' to_csv(sep="\t"): values with a tab, a newline or a quote are quoted.
+        let v = values("p.tsv", b"id\tq\n1\t\"a\tb\"\n2\t\"line1\nline2\"\n3\t\"say \"\"hi\"\"\"\n4\tplain\n");
+        assert_eq!(v, [["1", "a\tb"], ["2", "line1\nline2"], ["3", "say \"hi\""], ["4", "plain"]]);
+        // A hand-written TSV whose quotes are text keeps them.
+        let v = values("h.tsv", b"id\tq\n1\t\"Hello\" said Bob\n2\t5\" screen\n");
+        assert_eq!(v, [["1", "\"Hello\" said Bob"], ["2", "5\" screen"]]);
     }
 }

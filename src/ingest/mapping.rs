@@ -33,7 +33,17 @@ pub struct Mapped {
     pub images: Vec<ImageSpec>,
     /// Where the record came from.
     pub loc: crate::error::Location,
+    /// Data-quality notes: what ingest kept or dropped that a designer should
+    /// know of (counted per kind in the ingest summary).
+    pub notes: Vec<&'static str>,
 }
+
+/// Note: absent option cells after the last present option were dropped.
+pub const NOTE_TRAILING_ABSENT: &str =
+    "absent option cells (empty, nan or an [ingest] missing value) after the last present option were dropped";
+/// Note: repeated option texts were kept because the gold is given by letter or index.
+pub const NOTE_REPEATED_OPTIONS: &str =
+    "options repeat a text; kept because the gold is given by letter or index and is unambiguous";
 
 /// Result of mapping one record.
 pub enum Outcome {
@@ -58,6 +68,7 @@ struct Mapper<'a> {
     problems: Vec<Problem>,
     /// Positions of the top-level source fields the mapping read (not repeated in meta).
     used: Vec<usize>,
+    notes: Vec<&'static str>,
 }
 
 impl<'a> Mapper<'a> {
@@ -76,6 +87,39 @@ impl<'a> Mapper<'a> {
             Raw::Float(f) => f.is_nan(),
             _ => false,
         }
+    }
+
+    /// An option cell that holds no option: a missing value, or `nan` as pandas writes one.
+    fn absent_option(&self, v: &Raw) -> bool {
+        self.is_missing(v) || v.scalar_text().is_some_and(|t| t.trim().eq_ignore_ascii_case("nan"))
+    }
+
+    /// The options of `cells` (None = absent), letters kept: absent cells after the
+    /// last present one are dropped (noted); an absent cell before a present one is a
+    /// problem, since dropping it would re-letter every later option and the gold.
+    fn keep_letters(&mut self, cells: Vec<Option<String>>, names: &[String]) -> Vec<String> {
+        let last = cells.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        if last < cells.len() {
+            self.notes.push(NOTE_TRAILING_ABSENT);
+        }
+        let mut out = Vec::with_capacity(last);
+        for (i, c) in cells.into_iter().take(last).enumerate() {
+            match c {
+                Some(t) => out.push(t),
+                None => {
+                    let name = names.get(i).map_or(String::new(), |n| format!(" (source {n})"));
+                    self.problem(
+                        "options",
+                        format!(
+                            "option {}{name} is absent but a later option is present: dropping it would re-letter the later options and the gold",
+                            crate::sample::option_letter(i)
+                        ),
+                    )
+                    .help = Some("fill the option in, or remove the options after it; only absent options at the end are dropped".into());
+                }
+            }
+        }
+        out
     }
 
     /// A field's value, with "missing" values as None.
@@ -188,7 +232,7 @@ impl<'a> Mapper<'a> {
 
 /// The record's id as far as it can be read, for reporting a rejected row.
 pub fn best_effort_id(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Option<String> {
-    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new() };
+    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), notes: Vec::new() };
     let defaults: &[&str] = if format == Format::Vlmevalkit { &["index"] } else { &["id"] };
     let acc = m.pick(&plan.fields.id, defaults)?;
     m.text("id", acc)
@@ -239,7 +283,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     if !passes_filters(rec, plan) {
         return Outcome::Filtered;
     }
-    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new() };
+    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), notes: Vec::new() };
     let f = &plan.fields;
     let vlm = format == Format::Vlmevalkit;
 
@@ -249,6 +293,19 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let id = id_acc.and_then(|a| m.text("id", a));
     if id.is_none() && m.problems.is_empty() {
         m.missing_required("id", f.id.as_ref(), id_defaults);
+    }
+    // A number too large for a double to hold exactly has already lost digits.
+    if let Some(Accessor::Path(p)) = id_acc
+        && let Some(Raw::Float(x)) = m.get(p).as_deref()
+        && x.abs() >= 9_007_199_254_740_992.0
+    {
+        let x = *x;
+        m.problem("id", format!("the id is a number too large to read exactly ({x:e})")).help =
+            Some("write ids beyond 2^53 as strings (\"12345678901234567890\")".into());
+    }
+    if let Some(bad) = id.as_deref().and_then(|i| i.chars().find(|c| c.is_control())) {
+        m.problem("id", format!("the id contains the control character U+{:04X}", u32::from(bad))).help =
+            Some("ids are written one per line to kept_ids.txt and used in file names: remove newlines, tabs and other control characters".into());
     }
 
     // question (+ options written inside it)
@@ -266,6 +323,10 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let mut options: Vec<String> = match &question {
         Some(q) if plan.options_in_question => {
             let (stem, opts) = split_options_from_question(q);
+            if opts.is_empty() {
+                m.problem("question", "options-in-question is set but no options were found in the question").help =
+                    Some("options are read from the end of the question: lines `A. x` / `B. y`, or inline `A: x, B: y`, `(A) x (B) y`, `A. x B. y`; map the options field instead if they are elsewhere".into());
+            }
             question = Some(stem);
             opts
         }
@@ -329,7 +390,18 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         }
         other => other,
     };
+    let by_index = matches!(kind, AnswerKind::Index | AnswerKind::Index1);
     let (answer, answer_index) = if options.is_empty() {
+        if by_index {
+            m.problem(
+                &answer_src,
+                format!(
+                    "the answer is given as an option index ({}) but the question has no options",
+                    raw_answer.scalar_text().unwrap_or_default()
+                ),
+            )
+            .help = Some("map the options ([ingest.fields] options), or give the answer as text".into());
+        }
         (raw_answer.scalar_text().unwrap_or_default(), None)
     } else {
         match resolve_choice(&raw_answer, &options, kind) {
@@ -340,6 +412,40 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
             }
         }
     };
+    // A record with both `answer` and `answer_index`: they must name the same option.
+    if f.answer.is_none() && answer_src == "answer" && m.has("answer_index") {
+        match (m.get("answer_index").map(Cow::into_owned), answer_index) {
+            (Some(raw_index), Some(i)) => match resolve_choice(&raw_index, &options, AnswerKind::Index) {
+                Ok(j) if j == i => {}
+                Ok(j) => {
+                    m.problem(
+                        "answer_index",
+                        format!(
+                            "answer \"{}\" is option {} but answer_index {} is option {} (\"{}\")",
+                            short(&answer),
+                            crate::sample::option_letter(i),
+                            j,
+                            crate::sample::option_letter(j),
+                            short(&options[j])
+                        ),
+                    )
+                    .help = Some("fix one of the two, or map only one ([ingest.fields] answer = \"answer_index\", answer-kind = \"index\")".into());
+                }
+                Err(msg) => m.problem("answer_index", msg.0).help = msg.1,
+            },
+            (Some(raw_index), None) if options.is_empty() => {
+                m.problem(
+                    "answer_index",
+                    format!(
+                        "answer_index {} is given but the question has no options",
+                        raw_index.scalar_text().unwrap_or_default()
+                    ),
+                )
+                .help = Some("map the options, or remove answer_index".into());
+            }
+            _ => {}
+        }
+    }
 
     // A canonical input (no field mapping) carries its own format, benchmark,
     // split and variant columns; other sources keep such fields in meta.
@@ -378,8 +484,17 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         m.problem(&answer_src, "the answer is empty");
     }
     if let Some(dup) = first_duplicate(&options) {
-        m.problem("options", format!("option \"{dup}\" appears twice")).help =
-            Some("options must be distinct so the gold answer is unambiguous".into());
+        // Repeated texts are kept when the gold is named by letter or index; a gold
+        // given as a text that repeats cannot say which option it is.
+        let gold_text = raw_answer.scalar_text().unwrap_or_default();
+        let gold_by_text = answer_index.is_some_and(|i| options[i].trim().eq_ignore_ascii_case(gold_text.trim()));
+        let gold_repeats = answer_index.is_some_and(|i| options.iter().filter(|o| **o == options[i]).count() > 1);
+        if gold_by_text && gold_repeats {
+            m.problem("options", format!("the answer \"{}\" is the text of more than one option", short(dup))).help =
+                Some("give the gold by letter or index (answer-kind = \"letter\" or \"index\"), or make the options distinct".into());
+        } else if answer_index.is_some() || options.is_empty() {
+            m.notes.push(NOTE_REPEATED_OPTIONS);
+        }
     }
 
     let mut answer_index = answer_index;
@@ -416,7 +531,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     sample.answer_index = answer_index.map(|i| i as i32);
     sample.answer_format = format;
     sample.meta = meta;
-    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone() }))
+    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone(), notes: m.notes }))
 }
 
 fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
@@ -431,8 +546,19 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         None => ["options", "choices"].iter().find(|d| m.has(d)).map(|d| vec![default_accessor(d)]).unwrap_or_default(),
     };
     if accs.len() > 1 {
-        // One field per option (A..J columns): missing ones are absent options.
-        return accs.iter().filter_map(|a| m.text("options", a)).collect();
+        // One field per option (A..J columns): absent ones only at the end.
+        let cells: Vec<Option<String>> = accs
+            .iter()
+            .map(|a| m.text("options", a).filter(|t| !t.eq_ignore_ascii_case("nan") && !t.is_empty()))
+            .collect();
+        let names: Vec<String> = accs
+            .iter()
+            .map(|a| match a {
+                Accessor::Path(p) => format!("field \"{p}\""),
+                Accessor::Template(_) => "a template".into(),
+            })
+            .collect();
+        return m.keep_letters(cells, &names);
     }
     let Some(&acc) = accs.first() else { return Vec::new() };
     let Accessor::Path(p) = acc else {
@@ -461,16 +587,22 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             return Vec::new();
         }
     };
-    let mut out = Vec::with_capacity(list.len());
+    let mut cells = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
+        if m.absent_option(item) {
+            cells.push(None);
+            continue;
+        }
         match item.scalar_text() {
-            Some(s) => out.push(s.trim().to_string()),
+            Some(s) => cells.push(Some(s.trim().to_string())),
             None => {
                 m.problem("options", format!("option {} is {}, expected text", i + 1, item.kind()));
+                cells.push(Some(String::new()));
             }
         }
     }
-    out
+    let names: Vec<String> = (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect();
+    m.keep_letters(cells, &names)
 }
 
 fn map_images(m: &mut Mapper<'_>) -> Vec<ImageSpec> {
@@ -723,6 +855,21 @@ mod tests {
         assert_eq!(o, vec!["red", "blue"]);
         let (_, o) = split_options_from_question("Which closing?\nA. See you,\nJanet\nB. See You,\nJanet");
         assert_eq!(o, vec!["See you,\nJanet", "See You,\nJanet"]);
+        for (text, stem) in [
+            ("Question: Which is red? Options: A: apple, B: sky, C: grass, D: snow", "Which is red?"),
+            ("Which is red? (A) apple (B) sky (C) grass (D) snow", "Which is red?"),
+            ("Which is red? A. apple B. sky C. grass D. snow", "Which is red?"),
+            ("Which is red?\nChoices: A) apple; B) sky; C) grass; D) snow", "Which is red?"),
+        ] {
+            let (q, o) = split_options_from_question(text);
+            assert_eq!(
+                (q.as_str(), o),
+                (stem, vec!["apple".to_string(), "sky".into(), "grass".into(), "snow".into()]),
+                "{text}"
+            );
+        }
+        // A lone label is not an option list.
+        assert!(split_options_from_question("Is vitamin A. good?").1.is_empty());
         let (q, o) = split_options_from_question("What is 2+2?");
         assert_eq!((q.as_str(), o.len()), ("What is 2+2?", 0));
     }

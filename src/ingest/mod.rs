@@ -19,6 +19,7 @@ pub mod parquet;
 pub mod plan;
 pub mod raw;
 pub mod vlmevalkit;
+pub mod xlsx;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,16 @@ pub struct IngestStats {
     pub filtered: usize,
     pub rejected: usize,
     pub kept: usize,
+    /// Data-quality notes on kept samples, one per kind, in a fixed order.
+    pub notes: Vec<IngestNote>,
+}
+
+/// One kind of data-quality note: how many kept rows it concerns, and the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestNote {
+    pub what: &'static str,
+    pub rows: usize,
+    pub first: String,
 }
 
 /// What ingest produced.
@@ -141,6 +152,10 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);
             Ok(Source::Parsed(parquet::read_parquet(path)?))
+        }
+        Format::Xlsx => {
+            inputs.push(hash_file(path, None)?);
+            Ok(Source::Parsed(xlsx::read_xlsx(path)?))
         }
         Format::Hf => {
             let mut all = Vec::new();
@@ -278,20 +293,34 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
         invalid.entry(kept[k]).or_default().push(p);
     }
 
-    // Unique ids: the first occurrence (in file order) wins.
-    let mut first_seen: std::collections::HashMap<&str, &Location> = std::collections::HashMap::new();
+    // Unique ids: the first occurrence (in file order) wins. Ids are compared in
+    // Unicode NFC, so the same text typed composed and decomposed is one id.
+    let mut first_seen: std::collections::HashMap<std::borrow::Cow<'_, str>, (&str, &Location)> =
+        std::collections::HashMap::new();
     for (i, m) in kept.iter().zip(&mapped) {
         if invalid.contains_key(i) {
             continue;
         }
-        if let Some(first) = first_seen.get(m.sample.id.as_str()) {
+        let id = m.sample.id.as_str();
+        let key: std::borrow::Cow<'_, str> = if id.is_ascii() {
+            std::borrow::Cow::Borrowed(id)
+        } else {
+            use unicode_normalization::UnicodeNormalization;
+            std::borrow::Cow::Owned(id.nfc().collect())
+        };
+        if let Some((first_id, first)) = first_seen.get(&key) {
+            let same = if *first_id == id {
+                String::new()
+            } else {
+                format!(", written \"{first_id}\": the same text in another Unicode normalization")
+            };
             invalid.entry(*i).or_default().push(
-                Problem::new(m.loc.clone(), format!("duplicate id \"{}\" (first seen at {first})", m.sample.id))
+                Problem::new(m.loc.clone(), format!("duplicate id \"{id}\" (first seen at {first}{same})"))
                     .field("id")
                     .help("ids must be unique: map a unique field, or a template like \"{_file}-{id}\""),
             );
         } else {
-            first_seen.insert(&m.sample.id, &m.loc);
+            first_seen.insert(key, (id, &m.loc));
         }
     }
 
@@ -338,6 +367,25 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
     }
     stats.rejected = rejected.len();
 
+    let mut notes: BTreeMap<&'static str, (usize, String)> = BTreeMap::new();
+    for (i, m) in kept.iter().zip(&mapped) {
+        if invalid.contains_key(i) {
+            continue;
+        }
+        for what in &m.notes {
+            notes.entry(what).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
+        }
+    }
+    stats.notes = notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
+    for n in &stats.notes {
+        eprintln!(
+            "warning: ingest: {} row{}: {} (first: {})",
+            n.rows,
+            if n.rows == 1 { "" } else { "s" },
+            n.what,
+            n.first
+        );
+    }
     let mut samples: Vec<Sample> =
         kept.iter().zip(mapped).filter(|(i, _)| !invalid.contains_key(i)).map(|(_, m)| m.sample).collect();
     samples.sort_by(|a, b| id_cmp(&a.id, &b.id));

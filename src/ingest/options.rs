@@ -126,5 +126,65 @@ pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
             return (lines[..a].join("\n").trim().to_string(), options);
         }
     }
-    (q.trim().to_string(), Vec::new())
+    split_inline_options(q.trim()).unwrap_or_else(|| (q.trim().to_string(), Vec::new()))
+}
+
+/// Options written inline after the question: `A: x, B: y`, `A. x B. y`,
+/// `(A) x (B) y` or `A) x B) y`, in letter order, one label style throughout, each
+/// label at a word boundary and followed by a space. The stem loses a trailing
+/// `Options:` / `Choices:` and a leading `Question:`.
+fn split_inline_options(q: &str) -> Option<(String, Vec<String>)> {
+    let styles: [fn(char) -> String; 4] =
+        [|l| format!("({l})"), |l| format!("{l}:"), |l| format!("{l}."), |l| format!("{l})")];
+    let at_boundary = |pos: usize, label: &str| {
+        let before_ok = q[..pos].chars().next_back().is_none_or(|c| c.is_whitespace() || ",;".contains(c));
+        let after_ok = q[pos + label.len()..].chars().next().is_some_and(char::is_whitespace);
+        before_ok && after_ok
+    };
+    let find_from = |from: usize, label: &str| {
+        q[from..].match_indices(label).map(|(i, _)| from + i).find(|&i| at_boundary(i, label))
+    };
+    for style in styles {
+        let label = |k: usize| style(LETTERS[k] as char);
+        let first = label(0);
+        let starts: Vec<usize> = q.match_indices(&first).map(|(i, _)| i).filter(|&i| at_boundary(i, &first)).collect();
+        for &a in starts.iter().rev() {
+            let mut at = vec![a];
+            while at.len() < LETTERS.len() {
+                let prev = *at.last().unwrap_or(&a) + label(at.len() - 1).len();
+                match find_from(prev, &label(at.len())) {
+                    Some(i) => at.push(i),
+                    None => break,
+                }
+            }
+            if at.len() < 2 {
+                continue;
+            }
+            let options: Vec<String> = at
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    let end = at.get(k + 1).copied().unwrap_or(q.len());
+                    q[i + label(k).len()..end].trim().trim_end_matches([',', ';']).trim().to_string()
+                })
+                .collect();
+            if options.iter().any(String::is_empty) {
+                continue;
+            }
+            let mut stem = q[..a].trim_end();
+            for marker in ["options:", "choices:", "options", "choices"] {
+                if stem.len() >= marker.len() && stem[stem.len() - marker.len()..].eq_ignore_ascii_case(marker) {
+                    stem = stem[..stem.len() - marker.len()].trim_end();
+                    break;
+                }
+            }
+            let stem = stem.trim_end_matches([',', ';']).trim();
+            let stem = match stem.get(..9) {
+                Some(p) if p.eq_ignore_ascii_case("question:") => stem[9..].trim(),
+                _ => stem,
+            };
+            return Some((stem.to_string(), options));
+        }
+    }
+    None
 }

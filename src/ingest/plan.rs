@@ -29,6 +29,8 @@ pub enum Format {
     Vlmevalkit,
     /// A Hugging Face ImageFolder: images plus `metadata.jsonl` / `metadata.csv` with `file_name`.
     Imagefolder,
+    /// A spreadsheet (`.xlsx`, `.xlsm`, `.xls`, `.ods`): the first sheet, a header row.
+    Xlsx,
 }
 
 /// How the source writes the gold answer.
@@ -65,6 +67,7 @@ impl Format {
             "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
             "tsv" => Format::Tsv,
             "parquet" => Format::Parquet,
+            "xlsx" | "xlsm" | "xls" | "ods" => Format::Xlsx,
             _ => return None,
         })
     }
@@ -217,12 +220,11 @@ pub struct IngestPlan {
 impl IngestPlan {
     /// Ingest of a single file with canonical field names and no pipeline file.
     pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
-        let format =
-            Format::infer(path).ok_or_else(|| {
-                Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
-                    "use a .json, .jsonl, .csv, .tsv or .parquet file, a Hugging Face folder, or a pipeline file",
-                ))
-            })?;
+        let format = Format::infer(path).ok_or_else(|| {
+            Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
+                "use a .json, .jsonl, .csv, .tsv, .xlsx or .parquet file, a Hugging Face folder, or a pipeline file",
+            ))
+        })?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
         Ok(IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],

@@ -185,6 +185,13 @@ impl<'de> Visitor<'de> for RawVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
         let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
         while let Some(k) = map.next_key::<KeySeed>()? {
+            // A repeated key would silently shadow (or be shadowed by) the first.
+            if fields.iter().any(|(f, _)| *f == k.0) {
+                return Err(de::Error::custom(format_args!(
+                    "the field \"{}\" appears twice in one object (keep one value)",
+                    &*k.0
+                )));
+            }
             fields.push((k.0, map.next_value::<Raw>()?));
         }
         Ok(Raw::Map(fields))

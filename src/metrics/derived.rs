@@ -492,7 +492,7 @@ impl Derived {
 /// The definitions written into `metrics.json`, so the file explains itself.
 pub fn definitions() -> J {
     json!({
-        "accuracy": "mean score over the predictions of the condition (1 correct, 0 wrong, MRA for numeric answers); abstentions, empty and unparsed responses score 0; ci95 = 2.5th/97.5th percentiles of 1,000 seeded bootstrap resamples of the questions",
+        "accuracy": "mean score over the predictions of the condition (1 correct, 0 wrong; numeric answers as settings.numeric says: exact, mra or tolerance:<rel>); abstentions, empty and unparsed responses score 0; ci95 = 2.5th/97.5th percentiles of 1,000 seeded bootstrap resamples of the questions; formats gives the accuracy per answer format, which accuracy mixes weighted by n",
         "abstention_rate": "share of responses that say the image is missing, cannot be seen, or refuse (phrase list in src/predictions/abstain.rs), unless an explicit answer marker ([[B]], 'the answer is B') is given",
         "paired": "every metric comparing conditions is computed on the questions (parent ids) with a prediction in every condition it uses; n_paired is their number; with none in common the value is null with a reason",
         "visual_dependence": "(acc(original) - acc(no_image)) / acc(original), paired",

@@ -24,6 +24,10 @@
 pub mod derived;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema};
 
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -31,7 +35,7 @@ use serde_json::{Value as J, json};
 
 use crate::error::{Error, Problem, Result};
 use crate::predictions::{Imported, Outcome, Prediction, parse};
-use crate::sample::MraRule;
+use crate::sample::{MraRule, NumericScoring};
 use crate::sample::{Sample, id_cmp};
 use crate::seed::rng_for;
 
@@ -94,6 +98,9 @@ pub struct MetricsConfig {
     pub seed: u64,
     /// Bootstrap resamples (1,000).
     pub resamples: usize,
+    /// How numeric answers are scored (default exact, as published scorers).
+    pub numeric: NumericScoring,
+    /// MRA's comparison, when `numeric` is MRA.
     pub mra: MraRule,
     pub group_by: Vec<GroupKey>,
     /// MMStar leakage: a VLM's LLM backbone, evaluated text-only, as a model
@@ -108,6 +115,7 @@ impl Default for MetricsConfig {
         MetricsConfig {
             seed: crate::context::DEFAULT_SEED,
             resamples: 1000,
+            numeric: NumericScoring::Exact,
             mra: MraRule::Strict,
             group_by: Vec::new(),
             llm_bases: BTreeMap::new(),
@@ -125,6 +133,8 @@ pub struct Item {
     pub parent: String,
     /// Index of the row scored against, in the rows given to [`score_all`].
     pub row: usize,
+    /// The response as given (an option index written as its number).
+    pub response: String,
     pub outcome: Outcome,
 }
 
@@ -202,7 +212,7 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
                 problems.push(
                     Problem::new(p.loc.clone(), format!("\"{}\" (model \"{}\") is not the id of any given sample or variant row", p.id, p.model))
                         .field("id")
-                        .help("check that the predictions belong to this benchmark; give its variant rows too (--release DIR or --samples VARIANTS.parquet); or drop --strict to count and skip such rows"),
+                        .help("check that the predictions belong to this benchmark; give its variant rows too (--release DIR or --samples VARIANTS.parquet); a harness's results on a `blindspot export` map to ids through its manifest (--manifest DIR/manifest.json); or drop --strict to count and skip such rows"),
                 );
             }
             continue;
@@ -227,7 +237,7 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
         return Err(Error::Invalid(problems));
     }
     let outcomes: Vec<Outcome> =
-        resolved.par_iter().map(|r| parse::score(&rows[r.row], &r.pred.response, cfg.mra)).collect();
+        resolved.par_iter().map(|r| parse::score_with(&rows[r.row], &r.pred.response, cfg.numeric, cfg.mra)).collect();
     for (r, outcome) in resolved.iter().zip(outcomes) {
         let row = &rows[r.row];
         let parent = row.parent_id.clone().unwrap_or_else(|| row.id.clone());
@@ -235,6 +245,10 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
             id: r.pred.id.clone(),
             parent,
             row: r.row,
+            response: match &r.pred.response {
+                crate::predictions::Response::Text(t) => t.clone(),
+                crate::predictions::Response::Index(i) => i.to_string(),
+            },
             outcome,
         });
     }
@@ -272,6 +286,8 @@ pub struct CellStats {
     pub missing: Option<usize>,
     /// Group key name → group → stats.
     pub groups: BTreeMap<String, BTreeMap<String, GroupStats>>,
+    /// Answer format → stats: what `accuracy` mixes.
+    pub formats: BTreeMap<String, GroupStats>,
 }
 
 /// Everything [`compute`] measured.
@@ -367,6 +383,13 @@ fn cell_stats(
     let unparsed = items.iter().filter(|i| !i.outcome.parsed && !i.outcome.abstained && !i.outcome.empty).count();
     let given = scored.rows_per_condition.get(condition).copied();
     let missing = given.map(|g| g.saturating_sub(n));
+    let mut by_format: BTreeMap<String, (usize, f64)> = BTreeMap::new();
+    for it in items {
+        let e = by_format.entry(rows[it.row].answer_format.as_str().to_string()).or_default();
+        e.0 += 1;
+        e.1 += it.outcome.score;
+    }
+    let formats = by_format.into_iter().map(|(f, (n, c))| (f, GroupStats { n, accuracy: c / n as f64 })).collect();
     let mut groups = BTreeMap::new();
     for key in &cfg.group_by {
         let mut acc: BTreeMap<String, (usize, f64)> = BTreeMap::new();
@@ -393,6 +416,7 @@ fn cell_stats(
         empty,
         missing,
         groups,
+        formats,
     }
 }
 
@@ -408,6 +432,53 @@ pub fn compute(rows: &[Sample], scored: Scored, cfg: &MetricsConfig) -> Report {
     }
     let derived = cells.keys().map(|m| (m.clone(), derived::derive(m, rows, &scored, &cells, cfg))).collect();
     Report { config: cfg.clone(), rows: rows.len(), scored, cells, derived }
+}
+
+impl Report {
+    /// `per_question.parquet`: one row per scored prediction (model, condition,
+    /// id, parent id, answer format, the response, the answer read from it, its
+    /// score, and whether it abstained, was empty or unparsed), sorted by model,
+    /// condition and id — to audit any figure against another scorer.
+    pub fn per_question_batch(&self, rows: &[Sample]) -> Result<RecordBatch> {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("model", DataType::Utf8, false),
+            Field::new("condition", DataType::Utf8, false),
+            Field::new("id", DataType::Utf8, false),
+            Field::new("parent_id", DataType::Utf8, false),
+            Field::new("answer_format", DataType::Utf8, false),
+            Field::new("response", DataType::Utf8, false),
+            Field::new("parsed_answer", DataType::Utf8, true),
+            Field::new("score", DataType::Float64, false),
+            Field::new("abstained", DataType::Boolean, false),
+            Field::new("empty", DataType::Boolean, false),
+            Field::new("unparsed", DataType::Boolean, false),
+        ]));
+        let mut text: Vec<StringBuilder> = (0..7).map(|_| StringBuilder::new()).collect();
+        let mut score = Float64Builder::new();
+        let mut flags: Vec<BooleanBuilder> = (0..3).map(|_| BooleanBuilder::new()).collect();
+        for (model, conds) in &self.scored.cells {
+            for (condition, items) in conds {
+                for it in items {
+                    let o = &it.outcome;
+                    text[0].append_value(model);
+                    text[1].append_value(condition);
+                    text[2].append_value(&it.id);
+                    text[3].append_value(&it.parent);
+                    text[4].append_value(rows[it.row].answer_format.as_str());
+                    text[5].append_value(&it.response);
+                    text[6].append_option(o.answer.as_deref());
+                    score.append_value(o.score);
+                    flags[0].append_value(o.abstained);
+                    flags[1].append_value(o.empty);
+                    flags[2].append_value(!o.parsed && !o.abstained && !o.empty);
+                }
+            }
+        }
+        let mut cols: Vec<ArrayRef> = text.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef).collect();
+        cols.push(Arc::new(score.finish()));
+        cols.extend(flags.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        RecordBatch::try_new(schema, cols).map_err(|e| Error::Bug(format!("per-question batch: {e}")))
+    }
 }
 
 /// [`score_all`] then [`compute`].
@@ -466,6 +537,12 @@ impl Report {
                 if !groups.is_empty() {
                     o["groups"] = J::Object(groups);
                 }
+                o["formats"] = J::Object(
+                    s.formats
+                        .iter()
+                        .map(|(f, st)| (f.clone(), json!({"n": st.n, "accuracy": r6(st.accuracy)})))
+                        .collect(),
+                );
                 cj.insert(c.clone(), o);
             }
             let d = self.derived.get(m).map_or(J::Null, derived::Derived::to_json);
@@ -476,6 +553,7 @@ impl Report {
             "settings": {
                 "seed": cfg.seed,
                 "resamples": cfg.resamples,
+                "numeric": cfg.numeric.name(),
                 "mra": match cfg.mra { MraRule::Strict => "strict", MraRule::Inclusive => "inclusive" },
                 "group_by": cfg.group_by.iter().map(GroupKey::name).collect::<Vec<_>>(),
                 "llm_bases": cfg.llm_bases,

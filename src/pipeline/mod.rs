@@ -107,6 +107,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
             let bcfg = crate::prune::bclean::BCleanConfig {
                 models: plan.config.bclean_models.clone(),
                 step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
+                remove_imageless: plan.config.bclean_remove_imageless,
                 ..Default::default()
             };
             let report = crate::prune::bclean::bclean(&work, &scored, &bcfg)?;
@@ -227,7 +228,7 @@ fn metrics(
     imported: &crate::predictions::Imported,
     kept: Vec<Sample>,
     variants: &[crate::variants::KindRows],
-) -> Result<serde_json::Value> {
+) -> Result<crate::release::MetricsOut> {
     let mut rows = kept;
     for k in variants {
         rows.extend(k.rows.iter().map(|r| {
@@ -239,7 +240,7 @@ fn metrics(
     }
     rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
     let report = crate::metrics::metrics(&rows, imported, &plan.config)?;
-    Ok(report.to_json(imported))
+    Ok(crate::release::MetricsOut { json: report.to_json(imported), per_question: report.per_question_batch(&rows)? })
 }
 
 /// Writes the pipeline's lock file (only when its content changes).

@@ -3,12 +3,15 @@
 //! array, CSV, TSV or Parquet — read with ingest's own readers, so every
 //! record keeps its line (or Parquet row). `model` may be left out when the
 //! command line names it (`--predictions MODEL=FILE`); `id` is a sample id or
-//! a variant id (`<parent_id>::<kind>`). A null or missing response is an
-//! empty answer (scored wrong), never an error.
+//! a variant id (`<parent_id>::<kind>`); a JSON object of records keyed by id
+//! is named by its keys. [`Fields`] renames the columns (`--id-field`,
+//! `--response-field`, `--model-field`) or reads one answer column per model
+//! (`--wide COLUMN=MODEL`; a blank cell is no answer). A null or missing
+//! response is an empty answer (scored wrong), never an error.
 
 use std::path::Path;
 
-use super::{Prediction, Response, missing, text_field};
+use super::{Fields, Prediction, Response, missing, text_field};
 use crate::error::{Error, Result};
 use crate::ingest::bounded::{self, Shape};
 use crate::ingest::raw::RawRecord;
@@ -22,6 +25,9 @@ pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
     if ext == "parquet" {
         return crate::ingest::parquet::read_parquet(path);
     }
+    if crate::ingest::Format::infer(path) == Some(crate::ingest::Format::Xlsx) {
+        return crate::ingest::xlsx::read_xlsx(path);
+    }
     let shape = if ext == "json" { Shape::Json } else { Shape::Lines };
     let bytes = bounded::read(path, shape)?;
     match ext.as_str() {
@@ -32,32 +38,53 @@ pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
     }
 }
 
-pub fn read(path: &Path, model: Option<&str>) -> Result<Vec<Prediction>> {
+pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Prediction>> {
     let mut out = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = crate::error::Capped::default();
+    let id_fields: Vec<&str> = match &fields.id {
+        Some(f) => vec![f.as_str()],
+        // A JSON object of records keyed by id (MathVista's results) names them by key.
+        None => vec!["id", "_key"],
+    };
+    let model_fields = [fields.model.as_deref().unwrap_or("model")];
+    let response_fields: Vec<&str> = match &fields.response {
+        Some(f) => vec![f.as_str()],
+        None => RESPONSE_FIELDS.to_vec(),
+    };
     for rec in records(path)? {
-        let m = text_field(&rec, &["model"]).filter(|m| !m.is_empty()).or_else(|| model.map(str::to_string));
+        let Some(id) = text_field(&rec, &id_fields).filter(|i| !i.is_empty()) else {
+            let help = match &fields.id {
+                Some(f) => format!("the id field \"{f}\" (--id-field) is missing or empty in this record"),
+                None => "every prediction needs the sample id (or variant id <parent_id>::<kind>) it answers; name its column with --id-field".into(),
+            };
+            problems.push(missing(&rec, id_fields[0], &help));
+            continue;
+        };
+        // One answer column per model: a prediction for each column present.
+        if !fields.wide.is_empty() {
+            for (column, m) in &fields.wide {
+                if let Some(response) = text_field(&rec, &[column.as_str()]).filter(|r| !r.trim().is_empty()) {
+                    out.push(Prediction {
+                        model: m.clone(),
+                        id: id.clone(),
+                        response: Response::Text(response),
+                        loc: rec.loc.clone(),
+                    });
+                }
+            }
+            continue;
+        }
+        let m = text_field(&rec, &model_fields).filter(|m| !m.is_empty()).or_else(|| model.map(str::to_string));
         let Some(m) = m else {
             problems.push(missing(
                 &rec,
-                "model",
-                "add a \"model\" column, or name the model: --predictions MODEL=FILE",
+                model_fields[0],
+                "add a \"model\" column, name the model (--predictions MODEL=FILE), name its column (--model-field), or give one answer column per model (--wide COLUMN=MODEL)",
             ));
             continue;
         };
-        let Some(id) = text_field(&rec, &["id"]).filter(|i| !i.is_empty()) else {
-            problems.push(missing(
-                &rec,
-                "id",
-                "every prediction needs the sample id (or variant id <parent_id>::<kind>) it answers",
-            ));
-            continue;
-        };
-        let response = text_field(&rec, &RESPONSE_FIELDS).unwrap_or_default();
+        let response = text_field(&rec, &response_fields).unwrap_or_default();
         out.push(Prediction { model: m, id, response: Response::Text(response), loc: rec.loc.clone() });
-        if problems.len() > crate::error::MAX_SHOWN {
-            break;
-        }
     }
-    if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems)) }
+    if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems.into_vec())) }
 }

@@ -70,7 +70,7 @@ pub fn read(path: &Path, model: Option<&str>, manifest: Option<&Manifest>) -> Re
     let model = model_of(path, model);
     let file_task = task_of_file(path);
     let mut out = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = crate::error::Capped::default();
     let recs = records(path)?;
     if recs.is_empty() {
         return Err(Error::one(
@@ -95,9 +95,6 @@ pub fn read(path: &Path, model: Option<&str>, manifest: Option<&Manifest>) -> Re
                     .field("doc_id")
                     .help("run the task folder `blindspot export --to lmms-eval` wrote (it echoes the id), or pass its manifest: --manifest DIR/manifest.json"),
             );
-            if problems.len() > crate::error::MAX_SHOWN {
-                break;
-            }
             continue;
         };
         let response = rec
@@ -108,5 +105,5 @@ pub fn read(path: &Path, model: Option<&str>, manifest: Option<&Manifest>) -> Re
             .unwrap_or_default();
         out.push(Prediction { model: model.clone(), id, response: Response::Text(response), loc: rec.loc.clone() });
     }
-    if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems)) }
+    if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems.into_vec())) }
 }

@@ -75,6 +75,34 @@ impl Source {
     }
 }
 
+/// Which columns of a generic file hold what (all optional: the defaults are
+/// `id` (or the key of an object of records), `response`/`prediction`/`output`/
+/// `answer`, and `model`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    pub id: Option<String>,
+    pub response: Option<String>,
+    pub model: Option<String>,
+    /// One answer column per model, `(column, model)`: each row gives one
+    /// prediction per column present.
+    pub wide: Vec<(String, String)>,
+}
+
+impl Fields {
+    /// Parses `--wide COLUMN=MODEL` (the model defaults to the column's name).
+    pub fn parse_wide(arg: &str) -> (String, String) {
+        match arg.split_once('=') {
+            Some((c, m)) if !m.is_empty() => (c.to_string(), m.to_string()),
+            Some((c, _)) => (c.to_string(), c.to_string()),
+            None => (arg.to_string(), arg.to_string()),
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Fields::default()
+    }
+}
+
 /// One prediction file to import.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PredictionFile {
@@ -85,16 +113,21 @@ pub struct PredictionFile {
     pub model: Option<String>,
     /// `None`: detected from the extension and the first record.
     pub source: Option<Source>,
+    /// Column names of a generic file (a mapping makes the file generic).
+    pub fields: Fields,
 }
 
 impl PredictionFile {
     /// Parses the command line's `[MODEL=]FILE`.
     pub fn parse(arg: &str) -> PredictionFile {
         match arg.split_once('=') {
-            Some((model, path)) if !model.is_empty() && !model.contains(['/', '\\']) => {
-                PredictionFile { path: PathBuf::from(path), model: Some(model.to_string()), source: None }
-            }
-            _ => PredictionFile { path: PathBuf::from(arg), model: None, source: None },
+            Some((model, path)) if !model.is_empty() && !model.contains(['/', '\\']) => PredictionFile {
+                path: PathBuf::from(path),
+                model: Some(model.to_string()),
+                source: None,
+                fields: Fields::default(),
+            },
+            _ => PredictionFile { path: PathBuf::from(arg), model: None, source: None, fields: Fields::default() },
         }
     }
 }
@@ -242,10 +275,12 @@ pub fn import_all(files: &[PredictionFile], manifest: Option<&Manifest>) -> Resu
         }
         let source = match f.source {
             Some(s) => s,
+            // A column mapping describes a generic table.
+            None if !f.fields.is_default() => Source::Generic,
             None => detect(&f.path)?,
         };
         let preds = match source {
-            Source::Generic => generic::read(&f.path, f.model.as_deref()),
+            Source::Generic => generic::read(&f.path, f.model.as_deref(), &f.fields),
             Source::LmmsEval => lmms_eval::read(&f.path, f.model.as_deref(), manifest),
             Source::VlmEvalKit => vlmevalkit::read(&f.path, f.model.as_deref(), manifest),
             Source::IndexMap => scienceqa::read(&f.path, f.model.as_deref()),

@@ -35,7 +35,7 @@ use regex::Regex;
 
 use super::abstain;
 use crate::sample::{AnswerFormat, Sample};
-use crate::sample::{MraRule, mra};
+use crate::sample::{MraRule, NumericScoring, option_letter};
 
 /// What a model answered, as imported.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +48,7 @@ pub enum Response {
 }
 
 /// One response scored against one row.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// 1 correct, 0 wrong, MRA in between for numeric answers.
     pub score: f64,
@@ -58,11 +58,14 @@ pub struct Outcome {
     pub parsed: bool,
     /// The response is empty or whitespace.
     pub empty: bool,
+    /// The answer read from the response: an option letter, `yes`/`no`, a
+    /// number, or the normalized open answer (None when none was found).
+    pub answer: Option<String>,
 }
 
 impl Outcome {
     fn wrong(parsed: bool) -> Outcome {
-        Outcome { score: 0.0, abstained: false, parsed, empty: false }
+        Outcome { score: 0.0, abstained: false, parsed, empty: false, answer: None }
     }
 }
 
@@ -73,10 +76,15 @@ pub struct Choice {
     pub explicit: bool,
 }
 
+/// `\boxed{X}` (LaTeX final answers), read as the explicit marker `[[X]]`.
+static BOXED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\boxed\{\s*([^{}]*?)\s*\}").expect("valid"));
+/// `\text{X}` / `\mathrm{X}` inside a box: the text itself.
+static LATEX_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}").expect("valid"));
 static DOUBLE_BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\[\s*([^\[\]]*?)\s*\]\]").expect("valid"));
 static MARKER_LETTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?:(?i:answer)|(?i:correct|best|right) (?i:option|choice))(?:\s+(?i:is|would be|should be|will be))?\s*[:=]?\s*(?i:option\s+|choice\s+)?[\(\[\*]*([A-Z])[\)\]\*]*(?:$|[^A-Za-z0-9'])",
+        r"(?:(?i:answer)|(?i:correct|best|right) (?i:option|choice))(?:[^\S\n]+(?i:is|would be|should be|will be))?[^\S\n]*(?:[:=]\s*)?(?i:option\s+|choice\s+)?[\(\[\*]*([A-Z])[\)\]\*]*(?:$|[^A-Za-z0-9'])",
     )
     .expect("valid")
 });
@@ -87,6 +95,13 @@ static PAREN_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([A-Z])\)
 static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?\s*(.+)$")
         .expect("valid")
+});
+/// A final-answer marker and the first number after it (within a few words).
+static MARKER_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?[^\d\n]{0,30}?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+)",
+    )
+    .expect("valid")
 });
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+").expect("valid"));
@@ -101,6 +116,28 @@ fn letter_index(m: &str, n: usize) -> Option<usize> {
 /// The last capture-1 letter of `re` in `text` that names one of `n` options.
 fn last_letter(re: &Regex, text: &str, n: usize) -> Option<usize> {
     re.captures_iter(text).filter_map(|c| letter_index(c.get(1)?.as_str(), n)).last()
+}
+
+/// The option an explicit final-answer marker names: `Ok(None)` without one,
+/// `Err(())` when the markers name different options (two final answers).
+fn final_letter(re: &Regex, text: &str, n: usize) -> Result<Option<usize>, ()> {
+    let mut found: Option<usize> = None;
+    for i in re.captures_iter(text).filter_map(|c| letter_index(c.get(1)?.as_str(), n)) {
+        match found {
+            Some(f) if f != i => return Err(()),
+            _ => found = Some(i),
+        }
+    }
+    Ok(found)
+}
+
+/// `\boxed{X}` rewritten as `[[X]]` (`\text{X}` inside read as X).
+pub fn unbox(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\boxed") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let plain = LATEX_TEXT.replace_all(text, "$1");
+    std::borrow::Cow::Owned(BOXED.replace_all(&plain, "[[$1]]").into_owned())
 }
 
 /// Text compared for equality: lowercase, punctuation to spaces, the
@@ -133,11 +170,13 @@ pub fn parse_choice(response: &str, options: &[String]) -> Option<Choice> {
     }
     let text = response.trim();
     let explicit = |index| Some(Choice { index, explicit: true });
-    if let Some(i) = last_letter(&DOUBLE_BRACKET, text, n) {
-        return explicit(i);
-    }
-    if let Some(i) = last_letter(&MARKER_LETTER, text, n) {
-        return explicit(i);
+    // Explicit final answers; two that disagree leave the response unparsed.
+    for marker in [&*DOUBLE_BRACKET, &*MARKER_LETTER] {
+        match final_letter(marker, text, n) {
+            Ok(Some(i)) => return explicit(i),
+            Ok(None) => {}
+            Err(()) => return None,
+        }
     }
     if let Some(i) = last_letter(&ONLY_LETTER, text, n) {
         return explicit(i);
@@ -245,15 +284,15 @@ fn last_number(text: &str) -> Option<f64> {
 /// Parses a number: `(value, explicit)`.
 pub fn parse_number(response: &str) -> Option<(f64, bool)> {
     let text = response.trim();
-    if let Some(c) = DOUBLE_BRACKET.captures_iter(text).last()
-        && let Some(v) = last_number(&c[1])
-    {
-        return Some((v, true));
-    }
-    if let Some(c) = MARKER_TEXT.captures_iter(text).last()
-        && let Some(v) = NUMBER.find(&c[1]).and_then(|m| m.as_str().replace(',', "").parse::<f64>().ok())
-    {
-        return Some((v, true));
+    // Explicit final answers; two different numbers leave the response unparsed.
+    let marked: Vec<f64> = DOUBLE_BRACKET.captures_iter(text).filter_map(|c| last_number(&c[1])).collect();
+    let marked = if marked.is_empty() {
+        MARKER_NUMBER.captures_iter(text).filter_map(|c| c[1].replace(',', "").parse::<f64>().ok()).collect()
+    } else {
+        marked
+    };
+    if let Some(&last) = marked.last() {
+        return marked.iter().all(|v| *v == last).then_some((last, true));
     }
     last_number(text).map(|v| (v, false))
 }
@@ -272,8 +311,20 @@ pub fn open_answer(response: &str) -> (String, bool) {
 }
 
 /// Scores one response against `row` (its own options and gold: a variant
-/// row's, not its parent's).
+/// row's, not its parent's), numeric answers by MRA.
 pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
+    score_with(row, response, NumericScoring::Mra, rule)
+}
+
+/// [`score`] with numeric answers scored by `numeric`.
+pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, rule: MraRule) -> Outcome {
+    let hit = |correct: bool, answer: String| Outcome {
+        score: f64::from(u8::from(correct)),
+        abstained: false,
+        parsed: true,
+        empty: false,
+        answer: Some(answer),
+    };
     let text = match response {
         Response::Index(i) => {
             let ok = row.answer_format == AnswerFormat::MultipleChoice && *i >= 0 && (*i as usize) < row.options.len();
@@ -281,21 +332,22 @@ pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
                 return Outcome::wrong(false);
             }
             let correct = row.answer_index.is_some_and(|g| i64::from(g) == *i);
-            return Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false };
+            return hit(correct, option_letter(*i as usize));
         }
         Response::Text(t) => t.as_str(),
     };
     if text.trim().is_empty() {
-        return Outcome { score: 0.0, abstained: false, parsed: false, empty: true };
+        return Outcome { score: 0.0, abstained: false, parsed: false, empty: true, answer: None };
     }
+    let unboxed = unbox(text);
+    let text = unboxed.as_ref();
     // Only a response without an explicit answer marker is checked for abstention (the marker wins).
     let abstains = || abstain::detect(text).is_some();
-    let abstained = Outcome { score: 0.0, abstained: true, parsed: false, empty: false };
+    let abstained = Outcome { score: 0.0, abstained: true, parsed: false, empty: false, answer: None };
     match row.answer_format {
         AnswerFormat::MultipleChoice => match parse_choice(text, &row.options) {
             Some(c) if c.explicit || !abstains() => {
-                let correct = row.answer_index.is_some_and(|g| g >= 0 && g as usize == c.index);
-                Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false }
+                hit(row.answer_index.is_some_and(|g| g >= 0 && g as usize == c.index), option_letter(c.index))
             }
             _ if abstains() => abstained,
             _ => Outcome::wrong(false),
@@ -303,7 +355,7 @@ pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
         AnswerFormat::YesNo => match parse_yes_no(text) {
             Some((v, explicit)) if explicit || !abstains() => {
                 let gold = normalize_text(&row.answer) == "yes";
-                Outcome { score: f64::from(u8::from(v == gold)), abstained: false, parsed: true, empty: false }
+                hit(v == gold, if v { "yes" } else { "no" }.to_string())
             }
             _ if abstains() => abstained,
             _ => Outcome::wrong(false),
@@ -311,8 +363,13 @@ pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
         AnswerFormat::Numeric => match parse_number(text) {
             Some((v, explicit)) if explicit || !abstains() => {
                 let gold = parse_number(&row.answer).map_or(f64::NAN, |g| g.0);
-                let s = if gold.is_finite() { mra(v, gold, rule) } else { 0.0 };
-                Outcome { score: s, abstained: false, parsed: true, empty: false }
+                Outcome {
+                    score: numeric.score(v, gold, rule),
+                    abstained: false,
+                    parsed: true,
+                    empty: false,
+                    answer: Some(v.to_string()),
+                }
             }
             _ if abstains() => abstained,
             _ => Outcome::wrong(false),
@@ -323,8 +380,8 @@ pub fn score(row: &Sample, response: &Response, rule: MraRule) -> Outcome {
                 return abstained;
             }
             let gold = normalize_text(&row.answer);
-            let correct = !gold.is_empty() && normalize_text(&answer) == gold;
-            Outcome { score: f64::from(u8::from(correct)), abstained: false, parsed: true, empty: false }
+            let answer = normalize_text(&answer);
+            hit(!gold.is_empty() && answer == gold, answer)
         }
     }
 }
@@ -358,6 +415,31 @@ mod tests {
         assert_eq!(choice("(A) chiasmus", &o), Some(0));
         assert_eq!(choice("It uses an apostrophe.", &o), Some(1));
         assert_eq!(choice("Anaphora", &o), Some(2));
+        // "answer" ending a line is not a marker of the next line's first word.
+        assert_eq!(choice("issue, fix, answer\nA compare-contrast text. The answer is B.", &o), Some(1));
+        assert_eq!(choice("Answer:\n(C)", &o), Some(2));
+    }
+
+    #[test]
+    fn final_answers_of_reasoning_responses() {
+        let o = ["chiasmus", "apostrophe", "anaphora"];
+        let mut s = Sample::new("1", "Which?", "apostrophe");
+        s.answer_format = AnswerFormat::MultipleChoice;
+        s.options = o.iter().map(|x| x.to_string()).collect();
+        s.answer_index = Some(1);
+        let t = |x: &str| score(&s, &Response::Text(x.into()), MraRule::Strict);
+        // Stated once, in any of the final-answer forms.
+        assert_eq!(t("Let me think step by step. A repeats words... so the answer is B.").score, 1.0);
+        assert_eq!(t("Reasoning about each option.\nAnswer: B").score, 1.0);
+        assert_eq!(t("We compare the options. The final result is \\boxed{B}").score, 1.0);
+        assert_eq!(t("Hence \\boxed{\\text{B}}").answer.as_deref(), Some("B"));
+        // Two different final answers: unparsed, never the last one by luck.
+        let two = t("The answer is A. On reflection, the answer is B.");
+        assert!(!two.parsed && two.score == 0.0, "{two:?}");
+        assert_eq!(t("The answer is B. So, the answer is B.").score, 1.0);
+        assert_eq!(parse_number("The answer is 12. Checking again, the answer is 12."), Some((12.0, true)));
+        assert_eq!(parse_number("The answer is 12. No wait, the answer is 14."), None);
+        assert_eq!(unbox("so \\boxed{42} apples"), "so [[42]] apples");
     }
 
     #[test]
@@ -398,9 +480,13 @@ mod tests {
         let t = |x: &str| Response::Text(x.into());
         assert_eq!(score(&s, &t("10"), MraRule::Strict).score, 1.0);
         assert!((score(&s, &t("about 8"), MraRule::Strict).score - 0.6).abs() < 1e-9);
+        let exact = score_with(&s, &t("about 8"), NumericScoring::Exact, MraRule::Strict);
+        assert_eq!((exact.score, exact.answer.as_deref()), (0.0, Some("8")));
+        assert_eq!(score_with(&s, &t("10.0"), NumericScoring::Exact, MraRule::Strict).score, 1.0);
         let mut o = Sample::new("2", "What organ?", "the liver");
         o.answer_format = AnswerFormat::Open;
         assert_eq!(score(&o, &t("Liver."), MraRule::Strict).score, 1.0);
+        assert_eq!(score(&o, &t("Liver."), MraRule::Strict).answer.as_deref(), Some("liver"));
         assert_eq!(score(&o, &t("[[liver]]"), MraRule::Strict).score, 1.0);
         assert_eq!(score(&o, &t("kidney"), MraRule::Strict).score, 0.0);
         let a = score(&o, &t("I cannot see the image, so no diagnosis can be made."), MraRule::Strict);

@@ -27,7 +27,6 @@ use crate::diagnose::forest::{self, Binner, ForestParams};
 use crate::error::{Error, Location, Problem, Result};
 use crate::metrics::{ORIGINAL, Scored};
 use crate::predictions::parse::normalize_text;
-use crate::sample::mra;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 
@@ -43,11 +42,14 @@ pub struct BCleanConfig {
     pub mirage_condition: String,
     /// Step 3 with these TsT-RF settings (trees, seed, MRA rule, features).
     pub step3: Option<DiagnoseConfig>,
+    /// Remove the questions without an image too: answerable without looking
+    /// by construction, they get no mirage row and so are never compromised.
+    pub remove_imageless: bool,
 }
 
 impl Default for BCleanConfig {
     fn default() -> Self {
-        BCleanConfig { models: None, mirage_condition: "mirage".into(), step3: None }
+        BCleanConfig { models: None, mirage_condition: "mirage".into(), step3: None, remove_imageless: false }
     }
 }
 
@@ -68,7 +70,7 @@ pub struct ModelResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
     pub id: String,
-    /// `mirage:<model>,<model>` or `step3`.
+    /// `mirage:<model>,<model>`, `step3` or `no_image`.
     pub reason: String,
 }
 
@@ -81,6 +83,10 @@ pub struct BCleanReport {
     pub union: usize,
     /// Removed by step 3 (0 without it).
     pub step3_removed: usize,
+    /// Questions without an image (their own class: no mirage row exists for them).
+    pub imageless: usize,
+    /// Whether they were removed (`imageless = "remove"`) or kept.
+    pub imageless_removed: bool,
     /// Kept ids, sorted by id.
     pub kept: Vec<String>,
     /// Removed ids, sorted by id.
@@ -104,6 +110,11 @@ impl BCleanReport {
             })).collect::<Vec<_>>(),
             "union": r.union,
             "step3_removed": r.step3_removed,
+            "imageless": {
+                "n": r.imageless,
+                "action": if r.imageless_removed { "removed" } else { "kept" },
+                "why": "questions without an image get no mirage row, so no model can compromise them; they are answerable without looking by construction",
+            },
             "kept_count": r.kept.len(),
             "ranking_before": r.ranking_before,
             "ranking_after": r.ranking_after,
@@ -185,6 +196,13 @@ pub fn bclean(questions: &[Sample], scored: &Scored, cfg: &BCleanConfig) -> Resu
             step3_removed += 1;
         }
     }
+    let imageless: Vec<&Sample> = questions.iter().filter(|s| s.images.is_empty()).collect();
+    if cfg.remove_imageless {
+        let already: BTreeSet<String> = removed.iter().map(|r| r.id.clone()).collect();
+        for s in imageless.iter().filter(|s| !already.contains(&s.id)) {
+            removed.push(Removed { id: s.id.clone(), reason: "no_image".into() });
+        }
+    }
     removed.sort_by(|a, b| id_cmp(&a.id, &b.id));
     let gone: BTreeSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
     let mut kept: Vec<String> =
@@ -212,6 +230,8 @@ pub fn bclean(questions: &[Sample], scored: &Scored, cfg: &BCleanConfig) -> Resu
         models,
         union,
         step3_removed,
+        imageless: imageless.len(),
+        imageless_removed: cfg.remove_imageless,
         kept,
         removed,
     })
@@ -250,7 +270,7 @@ pub fn blind_correct(train: &[&Sample], test: &[&Sample], cfg: &DiagnoseConfig) 
                 let params = ForestParams { n_trees: cfg.regression_trees, seed, ..ForestParams::regressor_default() };
                 let model = forest::fit_regressor(&xk, &y, None, &params);
                 for (s, p) in te.iter().zip(model.predict(&bx_test)) {
-                    if num(s).is_some_and(|g| mra(p, g, cfg.mra) >= CORRECT) {
+                    if num(s).is_some_and(|g| cfg.numeric.score(p, g, cfg.mra) >= CORRECT) {
                         out.push(s.id.clone());
                     }
                 }
@@ -331,6 +351,31 @@ mod tests {
         assert_eq!(r.ranking_after, vec!["x", "y"], "ties go by name");
         let bad = BCleanConfig { models: Some(vec!["z".into()]), ..Default::default() };
         assert!(bclean(&qs, &scored, &bad).is_err());
+    }
+
+    #[test]
+    fn questions_without_an_image_are_their_own_class() {
+        // q1, q2 have an image; q3, q4 do not. x answers q1 right in mirage mode.
+        let qs: Vec<Sample> = (1..=4)
+            .map(|i| {
+                let mut s = mc(&format!("q{i}"));
+                if i <= 2 {
+                    s.images.push(crate::sample::ImageRef { path: Some(format!("{i}.png")), ..Default::default() });
+                }
+                s
+            })
+            .collect();
+        let preds = vec![pred("x", "q1::mirage", "A"), pred("x", "q2::mirage", "B")];
+        let scored = score_all(&qs, &preds, &MetricsConfig::default()).unwrap();
+        let kept = bclean(&qs, &scored, &BCleanConfig::default()).unwrap();
+        assert_eq!((kept.union, kept.imageless, kept.imageless_removed), (1, 2, false));
+        assert_eq!(kept.kept, vec!["q2", "q3", "q4"]);
+        assert_eq!(kept.to_json()["imageless"]["action"], "kept");
+        let cfg = BCleanConfig { remove_imageless: true, ..Default::default() };
+        let removed = bclean(&qs, &scored, &cfg).unwrap();
+        assert_eq!(removed.kept, vec!["q2"]);
+        let reasons: Vec<(&str, &str)> = removed.removed.iter().map(|r| (r.id.as_str(), r.reason.as_str())).collect();
+        assert_eq!(reasons, vec![("q1", "mirage:x"), ("q3", "no_image"), ("q4", "no_image")]);
     }
 
     #[test]

@@ -237,6 +237,8 @@ pub struct PruneConfig {
     pub bclean_models: Option<Vec<String>>,
     /// B-Clean step 3: a blind TsT-RF trained on the compromised questions removes what it also answers.
     pub bclean_step3: bool,
+    /// B-Clean: remove the questions without an image.
+    pub bclean_remove_imageless: bool,
     pub seed: u64,
     /// IBP stops once blind accuracy is no longer above chance (its 95% CI
     /// reaches chance): past that point it would remove questions a blind
@@ -263,6 +265,7 @@ impl Default for PruneConfig {
             aflite: AfliteConfig::default(),
             bclean_models: None,
             bclean_step3: false,
+            bclean_remove_imageless: false,
             seed: crate::context::DEFAULT_SEED,
             stop_at_chance: true,
             independent_seeds: 3,
@@ -548,7 +551,11 @@ pub fn bclean_pruned(
                 format: s.answer_format,
                 iteration: 1,
                 score: 1.0,
-                reason: format!("answered correctly without the image: {why}"),
+                reason: if *why == "no_image" {
+                    "has no image: answerable without looking by construction".to_string()
+                } else {
+                    format!("answered correctly without the image: {why}")
+                },
             })
         })
         .collect();
@@ -585,8 +592,16 @@ pub fn bclean_pruned(
                 format!(" and {} found by step 3", report.step3_removed)
             } else {
                 String::new()
+            },
+        ) + &match (report.imageless, report.imageless_removed) {
+            (0, _) => String::new(),
+            (n, true) => {
+                format!("; the {n} questions without an image are removed (answerable without looking by construction)")
             }
-        ),
+            (n, false) => format!(
+                "; the {n} questions without an image are kept (no mirage row exists for them; `imageless = \"remove\"` removes them)"
+            ),
+        },
         removed,
         iterations,
         before,

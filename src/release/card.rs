@@ -277,10 +277,13 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
     let _ = writeln!(
         out,
         "## Model results\n\nScored by blindspot from {files} prediction file(s) ({} predictions) against the default \
-         config and its variant rows; full figures and the definition of every metric in `report/metrics.json`. \
-         Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; abstentions count as wrong and \
-         are shown apart.\n",
-        m["import"]["predictions"], m["settings"]["resamples"]
+         config and its variant rows; full figures and the definition of every metric in `report/metrics.json`, \
+         every scored response with the answer read from it in `report/per_question.parquet`. \
+         Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; numeric answers scored {}; \
+         abstentions count as wrong and are shown apart.\n",
+        m["import"]["predictions"],
+        m["settings"]["resamples"],
+        m["settings"]["numeric"].as_str().unwrap_or("exact")
     );
     out.push_str("| model | condition | n | accuracy (95% CI) | abstained |\n|---|---|---:|---:|---:|\n");
     let models = m["models"].as_object().cloned().unwrap_or_default();
@@ -456,6 +459,15 @@ pub fn render(
             String::new()
         }
     );
+    for note in &ing.stats.notes {
+        let _ = writeln!(
+            out,
+            "Data quality: {} question(s): {} (first at `{}`).\n",
+            note.rows,
+            note.what,
+            note.first.replace('`', "'")
+        );
+    }
     out.push_str("| answer format | questions |\n|---|---:|\n");
     for (f, c) in ing.format_counts() {
         let _ = writeln!(out, "| {} | {c} |", f.as_str());
@@ -483,7 +495,7 @@ pub fn render(
         variants_section(&mut out, variants);
     }
     if let Some(m) = stages.metrics {
-        metrics_section(&mut out, m);
+        metrics_section(&mut out, &m.json);
     }
     super::datasheet::render(&mut out, p, stages);
     out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");

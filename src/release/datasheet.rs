@@ -85,7 +85,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let mut a = BTreeMap::new();
     let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
     if let Some(m) = stages.metrics {
-        let models: Vec<&String> = m["models"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        let models: Vec<&String> = m.json["models"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
         let names: Vec<String> = models.iter().map(|s| format!("`{s}`")).collect();
         a.insert(
             "uses-so-far",

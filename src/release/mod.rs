@@ -64,12 +64,21 @@ pub struct Stages<'a> {
     pub control: Option<&'a crate::prune::Pruned>,
     /// B-Clean's own report, when it pruned.
     pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
-    /// `report/metrics.json`, when the pipeline scores model predictions.
-    pub metrics: Option<&'a serde_json::Value>,
+    /// `report/metrics.json` and `report/per_question.parquet`, when the pipeline
+    /// scores model predictions.
+    pub metrics: Option<&'a MetricsOut>,
     /// Embeddings, TsT-Embed, duplicates and leakage, when the pipeline asked for them.
     pub embed: Option<&'a EmbedStage>,
     /// The variant rows of each kind the pipeline asked for, made from the kept questions.
     pub variants: &'a [crate::variants::KindRows],
+}
+
+/// The metrics stage's outputs.
+#[derive(Debug, Clone)]
+pub struct MetricsOut {
+    pub json: serde_json::Value,
+    /// One row per scored prediction.
+    pub per_question: arrow::array::RecordBatch,
 }
 
 /// What the embedding steps produced for a release.
@@ -318,10 +327,11 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let (variant_configs, variants) =
         crate::progress::timed("variants (write)", || write_variants(stages.variants, dir, embed))?;
     configs.extend(variant_configs);
-    if let Some(json) = stages.metrics {
+    if let Some(m) = stages.metrics {
         let path = dir.join("report/metrics.json");
         mkdir_for(&path)?;
-        write_json(&path, json)?;
+        write_json(&path, &m.json)?;
+        write_batch(&dir.join("report/per_question.parquet"), &m.per_question)?;
     }
 
     if !ingested.rejected.is_empty() {

@@ -53,6 +53,64 @@ pub fn mra(pred: f64, gold: f64, rule: MraRule) -> f64 {
     hits as f64 / 10.0
 }
 
+/// How a numeric answer is scored against its gold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NumericScoring {
+    /// 1 when the numbers are equal (`3.50` and `3.5` are), else 0 — the
+    /// published scorers of most benchmarks (MathVista, ChartQA's strict form).
+    Exact,
+    /// Mean relative accuracy (partial credit; VSI-Bench, the TsT notes).
+    Mra,
+    /// 1 when |pred − gold| ≤ rel·|gold| (an exact 0 for a gold of 0), else 0.
+    Tolerance(f64),
+}
+
+impl NumericScoring {
+    /// Parses `exact`, `mra` or `tolerance:<rel>` (rel in [0, 1)).
+    pub fn parse(s: &str) -> std::result::Result<NumericScoring, String> {
+        match s.split_once(':') {
+            None if s == "exact" => Ok(NumericScoring::Exact),
+            None if s == "mra" => Ok(NumericScoring::Mra),
+            Some(("tolerance", r)) => match r.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && (0.0..1.0).contains(&v) => Ok(NumericScoring::Tolerance(v)),
+                _ => Err(format!(
+                    "numeric \"{s}\": the tolerance must be a relative error in [0, 1), e.g. tolerance:0.05"
+                )),
+            },
+            _ => Err(format!("numeric \"{s}\" is not \"exact\", \"mra\" or \"tolerance:<rel>\"")),
+        }
+    }
+
+    /// The setting as written (`exact`, `mra`, `tolerance:0.05`).
+    pub fn name(&self) -> String {
+        match self {
+            NumericScoring::Exact => "exact".into(),
+            NumericScoring::Mra => "mra".into(),
+            NumericScoring::Tolerance(r) => format!("tolerance:{r}"),
+        }
+    }
+
+    /// The score of `pred` against `gold` (0 for a non-finite prediction).
+    pub fn score(&self, pred: f64, gold: f64, rule: MraRule) -> f64 {
+        if !pred.is_finite() || !gold.is_finite() {
+            return 0.0;
+        }
+        match self {
+            NumericScoring::Mra => mra(pred, gold, rule),
+            NumericScoring::Exact => f64::from(u8::from(pred == gold)),
+            NumericScoring::Tolerance(r) => f64::from(u8::from((pred - gold).abs() <= r * gold.abs())),
+        }
+    }
+}
+
+/// The label of option `i`: `A`..`Z`, then its 1-based number.
+pub fn option_letter(i: usize) -> String {
+    match u8::try_from(i) {
+        Ok(n) if n < 26 => char::from(b'A' + n).to_string(),
+        _ => (i + 1).to_string(),
+    }
+}
+
 /// A finite number written plainly (`3`, `-2.5`, `1e3`, `1,000`).
 pub fn parse_number(s: &str) -> Option<f64> {
     let t = s.trim().replace(',', "");
@@ -72,5 +130,22 @@ mod tests {
         assert_eq!(parse_number("1,234"), Some(1234.0));
         assert_eq!(parse_number("inf"), None);
         assert_eq!(parse_number("two"), None);
+    }
+
+    #[test]
+    fn numeric_scoring_settings() {
+        let exact = NumericScoring::parse("exact").unwrap();
+        assert_eq!(exact.score(3.5, 3.50, MraRule::Strict), 1.0);
+        assert_eq!(exact.score(3.4, 3.5, MraRule::Strict), 0.0);
+        let tol = NumericScoring::parse("tolerance:0.05").unwrap();
+        assert_eq!(tol.name(), "tolerance:0.05");
+        assert_eq!(tol.score(104.0, 100.0, MraRule::Strict), 1.0);
+        assert_eq!(tol.score(106.0, 100.0, MraRule::Strict), 0.0);
+        assert_eq!(tol.score(0.01, 0.0, MraRule::Strict), 0.0);
+        assert_eq!(NumericScoring::Mra.score(10.5, 10.0, MraRule::Strict), 0.9);
+        assert_eq!(exact.score(f64::NAN, 1.0, MraRule::Strict), 0.0);
+        assert!(NumericScoring::parse("tolerance:1.5").is_err());
+        assert!(NumericScoring::parse("tolerance:x").is_err());
+        assert!(NumericScoring::parse("close").is_err());
     }
 }

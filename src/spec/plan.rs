@@ -30,6 +30,7 @@ impl From<super::wire::FormatWire> for Format {
             W::Hf => Format::Hf,
             W::Vlmevalkit => Format::Vlmevalkit,
             W::Imagefolder => Format::Imagefolder,
+            W::Xlsx => Format::Xlsx,
         }
     }
 }
@@ -372,6 +373,14 @@ fn diagnose_config(
             }
         }
     }
+    if let Some(n) = &w.numeric {
+        match crate::sample::NumericScoring::parse(n) {
+            Ok(n) => cfg.numeric = n,
+            Err(e) => {
+                ctx.err("diagnose.numeric", e).help = Some("write \"mra\", \"exact\" or \"tolerance:0.05\"".into())
+            }
+        }
+    }
     if let Some(m) = w.mra {
         cfg.mra = match m {
             super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
@@ -455,7 +464,13 @@ fn metrics_plan(
                 None
             }
         };
-        plan.files.push(PredictionFile { path, model: f.model.clone(), source });
+        let fields = crate::predictions::Fields {
+            id: f.id_field.clone(),
+            response: f.response_field.clone(),
+            model: f.model_field.clone(),
+            wide: f.wide.iter().map(|(c, m)| (c.clone(), m.clone())).collect(),
+        };
+        plan.files.push(PredictionFile { path, model: f.model.clone(), source, fields });
         plan.written.push(f.path.clone());
     }
     for (i, raw) in p.manifest.iter().enumerate() {
@@ -465,6 +480,14 @@ fn metrics_plan(
     }
     if let Some(m) = m {
         plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples).max(1);
+        if let Some(n) = &m.numeric {
+            match crate::sample::NumericScoring::parse(n) {
+                Ok(n) => plan.config.numeric = n,
+                Err(e) => {
+                    ctx.err("metrics.numeric", e).help = Some("write \"exact\", \"mra\" or \"tolerance:0.05\"".into())
+                }
+            }
+        }
         if let Some(r) = m.mra {
             plan.config.mra = match r {
                 super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
@@ -564,8 +587,9 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     }
     cfg.bclean_models = w.models.clone();
     cfg.bclean_step3 = w.step3;
-    if cfg.method != Method::Bclean && (w.models.is_some() || w.step3) {
-        ctx.err("prune.models", "`models` and `step3` are B-Clean settings").help =
+    cfg.bclean_remove_imageless = w.imageless == Some(super::wire::ImagelessWire::Remove);
+    if cfg.method != Method::Bclean && (w.models.is_some() || w.step3 || w.imageless.is_some()) {
+        ctx.err("prune.models", "`models`, `step3` and `imageless` are B-Clean settings").help =
             Some("set method = \"bclean\", or remove them".into());
     }
     if w.control && matches!(cfg.method, Method::Random | Method::Bclean) {

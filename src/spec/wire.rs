@@ -84,6 +84,8 @@ pub enum FormatWire {
     Vlmevalkit,
     /// A Hugging Face ImageFolder: images plus `metadata.jsonl` / `metadata.csv` with `file_name`.
     Imagefolder,
+    /// A spreadsheet (`.xlsx`, `.xlsm`, `.xls`, `.ods`): the first sheet, a header row.
+    Xlsx,
 }
 
 /// What to do with a sample that fails validation.
@@ -264,6 +266,9 @@ pub struct DiagnoseWire {
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
+    /// Scoring of numeric questions: `mra` (default, the notes'), `exact` (the forest's
+    /// prediction snaps to the nearest training answer) or `tolerance:<rel>`.
+    pub numeric: Option<String>,
     /// Numeric answers: `strict` (default) or `inclusive`.
     pub mra: Option<MraWire>,
     /// Question types with fewer questions share one pooled model per format (default 20).
@@ -453,6 +458,19 @@ pub struct PruneWire {
     /// what it answers among the rest (default false).
     #[serde(default)]
     pub step3: bool,
+    /// B-Clean: questions without an image (never compromised, since no mirage row is
+    /// made for them): `keep` (default) or `remove`.
+    pub imageless: Option<ImagelessWire>,
+}
+
+/// What B-Clean does with questions that have no image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImagelessWire {
+    /// Keep them (reported as their own class).
+    Keep,
+    /// Remove them: the release keeps only questions that need looking.
+    Remove,
 }
 
 /// AFLite's representation of a question.
@@ -525,6 +543,15 @@ pub struct PredictionFileWire {
     pub model: Option<String>,
     /// `generic`, `lmms-eval`, `vlmevalkit` or `index-map` (default: detected).
     pub format: Option<String>,
+    /// The column holding the sample id (default `id`, or the keys of an object of records).
+    pub id_field: Option<String>,
+    /// The column holding the response (default `response`, `prediction`, `output`, `answer`).
+    pub response_field: Option<String>,
+    /// The column holding the model's name (default `model`).
+    pub model_field: Option<String>,
+    /// One answer column per model: `{ COLUMN = "model" }`.
+    #[serde(default)]
+    pub wide: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -533,6 +560,9 @@ pub struct MetricsWire {
     /// Bootstrap resamples per accuracy (default 1000).
     #[schemars(range(min = 1))]
     pub resamples: Option<usize>,
+    /// Scoring of numeric answers: `exact` (default, as published scorers), `mra`
+    /// (mean relative accuracy) or `tolerance:<rel>`.
+    pub numeric: Option<String>,
     /// Numeric answers: `strict` (default) or `inclusive`.
     pub mra: Option<MraWire>,
     /// Accuracy broken down by `question_type` or `meta:FIELD`.

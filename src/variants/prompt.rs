@@ -26,10 +26,7 @@ pub const UNKNOWN: &str = "Unknown";
 
 /// The label of option `i`: A..Z, then 27, 28, ... (no benchmark has that many, but no panic either).
 pub fn option_label(i: usize) -> String {
-    match u8::try_from(i) {
-        Ok(n) if n < 26 => ((b'A' + n) as char).to_string(),
-        _ => (i + 1).to_string(),
-    }
+    crate::sample::option_letter(i)
 }
 
 fn answer_instruction(format: AnswerFormat, guess: bool) -> &'static str {

@@ -1,0 +1,74 @@
+//! Spreadsheets (`.xlsx`, `.xlsm`, `.xls`, `.ods`, read with `calamine`): the
+//! first sheet, its first row the header, one record per further row. Cells
+//! keep their type (text, integer, number, boolean); an empty cell is absent.
+//! Locations are spreadsheet rows as a person sees them (the header is row 1
+//! when the sheet starts at the top).
+
+use std::path::Path;
+
+use calamine::{Data, Reader};
+
+use super::raw::{Raw, RawRecord, intern};
+use crate::error::{Error, Location, Pos, Problem, Result, display_path};
+
+fn cell(d: &Data) -> Raw {
+    match d {
+        Data::Empty => Raw::Null,
+        Data::String(s) => Raw::Str(s.clone()),
+        Data::Int(i) => Raw::Int(*i),
+        Data::Float(f) => Raw::Float(*f),
+        Data::Bool(b) => Raw::Bool(*b),
+        other => Raw::Str(other.to_string()),
+    }
+}
+
+/// Reads the first sheet of a workbook into records.
+pub fn read_xlsx(path: &Path) -> Result<Vec<RawRecord>> {
+    let bad =
+        |msg: String| {
+            Error::one(Problem::new(Location::file(path), msg).help(
+                "give a complete spreadsheet: blindspot reads its first sheet, whose first row names the columns",
+            ))
+        };
+    let mut book = calamine::open_workbook_auto(path).map_err(|e| bad(format!("not a readable spreadsheet: {e}")))?;
+    // calamine's cell-reference arithmetic overflows (a panic in builds with
+    // overflow checks) on a crafted sheet; fuzzing found it.
+    let range = crate::error::guard_foreign(
+        || {
+            book.worksheet_range_at(0)
+                .ok_or_else(|| bad("the workbook has no sheet".into()))?
+                .map_err(|e| bad(format!("cannot read the first sheet: {e}")))
+        },
+        |why| {
+            Problem::new(
+                Location::file(path),
+                format!("not a readable spreadsheet: its first sheet is corrupt ({why})"),
+            )
+            .help("re-save the workbook, or export the sheet as CSV")
+        },
+    )?;
+    let mut rows = range.rows();
+    let header: Vec<super::raw::Key> =
+        rows.next().map(|h| h.iter().map(|c| intern(cell(c).to_text().trim())).collect()).unwrap_or_default();
+    if header.is_empty() {
+        return Err(bad("the first sheet is empty".into()));
+    }
+    let file: std::sync::Arc<str> = display_path(path).into();
+    let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
+    let start = range.start().map_or(0, |(r, _)| u64::from(r));
+    let records: Vec<RawRecord> = rows
+        .enumerate()
+        .filter(|(_, r)| r.iter().any(|c| !matches!(c, Data::Empty)))
+        .map(|(i, r)| RawRecord {
+            loc: Location { file: file.clone(), pos: Pos::Row(start + i as u64 + 2) },
+            value: Raw::Map(header.iter().cloned().zip(r.iter().map(cell)).collect()),
+            file_stem: stem.clone(),
+            key: None,
+            row: i as u64 + 1,
+        })
+        .collect();
+    if records.is_empty() {
+        return Err(bad("the first sheet has a header but no records".into()));
+    }
+    Ok(records)
+}

@@ -29,6 +29,46 @@ struct Generated {
 }
 
 const CASES: &[Case] = &[
+    // Integrity: nothing outside its folder, no unchecked field, no abort.
+    Case {
+        command: "build",
+        file: "release-name-dotdot.toml",
+        expect: &["release-name-dotdot.toml:2:", "\"..\" is not a valid release name"],
+    },
+    Case {
+        command: "build",
+        file: "dataset-fields.toml",
+        expect: &[
+            "\"01.0.0\" is not a MAJOR.MINOR.PATCH version",
+            "is not an SPDX licence expression",
+            "\"javascript:alert(1)\" is not an http(s) URL",
+            "\"2026-13-45\" is not a YYYY-MM-DD date",
+        ],
+    },
+    Case {
+        command: "build",
+        file: "leakage-self.toml",
+        expect: &["leakage-self.toml:", "read again by a pipeline it reads"],
+    },
+    Case {
+        command: "build",
+        file: "huge-trees.toml",
+        expect: &[
+            "huge-trees.toml:10:",
+            "must be at most 10000",
+            "huge-trees.toml:11:",
+            "must be at most 100; found 1000",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "imagefolder-escape",
+        expect: &[
+            "imagefolder-escape/metadata.jsonl:1:",
+            "image path \"../imagefolder-fake/scan.png\" leads outside the image folder",
+            "imagefolder-escape/metadata.jsonl:2:",
+        ],
+    },
     // Silent changes to a question, each now a located error.
     Case {
         command: "ingest",
@@ -341,6 +381,37 @@ const GENERATED: &[Generated] = &[
             std::fs::write(p, &bytes[..bytes.len() / 2]).unwrap();
         },
     },
+    // A 60-byte PNG whose header declares 10000 x 10000 pixels (a decode bomb).
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "bomb",
+            expect: &["bomb/metadata.jsonl:1:", "declares 10000x10000 pixels (100 megapixels)"],
+        },
+        make: |p| {
+            std::fs::create_dir_all(p).unwrap();
+            let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+            png.extend_from_slice(&10000u32.to_be_bytes());
+            png.extend_from_slice(&10000u32.to_be_bytes());
+            png.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
+            png.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");
+            std::fs::write(p.join("big.png"), png).unwrap();
+            std::fs::write(
+                p.join("metadata.jsonl"),
+                "{\"file_name\": \"big.png\", \"id\": \"1\", \"question\": \"Is it big?\", \"answer\": \"yes\"}\n",
+            )
+            .unwrap();
+        },
+    },
+    // /dev/zero under a .json name: stopped at its first byte, not read forever.
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "zero.json",
+            expect: &["zero.json:1:1", "byte 0x00 cannot appear in JSON"],
+        },
+        make: |p| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+    },
     Generated {
         case: Case { command: "ingest", file: "no-rows.parquet", expect: &["no-rows.parquet:", "holds no rows"] },
         make: |p| std::fs::write(p, parquet_bytes(&good_batch().slice(0, 0))).unwrap(),
@@ -490,4 +561,42 @@ fn a_2gb_single_line_json_is_rejected_in_bounded_memory() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(sent < TOTAL / 4, "read {sent} bytes of the stream: reading is not bounded");
     assert!(!out.exists(), "wrote {:?}", files_below(&out));
+}
+
+/// Outputs are written only where they belong: a device is never replaced, a
+/// symbolic link is written through, and a folder blindspot did not write is
+/// never emptied.
+#[test]
+fn outputs_replace_only_what_blindspot_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join("tests/fixtures/good/shortcut.jsonl");
+    // A character device.
+    let o = blindspot().arg("ingest").arg(&input).args(["-o", "/dev/null"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the output is a character device"), "{o:?}");
+    {
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    }
+    // A symbolic link: the file it points at is written, the link stays.
+    let target = dir.path().join("target.parquet");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path().join("link.parquet");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    blindspot().arg("ingest").arg(&input).arg("-o").arg(&link).assert().success();
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::read(&target).unwrap().starts_with(b"PAR1"));
+    // A folder holding someone's files is not emptied; one blindspot wrote is replaced.
+    let out = dir.path().join("mine");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), b"keep me").unwrap();
+    let run = || blindspot().arg("diagnose").arg(&input).arg("--out").arg(&out).output().unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds files blindspot did not write"), "{o:?}");
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"keep me");
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    assert!(run().status.success(), "an empty folder is filled");
+    assert!(run().status.success(), "a folder blindspot wrote is replaced");
+    assert!(out.join("diagnose.json").is_file());
 }

@@ -105,19 +105,25 @@ pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)>
 pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<DiagnoseConfig> {
     let mut cfg = pipeline.map(|p| p.diagnose.clone()).unwrap_or_default();
     if let Some(k) = args.folds {
-        if k < 2 {
-            return Err(flag_error("--folds must be at least 2".into()));
+        if !(2..=100).contains(&k) {
+            return Err(flag_error(format!("--folds must be between 2 and 100; found {k}")));
         }
         cfg.folds = k;
     }
     if let Some(r) = args.repeats {
-        cfg.repeats = r.max(1);
+        if !(1..=100).contains(&r) {
+            return Err(flag_error(format!("--repeats must be between 1 and 100; found {r}")));
+        }
+        cfg.repeats = r;
     }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
     if let Some(t) = args.trees {
-        cfg.trees = t.max(1);
+        if !(1..=10_000).contains(&t) {
+            return Err(flag_error(format!("--trees must be between 1 and 10000; found {t}")));
+        }
+        cfg.trees = t;
     }
     if let Some(g) = &args.group_by {
         cfg.group_by = Some(GroupBy::parse(g).map_err(flag_error)?);

@@ -49,7 +49,18 @@ pub fn read_with_limit(path: &Path, shape: Shape, limit: u64) -> Result<Vec<u8>>
             Err(e) => return Err(Error::io(path, e)),
         };
         if let Some(open) = scan.feed(&chunk[..n], limit) {
-            return Err(too_large(path, shape, limit, &open));
+            return Err(match scan.binary {
+                Some(b) => Error::one(
+                    Problem::new(
+                        Location { file: display_path(path).into(), pos: Pos::LineCol(open.line, open.col) },
+                        format!(
+                            "byte 0x{b:02X} cannot appear in JSON: the file is binary or corrupt; reading stopped there"
+                        ),
+                    )
+                    .help("give the benchmark's JSON file (a device, an archive or a truncated download is not one)"),
+                ),
+                None => too_large(path, shape, limit, &open),
+            });
         }
         bytes.extend_from_slice(&chunk[..n]);
     }
@@ -77,6 +88,8 @@ struct Scan {
     /// Start of the current record (offset, line, column), and its length so far.
     start: Open,
     len: u64,
+    /// A control byte JSON never holds (NUL, ...), when one stopped the scan.
+    binary: Option<u8>,
 }
 
 impl Scan {
@@ -91,6 +104,7 @@ impl Scan {
             escaped: false,
             start: Open { line: 1, col: 1, offset: 0 },
             len: 0,
+            binary: None,
         }
     }
 
@@ -121,6 +135,12 @@ impl Scan {
 
     fn feed_json(&mut self, bytes: &[u8], limit: u64) -> Option<Open> {
         for &b in bytes {
+            // No JSON text holds a raw control byte other than whitespace, in a
+            // string or out of one: a device or a binary file stops here, not at EOF.
+            if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') {
+                self.binary = Some(b);
+                return Some(Open { line: self.line, col: self.offset - self.line_start + 1, offset: self.offset });
+            }
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -212,6 +232,13 @@ mod tests {
         // A top-level string that never ends, and brackets inside strings.
         assert!(scan(Shape::Json, &[b"[\"abcdefghijkl"], 10).is_some());
         assert_eq!(scan(Shape::Json, &[br#"["]]]]", "\"{{", 1]"#], 10), None);
+    }
+
+    #[test]
+    fn binary_bytes_stop_a_json_read_at_once() {
+        let mut s = Scan::new(Shape::Json);
+        assert_eq!(s.feed(b"[{\"a\": 1},\n\0\0\0", 1 << 20), Some(Open { line: 2, col: 1, offset: 11 }));
+        assert_eq!(s.binary, Some(0));
     }
 
     #[test]

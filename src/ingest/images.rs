@@ -13,6 +13,9 @@ use super::mapping::{ImageSpec, Mapped};
 use crate::error::{Problem, display_path};
 use crate::sample::ImageRef;
 
+/// The largest image blindspot accepts, in pixels (a 10,000 × 4,000 scan).
+pub const MAX_PIXELS: u64 = 40_000_000;
+
 /// Facts about one encoded image.
 #[derive(Debug, Clone)]
 struct Facts {
@@ -31,6 +34,18 @@ fn facts(bytes: &[u8]) -> Result<Facts, String> {
         }
         other => format!("is not a readable image: {other}"),
     })?;
+    // Headers are read, not decoded: a tiny file may declare a huge canvas, which
+    // the variants that decode or draw images would then allocate.
+    let pixels = (size.width as u64).saturating_mul(size.height as u64);
+    if pixels > MAX_PIXELS {
+        return Err(format!(
+            "declares {}x{} pixels ({} megapixels), more than blindspot reads ({} megapixels)",
+            size.width,
+            size.height,
+            pixels / 1_000_000,
+            MAX_PIXELS / 1_000_000
+        ));
+    }
     Ok(Facts {
         sha256: hex::encode(Sha256::digest(bytes)),
         width: u32::try_from(size.width).unwrap_or(u32::MAX),
@@ -74,6 +89,23 @@ pub fn resolve(mapped: &mut [Mapped], dir: Option<&Path>) -> Vec<(usize, Problem
                 row.push(None);
                 continue;
             };
+            // An image path names a file inside the image folder, never outside it.
+            let escapes = Path::new(p).components().any(|c| {
+                matches!(
+                    c,
+                    std::path::Component::ParentDir | std::path::Component::RootDir | std::path::Component::Prefix(_)
+                )
+            });
+            if escapes {
+                problems.push((
+                    i,
+                    Problem::new(mapped[i].sample_loc(), format!("image path \"{p}\" leads outside the image folder"))
+                        .field("images")
+                        .help("image paths are relative to [ingest] images (no leading '/', no '..'); move the images inside it"),
+                ));
+                row.push(None);
+                continue;
+            }
             let direct = dir.join(p);
             if direct.is_file() {
                 row.push(Some(direct));

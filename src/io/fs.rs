@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Location, Problem, Result};
 
 /// Writes `bytes` to `path` durably.
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -22,21 +22,96 @@ pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> Resul
     write_bytes(path, text.as_bytes())
 }
 
+/// The marker file in every folder [`atomic_dir`] writes: such a folder may be
+/// replaced by the next run; any other existing folder is left alone.
+pub const OUTPUT_MARKER: &str = ".blindspot-output";
+
+/// What kind of thing is at `path`, for a refusal ("a folder", "a character device").
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() { "a folder" } else { "not a regular file" }
+}
+
+fn refuse(path: &Path, what: String, help: &str) -> Error {
+    Error::one(Problem::new(Location::file(path), what).help(help.to_string()))
+}
+
 /// Writes through a temporary file in the same folder, then renames it into place.
+/// Only a regular file is replaced (a device, a pipe or a folder is an error); a
+/// symbolic link is written through, to the file it points at.
 pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let dir = existing_parent(path)?;
+    let mut target = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&target).map_err(|e| Error::io(&target, e))?;
+                target = match target.parent() {
+                    Some(p) if link.is_relative() => p.join(link),
+                    _ => link,
+                };
+            }
+            Ok(m) if !m.is_file() => {
+                return Err(refuse(
+                    path,
+                    format!("the output is {}, not a regular file: it is not replaced", kind_of(&m)),
+                    "give the path of a file to write (a new one, or one blindspot may replace)",
+                ));
+            }
+            _ => break,
+        }
+    }
+    let dir = existing_parent(&target)?;
     let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
     write(tmp.path())?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
     Ok(())
 }
 
 /// Fills a temporary folder beside `dir`, then swaps it into place (an
-/// existing `dir` is replaced only once the new one is complete).
+/// existing `dir` is replaced only once the new one is complete, and only when
+/// it is empty or an earlier output: it holds [`OUTPUT_MARKER`]).
 pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(dir) {
+        if !m.is_dir() {
+            return Err(refuse(
+                dir,
+                format!("the output folder is {}: it is not replaced", kind_of(&m)),
+                "give a new folder, or one an earlier blindspot run wrote",
+            ));
+        }
+        let ours = dir.join(OUTPUT_MARKER).is_file();
+        let empty = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.next().is_none();
+        if !ours && !empty {
+            return Err(refuse(
+                dir,
+                "the output folder exists and holds files blindspot did not write: it is not replaced".into(),
+                "give a new folder, or empty this one first (blindspot replaces only folders it wrote, marked by .blindspot-output)",
+            ));
+        }
+    }
     let parent = existing_parent(dir)?;
     let tmp = tempfile::Builder::new().prefix(".blindspot-").tempdir_in(&parent).map_err(|e| Error::io(&parent, e))?;
     fill(tmp.path())?;
+    write_bytes(
+        &tmp.path().join(OUTPUT_MARKER),
+        b"Written by blindspot. The next run with this folder as its output replaces it.\n",
+    )?;
     if dir.exists() {
         let old = tempfile::Builder::new()
             .prefix(".blindspot-old-")

@@ -7,9 +7,12 @@
 //! rename into the same folder. The OS drops the lock when its holder dies,
 //! even by SIGKILL, so a killed build never blocks the next one.
 //!
-//! While holding the lock, a build also deletes the staging folders
-//! (`.<version>-building-*`) that killed builds left behind: no live build can
-//! own them, because staging only ever happens under the lock.
+//! Each staging folder (`.<version>-building-*`) carries its own liveness: a
+//! file lock on `<folder>.lock`, taken before the folder exists and held by its
+//! build until the folder is renamed or removed. While holding the release
+//! lock, a build deletes only staging folders whose own lock is free — left by
+//! killed builds — so a live build's folder survives even when `.build.lock`
+//! itself was deleted under it.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -63,8 +66,8 @@ impl BuildLock {
         Ok(BuildLock { file })
     }
 
-    /// Deletes staging folders left in `parent` by builds that were killed.
-    /// Returns how many were removed.
+    /// Deletes staging folders left in `parent` by builds that were killed (their
+    /// own lock is free). Returns how many were removed.
     pub fn remove_stale_staging(&self, parent: &Path) -> Result<usize> {
         let mut removed = 0;
         let entries = std::fs::read_dir(parent).map_err(|e| Error::io(parent, e))?;
@@ -76,10 +79,20 @@ impl BuildLock {
                 continue;
             }
             let path = entry.path();
-            if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
-                std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
-                removed += 1;
+            if !entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+                continue;
             }
+            let lock_path = parent.join(format!("{name}.lock"));
+            let held_elsewhere = match File::open(&lock_path) {
+                Ok(f) => matches!(f.try_lock(), Err(TryLockError::WouldBlock)),
+                Err(_) => false,
+            };
+            if held_elsewhere {
+                continue;
+            }
+            std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+            let _ = std::fs::remove_file(&lock_path);
+            removed += 1;
         }
         if removed > 0 {
             eprintln!(
@@ -88,6 +101,51 @@ impl BuildLock {
             );
         }
         Ok(removed)
+    }
+}
+
+/// A staging folder and the lock that says its build is alive. Dropping it
+/// removes the folder (if it was not kept) and its lock file.
+#[derive(Debug)]
+pub struct Staging {
+    dir: std::path::PathBuf,
+    lock: Option<tempfile::NamedTempFile>,
+    kept: bool,
+}
+
+impl Staging {
+    /// Creates `.<version>-building-XXXXXX` in `parent`, its lock taken first.
+    pub fn create(parent: &Path, version: &str) -> Result<Staging> {
+        let lock = tempfile::Builder::new()
+            .prefix(&format!(".{version}{STAGING_INFIX}"))
+            .suffix(".lock")
+            .tempfile_in(parent)
+            .map_err(|e| Error::io(parent, e))?;
+        lock.as_file().try_lock().map_err(|e| Error::io(lock.path(), std::io::Error::other(e.to_string())))?;
+        let name = lock.path().to_string_lossy();
+        let dir = std::path::PathBuf::from(name.strip_suffix(".lock").unwrap_or(&name).to_string());
+        std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(Staging { dir, lock: Some(lock), kept: false })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The folder, which is no longer removed on drop (the lock still is).
+    pub fn keep(&mut self) -> std::path::PathBuf {
+        self.kept = true;
+        self.dir.clone()
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        // The lock file goes last: while it is held, the folder is alive.
+        drop(self.lock.take());
     }
 }
 
@@ -118,6 +176,29 @@ mod tests {
         drop(first);
         rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the waiting build never got the lock");
         t.join().unwrap();
+    }
+
+    #[test]
+    fn a_live_staging_folder_survives_a_second_build_whose_lock_file_was_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = BuildLock::acquire(dir.path()).unwrap();
+        let staging = Staging::create(dir.path(), "1.0.0").unwrap();
+        std::fs::write(staging.path().join("data.parquet"), b"rows").unwrap();
+        // Someone deletes .build.lock: a second build takes a lock on a new file.
+        std::fs::remove_file(dir.path().join(LOCK_FILE)).unwrap();
+        let second = BuildLock::acquire(dir.path()).unwrap();
+        assert_eq!(second.remove_stale_staging(dir.path()).unwrap(), 0);
+        assert!(staging.path().join("data.parquet").is_file(), "the live build's files were deleted");
+        drop(first);
+        // A folder whose lock file is free (its build was killed) is stale.
+        let dead = dir.path().join(".1.0.0-building-dead");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dir.path().join(".1.0.0-building-dead.lock"), b"").unwrap();
+        assert_eq!(second.remove_stale_staging(dir.path()).unwrap(), 1);
+        assert!(!dead.exists() && staging.path().is_dir());
+        let path = staging.path().to_path_buf();
+        drop(staging);
+        assert!(!path.exists(), "a staging folder that was not kept is removed with its build");
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} |",
-            g.question_type.as_deref().unwrap_or("(none)").replace('|', "\\|"),
+            super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
@@ -97,7 +97,7 @@ fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
-            g.question_type.as_deref().unwrap_or("(none)").replace('|', "\\|"),
+            super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
@@ -238,7 +238,7 @@ fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&c
     if !per_type.is_empty() {
         out.push_str("\n| question type | removed |\n|---|---:|\n");
         for (t, n) in per_type {
-            let _ = writeln!(out, "| {} | {n} |", t.replace('|', "\\|"));
+            let _ = writeln!(out, "| {} | {n} |", super::markdown::cell(&t));
         }
     }
     out.push('\n');
@@ -262,7 +262,7 @@ fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
             v.config.as_deref().map_or("—".to_string(), |c| format!("`{c}`")),
             v.rows,
             v.expected,
-            skipped.join("; ").replace('|', "\\|")
+            super::markdown::cell(&skipped.join("; "))
         );
     }
     out.push('\n');
@@ -292,7 +292,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
             let _ = writeln!(
                 out,
                 "| {} | {cond} | {} | {} ({}–{}) | {} |",
-                model.replace('|', "\\|"),
+                super::markdown::cell(model),
                 c["n"],
                 p(&c["accuracy"]),
                 p(&c["ci95"][0]),
@@ -313,7 +313,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
-                model.replace('|', "\\|"),
+                super::markdown::cell(model),
                 paired(&d["visual_dependence"]),
                 paired(&d["mirage_score"]),
                 p(&d["mirage_vs_guess"]["gap"]),
@@ -437,7 +437,7 @@ pub fn render(
 
     let _ = writeln!(out, "# {} {}\n", ds.name, ds.version);
     if let Some(d) = &ds.description {
-        let _ = writeln!(out, "{}\n", d.trim());
+        let _ = writeln!(out, "{}\n", super::markdown::text(d.trim()));
     }
     let _ = writeln!(
         out,
@@ -478,7 +478,7 @@ pub fn render(
     }
     out.push_str("\n| question type | questions |\n|---|---:|\n");
     for (t, c) in &types {
-        let _ = writeln!(out, "| {} | {c} |", t.replace('|', "\\|"));
+        let _ = writeln!(out, "| {} | {c} |", super::markdown::cell(t));
     }
     let images: usize = ing.images.len();
     let _ = writeln!(out, "\n{images} distinct image files.\n");
@@ -507,7 +507,8 @@ pub fn render(
     out.push_str("```\njust build        # or: cargo run --release -- build\n```\n\n");
     out.push_str("`manifest.json` lists the sha256 of every file; a rebuild from the same inputs, pipeline and seed gives identical bytes.\n");
     if let Some(c) = &ds.citation {
-        let _ = writeln!(out, "\n## Citation\n\n```\n{}\n```", c.trim());
+        let fence = super::markdown::fence_for(c);
+        let _ = writeln!(out, "\n## Citation\n\n{fence}\n{}\n{fence}", c.trim());
     }
     out
 }

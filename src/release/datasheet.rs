@@ -46,7 +46,7 @@ pub fn render(out: &mut String, p: &Pipeline, stages: &super::Stages<'_>) {
             let _ = writeln!(out, "**{}** <a id=\"{}\"></a>\n", q.text, q.id);
             let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
             if let Some(h) = human {
-                let _ = writeln!(out, "{h}\n");
+                let _ = writeln!(out, "{}\n", super::markdown::text(h));
             }
             match computed.get(q.id) {
                 Some(c) => {

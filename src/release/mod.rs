@@ -14,6 +14,7 @@ pub mod diff;
 pub mod html;
 pub mod lock;
 pub mod manifest;
+pub mod markdown;
 pub mod projection;
 pub mod verify;
 
@@ -225,11 +226,8 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     // and the rename happen for one build of this name at a time.
     let held = build_lock::BuildLock::acquire(&parent)?;
     held.remove_stale_staging(&parent)?;
-    let staging = tempfile::Builder::new()
-        .prefix(&format!(".{}-building-", ds.version))
-        .tempdir_in(&parent)
-        .map_err(|e| Error::io(&parent, e))?;
-    let dir = staging.path();
+    let mut staging = build_lock::Staging::create(&parent, &ds.version)?;
+    let dir = &staging.path().to_path_buf();
 
     let embed = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
     let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
@@ -410,6 +408,21 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
                 "a published version is never overwritten: bump [dataset] version in {}",
                 display_path(&pipeline.path)
             )),
+        ));
+    }
+    // Publish only what the manifest describes: every file present, as hashed.
+    let now = hash_tree(dir)?;
+    if now != files {
+        let changed: Vec<&String> =
+            files.keys().chain(now.keys()).filter(|k| files.get(*k) != now.get(*k)).take(5).collect();
+        return Err(Error::one(
+            Problem::new(
+                Location::file(dir),
+                format!(
+                    "the staging folder changed while the release was built (first: {changed:?}); nothing was published"
+                ),
+            )
+            .help("another process removed or changed files in the staging folder: run the build again"),
         ));
     }
     let kept = staging.keep();

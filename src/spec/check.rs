@@ -202,6 +202,12 @@ impl Walker<'_, '_> {
                 {
                     out.push(Problem::new(here(), format!("must be at least {min}; found {n}")).field(path));
                 }
+                if let Some(max) = schema.get("maximum").and_then(J::as_f64)
+                    && let Ok(n) = i.as_str().replace('_', "").parse::<f64>()
+                    && n > max
+                {
+                    out.push(Problem::new(here(), format!("must be at most {max}; found {n}")).field(path));
+                }
             }
             _ => {}
         }

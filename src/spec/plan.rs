@@ -191,6 +191,25 @@ impl Pipeline {
 
     /// [`Pipeline::load`] with `${NAME}` looked up in `vars`.
     pub fn load_with(path: &Path, vars: Vars<'_>) -> Result<Pipeline> {
+        // A pipeline may read another ([leakage] train); a chain that comes back
+        // to a file being loaded would never end.
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if LOADING.with(|l| l.borrow().contains(&key)) {
+            return Err(Error::one(
+                Problem::new(
+                    Location::file(path),
+                    "this pipeline is read again by a pipeline it reads ([leakage] train)",
+                )
+                .help("point [leakage] train at the training split's data file or its own pipeline, not at this one"),
+            ));
+        }
+        LOADING.with(|l| l.borrow_mut().push(key));
+        let out = Pipeline::load_inner(path, vars);
+        LOADING.with(|l| l.borrow_mut().pop());
+        out
+    }
+
+    fn load_inner(path: &Path, vars: Vars<'_>) -> Result<Pipeline> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let text = String::from_utf8(bytes.clone()).map_err(|e| {
             let (line, col) = line_col(&String::from_utf8_lossy(&bytes), e.utf8_error().valid_up_to());
@@ -223,25 +242,32 @@ impl Pipeline {
 
     fn from_wire(path: &Path, bytes: &[u8], w: PipelineWire, ctx: &mut Ctx<'_>) -> Pipeline {
         let d = &w.dataset;
-        if d.name.is_empty() || !d.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help =
-                Some("use letters, digits, '-', '_' and '.' only (it names a folder)".into());
+        if !valid_release_name(&d.name) {
+            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help = Some(
+                "start with a letter or digit, then letters, digits, '-', '_' and '.' (it names a folder inside the output folder)".into(),
+            );
         }
-        let parts: Vec<&str> = d.version.split('.').collect();
-        if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit())) {
+        if !valid_semver(&d.version) {
             ctx.err("dataset.version", format!("\"{}\" is not a MAJOR.MINOR.PATCH version", d.version)).help =
-                Some("write it like \"1.0.0\"".into());
+                Some("write it like \"1.0.0\": three numbers without leading zeros".into());
         }
         if d.license.trim().is_empty() {
             ctx.err("dataset.license", "the licence is empty").help =
                 Some("give the data's SPDX licence identifier, e.g. \"CC0-1.0\" or \"CC-BY-4.0\"".into());
+        } else if !valid_license(&d.license) {
+            ctx.err("dataset.license", format!("\"{}\" is not an SPDX licence expression", d.license.escape_debug())).help =
+                Some("give an SPDX identifier or expression (\"CC-BY-4.0\", \"MIT OR Apache-2.0\"), or \"other\" and explain it in description".into());
         }
-        if let Some(date) = &d.date_published {
-            let ok = date.len() == 10
-                && date.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
-            if !ok {
-                ctx.err("dataset.date-published", format!("\"{date}\" is not a YYYY-MM-DD date"));
-            }
+        if let Some(url) = &d.homepage
+            && !valid_url(url)
+        {
+            ctx.err("dataset.homepage", format!("\"{}\" is not an http(s) URL", url.escape_debug())).help =
+                Some("write it like \"https://example.org/benchmark\"".into());
+        }
+        if let Some(date) = &d.date_published
+            && !valid_date(date)
+        {
+            ctx.err("dataset.date-published", format!("\"{date}\" is not a YYYY-MM-DD date"));
         }
         let dataset = Dataset {
             name: d.name.clone(),
@@ -841,5 +867,105 @@ mod tests {
         assert!(Accessor::parse("{a").is_err());
         assert!(Accessor::parse("a}").is_err());
         assert!(Accessor::parse("{}").is_err());
+    }
+}
+
+std::thread_local! {
+    /// The pipeline files being loaded on this thread, outermost first.
+    static LOADING: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A folder name that stays inside its parent: a letter or digit first, then
+/// letters, digits, `-`, `_`, `.`.
+fn valid_release_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// `MAJOR.MINOR.PATCH`, each a number that fits 64 bits, without leading zeros.
+fn valid_semver(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
+                && p.parse::<u64>().is_ok()
+        })
+}
+
+/// An SPDX licence expression: identifiers (letters, digits, `-`, `.`, `+`,
+/// `LicenseRef-…`) joined by AND / OR / WITH, with parentheses; or `other`.
+fn valid_license(l: &str) -> bool {
+    let spaced = l.replace('(', " ( ").replace(')', " ) ");
+    let tokens: Vec<&str> = spaced.split(' ').filter(|t| !t.is_empty()).collect();
+    !tokens.is_empty()
+        && l.chars().all(|c| c == ' ' || c == '(' || c == ')' || c.is_ascii_alphanumeric() || "-.+:".contains(c))
+        && tokens.iter().all(|t| {
+            matches!(*t, "AND" | "OR" | "WITH" | "(" | ")")
+                || (t.chars().next().is_some_and(|c| c.is_ascii_alphanumeric()) && t.len() <= 64)
+        })
+}
+
+/// An absolute `http` or `https` URL without spaces or control characters.
+fn valid_url(u: &str) -> bool {
+    let rest = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        !r.is_empty()
+            && !r.starts_with('/')
+            && !u.chars().any(|c| c.is_whitespace() || c.is_control() || "<>\"`".contains(c))
+    })
+}
+
+/// A calendar date `YYYY-MM-DD`.
+fn valid_date(d: &str) -> bool {
+    let b = d.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let num =
+        |r: std::ops::Range<usize>| d.get(r).filter(|s| s.chars().all(|c| c.is_ascii_digit()))?.parse::<u32>().ok();
+    let (Some(y), Some(m), Some(day)) = (num(0..4), num(5..7), num(8..10)) else { return false };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    #[test]
+    fn dataset_fields_are_validated() {
+        for ok in ["vqa-rad", "v1.2", "A_b"] {
+            assert!(valid_release_name(ok), "{ok}");
+        }
+        for bad in ["..", ".", ".hidden", "a/b", ""] {
+            assert!(!valid_release_name(bad), "{bad}");
+        }
+        assert!(valid_semver("1.0.0") && valid_semver("10.20.0"));
+        for bad in ["01.0.0", "99999999999999999999.0.0", "1.0", "1.0.0-rc1"] {
+            assert!(!valid_semver(bad), "{bad}");
+        }
+        for ok in ["CC0-1.0", "MIT OR Apache-2.0", "(MIT AND CC-BY-4.0)", "LicenseRef-my-terms", "other", "GPL-2.0+"] {
+            assert!(valid_license(ok), "{ok}");
+        }
+        for bad in ["MIT\n---\n<script>alert(1)</script>", "MIT <b>", "a\"b"] {
+            assert!(!valid_license(bad), "{bad}");
+        }
+        assert!(valid_url("https://osf.io/89kps/") && valid_url("http://example.org"));
+        for bad in ["javascript:alert(1)", "https://", "ftp://x", "https://a b", "https:///x"] {
+            assert!(!valid_url(bad), "{bad}");
+        }
+        assert!(valid_date("2026-11-21") && valid_date("2024-02-29"));
+        for bad in ["2026-13-45", "2025-02-29", "2026-1-01", "2026-00-10"] {
+            assert!(!valid_date(bad), "{bad}");
+        }
     }
 }

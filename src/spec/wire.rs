@@ -252,17 +252,17 @@ pub struct DiagnoseWire {
     pub method: Option<DiagnoseMethodWire>,
     /// With `method = "both"`: `max` (default) or `mean` of the two s(x).
     pub score: Option<ScoreWire>,
-    /// Cross-validation folds (default 5).
-    #[schemars(range(min = 2))]
+    /// Cross-validation folds (default 5; at most 100).
+    #[schemars(range(min = 2, max = 100))]
     pub folds: Option<usize>,
-    /// Repeats with seeds seed, seed+1, ... (default 1).
-    #[schemars(range(min = 1))]
+    /// Repeats with seeds seed, seed+1, ... (default 1; at most 100).
+    #[schemars(range(min = 1, max = 100))]
     pub repeats: Option<usize>,
-    /// Trees per classification forest (default 100).
-    #[schemars(range(min = 1))]
+    /// Trees per classification forest (default 100; at most 10,000).
+    #[schemars(range(min = 1, max = 10000))]
     pub trees: Option<usize>,
-    /// Trees per regression forest (default 200).
-    #[schemars(range(min = 1))]
+    /// Trees per regression forest (default 200; at most 10,000).
+    #[schemars(range(min = 1, max = 10000))]
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,

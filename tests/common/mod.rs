@@ -23,8 +23,14 @@ pub fn blindspot() -> Command {
 }
 
 /// Every file below `dir`, relative, sorted.
+/// Every file below `dir` (relative, sorted), but the marker blindspot leaves in
+/// each output folder it writes.
 pub fn files_below(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = walk(dir).iter().map(|p| p.strip_prefix(dir).unwrap().display().to_string()).collect();
+    let mut out: Vec<String> = walk(dir)
+        .iter()
+        .filter(|p| p.file_name().is_none_or(|n| n != blindspot::io::fs::OUTPUT_MARKER))
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect();
     out.sort();
     out
 }

@@ -45,8 +45,8 @@ fn vlmevalkit_tsv_parsed_back_reproduces_questions_options_gold_and_images() {
     let (_tmp, variants, out) = export("vlmevalkit");
     let m = manifest(&out);
     let files = m["files"].as_array().unwrap();
-    // 15 kinds; every one has rows on the fixture.
-    assert_eq!(files.len(), 15);
+    // 19 kinds (circular@0..3 among them); every one has rows on the fixture.
+    assert_eq!(files.len(), 19);
     let mut checked = 0;
     for f in files {
         let config = f["config"].as_str().unwrap();
@@ -142,7 +142,7 @@ fn lmms_eval_task_folder_names_existing_files_and_functions() {
     let (_tmp, variants, out) = export("lmms-eval");
     let m = manifest(&out);
     let tasks = m["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 15);
+    assert_eq!(tasks.len(), 19);
     let utils = std::fs::read_to_string(out.join("utils.py")).unwrap();
     for t in tasks {
         let yaml = std::fs::read_to_string(out.join(t["yaml"].as_str().unwrap())).unwrap();
@@ -164,7 +164,7 @@ fn lmms_eval_task_folder_names_existing_files_and_functions() {
         }
     }
     let group = std::fs::read_to_string(out.join("blindspot_variants_fixture.yaml")).unwrap();
-    assert_eq!(group.lines().filter(|l| l.starts_with("  - ")).count(), 15);
+    assert_eq!(group.lines().filter(|l| l.starts_with("  - ")).count(), 19);
 }
 
 #[test]
@@ -210,7 +210,7 @@ print(json.dumps({"tasks": found, "echo": r, "target": utils.doc_to_target(doc),
     let o = std::process::Command::new("python3").args(["-c", script]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["tasks"].as_array().unwrap().len(), 15);
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 19);
     assert_eq!(v["echo"]["id"], "v1::option_shuffle");
     assert_eq!(v["echo"]["score"], 1);
     assert_eq!(v["target"], "B");
@@ -252,4 +252,101 @@ fn exporting_a_folder_without_variants_exits_1() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("junk.parquet") && err.contains("not a blindspot canonical Parquet"), "{err}");
     assert!(!tmp.path().join("x").exists());
+}
+
+/// A release exports whole: its default config and every variant config, each
+/// row with the text to send and its image bytes; rows whose images are not in
+/// the data are a located error unless exported text-only on request.
+#[test]
+fn a_release_exports_every_config_with_prompts_and_images() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = blindspot()
+        .current_dir(root())
+        .args(["build", "pipelines/vqa-rad.toml", "--out-dir"])
+        .arg(tmp.path().join("rel"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let release = tmp.path().join("rel/vqa-rad/1.3.0");
+    let out = tmp.path().join("lmms");
+    blindspot().arg("export").arg(&release).args(["--to", "lmms-eval", "-o"]).arg(&out).assert().success();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let configs: Vec<&str> =
+        manifest["tasks"].as_array().unwrap().iter().map(|t| t["config"].as_str().unwrap()).collect();
+    assert_eq!(
+        configs,
+        ["data", "guess", "mirage", "no_image", "phantom", "phantom0", "visual_substitution", "white_image"]
+    );
+    for t in manifest["tasks"].as_array().unwrap() {
+        let rows = read_samples(&out.join(t["data"].as_str().unwrap())).unwrap();
+        assert!(!rows.is_empty());
+        assert!(rows.iter().all(|r| r.prompt.as_deref().is_some_and(|p| !p.trim().is_empty())), "{t}");
+        assert!(rows.iter().flat_map(|r| &r.images).all(|i| i.bytes.is_some()), "{t}: an image without bytes");
+    }
+    // A variants folder made without the image folder names images it does not hold.
+    let variants = tmp.path().join("variants");
+    let q = tmp.path().join("q.jsonl");
+    std::fs::write(
+        &q,
+        r#"{"id": "1", "question": "Which organ?", "options": ["liver", "lung"], "answer": "lung", "images": ["scan1.png"]}"#,
+    )
+    .unwrap();
+    blindspot().arg("variants").arg(&q).args(["--kinds", "option_shuffle", "-o"]).arg(&variants).assert().success();
+    let o = blindspot()
+        .arg("export")
+        .arg(&variants)
+        .args(["--to", "lmms-eval", "-o"])
+        .arg(tmp.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("named by path but not stored in the data") && stderr.contains("scan1.png"), "{stderr}");
+    blindspot()
+        .arg("export")
+        .arg(&variants)
+        .args(["--to", "lmms-eval", "--allow-missing-images", "-o"])
+        .arg(tmp.path().join("x"))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("exported without their images"));
+}
+
+/// The exported `utils.py` scores responses as blindspot does: the same cases
+/// as `predictions::parse`'s unit test, run through Python.
+#[test]
+fn exported_utils_py_scores_the_shared_cases_like_blindspot() {
+    if !std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("python3 not found: the shared parse cases run only on the Rust side");
+        return;
+    }
+    let (_tmp, _variants, out) = export("lmms-eval");
+    let script = r#"
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import utils
+wrong = []
+for line in open(sys.argv[2], encoding="utf-8"):
+    c = json.loads(line)
+    doc = {"answer_format": c["format"], "options": c.get("options"), "answer_index": c.get("answer_index"),
+           "answer": c.get("answer") if "options" not in c else c["options"][c["answer_index"]]}
+    got = utils.score(doc, c["response"])
+    if got != c["score"]:
+        wrong.append((c["response"], got, c["score"]))
+print(json.dumps(wrong))
+sys.exit(1 if wrong else 0)
+"#;
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&out)
+        .arg(root().join("tests/fixtures/parse_cases.jsonl"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "utils.py disagrees with blindspot on: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

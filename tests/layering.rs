@@ -30,8 +30,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("metrics", &["predictions"]),
     // IBP and AFLite re-run the diagnostic; B-Clean scores predictions.
     ("prune", &["features", "embed", "diagnose", "predictions", "metrics"]),
-    // Exported rows are asked with the variants' prompt rules.
-    ("export", &["variants"]),
+    // Exported rows are asked with the variants' prompt rules and scored
+    // harness-side with the predictions' answer-reading rules.
+    ("export", &["variants", "predictions"]),
     // The validated plan is built from each stage's domain config.
     ("spec", &["ingest", "variants", "features", "embed", "diagnose", "predictions", "metrics", "prune"]),
     // The release writes what it is handed: every stage's result types and the plan.

@@ -310,6 +310,10 @@ fn fixture_every_kind_with_its_skips() {
         ("phantom", 9),
         ("phantom0", 200),
         ("option_shuffle", 6),
+        ("circular@0", 6),
+        ("circular@1", 6),
+        ("circular@2", 5),
+        ("circular@3", 1),
         ("unknown_option", 5),
         ("distractor_swap@1", 6),
         ("distractor_swap@2", 5),
@@ -457,4 +461,51 @@ fn the_cli_writes_one_parquet_per_kind_and_a_summary() {
         }
     }
     assert_eq!(rows, expected, "the file holds generate()'s rows, images embedded");
+}
+
+/// CircularEval on ScienceQA: one row per option of every multiple-choice
+/// question (rotation k of an n-option question for k < n, ids
+/// `<parent>::circular@k`), the gold following its text; a model that always
+/// answers "A" is right in exactly one rotation of each question, so its circular
+/// accuracy is 0 while its first-rotation accuracy is always-A's 40.08%.
+#[test]
+#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
+fn circular_eval_on_scienceqa_defeats_a_position_prior() {
+    let samples = ingest_pipeline(&root().join("tests/pipelines/scienceqa.toml")).samples;
+    let v =
+        generate(&samples, &VariantsConfig { kinds: vec![KindSel::CircularAll], ..Default::default() }, 42).unwrap();
+    let expected_rows: usize = samples.iter().map(|s| s.options.len()).sum();
+    let rows: Vec<Sample> = v.kinds.iter().flat_map(|k| k.rows.clone()).collect();
+    assert_eq!(rows.len(), expected_rows);
+    assert_eq!(expected_rows, 2 * 2228 + 3 * 971 + 4 * 1004 + 5 * 38);
+    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    for r in &rows {
+        let parent = by_id[r.parent_id.as_deref().unwrap()];
+        let k: usize = r.variant.as_deref().unwrap().strip_prefix("circular@").unwrap().parse().unwrap();
+        assert_eq!(r.id, format!("{}::circular@{k}", parent.id));
+        assert_eq!(r.options[0], parent.options[k % parent.options.len()]);
+        assert_eq!(r.options[r.answer_index.unwrap() as usize], parent.answer, "{}", r.id);
+    }
+    let preds: Vec<blindspot::predictions::Prediction> = rows
+        .iter()
+        .map(|r| blindspot::predictions::Prediction {
+            model: "always-a".into(),
+            id: r.id.clone(),
+            response: blindspot::predictions::Response::Text("A".into()),
+            loc: blindspot::error::Location::file("stub"),
+        })
+        .collect();
+    let mut all = samples.clone();
+    all.extend(rows);
+    all.sort_by(|a, b| blindspot::sample::id_cmp(&a.id, &b.id));
+    let cfg = blindspot::metrics::MetricsConfig::default();
+    let scored = blindspot::metrics::score_all(&all, &preds, &cfg).unwrap();
+    let report = blindspot::metrics::compute(&all, scored, &cfg);
+    let c = report.derived["always-a"].circular.clone().unwrap();
+    assert_eq!((c.n, c.incomplete), (4241, 0));
+    assert_eq!(c.accuracy, 0.0);
+    assert!((c.first_rotation - 0.4008).abs() < 0.0001, "{}", c.first_rotation);
+    // Every rotation puts the gold at each position once: always-A scores 1/n per question.
+    let per_rotation = &report.cells["always-a"];
+    assert!((per_rotation["circular@0"].accuracy - 0.4008).abs() < 0.0001);
 }

@@ -32,10 +32,35 @@ pub struct Args {
     /// Name used in file and task names (default: the rows' benchmark).
     #[arg(long)]
     pub name: Option<String>,
+    /// lmms-eval: export rows whose images are not in the data text-only
+    /// (default: a located error listing them).
+    #[arg(long)]
+    pub allow_missing_images: bool,
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let configs = read_configs(&args.dir)?;
+    let mut configs = read_configs(&args.dir)?;
+    if args.to == Harness::LmmsEval {
+        let missing = crate::export::images_without_bytes(&configs);
+        if !missing.is_empty() && !args.allow_missing_images {
+            let first: Vec<String> = missing.iter().take(10).map(|(c, id, p)| format!("{c}: \"{id}\" → {p}")).collect();
+            return Err(crate::error::Error::one(
+                crate::error::Problem::new(
+                    crate::error::Location::file(&args.dir),
+                    format!(
+                        "{} image(s) are named by path but not stored in the data, so lmms-eval could not read them (first: {})",
+                        missing.len(),
+                        first.join("; ")
+                    ),
+                )
+                .help("build the release with [release] embed-images = true (or make variants from a pipeline whose images are found), or pass --allow-missing-images to export those rows text-only"),
+            ));
+        }
+        let dropped = crate::export::drop_images_without_bytes(&mut configs);
+        if dropped > 0 {
+            eprintln!("warning: export: {dropped} row(s) exported without their images (--allow-missing-images)");
+        }
+    }
     let name = export_name(&configs, args.name.as_deref());
     let mut manifest = serde_json::Value::Null;
     crate::io::fs::atomic_dir(&args.output, |tmp| {

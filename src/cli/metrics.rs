@@ -265,6 +265,14 @@ pub fn run(args: &Args) -> Result<()> {
             paired("visual dependence", d.visual_dependence.as_ref());
             paired("caption substitution", d.caption_substitution.as_ref());
             paired("mirage score", d.mirage_score.as_ref());
+            if let Some(c) = &d.circular {
+                parts.push(format!(
+                    "circular accuracy {:.1}% (n {}; first rotation {:.1}%)",
+                    c.accuracy * 100.0,
+                    c.n,
+                    c.first_rotation * 100.0
+                ));
+            }
             if let Some(r) = d.robustness.r {
                 parts.push(format!("robustness R {:.1}%", r * 100.0));
             }

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Each task sends the row's `prompt` with its `images` and scores the reply
-//! with `utils.score`; `process_results` echoes blindspot's id, variant and
+//! with `utils.score` (blindspot's own answer-reading rules, written in by
+//! the export); `process_results` echoes blindspot's id, variant and
 //! expected behaviour with the prediction. `data_files` are absolute paths
 //! (Hugging Face `datasets` resolves relative ones against the working
 //! directory, not the YAML): export again after moving the folder.
@@ -25,8 +26,14 @@ use crate::io::parquet::write_samples;
 use crate::io::release_dir::Config;
 use crate::sample::Embed;
 
-/// The `utils.py` every task YAML refers to.
+/// The `utils.py` every task YAML refers to, before [`utils_py`] fills in the rules.
 pub const UTILS_PY: &str = include_str!("lmms_eval_utils.py");
+
+/// `utils.py` with blindspot's answer-reading rules written in.
+pub fn utils_py() -> String {
+    let rules = serde_json::to_string_pretty(&crate::predictions::parse::rules_json()).unwrap_or_default();
+    UTILS_PY.replace("__BLINDSPOT_RULES__", &rules)
+}
 
 /// A task name lmms-eval accepts: lowercase `[a-z0-9_]`.
 pub fn task_name(name: &str, config: &str) -> String {
@@ -96,7 +103,20 @@ pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> R
     for c in configs.iter().filter(|c| !c.rows.is_empty()) {
         let task = task_name(name, &c.name);
         let data_file = format!("data/{}.parquet", file_safe(&c.name));
-        write_samples(&out.join(&data_file), &c.rows, Embed::PathsOnly)?;
+        // Every doc carries the text to send (a release's questions have no
+        // `prompt` of their own) and its image bytes (the folder is self-contained).
+        let rows: Vec<crate::sample::Sample> = c
+            .rows
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if r.prompt.is_none() {
+                    r.prompt = Some(crate::variants::render_prompt(&r));
+                }
+                r
+            })
+            .collect();
+        write_samples(&out.join(&data_file), &rows, Embed::Images)?;
         let yaml_file = format!("{task}.yaml");
         write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &final_dir.join(&data_file)).as_bytes())?;
         let rows: Vec<serde_json::Value> =
@@ -116,7 +136,7 @@ pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> R
         group_yaml.push_str(&format!("  - {}\n", q(n)));
     }
     write_bytes(&out.join(format!("{group}.yaml")), group_yaml.as_bytes())?;
-    write_bytes(&out.join("utils.py"), UTILS_PY.as_bytes())?;
+    write_bytes(&out.join("utils.py"), utils_py().as_bytes())?;
     let manifest = serde_json::json!({"harness": "lmms-eval", "name": name, "group": group, "tasks": tasks});
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(manifest)

@@ -18,6 +18,35 @@ use crate::error::{Error, Location, Problem, display_path};
 use crate::io::release_dir::Config;
 use crate::sample::{AnswerFormat, Sample};
 
+/// Images the rows name without carrying their bytes, as (config, id, path):
+/// a harness that reads images from the data fails on them only when it
+/// reaches the row.
+pub fn images_without_bytes(configs: &[Config]) -> Vec<(String, String, String)> {
+    configs
+        .iter()
+        .flat_map(|c| {
+            c.rows.iter().flat_map(move |r| {
+                r.images
+                    .iter()
+                    .filter(|i| i.bytes.is_none())
+                    .map(move |i| (c.name.clone(), r.id.clone(), i.path.clone().unwrap_or_else(|| "(no path)".into())))
+            })
+        })
+        .collect()
+}
+
+/// Drops the images that carry no bytes (`--allow-missing-images`: those rows
+/// are exported text-only). Returns how many rows lost an image.
+pub fn drop_images_without_bytes(configs: &mut [Config]) -> usize {
+    let mut rows = 0;
+    for r in configs.iter_mut().flat_map(|c| c.rows.iter_mut()) {
+        let before = r.images.len();
+        r.images.retain(|i| i.bytes.is_some());
+        rows += usize::from(r.images.len() < before);
+    }
+    rows
+}
+
 /// The benchmark name exports are named after: `name` if given, else the
 /// most common benchmark of the rows (phantom0 probes aside).
 pub fn export_name(configs: &[Config], name: Option<&str>) -> String {

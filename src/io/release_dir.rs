@@ -25,7 +25,9 @@ impl Config {
 }
 
 /// Reads every config below `dir`: top-level `*.parquet` files (named by
-/// their stem) and `*.parquet` in sub-folders (named by the folder), sorted by name.
+/// their stem), `*.parquet` in sub-folders (named by the folder), and a
+/// release's variant configs `variants/<kind>/*.parquet` (named by the kind),
+/// sorted by name.
 pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
     if !dir.is_dir() {
         return Err(Error::one(
@@ -34,7 +36,7 @@ pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
         ));
     }
     let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir).min_depth(1).max_depth(2).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).max_depth(3).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
         let p = entry.path();
         if !entry.file_type().is_file() || p.extension().and_then(|e| e.to_str()) != Some("parquet") {
@@ -43,12 +45,17 @@ pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
         let rel = p.strip_prefix(dir).unwrap_or(p);
         let mut comps = rel.components().map(|c| c.as_os_str().to_string_lossy().to_string());
         let first = comps.next().unwrap_or_default();
+        let second = comps.next().unwrap_or_default();
         let name = if entry.depth() == 1 {
             p.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string()
         } else if first == "report" || first.starts_with('.') {
             continue;
-        } else {
+        } else if entry.depth() == 3 && first == "variants" {
+            second
+        } else if entry.depth() == 2 {
             first
+        } else {
+            continue;
         };
         by_name.entry(name).or_default().push(p.to_path_buf());
     }

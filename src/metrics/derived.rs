@@ -101,6 +101,20 @@ struct Common {
     accuracy: Vec<f64>,
 }
 
+/// CircularEval: a question counts when every rotation of its options is
+/// answered right.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Circular {
+    /// Share of the complete questions answered right in every rotation.
+    pub accuracy: f64,
+    /// Questions with a prediction for every rotation (n options → n rows).
+    pub n: usize,
+    /// Accuracy on rotation 0 (the question's own order) over the same questions.
+    pub first_rotation: f64,
+    /// Questions with some rotations predicted but not all (left out).
+    pub incomplete: usize,
+}
+
 /// Mirage vs guess.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MirageVsGuess {
@@ -162,6 +176,7 @@ pub struct Derived {
     pub mirage_vs_guess: Option<MirageVsGuess>,
     pub mirage_rate: BTreeMap<String, MirageRate>,
     pub mmstar: Option<MmStar>,
+    pub circular: Option<Circular>,
     pub robustness: Robustness,
 }
 
@@ -337,7 +352,9 @@ pub fn derive(
         }
     });
 
+    let circular = circular_eval(model, rows, scored);
     Derived {
+        circular,
         visual_dependence: paired(scored, model, &[ORIGINAL, "no_image"], relative_drop_of),
         caption_substitution: paired(scored, model, &[ORIGINAL, "caption"], relative_drop_of),
         null_baseline,
@@ -352,6 +369,33 @@ pub fn derive(
         mmstar,
         robustness: robustness(model, rows, scored, &acc),
     }
+}
+
+/// CircularEval over the `circular@k` cells of `model` (None without any).
+fn circular_eval(model: &str, rows: &[Sample], scored: &Scored) -> Option<Circular> {
+    // parent → (options, rotations seen, all right so far, rotation 0 right)
+    type Seen = (usize, usize, bool, bool);
+    let mut by_parent: BTreeMap<&str, Seen> = BTreeMap::new();
+    for (cond, items) in scored.cells.get(model)? {
+        let Some(k) = cond.strip_prefix("circular@").and_then(|k| k.parse::<usize>().ok()) else { continue };
+        for it in items {
+            let e = by_parent.entry(it.parent.as_str()).or_insert((rows[it.row].options.len(), 0, true, false));
+            e.1 += 1;
+            e.2 &= it.outcome.score >= 1.0;
+            if k == 0 {
+                e.3 = it.outcome.score >= 1.0;
+            }
+        }
+    }
+    if by_parent.is_empty() {
+        return None;
+    }
+    let complete: Vec<&Seen> = by_parent.values().filter(|v| v.1 == v.0).collect();
+    let n = complete.len();
+    let share = |f: &dyn Fn(&Seen) -> bool| {
+        if n == 0 { f64::NAN } else { complete.iter().filter(|v| f(v)).count() as f64 / n as f64 }
+    };
+    Some(Circular { accuracy: share(&|v| v.2), n, first_rotation: share(&|v| v.3), incomplete: by_parent.len() - n })
 }
 
 fn robustness(model: &str, rows: &[Sample], scored: &Scored, acc: &dyn Fn(&str) -> Option<f64>) -> Robustness {
@@ -469,6 +513,12 @@ impl Derived {
             put("mirage_rate", J::Object(m));
         }
         put(
+            "circular_eval",
+            self.circular.as_ref().map_or(J::Null, |c| {
+                json!({"circular_accuracy": opt(Some(c.accuracy)), "n": c.n, "first_rotation_accuracy": opt(Some(c.first_rotation)), "incomplete": c.incomplete})
+            }),
+        );
+        put(
             "mmstar",
             self.mmstar.as_ref().map_or(J::Null, |m| {
                 json!({"multimodal_gain": r6(m.gain), "n_paired": m.n_paired, "llm_base": m.llm_base, "text_only_accuracy": opt(m.text_only), "leakage": opt(m.leakage)})
@@ -502,6 +552,7 @@ pub fn definitions() -> J {
         "mirage_score": "acc(mirage) / acc(original), paired",
         "mirage_vs_guess": "acc(mirage) - acc(guess) over questions both answered; paired bootstrap ci95",
         "mirage_rate": "share of responses that neither abstain nor are empty",
+        "circular_eval": "CircularEval (MMBench): a multiple-choice question with n options is asked n times, its options rotated by k = 0..n-1 (conditions circular@k); circular_accuracy = share of the questions with every rotation predicted (n) answered right in all of them; first_rotation_accuracy = accuracy of rotation 0 on the same questions; incomplete = questions with only some rotations predicted, left out",
         "mmstar": "multimodal_gain = acc(original) - acc(no_image), paired; leakage = max(0, acc(no_image) - text-only accuracy of the LLM base), both over the no_image questions the base also answered",
         "robustness": "R = mean over present tests of 1 - f_i; T1 max(0, acc(original) - acc(no_image)); T2 max(0, acc(no_image) - chance) / (1 - chance); T3 max(0, acc(original) - acc(option_shuffle)); T4 (0.5 max(0, orig - swap) + 0.3 max(0, swap - orig) + 0.2 max(0, unknown_option - orig)) / weights present, swap = largest distractor_swap@k (departure: the paper takes the first and last terms from text-only runs, so here at most one of the first two is non-zero); T5 max(0, acc(original) - acc(visual_substitution)) with the substituted gold; gold_removed reported outside R; T1, T3, T4, T5 and gold_removed paired over their conditions",
     })

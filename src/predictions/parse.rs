@@ -76,36 +76,59 @@ pub struct Choice {
     pub explicit: bool,
 }
 
-/// `\boxed{X}` (LaTeX final answers), read as the explicit marker `[[X]]`.
-static BOXED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\boxed\{\s*([^{}]*?)\s*\}").expect("valid"));
-/// `\text{X}` / `\mathrm{X}` inside a box: the text itself.
-static LATEX_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}").expect("valid"));
-static DOUBLE_BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\[\s*([^\[\]]*?)\s*\]\]").expect("valid"));
-static MARKER_LETTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+/// The answer-reading patterns, by name: the statics below compile them, and
+/// `blindspot export --to lmms-eval` writes the same strings into the task
+/// folder's `utils.py`, so the harness-side score reads responses by the
+/// same rules (one definition; `tests/fixtures/parse_cases.jsonl` checks both).
+pub const PATTERNS: [(&str, &str); 11] = [
+    // `\boxed{X}` (LaTeX final answers), read as the explicit marker `[[X]]`.
+    ("boxed", r"\\boxed\{\s*([^{}]*?)\s*\}"),
+    // `\text{X}` / `\mathrm{X}` inside a box: the text itself.
+    ("latex_text", r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}"),
+    ("double_bracket", r"\[\[\s*([^\[\]]*?)\s*\]\]"),
+    (
+        "marker_letter",
         r"(?:(?i:answer)|(?i:correct|best|right) (?i:option|choice))(?:[^\S\n]+(?i:is|would be|should be|will be))?[^\S\n]*(?:[:=]\s*)?(?i:option\s+|choice\s+)?[\(\[\*]*([A-Z])[\)\]\*]*(?:$|[^A-Za-z0-9'])",
-    )
-    .expect("valid")
-});
-static ONLY_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[\(\[\*]*([A-Z])[\)\]\*]*[.:]?$").expect("valid"));
-static LEADING_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[\(\[]?([A-Z])(?:[\)\]][.:]?|[.:])(?:\s|$)").expect("valid"));
-static PAREN_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([A-Z])\)").expect("valid"));
-static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?\s*(.+)$")
-        .expect("valid")
-});
-/// A final-answer marker and the first number after it (within a few words).
-static MARKER_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    ),
+    ("only_letter", r"^[\(\[\*]*([A-Z])[\)\]\*]*[.:]?$"),
+    ("leading_letter", r"^[\(\[]?([A-Z])(?:[\)\]][.:]?|[.:])(?:\s|$)"),
+    ("paren_letter", r"\(([A-Z])\)"),
+    ("marker_text", r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?\s*(.+)$"),
+    // A final-answer marker and the first number after it (within a few words).
+    (
+        "marker_number",
         r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?[^\d\n]{0,30}?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+)",
-    )
-    .expect("valid")
-});
-static NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+").expect("valid"));
-static YES_NO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(yes|no)\b").expect("valid"));
+    ),
+    ("number", r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+"),
+    ("yes_no", r"\b(yes|no)\b"),
+];
+
+fn pattern(name: &str) -> Regex {
+    let p = PATTERNS.iter().find(|(n, _)| *n == name).map_or("", |(_, p)| p);
+    Regex::new(p).expect("the answer patterns compile")
+}
+
+static BOXED: LazyLock<Regex> = LazyLock::new(|| pattern("boxed"));
+static LATEX_TEXT: LazyLock<Regex> = LazyLock::new(|| pattern("latex_text"));
+static DOUBLE_BRACKET: LazyLock<Regex> = LazyLock::new(|| pattern("double_bracket"));
+static MARKER_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("marker_letter"));
+static ONLY_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("only_letter"));
+static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("leading_letter"));
+static PAREN_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("paren_letter"));
+static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| pattern("marker_text"));
+static MARKER_NUMBER: LazyLock<Regex> = LazyLock::new(|| pattern("marker_number"));
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| pattern("number"));
+static YES_NO: LazyLock<Regex> = LazyLock::new(|| pattern("yes_no"));
+
+/// Everything a port of these rules needs, as JSON: the patterns, the number
+/// words and the abstention phrases.
+pub fn rules_json() -> serde_json::Value {
+    serde_json::json!({
+        "patterns": PATTERNS.iter().map(|(n, p)| (n.to_string(), serde_json::Value::from(*p))).collect::<serde_json::Map<_, _>>(),
+        "number_words": NUMBER_WORDS,
+        "abstain_phrases": super::abstain::PHRASES.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+    })
+}
 
 fn letter_index(m: &str, n: usize) -> Option<usize> {
     let c = m.chars().next()?;
@@ -418,6 +441,29 @@ mod tests {
         // "answer" ending a line is not a marker of the next line's first word.
         assert_eq!(choice("issue, fix, answer\nA compare-contrast text. The answer is B.", &o), Some(1));
         assert_eq!(choice("Answer:\n(C)", &o), Some(2));
+    }
+
+    /// The cases `utils.py` of an lmms-eval export is checked against too.
+    #[test]
+    fn the_shared_parse_cases() {
+        for line in include_str!("../../tests/fixtures/parse_cases.jsonl").lines() {
+            let c: serde_json::Value = serde_json::from_str(line).unwrap();
+            let mut s = Sample::new("1", "q", c["answer"].as_str().unwrap_or(""));
+            s.answer_format = match c["format"].as_str().unwrap() {
+                "multiple_choice" => AnswerFormat::MultipleChoice,
+                "yes_no" => AnswerFormat::YesNo,
+                "numeric" => AnswerFormat::Numeric,
+                _ => AnswerFormat::Open,
+            };
+            if let Some(o) = c["options"].as_array() {
+                s.options = o.iter().map(|x| x.as_str().unwrap().to_string()).collect();
+                s.answer_index = c["answer_index"].as_i64().map(|i| i as i32);
+                s.answer = s.options[s.answer_index.unwrap() as usize].clone();
+            }
+            let response = Response::Text(c["response"].as_str().unwrap().to_string());
+            let got = score_with(&s, &response, NumericScoring::Exact, MraRule::Strict).score;
+            assert_eq!(got, c["score"].as_f64().unwrap(), "{line}");
+        }
     }
 
     #[test]

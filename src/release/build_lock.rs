@@ -79,20 +79,27 @@ impl BuildLock {
                 continue;
             }
             let path = entry.path();
-            if !entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
-                continue;
-            }
-            let lock_path = parent.join(format!("{name}.lock"));
-            let held_elsewhere = match File::open(&lock_path) {
-                Ok(f) => matches!(f.try_lock(), Err(TryLockError::WouldBlock)),
+            let free = |lock: &Path| match File::open(lock) {
+                Ok(f) => f.try_lock().is_ok(),
                 Err(_) => false,
             };
-            if held_elsewhere {
-                continue;
+            if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+                // A folder goes only with its free lock file: one without a lock file
+                // may belong to a build between creating its lock and locking it.
+                let lock_path = parent.join(format!("{name}.lock"));
+                if free(&lock_path) {
+                    std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+                    let _ = std::fs::remove_file(&lock_path);
+                    removed += 1;
+                }
+            } else if let Some(dir_name) = name.strip_suffix(".lock")
+                && !parent.join(dir_name).exists()
+                && free(&path)
+            {
+                // The lock of a build killed before its folder existed (or after it went).
+                let _ = std::fs::remove_file(&path);
+                removed += 1;
             }
-            std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
-            let _ = std::fs::remove_file(&lock_path);
-            removed += 1;
         }
         if removed > 0 {
             eprintln!(
@@ -190,6 +197,11 @@ mod tests {
         assert_eq!(second.remove_stale_staging(dir.path()).unwrap(), 0);
         assert!(staging.path().join("data.parquet").is_file(), "the live build's files were deleted");
         drop(first);
+        // A folder without its lock file may be a build between creating and locking it.
+        let young = dir.path().join(".1.0.0-building-young");
+        std::fs::create_dir(&young).unwrap();
+        assert_eq!(second.remove_stale_staging(dir.path()).unwrap(), 0);
+        std::fs::remove_dir(&young).unwrap();
         // A folder whose lock file is free (its build was killed) is stale.
         let dead = dir.path().join(".1.0.0-building-dead");
         std::fs::create_dir(&dead).unwrap();
@@ -205,12 +217,16 @@ mod tests {
     fn stale_staging_folders_are_removed_and_releases_kept() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".1.0.0-building-abc123/data")).unwrap();
+        std::fs::write(dir.path().join(".1.0.0-building-abc123.lock"), "").unwrap();
+        std::fs::write(dir.path().join(".1.0.0-building-orphan.lock"), "").unwrap();
         std::fs::create_dir_all(dir.path().join("1.0.0/data")).unwrap();
         std::fs::write(dir.path().join(".1.0.0-building-file"), "not a folder").unwrap();
         let lock = BuildLock::acquire(dir.path()).unwrap();
-        assert_eq!(lock.remove_stale_staging(dir.path()).unwrap(), 1);
+        assert_eq!(lock.remove_stale_staging(dir.path()).unwrap(), 2);
         assert!(dir.path().join("1.0.0/data").is_dir());
         assert!(!dir.path().join(".1.0.0-building-abc123").exists());
+        assert!(!dir.path().join(".1.0.0-building-abc123.lock").exists());
+        assert!(!dir.path().join(".1.0.0-building-orphan.lock").exists());
         assert!(dir.path().join(".1.0.0-building-file").exists());
     }
 }

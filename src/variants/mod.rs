@@ -48,6 +48,9 @@ pub enum Kind {
     Phantom,
     Phantom0,
     OptionShuffle,
+    /// CircularEval (MMBench): the options rotated by `k` positions, one kind
+    /// per rotation; a question counts when every rotation is answered right.
+    Circular(u32),
     UnknownOption,
     /// `k` distractors replaced by options of unrelated questions (k ≥ 1).
     DistractorSwap(u32),
@@ -56,7 +59,7 @@ pub enum Kind {
 }
 
 /// The kinds' canonical names, in output order (`distractor_swap@k` stands for k = 1, 2, ...).
-pub const KIND_NAMES: [&str; 13] = [
+pub const KIND_NAMES: [&str; 14] = [
     "no_image",
     "white_image",
     "noise_image",
@@ -66,6 +69,7 @@ pub const KIND_NAMES: [&str; 13] = [
     "phantom",
     "phantom0",
     "option_shuffle",
+    "circular@k",
     "unknown_option",
     "distractor_swap@k",
     "visual_substitution",
@@ -103,6 +107,7 @@ impl Kind {
     pub fn name(self) -> String {
         match self {
             Kind::DistractorSwap(k) => format!("distractor_swap@{k}"),
+            Kind::Circular(k) => format!("circular@{k}"),
             other => other.base_name().to_string(),
         }
     }
@@ -119,6 +124,7 @@ impl Kind {
             Kind::Phantom => "phantom",
             Kind::Phantom0 => "phantom0",
             Kind::OptionShuffle => "option_shuffle",
+            Kind::Circular(_) => "circular",
             Kind::UnknownOption => "unknown_option",
             Kind::DistractorSwap(_) => "distractor_swap",
             Kind::VisualSubstitution => "visual_substitution",
@@ -167,6 +173,8 @@ impl std::fmt::Display for Kind {
 pub enum KindSel {
     One(Kind),
     DistractorSwapAll,
+    /// `circular`: every rotation the data allows (0 .. most options − 1).
+    CircularAll,
 }
 
 impl KindSel {
@@ -182,6 +190,7 @@ impl KindSel {
             KindSel::One(Kind::Phantom),
             KindSel::One(Kind::Phantom0),
             KindSel::One(Kind::OptionShuffle),
+            KindSel::CircularAll,
             KindSel::One(Kind::UnknownOption),
             KindSel::DistractorSwapAll,
             KindSel::One(Kind::VisualSubstitution),
@@ -193,6 +202,7 @@ impl KindSel {
         match self {
             KindSel::One(k) => k.name(),
             KindSel::DistractorSwapAll => "distractor_swap".into(),
+            KindSel::CircularAll => "circular".into(),
         }
     }
 }
@@ -200,7 +210,8 @@ impl KindSel {
 /// The list of valid kind names, for messages.
 pub fn valid_kinds() -> String {
     let mut names: Vec<&str> = KIND_NAMES.to_vec();
-    names.insert(10, "distractor_swap");
+    names.insert(11, "distractor_swap");
+    names.insert(9, "circular");
     names.join(", ")
 }
 
@@ -228,6 +239,15 @@ pub fn parse_kind(s: &str) -> std::result::Result<KindSel, String> {
     if s == "distractor_swap" {
         return Ok(KindSel::DistractorSwapAll);
     }
+    if s == "circular" {
+        return Ok(KindSel::CircularAll);
+    }
+    if let Some(k) = s.strip_prefix("circular@") {
+        return match k.parse::<u32>() {
+            Ok(k) => Ok(KindSel::One(Kind::Circular(k))),
+            _ => Err(format!("\"{s}\": k in circular@k is the rotation, a whole number from 0 (e.g. circular@1)")),
+        };
+    }
     if let Some(k) = s.strip_prefix("distractor_swap@") {
         return match k.parse::<u32>() {
             Ok(k) if k >= 1 => Ok(KindSel::One(Kind::DistractorSwap(k))),
@@ -237,7 +257,7 @@ pub fn parse_kind(s: &str) -> std::result::Result<KindSel, String> {
         };
     }
     let mut msg = format!("unknown variant kind \"{s}\"; valid kinds: {}", valid_kinds());
-    let candidates: Vec<&str> = simple.iter().map(|k| k.base_name()).chain(["distractor_swap"]).collect();
+    let candidates: Vec<&str> = simple.iter().map(|k| k.base_name()).chain(["distractor_swap", "circular"]).collect();
     if let Some(m) = did_you_mean(s, candidates) {
         msg.push_str(&format!(" (did you mean \"{m}\"?)"));
     }
@@ -372,6 +392,7 @@ pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<V
                     Kind::Phantom => phantom::phantom(s),
                     Kind::Phantom0 => unreachable!("handled above"),
                     Kind::OptionShuffle => trap::option_shuffle(s, &ctx),
+                    Kind::Circular(k) => trap::circular(s, k),
                     Kind::UnknownOption => trap::unknown_option(s, &ctx),
                     Kind::DistractorSwap(k) => {
                         trap::distractor_swap(s, k, &ctx, pool.as_ref().expect("built for distractor_swap"))
@@ -417,6 +438,7 @@ pub fn expand_kinds(sel: &[KindSel], samples: &[Sample]) -> Vec<Kind> {
                 let top = max_options.saturating_sub(1).max(1) as u32;
                 kinds.extend((1..=top).map(Kind::DistractorSwap));
             }
+            KindSel::CircularAll => kinds.extend((0..max_options as u32).map(Kind::Circular)),
         }
     }
     kinds.sort();

@@ -3,6 +3,8 @@
 //!
 //! - `option_shuffle` (T3): a seeded permutation other than the identity;
 //!   the gold index follows the gold option;
+//! - `circular@k` (CircularEval, MMBench): the options rotated by k, one kind
+//!   per rotation k < n; the gold index follows the gold option;
 //! - `unknown_option` (T4a): one distractor, drawn at random, becomes
 //!   "Unknown"; the gold is unchanged;
 //! - `distractor_swap@k` (T4b): k distractors become options of unrelated
@@ -72,6 +74,21 @@ pub fn option_shuffle(s: &Sample, ctx: &Ctx<'_>) -> Result<Sample, Skip> {
     r.options = order.iter().map(|&i| s.options[i].clone()).collect();
     let new_gold = order.iter().position(|&i| i == gold).expect("a permutation holds every index");
     r.answer_index = Some(new_gold as i32);
+    Ok(finish(r))
+}
+
+/// CircularEval's rotation `k`: option `i` of the row is option `(i + k) mod n`
+/// of the question; the gold index follows the gold option.
+pub fn circular(s: &Sample, k: u32) -> Result<Sample, Skip> {
+    let gold = mc_gold(s)?;
+    let n = s.options.len();
+    let k = k as usize;
+    if k >= n {
+        return Err("has no more options than the rotation");
+    }
+    let mut r = derive(s, Kind::Circular(k as u32), serde_json::json!({"rotation": k, "options": n}));
+    r.options = (0..n).map(|i| s.options[(i + k) % n].clone()).collect();
+    r.answer_index = Some(((gold + n - k) % n) as i32);
     Ok(finish(r))
 }
 

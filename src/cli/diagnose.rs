@@ -14,7 +14,7 @@ pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
     /// Folder for scores.parquet, diagnose.json and the plots.
-    #[arg(long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub out: PathBuf,
     #[command(flatten)]
     pub tst: TstArgs,

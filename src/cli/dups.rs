@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long)]
     pub train_pipeline: Option<PathBuf>,
     /// Folder for dups.json and pairs.parquet.
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     /// Cosine similarity at or above which two questions are near-duplicates.
     #[arg(long, default_value_t = DEFAULT_THRESHOLD)]

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long)]
     pub pipeline: Option<PathBuf>,
     /// The Parquet file to write.
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     #[command(flatten)]
     pub model: ModelArgs,

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long = "to", value_enum)]
     pub to: Harness,
     /// Output folder (replaced when it exists).
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     /// Name used in file and task names (default: the rows' benchmark).
     #[arg(long)]

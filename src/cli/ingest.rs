@@ -16,7 +16,7 @@ pub struct Args {
     /// A pipeline file, or a benchmark file with canonical field names.
     pub input: PathBuf,
     /// The canonical Parquet file to write.
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     /// Do not embed image bytes (paths and facts only).
     #[arg(long)]

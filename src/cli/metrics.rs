@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long)]
     pub manifest: Vec<PathBuf>,
     /// Folder for metrics.json, per_question.parquet (and bclean.json).
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub out: PathBuf,
     /// Predictions naming unknown ids, or repeating one, are errors.
     #[arg(long)]

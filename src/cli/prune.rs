@@ -13,7 +13,7 @@ pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
     /// Folder for prune.json, removed.csv, kept_ids.txt and prune_curve.svg.
-    #[arg(long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub out: PathBuf,
     /// `ibp` (default), `aflite` or `random` (the matched control).
     #[arg(long)]

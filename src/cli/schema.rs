@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Folder to write the `*.schema.json` files into.
-    #[arg(long, default_value = "schemas")]
+    #[arg(short = 'o', long = "out", visible_alias = "output", default_value = "schemas")]
     pub out: PathBuf,
 }
 

@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.6)]
     pub rate: f64,
     /// Folder for questions.jsonl, truth.csv, synth.toml and synth.json (created if missing).
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
 }
 

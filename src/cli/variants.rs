@@ -18,7 +18,7 @@ pub struct Args {
     /// A pipeline file (.toml), or a benchmark file with canonical field names.
     pub input: PathBuf,
     /// Folder for `<kind>.parquet` files and `summary.json` (replaced when it exists).
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     /// Comma-separated kinds (default: the pipeline's [variants] kinds, else all):
     /// no_image, white_image, noise_image, caption, mirage, guess, phantom, phantom0, option_shuffle,

@@ -457,7 +457,9 @@ pub(super) fn fit_fold(
             let n_classes = class_names.len();
             let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
             let proba = model.predict_proba(&bx_test);
-            let majority_class = majority(&labels, n_classes);
+            // The majority baseline answers the most common answer seen in training;
+            // the pooled "other" class (rare open answers) is no answer at all.
+            let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
             for (j, s) in test.iter().enumerate() {
                 let gold = class_of(format, s);
                 let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
@@ -553,13 +555,14 @@ fn nearest(seen: &[(f64, usize)], x: f64) -> f64 {
     }
 }
 
-pub(super) fn majority(labels: &[u32], n_classes: usize) -> usize {
+/// The most common of the classes `allowed` accepts (ties to the lowest class,
+/// as the forest's argmax).
+pub(super) fn majority(labels: &[u32], n_classes: usize, allowed: impl Fn(usize) -> bool) -> usize {
     let mut counts = vec![0usize; n_classes];
     for &l in labels {
         counts[l as usize] += 1;
     }
-    // Ties go to the lowest class, as the forest's argmax.
-    (0..n_classes).max_by_key(|&c| (counts[c], std::cmp::Reverse(c))).unwrap_or(0)
+    (0..n_classes).filter(|&c| allowed(c)).max_by_key(|&c| (counts[c], std::cmp::Reverse(c))).unwrap_or(0)
 }
 
 pub(super) fn select_rows(x: &Matrix, rows: &[usize]) -> Matrix {

@@ -68,6 +68,11 @@ fn head(
             d.ci95.1 * 100.0,
             d.chance * 100.0
         ));
+        out.push_str(&format!(
+            ", majority {:.1}%\n  verdict: {}",
+            d.majority * 100.0,
+            crate::release::card::verdict(d.weighted, d.ci95, d.chance, d.majority)
+        ));
     }
     if s.rejected > 0 {
         out.push_str(&format!("\n  rejected rows and reasons: {}/report/rejected.jsonl", display_path(dir)));

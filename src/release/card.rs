@@ -40,20 +40,32 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         pct(d.majority),
         crate::diagnose::report::departures(cfg).join("; ")
     );
-    out.push_str("| question type | format | questions | blind | chance | majority | top feature |\n|---|---|---:|---:|---:|---:|---|\n");
+    let _ = writeln!(out, "**Verdict:** {}\n", verdict(d.weighted, d.ci95, d.chance, d.majority));
+    out.push_str(
+        "| question type | format | questions | blind | chance | majority | blind − baseline | top feature |\n\
+         |---|---|---:|---:|---:|---:|---:|---|\n",
+    );
     for g in &d.groups {
+        // A top feature says something only where the forest beats the baseline.
+        let baseline = g.chance.max(g.majority);
+        let above = g.blind_accuracy > baseline;
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:+.1} pts | {} |",
             super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
             pct(g.chance),
             pct(g.majority),
-            g.top_features.first().map_or(String::new(), |f| format!("`{}`", f.0))
+            (g.blind_accuracy - baseline) * 100.0,
+            g.top_features.first().filter(|_| above).map_or("–".to_string(), |f| format!("`{}`", f.0))
         );
     }
+    out.push_str(
+        "\n*blind − baseline*: blind accuracy minus the larger of chance and the majority baseline; top features are \
+         shown only for groups above it.\n",
+    );
     out.push('\n');
     if let Some(e) = embed {
         let _ = writeln!(
@@ -69,6 +81,41 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
             pct(e.chance),
             cfg.combine.as_str()
         );
+    }
+}
+
+/// The headline in words: blind accuracy against the majority baseline (the
+/// answer distribution alone) and chance.
+pub fn verdict(blind: f64, ci95: (f64, f64), chance: f64, majority: f64) -> String {
+    let baseline = chance.max(majority);
+    let name = if majority >= chance { "the majority baseline" } else { "chance" };
+    if ci95.0 > baseline {
+        format!(
+            "blind accuracy is above {name} by {:.1} pts ({} vs {}, its 95% CI {}-{} clear of it): non-visual \
+             features answer questions the answer distribution alone does not.",
+            (blind - baseline) * 100.0,
+            pct(blind),
+            pct(baseline),
+            pct(ci95.0),
+            pct(ci95.1)
+        )
+    } else if blind > baseline {
+        format!(
+            "blind accuracy is {:.1} pts above {name} ({} vs {}) but its 95% CI ({}-{}) reaches it: weak evidence of \
+             non-visual shortcuts.",
+            (blind - baseline) * 100.0,
+            pct(blind),
+            pct(baseline),
+            pct(ci95.0),
+            pct(ci95.1)
+        )
+    } else {
+        format!(
+            "blind accuracy is not above {name} ({} vs {}): no evidence of non-visual shortcuts beyond the answer \
+             distribution.",
+            pct(blind),
+            pct(baseline)
+        )
     }
 }
 
@@ -511,4 +558,21 @@ pub fn render(
         let _ = writeln!(out, "\n## Citation\n\n{fence}\n{}\n{fence}", c.trim());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn the_verdict_names_the_baseline_it_is_judged_against() {
+        let below = verdict(0.317, (0.265, 0.371), 0.278, 0.333);
+        assert!(below.starts_with("blind accuracy is not above the majority baseline (31.7% vs 33.3%)"), "{below}");
+        let weak = verdict(0.36, (0.31, 0.41), 0.278, 0.333);
+        assert!(weak.contains("2.7 pts above the majority baseline") && weak.contains("weak evidence"), "{weak}");
+        let clear = verdict(0.581, (0.566, 0.596), 0.40, 0.4008);
+        assert!(clear.contains("above the majority baseline by 18.0 pts"), "{clear}");
+        let chance = verdict(0.6, (0.55, 0.65), 0.5, 0.3);
+        assert!(chance.contains("above chance by 10.0 pts"), "{chance}");
+    }
 }

@@ -77,7 +77,13 @@ pub fn render(
             &mut out,
             "blind accuracy (TsT-RF)",
             &pct(d.weighted),
-            &format!("95% CI {}-{}; chance {}", pct(d.ci95.0), pct(d.ci95.1), pct(d.chance)),
+            &format!(
+                "95% CI {}-{}; chance {}; majority {}",
+                pct(d.ci95.0),
+                pct(d.ci95.1),
+                pct(d.chance),
+                pct(d.majority)
+            ),
         );
     }
     if let Some(pr) = stages.pruned {
@@ -100,6 +106,13 @@ pub fn render(
         }
     }
     out.push_str("</div>\n");
+    if let Some(d) = stages.diagnosis {
+        let _ = writeln!(
+            out,
+            "<p><strong>Verdict:</strong> {}</p>",
+            escape(&super::card::verdict(d.weighted, d.ci95, d.chance, d.majority))
+        );
+    }
 
     out.push_str("<h2>Configs</h2>\n<table><tr><th>config</th><th>rows</th><th>file</th><th>what</th></tr>\n");
     for c in configs {

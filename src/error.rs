@@ -114,7 +114,7 @@ pub enum Error {
     #[error("{}", render_problems(.0))]
     Invalid(Vec<Problem>),
     /// A file could not be read or written.
-    #[error("{}: {source}", display_path(path))]
+    #[error("{}: {source}", if path.as_os_str().is_empty() { "(an empty path)".to_string() } else { display_path(path) })]
     Io { path: PathBuf, source: std::io::Error },
     /// Something blindspot guarantees did not hold: a bug.
     #[error("internal error (a bug in blindspot, please report it): {0}")]

@@ -29,6 +29,11 @@ struct Generated {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        command: "ingest",
+        file: "lone-surrogate.jsonl",
+        expect: &["lone-surrogate.jsonl:1:", "a lone UTF-16 surrogate escape"],
+    },
     // Integrity: nothing outside its folder, no unchecked field, no abort.
     Case {
         command: "build",

@@ -191,6 +191,11 @@ impl JsonRecords {
                             "the file is not UTF-8, or mixes encodings (e.g. Latin-1 lines among UTF-8 ones): \
                              re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
                         );
+                    } else if msg.contains("hex escape") && has_surrogate_escape(slice) {
+                        p.message = "invalid JSON: a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair) is not a character".into();
+                        p = p.help(
+                            "the text was cut inside a surrogate pair or converted wrongly: fix or remove the escape",
+                        );
                     } else if msg.contains("recursion limit") {
                         p = p.help("values nest deeper than 128 levels: no benchmark record does; check the file");
                     }
@@ -359,6 +364,18 @@ pub fn split_jsonl(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
         ));
     }
     Ok(records_of(path, bytes, spans))
+}
+
+/// Whether `bytes` hold a `\uD800`-`\uDFFF` escape (half of a UTF-16 pair).
+fn has_surrogate_escape(bytes: &[u8]) -> bool {
+    bytes.windows(6).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && matches!(w[2], b'd' | b'D')
+            && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            && w[4].is_ascii_hexdigit()
+            && w[5].is_ascii_hexdigit()
+    })
 }
 
 #[cfg(test)]

@@ -213,6 +213,12 @@ pub fn verify_or_problems(dir: &Path) -> Result<usize> {
             let message = match d {
                 Difference::Missing { .. } => "missing: listed in manifest.json but not in the release".to_string(),
                 Difference::Extra { .. } => "extra: in the release but not listed in manifest.json".to_string(),
+                Difference::Changed { expected, actual, .. } if actual.sha256.starts_with('(') => format!(
+                    "changed: {} where manifest.json lists a file (sha256 {}, {} bytes)",
+                    actual.sha256.trim_matches(['(', ')']),
+                    short(&expected.sha256),
+                    expected.bytes
+                ),
                 Difference::Changed { expected, actual, .. } => format!(
                     "changed: sha256 {} ({} bytes), manifest.json says {} ({} bytes)",
                     short(&actual.sha256),

@@ -104,6 +104,23 @@ impl fmt::Display for Problem {
     }
 }
 
+/// An OS error in words, with what to do for the common ones.
+fn io_words(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => {
+            "no such file or folder (check the path; paths in a pipeline are relative to the pipeline file)".into()
+        }
+        K::PermissionDenied => "permission denied (check the file's and its folder's permissions)".into(),
+        K::AlreadyExists => "already exists (choose another path or remove it)".into(),
+        K::IsADirectory => "is a folder, not a file (give a file's path)".into(),
+        K::NotADirectory => "a part of the path is a file, not a folder (check the path)".into(),
+        K::StorageFull => "no space left on the device (free some space and run again)".into(),
+        K::ReadOnlyFilesystem => "the file system is read-only (write somewhere else)".into(),
+        _ => e.to_string(),
+    }
+}
+
 /// How many problems are printed before the rest are summarised.
 pub const MAX_SHOWN: usize = 50;
 
@@ -114,7 +131,7 @@ pub enum Error {
     #[error("{}", render_problems(.0))]
     Invalid(Vec<Problem>),
     /// A file could not be read or written.
-    #[error("{}: {source}", if path.as_os_str().is_empty() { "(an empty path)".to_string() } else { display_path(path) })]
+    #[error("{}: {}", if path.as_os_str().is_empty() { "(an empty path)".to_string() } else { display_path(path) }, io_words(source))]
     Io { path: PathBuf, source: std::io::Error },
     /// Something blindspot guarantees did not hold: a bug.
     #[error("internal error (a bug in blindspot, please report it): {0}")]

@@ -605,3 +605,16 @@ fn outputs_replace_only_what_blindspot_wrote() {
     assert!(run().status.success(), "a folder blindspot wrote is replaced");
     assert!(out.join("diagnose.json").is_file());
 }
+
+/// A file that is not there is named with what to do, not the raw OS error.
+#[test]
+fn a_missing_file_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["build", "nowhere.toml"][..], &["validate", "nowhere.toml"]] {
+        let o = blindspot().current_dir(dir.path()).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("nowhere.toml: no such file or folder (check the path"), "{stderr}");
+        assert!(!stderr.contains("os error"), "{stderr}");
+    }
+}

@@ -22,6 +22,11 @@ pub fn hash_file(path: &Path) -> Result<Digest> {
     Ok(Digest { sha256: hex::encode(sha2::Digest::finalize(hasher)), bytes })
 }
 
+/// sha256 (hex) and size of bytes in memory, as [`hash_tree`] records a file.
+pub fn content_hash(bytes: &[u8]) -> (String, u64) {
+    (hex::encode(<Sha256 as sha2::Digest>::digest(bytes)), bytes.len() as u64)
+}
+
 /// sha256 and size of every file below `dir`, by `/`-separated relative path.
 pub fn hash_tree(dir: &Path) -> Result<BTreeMap<String, (String, u64)>> {
     let mut out = BTreeMap::new();
@@ -33,7 +38,7 @@ pub fn hash_tree(dir: &Path) -> Result<BTreeMap<String, (String, u64)>> {
         let rel = entry.path().strip_prefix(dir).map_err(|e| Error::Bug(e.to_string()))?;
         let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
         let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
-        out.insert(rel, (hex::encode(<Sha256 as sha2::Digest>::digest(&bytes)), bytes.len() as u64));
+        out.insert(rel, content_hash(&bytes));
     }
     Ok(out)
 }

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::Ingested;
 use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
-use crate::io::hash::hash_tree;
+use crate::io::hash::{content_hash, hash_tree};
 use crate::io::parquet::{write_batch, write_samples};
 use crate::sample::Embed;
 use crate::spec::Pipeline;
@@ -368,22 +368,24 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     )?;
     let card = card::render(pipeline, stages, &configs, &variants);
     write_bytes(&dir.join("README.md"), card.as_bytes())?;
-    let data_sha = hash_tree(dir)?;
+    // Every file is hashed once: the tree so far, then croissant.json and the
+    // manifest as they are written.
+    let mut files = hash_tree(dir)?;
     let croissant_configs: Vec<croissant::Config<'_>> = configs
         .iter()
         .map(|c| croissant::Config {
             name: &c.name,
             description: c.description.clone(),
             schema: c.schema,
-            files: data_sha.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
+            files: files.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
         })
         .collect();
-    write_bytes(&dir.join(croissant::FILE), croissant::render(pipeline, stages, &croissant_configs)?.as_bytes())?;
-
-    let files = hash_tree(dir)?;
+    let croissant = croissant::render(pipeline, stages, &croissant_configs)?;
+    write_bytes(&dir.join(croissant::FILE), croissant.as_bytes())?;
+    files.insert(croissant::FILE.to_string(), content_hash(croissant.as_bytes()));
     let manifest = manifest::render(pipeline, ingested, &files)?;
     write_bytes(&dir.join(manifest::FILE), manifest.as_bytes())?;
-    let files = hash_tree(dir)?;
+    files.insert(manifest::FILE.to_string(), content_hash(manifest.as_bytes()));
 
     if target.exists() {
         let existing = hash_tree(&target)?;
@@ -410,11 +412,18 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             )),
         ));
     }
-    // Publish only what the manifest describes: every file present, as hashed.
-    let now = hash_tree(dir)?;
-    if now != files {
-        let changed: Vec<&String> =
-            files.keys().chain(now.keys()).filter(|k| files.get(*k) != now.get(*k)).take(5).collect();
+    // Publish only a complete release: every config file the build wrote is in the
+    // manifest, and every file the manifest lists is still there at its size.
+    let written = configs.iter().map(|c| c.file.as_str()).chain(["README.md", croissant::FILE, manifest::FILE]);
+    let mut changed: Vec<&str> = written.filter(|f| !files.contains_key(*f)).collect();
+    changed.extend(
+        files
+            .iter()
+            .filter(|(f, (_, bytes))| std::fs::metadata(dir.join(f)).map(|m| m.len()).ok() != Some(*bytes))
+            .map(|(f, _)| f.as_str()),
+    );
+    if !changed.is_empty() {
+        changed.truncate(5);
         return Err(Error::one(
             Problem::new(
                 Location::file(dir),

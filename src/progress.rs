@@ -3,13 +3,35 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar for `len` steps.
-pub fn bar(len: u64, msg: &'static str) -> ProgressBar {
+static STAGE: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Names the enclosing stage (`ibp 3/7`) in front of every bar drawn until the
+/// guard is dropped, which restores the name before it.
+pub fn stage(name: impl Into<String>) -> StageGuard {
+    let mut current = STAGE.lock().unwrap_or_else(|e| e.into_inner());
+    let before = std::mem::replace(&mut *current, name.into());
+    StageGuard { before }
+}
+
+/// Restores the stage name when dropped (see [`stage`]).
+pub struct StageGuard {
+    before: String,
+}
+
+impl Drop for StageGuard {
+    fn drop(&mut self) {
+        *STAGE.lock().unwrap_or_else(|e| e.into_inner()) = std::mem::take(&mut self.before);
+    }
+}
+
+/// A bar for `len` steps, labelled with the stage (see [`stage`]) and `msg`.
+pub fn bar(len: u64, msg: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);
     if let Ok(style) = ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})") {
         pb.set_style(style.progress_chars("=> "));
     }
-    pb.set_message(msg);
+    let stage = STAGE.lock().map(|s| s.clone()).unwrap_or_default();
+    pb.set_message(if stage.is_empty() { msg.to_string() } else { format!("{stage} · {msg}") });
     pb
 }
 

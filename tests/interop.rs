@@ -56,7 +56,7 @@ fn build(out: &Path, threads: Option<usize>) -> Result<Duration, String> {
 }
 
 fn release(out: &Path) -> PathBuf {
-    out.join("vqa-rad/1.3.0")
+    out.join("vqa-rad/1.4.0")
 }
 
 /// `blindspot verify DIR`: Ok(stdout) or Err(stderr).

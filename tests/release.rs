@@ -20,7 +20,7 @@ fn build_demo(out: &Path) {
 fn demo_card_front_matter_and_datasheet() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.3.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.4.0/README.md")).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -41,7 +41,7 @@ fn demo_card_front_matter_and_datasheet() {
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
     let out = tempfile::tempdir().unwrap();
     build_demo(out.path());
-    let dir = out.path().join("vqa-rad/1.3.0");
+    let dir = out.path().join("vqa-rad/1.4.0");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");

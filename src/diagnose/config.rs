@@ -6,7 +6,7 @@ use super::run::normalize;
 use crate::sample::{MraRule, NumericScoring, Sample};
 
 /// How folds keep related questions together.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum GroupBy {
     /// Questions on the same image (first image's sha256, else its path).
     Image,
@@ -45,7 +45,7 @@ impl GroupBy {
 }
 
 /// Settings of a TsT-RF run (defaults: the protocol's).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct DiagnoseConfig {
     pub folds: usize,
     pub repeats: usize,
@@ -71,7 +71,7 @@ pub struct DiagnoseConfig {
 }
 
 /// The blind diagnostic of a pipeline (`[diagnose] method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Method {
     /// Random forests on non-visual features.
     #[default]
@@ -107,7 +107,7 @@ impl Method {
 }
 
 /// How `method = "both"` combines TsT-RF's and TsT-Embed's s(x).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Combine {
     /// The larger of the two (a question is as biased as its most telling shortcut).
     #[default]

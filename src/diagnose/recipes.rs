@@ -26,7 +26,7 @@ use std::sync::Arc;
 use regex::Regex;
 
 /// A statistic family of a recipe key (the pipeline file's `families`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum Family {
     Count,
     Moments,
@@ -62,7 +62,7 @@ pub struct StatSource {
 }
 
 /// A checked recipe, its expressions compiled.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Recipe {
     pub name: String,
     /// Question types it applies to; `None` = every type.
@@ -84,7 +84,7 @@ impl PartialEq for Recipe {
 }
 
 /// Where an expression looks.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Source {
     Question,
     Context,
@@ -93,9 +93,10 @@ pub enum Source {
     Meta(String),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Extract {
     pub from: Source,
+    #[serde(serialize_with = "serialize_regex")]
     pub regex: Regex,
     /// The expression's named groups, in order: the fields it fills.
     pub fields: Vec<String>,
@@ -108,7 +109,7 @@ impl PartialEq for Extract {
 }
 
 /// Statistic families over one key: a field, or fields combined.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StatSpec {
     pub fields: Vec<String>,
     pub ordered: bool,
@@ -129,10 +130,21 @@ impl StatSpec {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Keyword {
     pub text: String,
+    #[serde(serialize_with = "serialize_regex")]
     regex: Regex,
+}
+
+/// A compiled expression as its source text (for the stage cache's key).
+fn serialize_regex<S: serde::Serializer>(r: &Regex, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(r.as_str())
+}
+
+/// The recipes of a config, in order (for the stage cache's key).
+pub(super) fn serialize_all<S: serde::Serializer>(recipes: &Arc<[Recipe]>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(recipes.iter())
 }
 
 impl Keyword {

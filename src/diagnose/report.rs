@@ -154,6 +154,9 @@ pub struct GroupRow {
     pub majority: f64,
     pub mean_s: f64,
     pub top_features: Vec<FeatureImportance>,
+    /// The pooled group of small question types only: the types it holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pooled_types: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -275,6 +278,7 @@ impl DiagnoseReport {
                         .iter()
                         .map(|(n, v)| FeatureImportance { feature: n.clone(), importance: r6(*v) })
                         .collect(),
+                    pooled_types: g.pooled_types.clone(),
                 })
                 .collect(),
             suspect_features: audited.then(|| {

@@ -241,7 +241,13 @@ pub(super) fn diagnose_groups(
             group_rows.extend(out.rows);
         }
         let features = names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
-        groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
+        let mut summary = GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features);
+        if summary.question_type.as_deref() == Some(POOLED) {
+            let types: std::collections::BTreeSet<&str> =
+                group.iter().map(|s| s.question_type.as_deref().unwrap_or("(none)")).collect();
+            summary.pooled_types = types.into_iter().map(str::to_string).collect();
+        }
+        groups.push(summary);
         majority_hits += group_majority;
         rows.extend(group_rows);
     }

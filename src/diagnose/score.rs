@@ -72,6 +72,9 @@ pub struct GroupSummary {
     pub mean_s: f64,
     /// Mean decrease in impurity, averaged over folds and repeats, top 10.
     pub top_features: Vec<(String, f64)>,
+    /// The pooled group only: the question types it holds, sorted.
+    #[serde(default)]
+    pub pooled_types: Vec<String>,
 }
 
 impl GroupSummary {
@@ -98,6 +101,7 @@ impl GroupSummary {
             majority: majority_hits / n_rows,
             mean_s: rows.iter().map(|r| r.s).sum::<f64>() / n_rows,
             top_features: top,
+            pooled_types: Vec::new(),
         }
     }
 }

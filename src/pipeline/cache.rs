@@ -4,7 +4,7 @@
 //!
 //! The key is the sha256 of the code's fingerprint (the run context), the
 //! stage name, the stage's input (the canonical samples, serialized) and its
-//! settings, so any change to data, configuration or blindspot's code misses.
+//! settings (their canonical JSON, every field by name), so any change to data, configuration or blindspot's code misses.
 //! A cached value is JSON with exact float round-trips: a build from the
 //! cache writes the same bytes as one without. Each entry starts with the
 //! sha256 of its own JSON: an entry edited or damaged since it was written is
@@ -119,6 +119,11 @@ fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The canonical JSON of a stage's settings, for cache keys.
+pub fn config_bytes<T: Serialize>(config: &T) -> crate::error::Result<Vec<u8>> {
+    serde_json::to_vec(config).map_err(|e| crate::error::Error::Bug(format!("stage settings as JSON: {e}")))
+}
+
 /// The canonical bytes of a sample set, for cache keys.
 pub fn samples_bytes(samples: &[crate::sample::Sample]) -> Vec<u8> {
     serde_json::to_vec(samples).unwrap_or_default()
@@ -127,6 +132,27 @@ pub fn samples_bytes(samples: &[crate::sample::Sample]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_to_any_setting_changes_the_key() {
+        let base = crate::diagnose::DiagnoseConfig::default();
+        let key = |cfg: &crate::diagnose::DiagnoseConfig| config_bytes(cfg).unwrap();
+        let mut slots = base.clone();
+        slots.features.max_slots += 1;
+        let mut numeric = base.clone();
+        numeric.numeric = crate::sample::NumericScoring::Tolerance(0.05);
+        let mut tolerance = base.clone();
+        tolerance.numeric = crate::sample::NumericScoring::Tolerance(0.0500001);
+        let mut grouped = base.clone();
+        grouped.group_by = Some(crate::diagnose::GroupBy::Meta("organ".into()));
+        let keys = [key(&base), key(&slots), key(&numeric), key(&tolerance), key(&grouped)];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(key(&base), key(&base.clone()), "the same settings, the same key");
+    }
 
     #[test]
     fn roundtrips_and_misses_on_other_keys() {

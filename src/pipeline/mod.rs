@@ -25,7 +25,7 @@ use crate::prune::{Method, PruneConfig, Pruned, prune_with};
 use crate::release::{EmbedStage, ReleaseOutcome, Stages, lock, write_release};
 use crate::sample::Sample;
 use crate::spec::{MetricsPlan, Pipeline};
-use cache::{StageCache, samples_bytes};
+use cache::{StageCache, config_bytes, samples_bytes};
 
 /// What one pipeline's stages produced, and where its release went.
 pub struct Built {
@@ -87,12 +87,13 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
 
     let samples = timed("hash samples", || samples_bytes(&work));
-    let mut tst = format!("{:?}", p.diagnose);
+    // Stage keys from the settings' canonical JSON (every field, named).
+    let mut tst = config_bytes(&p.diagnose)?;
     if let Some(e) = &emb {
-        tst.push_str(&e.model);
+        tst.extend_from_slice(e.model.as_bytes());
     }
     let run_prune = |cfg: &PruneConfig| {
-        let key = StageCache::key(&ctx, "prune", &[&samples, tst.as_bytes(), format!("{cfg:?}").as_bytes()]);
+        let key = StageCache::key(&ctx, "prune", &[&samples, &tst, &config_bytes(cfg)?]);
         cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
     };
     let mut bclean_report = None;
@@ -127,7 +128,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
         Some(d) if p.run_diagnose => Some(d),
         _ if p.run_diagnose => {
-            let key = StageCache::key(&ctx, "diagnose", &[&samples, tst.as_bytes()]);
+            let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
             Some(timed("diagnose", || {
                 cache.try_get_or("diagnose", &key, || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()))
             })?)

@@ -63,7 +63,11 @@ pub fn run(
     // A batch often takes questions of a few types only: the others' TsT-RF results
     // are reused, bit for bit, in the next iteration.
     let mut cache = GroupCache::default();
+    // At most one iteration per batch, and the last diagnose.
+    let most = budgets.values().sum::<usize>().div_ceil(batch) + 1;
+    let name = if cfg.method == Method::Random { "random control" } else { "ibp" };
     loop {
+        let _stage = crate::progress::stage(format!("{name} {iteration}/≤{most}"));
         let current: Vec<Sample> =
             samples.par_iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
         let (fit, reused) = (cache.fit, cache.reused);

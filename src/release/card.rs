@@ -66,6 +66,17 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         "\n*blind − baseline*: blind accuracy minus the larger of chance and the majority baseline; top features are \
          shown only for groups above it.\n",
     );
+    for g in d.groups.iter().filter(|g| !g.pooled_types.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n{} ({}): the question types with fewer than {} {} questions, fit as one group: {}.",
+            super::markdown::text(crate::diagnose::POOLED),
+            g.format.as_str(),
+            cfg.min_group,
+            g.format.as_str(),
+            g.pooled_types.iter().map(|t| format!("\"{}\"", super::markdown::cell(t))).collect::<Vec<_>>().join(", ")
+        );
+    }
     out.push('\n');
     if let Some(e) = embed {
         let _ = writeln!(
@@ -202,7 +213,12 @@ fn duplicates_section(out: &mut String, e: &super::EmbedStage) {
 }
 
 /// What pruning removed and what it did to blind accuracy.
-fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&crate::prune::Pruned>) {
+fn prune_section(
+    out: &mut String,
+    samples: &[crate::sample::Sample],
+    pr: &crate::prune::Pruned,
+    control: Option<&crate::prune::Pruned>,
+) {
     out.push_str(
         "## Pruning
 \n",
@@ -281,6 +297,9 @@ fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&c
             pct(i.chance)
         );
     }
+    if !pr.removed.is_empty() {
+        answer_mix(out, samples, &pr.kept, control.map(|c| &c.kept[..]));
+    }
     let per_type = pr.removed_per_type();
     if !per_type.is_empty() {
         out.push_str("\n| question type | removed |\n|---|---:|\n");
@@ -290,6 +309,109 @@ fn prune_section(out: &mut String, pr: &crate::prune::Pruned, control: Option<&c
     }
     out.push('\n');
 }
+
+/// The answer a question's gold is counted under in the answer mix: the gold
+/// option's letter, yes or no, or the normalised answer text.
+fn answer_class(s: &crate::sample::Sample) -> String {
+    use crate::sample::AnswerFormat;
+    match (s.answer_format, s.answer_index.and_then(|i| usize::try_from(i).ok())) {
+        (AnswerFormat::MultipleChoice, Some(i)) => format!("option {}", crate::sample::option_letter(i)),
+        _ => s.answer.trim().to_lowercase(),
+    }
+}
+
+/// Labels shown per answer format; the rest are summed into one row.
+const MIX_ROWS: usize = 6;
+
+/// The answer mix (numeric answers aside) of the full set, the kept set and the matched control's kept
+/// set, per answer format, with a sentence when pruning shifted it: a shifted mix
+/// moves chance and the majority baseline, so part of a change in blind accuracy
+/// is the shift and not the removed shortcuts.
+fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[String], control: Option<&[String]>) {
+    use crate::sample::AnswerFormat;
+    let kept: std::collections::HashSet<&str> = kept.iter().map(String::as_str).collect();
+    let ctl: Option<std::collections::HashSet<&str>> = control.map(|c| c.iter().map(String::as_str).collect());
+    // Per format, per class: questions in the full set, kept, kept by the control.
+    let mut mix: BTreeMap<AnswerFormat, BTreeMap<String, [usize; 3]>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.answer_format != AnswerFormat::Numeric) {
+        let e = mix.entry(s.answer_format).or_default().entry(answer_class(s)).or_default();
+        e[0] += 1;
+        e[1] += usize::from(kept.contains(s.id.as_str()));
+        e[2] += usize::from(ctl.as_ref().is_some_and(|c| c.contains(s.id.as_str())));
+    }
+    let share = |k: usize, n: usize| if n == 0 { "–".to_string() } else { pct(k as f64 / n as f64) };
+    let _ = write!(
+        out,
+        "\nThe answer mix before and after pruning (share of each answer format's questions{}):\n\n\
+         | format | gold answer | all | kept | removed |{}\n|---|---|---:|---:|---:|{}\n",
+        if control.is_some() { "; the matched random control's kept set beside it" } else { "" },
+        if control.is_some() { " random control kept |" } else { "" },
+        if control.is_some() { "---:|" } else { "" },
+    );
+    let mut shifts = Vec::new();
+    for (format, classes) in &mix {
+        let total: [usize; 3] = classes.values().fold([0; 3], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2]]);
+        let mut rows: Vec<(&String, &[usize; 3])> = classes.iter().collect();
+        rows.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then_with(|| a.0.cmp(b.0)));
+        let (shown, rest) = rows.split_at(rows.len().min(MIX_ROWS));
+        let mut rest_sum = [0usize; 3];
+        for (_, c) in rest {
+            for k in 0..3 {
+                rest_sum[k] += c[k];
+            }
+        }
+        let label_rest = format!("({} other answers)", rest.len());
+        let lines = shown
+            .iter()
+            .map(|(l, c)| (l.as_str(), **c))
+            .chain((!rest.is_empty()).then_some((label_rest.as_str(), rest_sum)));
+        for (label, c) in lines {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |{}",
+                format.as_str(),
+                super::markdown::cell(label),
+                share(c[0], total[0]),
+                share(c[1], total[1]),
+                share(c[0] - c[1], total[0] - total[1]),
+                if control.is_some() { format!(" {} |", share(c[2], total[2])) } else { String::new() }
+            );
+        }
+        // The largest change of one answer's share, all → kept.
+        let largest = shown
+            .iter()
+            .filter(|_| total[1] > 0 && total[0] > 0)
+            .map(|(l, c)| (l.as_str(), c[0] as f64 / total[0] as f64, c[1] as f64 / total[1] as f64))
+            .max_by(|a, b| (a.2 - a.1).abs().total_cmp(&(b.2 - b.1).abs()).then_with(|| b.0.cmp(a.0)));
+        if let Some((label, before, after)) = largest
+            && (after - before).abs() >= MIX_SHIFT
+        {
+            shifts.push(format!("{} `{}` {} → {}", format.as_str(), label.replace('`', "'"), pct(before), pct(after)));
+        }
+    }
+    if shifts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo answer's share moved by {:.0} pts or more between the full and the kept set.",
+            MIX_SHIFT * 100.0
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\n**The answer mix shifted** ({}): chance and the majority baseline move with it, so part of the change \
+             in blind accuracy reflects the shift, not only the removed shortcuts{}.",
+            shifts.join("; "),
+            if control.is_some() {
+                "; the random control, which removes as many per type, shows the shift's own effect"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// A change of one answer's share (all → kept) from which the card says the mix shifted.
+const MIX_SHIFT: f64 = 0.02;
 
 /// The stress-test variants: one config per kind with rows, and what was skipped.
 fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
@@ -444,6 +566,77 @@ fn features_yaml(out: &mut String) {
     }
 }
 
+/// Where the data came from (each input by name, size and sha256, the images by
+/// their count and list digest) and how to rebuild the release from them.
+fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::ingest::Ingested) {
+    let ds = &p.dataset;
+    out.push_str("## Sources\n\n");
+    if let Some(home) = &ds.homepage {
+        let _ = writeln!(out, "Origin: <{home}>.\n");
+    }
+    out.push_str("| source | bytes | sha256 | path in the pipeline |\n|---|---:|---|---|\n");
+    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
+    for i in &ing.inputs {
+        let name = i.path.file_name().map_or_else(|| i.path.to_string_lossy(), |f| f.to_string_lossy());
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` | {} |",
+            super::markdown::cell(&name),
+            i.bytes,
+            i.sha256,
+            super::markdown::cell(&super::manifest::relative_to(&i.path, base))
+        );
+    }
+    if !ing.images.is_empty() {
+        let _ = writeln!(
+            out,
+            "| {} image files | – | `{}` | {} |",
+            ing.images.len(),
+            super::manifest::images_digest(ing),
+            p.ingest
+                .images_dir
+                .as_ref()
+                .map_or("–".to_string(), |d| super::markdown::cell(&super::manifest::relative_to(d, base)))
+        );
+        out.push_str(
+            "\nThe images' sha256 is taken over their list (each file's path, a NUL, its sha256, a newline, in path \
+             order); each row's `image_facts` holds the sha256 of its own images.\n",
+        );
+    }
+    // The pipeline as a repository holds it: `pipelines/<file>` for the usual layout.
+    let file = p.path.file_name().map_or("?".into(), |f| f.to_string_lossy().to_string());
+    let pipeline = match p.path.parent().and_then(|d| d.file_name()) {
+        Some(d) if d == "pipelines" => format!("pipelines/{file}"),
+        _ => file,
+    };
+    let lock = super::lock::path_for(std::path::Path::new(&pipeline)).to_string_lossy().replace('\\', "/");
+    out.push_str("\n## Rebuild\n\n");
+    let _ = write!(
+        out,
+        "This release was built from the pipeline `{pipeline}`; its lock file `{lock}` records this version and \
+         every file's sha256. "
+    );
+    match &ds.repository {
+        Some(repo) => {
+            let _ = write!(out, "Both live in <{repo}>. ");
+        }
+        None => out.push_str("(The pipeline names no repository; `[dataset] repository` would name it here.) "),
+    }
+    let _ = writeln!(
+        out,
+        "In the repository that holds them, check out the commit that locked this version, put the sources above \
+         where the pipeline names them, and build:\n\n```\n{}git checkout $(git log -1 --format=%H -G'\"version\": \
+         \"{}\"' -- {lock})\nblindspot build {pipeline}          # in blindspot's own repository: just build\n\
+         blindspot build --check {pipeline}  # compares every byte with the lock\n```\n",
+        ds.repository.as_ref().map_or(String::new(), |r| format!("git clone {r} && cd \"$(basename {r} .git)\"\n")),
+        ds.version,
+    );
+    out.push_str(
+        "`manifest.json` lists the sha256 of every file; a rebuild from the same inputs, pipeline and seed gives \
+         identical bytes.\n",
+    );
+}
+
 /// Renders the dataset card.
 pub fn render(
     p: &Pipeline,
@@ -536,7 +729,7 @@ pub fn render(
         duplicates_section(&mut out, e);
     }
     if let Some(pr) = stages.pruned {
-        prune_section(&mut out, pr, stages.control);
+        prune_section(&mut out, &ing.samples, pr, stages.control);
     }
     if !variants.is_empty() {
         variants_section(&mut out, variants);
@@ -545,14 +738,7 @@ pub fn render(
         metrics_section(&mut out, &m.json);
     }
     super::datasheet::render(&mut out, p, stages);
-    out.push_str("## Sources\n\n| file | sha256 |\n|---|---|\n");
-    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
-    for i in &ing.inputs {
-        let _ = writeln!(out, "| `{}` | `{}` |", super::manifest::relative_to(&i.path, base), i.sha256);
-    }
-    out.push_str("\n## Rebuild\n\n");
-    out.push_str("```\njust build        # or: cargo run --release -- build\n```\n\n");
-    out.push_str("`manifest.json` lists the sha256 of every file; a rebuild from the same inputs, pipeline and seed gives identical bytes.\n");
+    sources_section(&mut out, p, ing);
     if let Some(c) = &ds.citation {
         let fence = super::markdown::fence_for(c);
         let _ = writeln!(out, "\n## Citation\n\n{fence}\n{}\n{fence}", c.trim());
@@ -562,7 +748,29 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::verdict;
+    use super::{answer_mix, verdict};
+    use crate::sample::{AnswerFormat, Sample};
+
+    #[test]
+    fn a_shifted_answer_mix_is_said_and_a_steady_one_is_not() {
+        let samples: Vec<Sample> = (0..20)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i:02}"), "is it?", if i < 10 { "yes" } else { "no" });
+                s.answer_format = AnswerFormat::YesNo;
+                s
+            })
+            .collect();
+        let ids = |f: &dyn Fn(usize) -> bool| (0..20).filter(|i| f(*i)).map(|i| format!("q{i:02}")).collect::<Vec<_>>();
+        // Pruning took five "no" answers: yes 50% -> 66.7% of the kept set.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i < 15), Some(&ids(&|i| i % 4 != 0)));
+        assert!(out.contains("| yes_no | yes | 50.0% | 66.7% | 0.0% | 46.7% |"), "{out}");
+        assert!(out.contains("**The answer mix shifted** (yes_no `no` 50.0% → 33.3%)"), "{out}");
+        // One of each taken: the mix holds.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
+        assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
+    }
 
     #[test]
     fn the_verdict_names_the_baseline_it_is_judged_against() {

@@ -29,6 +29,20 @@ pub fn relative_to(path: &Path, base: &Path) -> String {
     parts.join("/")
 }
 
+/// The sha256 of the image list: each image's path, a NUL, its sha256 and a
+/// newline, in path order.
+pub fn images_digest(ing: &Ingested) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (path, sha) in &ing.images {
+        h.update(path.as_bytes());
+        h.update([0]);
+        h.update(sha.as_bytes());
+        h.update([b'\n']);
+    }
+    hex::encode(h.finalize())
+}
+
 /// Renders the manifest for the files already written (`files` excludes the manifest).
 pub fn render(p: &Pipeline, ing: &Ingested, files: &BTreeMap<String, (String, u64)>) -> Result<String> {
     let base = p.path.parent().unwrap_or(Path::new("."));
@@ -37,17 +51,7 @@ pub fn render(p: &Pipeline, ing: &Ingested, files: &BTreeMap<String, (String, u6
         .iter()
         .map(|i| json!({"path": relative_to(&i.path, base), "sha256": i.sha256, "bytes": i.bytes}))
         .collect();
-    let images_digest = {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for (path, sha) in &ing.images {
-            h.update(path.as_bytes());
-            h.update([0]);
-            h.update(sha.as_bytes());
-            h.update([b'\n']);
-        }
-        hex::encode(h.finalize())
-    };
+    let images_digest = images_digest(ing);
     let files: serde_json::Map<String, serde_json::Value> =
         files.iter().map(|(k, (sha, n))| (k.clone(), json!({"sha256": sha, "bytes": n}))).collect();
     let manifest = json!({

@@ -163,6 +163,15 @@ pub fn variant_config_name(kind: &str) -> String {
 }
 
 /// Writes the variant kinds with rows as configs under `variants/`.
+/// Advances a bar by one when dropped, however its step ends.
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
+    }
+}
+
 fn write_variants(
     generated: &[crate::variants::KindRows],
     dir: &Path,
@@ -170,9 +179,11 @@ fn write_variants(
 ) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
     // Each kind's file is written on its own thread (Parquet encoding is serial
     // within a file); their sizes come back in kind order.
+    let bar = crate::progress::bar(generated.len() as u64, "release · writing variant configs");
     let files: Vec<Result<Option<(String, String, u64)>>> = generated
         .par_iter()
         .map(|k| {
+            let _tick = Tick(&bar);
             if k.rows.is_empty() {
                 return Ok(None);
             }
@@ -185,6 +196,7 @@ fn write_variants(
             Ok(Some((config, file, bytes)))
         })
         .collect();
+    bar.finish_and_clear();
     // The first failure in kind order, whichever thread met it first.
     let files = files.into_iter().collect::<Result<Vec<_>>>()?;
     let (mut configs, mut infos) = (Vec::new(), Vec::new());
@@ -235,9 +247,11 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
         let path = dir.join(file);
         mkdir_for(&path)?;
+        let spinner = crate::progress::spinner(&format!("release · writing config {name} ({} rows)", rows.len()));
         crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
             write_samples(&path, rows, embed)
         })?;
+        spinner.finish_and_clear();
         configs.push(ConfigInfo {
             name: name.into(),
             description,

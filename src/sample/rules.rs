@@ -13,7 +13,7 @@ pub fn chance(s: &Sample) -> f64 {
 }
 
 /// MRA's comparison: the release's strict `<` or VSI-Bench's own `≤`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum MraRule {
     Strict,
     Inclusive,
@@ -54,7 +54,7 @@ pub fn mra(pred: f64, gold: f64, rule: MraRule) -> f64 {
 }
 
 /// How a numeric answer is scored against its gold.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub enum NumericScoring {
     /// 1 when the numbers are equal (`3.50` and `3.5` are), else 0 — the
     /// published scorers of most benchmarks (MathVista, ChartQA's strict form).

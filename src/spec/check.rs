@@ -25,18 +25,30 @@ impl SourceFile<'_> {
     }
 }
 
+/// What [`check`] found: the problems, in file order, and the key paths of the
+/// values they are about (unknown keys, wrong types, bad values), which the
+/// rest of the file can be checked without.
+pub struct Checked {
+    pub problems: Vec<Problem>,
+    pub bad_paths: Vec<String>,
+}
+
 /// Checks a parsed document against `schema` (a schemars root schema).
-pub fn check(src: &SourceFile<'_>, doc: &Spanned<DeTable<'_>>, schema: &J) -> Vec<Problem> {
+pub fn check(src: &SourceFile<'_>, doc: &Spanned<DeTable<'_>>, schema: &J) -> Checked {
     let mut out = Vec::new();
-    let walker = Walker { src, root: schema };
+    let walker = Walker { src, root: schema, unknown: Default::default() };
     walker.table(doc.get_ref(), doc.span(), schema, "", &mut out);
+    let mut bad_paths: Vec<String> = out.iter().filter_map(|p| p.field.clone()).collect();
+    bad_paths.extend(walker.unknown.into_inner());
     out.sort_by(|a, b| a.loc.cmp(&b.loc));
-    out
+    Checked { problems: out, bad_paths }
 }
 
 struct Walker<'a, 'b> {
     src: &'a SourceFile<'b>,
     root: &'a J,
+    /// Key paths of unknown keys (their problems name no field).
+    unknown: std::cell::RefCell<Vec<String>>,
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -225,6 +237,7 @@ impl Walker<'_, '_> {
             } else if let Some(extra) = additional.filter(|a| a.is_object()) {
                 self.value(v, extra, &key_path, out);
             } else {
+                self.unknown.borrow_mut().push(key_path.clone());
                 let section = if path.is_empty() { "the top level".to_string() } else { format!("[{path}]") };
                 let known: Vec<&str> = props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
                 let mut p = Problem::new(self.src.loc(k.span()), format!("unknown key \"{key}\" in {section}"));
@@ -249,8 +262,6 @@ impl Walker<'_, '_> {
     }
 }
 
-/// The span of a dotted key path (`ingest.fields.id`) in a parsed document:
-/// the value's span, else the nearest existing parent's.
 /// The span of a key path (`diagnose.recipes[0].extract[1].regex`), or of its longest
 /// existing prefix.
 pub fn span_of(doc: &Spanned<DeTable<'_>>, path: &str) -> Range<usize> {
@@ -269,4 +280,28 @@ pub fn span_of(doc: &Spanned<DeTable<'_>>, path: &str) -> Range<usize> {
         value = Some(v.get_ref());
     }
     span
+}
+
+/// `table` without the values at `paths` (`a.b`, `a.list[2].c`); a path through
+/// an array drops the whole array, so the other items keep their indices' meaning.
+pub fn without(mut table: toml::Table, paths: &[String]) -> toml::Table {
+    for path in paths {
+        let parts: Vec<&str> = path.split('.').collect();
+        let mut here = &mut table;
+        for (i, part) in parts.iter().enumerate() {
+            let (key, indexed) = match part.split_once('[') {
+                Some((k, _)) => (k, true),
+                None => (*part, false),
+            };
+            if indexed || i + 1 == parts.len() {
+                here.remove(key);
+                break;
+            }
+            match here.get_mut(key) {
+                Some(toml::Value::Table(t)) => here = t,
+                _ => break,
+            }
+        }
+    }
+    table
 }

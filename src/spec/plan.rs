@@ -123,6 +123,8 @@ pub struct Dataset {
     pub citation: Option<String>,
     pub description: Option<String>,
     pub homepage: Option<String>,
+    /// Where the pipeline and its lock live (a git repository's URL).
+    pub repository: Option<String>,
     pub seed: u64,
     pub date_published: Option<String>,
 }
@@ -225,19 +227,42 @@ impl Pipeline {
         })?;
         let schema =
             serde_json::to_value(schemars::schema_for!(PipelineWire)).map_err(|e| Error::Bug(e.to_string()))?;
-        let problems = check::check(&src, &doc, &schema);
-        if !problems.is_empty() {
-            return Err(Error::Invalid(problems));
-        }
-        let wire: PipelineWire = toml::from_str(&text).map_err(|e| {
-            let span = e.span().unwrap_or(0..0);
-            Error::one(Problem::new(src.loc(span), e.message().trim().to_string()))
-        })?;
+        let checked = check::check(&src, &doc, &schema);
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let base = if base.as_os_str().is_empty() { PathBuf::from(".") } else { base };
         let mut ctx = Ctx { src, vars, doc: &doc, base, problems: Vec::new() };
+        if !checked.problems.is_empty() {
+            // Every problem at once: the rest of the file is checked without the
+            // values the structural check rejected.
+            let mut all = checked.problems;
+            let rest = toml::from_str::<toml::Table>(&text)
+                .ok()
+                .map(|t| check::without(t, &checked.bad_paths))
+                .and_then(|t| toml::Value::Table(t).try_into::<PipelineWire>().ok());
+            if let Some(wire) = rest {
+                Pipeline::from_wire(path, &bytes, wire, &mut ctx);
+                let about_bad = |f: &str| {
+                    checked.bad_paths.iter().any(|b| {
+                        let stem = b.split_once('[').map_or(b.as_str(), |(k, _)| k);
+                        f == b || f.starts_with(&format!("{stem}.")) || f.starts_with(&format!("{stem}["))
+                    })
+                };
+                all.extend(ctx.problems.into_iter().filter(|p| !p.field.as_deref().is_some_and(about_bad)));
+                all.sort_by(|a, b| a.loc.cmp(&b.loc));
+            }
+            return Err(Error::Invalid(all));
+        }
+        let wire: PipelineWire = toml::from_str(&text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            Error::one(Problem::new(ctx.src.loc(span), e.message().trim().to_string()))
+        })?;
         let pipeline = Pipeline::from_wire(path, &bytes, wire, &mut ctx);
-        if ctx.problems.is_empty() { Ok(pipeline) } else { Err(Error::Invalid(ctx.problems)) }
+        if ctx.problems.is_empty() {
+            return Ok(pipeline);
+        }
+        let mut problems = ctx.problems;
+        problems.sort_by(|a, b| a.loc.cmp(&b.loc));
+        Err(Error::Invalid(problems))
     }
 
     fn from_wire(path: &Path, bytes: &[u8], w: PipelineWire, ctx: &mut Ctx<'_>) -> Pipeline {
@@ -258,11 +283,13 @@ impl Pipeline {
             ctx.err("dataset.license", format!("\"{}\" is not an SPDX licence expression", d.license.escape_debug())).help =
                 Some("give an SPDX identifier or expression (\"CC-BY-4.0\", \"MIT OR Apache-2.0\"), or \"other\" and explain it in description".into());
         }
-        if let Some(url) = &d.homepage
-            && !valid_url(url)
-        {
-            ctx.err("dataset.homepage", format!("\"{}\" is not an http(s) URL", url.escape_debug())).help =
-                Some("write it like \"https://example.org/benchmark\"".into());
+        for (key, url) in [("dataset.homepage", &d.homepage), ("dataset.repository", &d.repository)] {
+            if let Some(url) = url
+                && !valid_url(url)
+            {
+                ctx.err(key, format!("\"{}\" is not an http(s) URL", url.escape_debug())).help =
+                    Some("write it like \"https://example.org/benchmark\"".into());
+            }
         }
         if let Some(date) = &d.date_published
             && !valid_date(date)
@@ -276,6 +303,7 @@ impl Pipeline {
             citation: d.citation.clone(),
             description: d.description.clone(),
             homepage: d.homepage.clone(),
+            repository: d.repository.clone(),
             seed: d.seed.unwrap_or(DEFAULT_SEED),
             date_published: d.date_published.clone(),
         };
@@ -940,6 +968,30 @@ fn valid_date(d: &str) -> bool {
 #[cfg(test)]
 mod field_tests {
     use super::*;
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_at_once_in_line_order() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("q.jsonl"), "{\"id\": \"1\", \"question\": \"q\", \"answer\": \"yes\"}\n")
+            .unwrap();
+        let file = dir.path().join("p.toml");
+        // Line 4: an unknown key (structural); line 8: a bad budget (semantic);
+        // line 9: a wrong type (structural); line 3: a bad version (semantic).
+        let text = "[dataset]\nname = \"x\"\nversion = \"1.0\"\nlicence = \"MIT\"\nlicense = \"MIT\"\n\
+                    [ingest]\npath = \"q.jsonl\"\n[prune]\nbudget = \"lots\"\nbatch = true\n";
+        std::fs::write(&file, text).unwrap();
+        let Err(Error::Invalid(problems)) = Pipeline::load(&file) else { panic!("the file has four problems") };
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        let line_of = |p: &Problem| match p.loc.pos {
+            Pos::LineCol(l, _) => l,
+            _ => 0,
+        };
+        assert_eq!(problems.iter().map(line_of).collect::<Vec<_>>(), vec![3, 4, 9, 10], "{lines:#?}");
+        assert!(lines[0].contains("dataset.version"), "{lines:#?}");
+        assert!(lines[1].contains("unknown key \"licence\""), "{lines:#?}");
+        assert!(lines[2].contains("prune.budget"), "{lines:#?}");
+        assert!(lines[3].contains("prune.batch"), "{lines:#?}");
+    }
 
     #[test]
     fn dataset_fields_are_validated() {

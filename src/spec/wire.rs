@@ -58,6 +58,9 @@ pub struct DatasetWire {
     pub description: Option<String>,
     /// Where the source benchmark lives.
     pub homepage: Option<String>,
+    /// The git repository that holds this pipeline and its lock file (`https://…`),
+    /// named in the card's rebuild instructions.
+    pub repository: Option<String>,
     /// Seed of every random choice in the pipeline (default 42).
     pub seed: Option<u64>,
     /// Publication date written into the card (`YYYY-MM-DD`); never the clock.

@@ -377,7 +377,9 @@ pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<V
     let whites = kinds.contains(&Kind::WhiteImage).then(|| null::WhiteCache::new(samples));
 
     let mut out = Vec::with_capacity(kinds.len());
+    let bar = crate::progress::bar(kinds.len() as u64, "variants");
     for kind in kinds {
+        bar.inc(1);
         let rows = if kind == Kind::Phantom0 {
             KindRows { kind, rows: phantom::phantom0_rows()?, skipped: BTreeMap::new() }
         } else {
@@ -418,6 +420,7 @@ pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<V
         check_rows(&rows)?;
         out.push(rows);
     }
+    bar.finish_and_clear();
     Ok(Variants { seed, kinds: out, warnings })
 }
 

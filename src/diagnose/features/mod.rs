@@ -78,7 +78,7 @@ use statistics::*;
 use templates::*;
 
 /// Settings of the featurizer; [`Default`] is what TsT-RF uses without configuration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FeatureConfig {
     /// Fewest training questions a template, a line skeleton or a repeated question needs
     /// to get an id and statistics; a frame token must occur in at least this many too.
@@ -105,6 +105,7 @@ pub struct FeatureConfig {
     pub cross_fit: usize,
     /// Declarative recipes of the pipeline (`[[diagnose.recipes]]`); a recipe gets
     /// columns in a model when it applies to at least one of its training questions.
+    #[serde(serialize_with = "super::recipes::serialize_all")]
     pub recipes: Arc<[Recipe]>,
 }
 

@@ -417,6 +417,35 @@ const GENERATED: &[Generated] = &[
         },
         make: |p| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
     },
+    // A VLMEvalKit TSV whose image cell is valid base64 of a PNG cut inside its
+    // header: short enough to pass for a row index, but not a number.
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "truncated-image.tsv",
+            expect: &["truncated-image.tsv:2:", "is a truncated image: its 20 bytes end inside the header"],
+        },
+        make: |p| {
+            use base64::Engine;
+            let png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x10";
+            let cell = base64::engine::general_purpose::STANDARD.encode(png);
+            std::fs::write(p, format!("index\tquestion\tA\tB\tanswer\timage\n1\tWhat is it?\tcat\tdog\tA\t{cell}\n"))
+                .unwrap();
+        },
+    },
+    // An ImageFolder whose metadata.jsonl is a FIFO: named, not waited on.
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "fifo-folder",
+            expect: &["fifo-folder/metadata.jsonl", "the ImageFolder's metadata is not a regular file"],
+        },
+        make: |p| {
+            std::fs::create_dir_all(p).unwrap();
+            let made = std::process::Command::new("mkfifo").arg(p.join("metadata.jsonl")).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        },
+    },
     Generated {
         case: Case { command: "ingest", file: "no-rows.parquet", expect: &["no-rows.parquet:", "holds no rows"] },
         make: |p| std::fs::write(p, parquet_bytes(&good_batch().slice(0, 0))).unwrap(),

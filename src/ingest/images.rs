@@ -32,6 +32,10 @@ fn facts(bytes: &[u8]) -> Result<Facts, String> {
         imagesize::ImageError::NotSupported => {
             "is not an image in a format blindspot can read (PNG, JPEG, GIF, WebP, BMP, TIFF, ...)".to_string()
         }
+        imagesize::ImageError::IoError(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => format!(
+            "is a truncated image: its {} bytes end inside the header (re-export or re-download it)",
+            bytes.len()
+        ),
         other => format!("is not a readable image: {other}"),
     })?;
     // Headers are read, not decoded: a tiny file may declare a huge canvas, which

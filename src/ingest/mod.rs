@@ -167,7 +167,14 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
         }
         Format::Imagefolder => {
             let jsonl = path.join("metadata.jsonl");
-            let meta = if jsonl.is_file() { jsonl } else { path.join("metadata.csv") };
+            let meta = if jsonl.exists() { jsonl } else { path.join("metadata.csv") };
+            // Opening a FIFO with no writer would wait for ever.
+            if std::fs::metadata(&meta).is_ok_and(|m| !m.is_file()) {
+                return Err(Error::one(
+                    Problem::new(Location::file(&meta), "the ImageFolder's metadata is not a regular file")
+                        .help("metadata.jsonl or metadata.csv must be a file (not a pipe, device or folder)"),
+                ));
+            }
             let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
             inputs.push(hash_file(&meta, Some(&bytes))?);
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {

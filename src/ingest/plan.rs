@@ -53,7 +53,9 @@ impl Format {
     /// Infers the format of a path from its extension or, for folders, contents.
     pub fn infer(path: &Path) -> Option<Format> {
         if path.is_dir() {
-            if path.join("metadata.jsonl").is_file() || path.join("metadata.csv").is_file() {
+            // `exists`, not `is_file`: a metadata file that is not a regular file
+            // is an ImageFolder with a broken metadata file, not a Parquet folder.
+            if path.join("metadata.jsonl").exists() || path.join("metadata.csv").exists() {
                 return Some(Format::Imagefolder);
             }
             return Some(Format::Hf);

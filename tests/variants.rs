@@ -5,14 +5,13 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use blindspot::sample::{AnswerFormat, Sample};
 use blindspot::spec::OnInvalid;
-use blindspot::variants::{
-    CaptionSource, Kind, KindSel, Variants, VariantsConfig, expand_kinds, generate, harness_question,
-};
-use common::{blindspot, ingest_pipeline, root};
+use blindspot::variants::{CaptionSource, Kind, KindSel, VariantsConfig, generate, harness_question};
+use common::traps::{check_traps, counts, key};
+use common::{blindspot, ingest_pipeline, root, with_threads};
 
 fn cfg(kinds: &[Kind]) -> VariantsConfig {
     VariantsConfig { kinds: kinds.iter().map(|k| KindSel::One(*k)).collect(), ..Default::default() }
@@ -22,22 +21,9 @@ fn norm(s: &str) -> String {
     key(s).to_lowercase()
 }
 
-/// Option identity: whitespace collapsed, case kept ("Dear Pablo," vs "dear Pablo,").
-fn key(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn decode_png(bytes: &[u8]) -> (u32, u32) {
     let r = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("a PNG");
     (r.info().width, r.info().height)
-}
-
-fn counts(v: &Variants) -> BTreeMap<String, usize> {
-    v.kinds.iter().map(|k| (k.kind.name(), k.rows.len())).collect()
-}
-
-fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(f)
 }
 
 fn demo() -> Vec<Sample> {
@@ -121,147 +107,6 @@ fn demo_counts_per_kind() {
         assert_eq!(v.kinds.iter().find(|k| k.kind.name() == kind).unwrap().skipped["not multiple choice"], 451);
     }
     assert!(v.warnings.iter().any(|w| w.contains("no caption source")));
-}
-
-/// Checks every trap invariant on real data; returns rows per kind.
-fn check_traps(samples: &[Sample], v: &Variants) -> BTreeMap<String, usize> {
-    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
-    for k in &v.kinds {
-        assert_eq!(
-            k.rows.len() + k.skipped.values().sum::<usize>(),
-            if k.kind == Kind::Phantom0 { 200 } else { samples.len() },
-            "{}: every sample is a row or a counted skip",
-            k.kind
-        );
-        let mut ids = HashSet::new();
-        for r in &k.rows {
-            assert!(ids.insert(r.id.clone()), "duplicate id {}", r.id);
-            if r.answer_format == AnswerFormat::MultipleChoice {
-                let distinct: HashSet<String> = r.options.iter().map(|o| key(o)).collect();
-                assert_eq!(distinct.len(), r.options.len(), "{}: an option is duplicated: {:?}", r.id, r.options);
-                assert_eq!(r.options[r.answer_index.unwrap() as usize], r.answer, "{}: gold among options", r.id);
-            }
-            let Some(parent) = r.parent_id.as_deref().and_then(|p| by_id.get(p)) else { continue };
-            match k.kind {
-                Kind::OptionShuffle => {
-                    let mut a = r.options.clone();
-                    let mut b = parent.options.clone();
-                    a.sort();
-                    b.sort();
-                    assert_eq!(a, b, "{}: a permutation", r.id);
-                    assert_ne!(r.options, parent.options, "{}: not the identity", r.id);
-                    assert_eq!(r.answer, parent.answer);
-                }
-                Kind::UnknownOption => {
-                    assert_eq!(r.answer, parent.answer);
-                    assert_eq!(r.options.iter().filter(|o| *o == "Unknown").count(), 1);
-                }
-                Kind::DistractorSwap(n) => {
-                    assert_eq!(r.answer, parent.answer);
-                    let changed = r.options.iter().zip(&parent.options).filter(|(a, b)| a != b).count();
-                    assert_eq!(changed, n as usize, "{}", r.id);
-                }
-                Kind::GoldRemoved => {
-                    assert_eq!(r.answer, "None of the other options");
-                    assert!(!r.options.contains(&parent.answer));
-                }
-                Kind::VisualSubstitution => {
-                    assert_ne!(key(&r.answer), key(&parent.answer));
-                    if parent.answer_format == AnswerFormat::MultipleChoice {
-                        assert!(parent.options.contains(&r.answer), "{}: the new gold is a parent distractor", r.id);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    counts(v)
-}
-
-fn pipeline(name: &str) -> std::path::PathBuf {
-    root().join("tests/pipelines").join(format!("{name}.toml"))
-}
-
-/// Every kind but the two that make a 512 × 512 image per question.
-fn real_kinds() -> VariantsConfig {
-    VariantsConfig {
-        kinds: KindSel::all()
-            .into_iter()
-            .filter(|k| !matches!(k, KindSel::One(Kind::WhiteImage | Kind::NoiseImage)))
-            .collect(),
-        ..Default::default()
-    }
-}
-
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
-fn scienceqa_counts_and_trap_invariants() {
-    let samples = ingest_pipeline(&pipeline("scienceqa")).samples;
-    let mut cfg = real_kinds();
-    cfg.captions = Some(CaptionSource::File {
-        path: common::data_dir().join("scienceqa/captions.json"),
-        key: Some("captions".into()),
-    });
-    // captions.json covers train and val too: those ids are unknown here.
-    let err = generate(&samples, &cfg, 42).unwrap_err();
-    assert!(err.to_string().contains("not a sample id of the benchmark"), "{err}");
-    cfg.on_invalid = OnInvalid::Skip;
-    let v = with_threads(2, || generate(&samples, &cfg, 42).unwrap());
-    let c = check_traps(&samples, &v);
-    println!("scienceqa counts: {c:?}\nwarnings: {:?}", v.warnings);
-    let with_image = samples.iter().filter(|s| !s.images.is_empty()).count();
-    assert_eq!(with_image, 2017);
-    for kind in ["no_image", "mirage", "guess", "phantom"] {
-        assert_eq!(c[kind], with_image, "{kind}");
-    }
-    let repeats = samples
-        .iter()
-        .filter(|s| s.options.iter().map(|o| key(o)).collect::<HashSet<_>>().len() != s.options.len())
-        .count();
-    assert_eq!(c["option_shuffle"], 4241 - repeats);
-    assert_eq!(c["gold_removed"] + v.get(Kind::GoldRemoved).unwrap().skipped.values().sum::<usize>(), 4241);
-    // distractor_swap@k for k = 1..4 (5 options at most), fewer rows as k grows.
-    let swaps: Vec<usize> = (1..=4).map(|k| c[&format!("distractor_swap@{k}")]).collect();
-    assert!(swaps.windows(2).all(|w| w[0] >= w[1]) && swaps[0] > 3000, "{swaps:?}");
-    assert!(c["visual_substitution"] > 0 && c["caption"] > 0);
-    let mut matches: BTreeMap<String, usize> = BTreeMap::new();
-    for r in &v.get(Kind::VisualSubstitution).unwrap().rows {
-        let p: serde_json::Value = serde_json::from_str(r.variant_params.as_deref().unwrap()).unwrap();
-        *matches.entry(p["match"].as_str().unwrap().to_string()).or_default() += 1;
-    }
-    println!("scienceqa visual_substitution by match: {matches:?}");
-    assert!(matches.get("options").is_some_and(|&n| n > 0), "{matches:?}");
-    assert!(v.warnings.iter().any(|w| w.contains("unknown sample ids")));
-    // Same rows with one thread.
-    let one = with_threads(1, || generate(&samples, &cfg, 42).unwrap());
-    for (a, b) in one.kinds.iter().zip(&v.kinds) {
-        assert_eq!(a.rows, b.rows, "{}", a.kind);
-    }
-}
-
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
-fn pope_counts_and_trap_invariants() {
-    let samples = ingest_pipeline(&pipeline("pope")).samples;
-    let v = generate(&samples, &real_kinds(), 42).unwrap();
-    let c = check_traps(&samples, &v);
-    println!("pope counts: {c:?}");
-    for kind in ["no_image", "mirage", "guess", "phantom"] {
-        assert_eq!(c[kind], 27_000, "{kind}");
-    }
-    assert_eq!(expand_kinds(&[KindSel::DistractorSwapAll], &samples), vec![Kind::DistractorSwap(1)]);
-    for kind in ["option_shuffle", "unknown_option", "distractor_swap@1", "gold_removed"] {
-        assert_eq!(c[kind], 0, "{kind}: POPE is yes/no");
-    }
-    // POPE asks each object question of many images with both answers.
-    let vs = v.get(Kind::VisualSubstitution).unwrap();
-    assert!(vs.rows.len() > 20_000, "{:?}", vs.skipped);
-    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
-    for r in &vs.rows {
-        let parent = by_id[r.parent_id.as_deref().unwrap()];
-        assert_eq!(r.question, parent.question);
-        assert_eq!(r.question_type, parent.question_type, "a partner of the same file");
-    }
 }
 
 fn fixture() -> (Vec<Sample>, VariantsConfig) {
@@ -461,51 +306,4 @@ fn the_cli_writes_one_parquet_per_kind_and_a_summary() {
         }
     }
     assert_eq!(rows, expected, "the file holds generate()'s rows, images embedded");
-}
-
-/// CircularEval on ScienceQA: one row per option of every multiple-choice
-/// question (rotation k of an n-option question for k < n, ids
-/// `<parent>::circular@k`), the gold following its text; a model that always
-/// answers "A" is right in exactly one rotation of each question, so its circular
-/// accuracy is 0 while its first-rotation accuracy is always-A's 40.08%.
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
-fn circular_eval_on_scienceqa_defeats_a_position_prior() {
-    let samples = ingest_pipeline(&root().join("tests/pipelines/scienceqa.toml")).samples;
-    let v =
-        generate(&samples, &VariantsConfig { kinds: vec![KindSel::CircularAll], ..Default::default() }, 42).unwrap();
-    let expected_rows: usize = samples.iter().map(|s| s.options.len()).sum();
-    let rows: Vec<Sample> = v.kinds.iter().flat_map(|k| k.rows.clone()).collect();
-    assert_eq!(rows.len(), expected_rows);
-    assert_eq!(expected_rows, 2 * 2228 + 3 * 971 + 4 * 1004 + 5 * 38);
-    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
-    for r in &rows {
-        let parent = by_id[r.parent_id.as_deref().unwrap()];
-        let k: usize = r.variant.as_deref().unwrap().strip_prefix("circular@").unwrap().parse().unwrap();
-        assert_eq!(r.id, format!("{}::circular@{k}", parent.id));
-        assert_eq!(r.options[0], parent.options[k % parent.options.len()]);
-        assert_eq!(r.options[r.answer_index.unwrap() as usize], parent.answer, "{}", r.id);
-    }
-    let preds: Vec<blindspot::predictions::Prediction> = rows
-        .iter()
-        .map(|r| blindspot::predictions::Prediction {
-            model: "always-a".into(),
-            id: r.id.clone(),
-            response: blindspot::predictions::Response::Text("A".into()),
-            loc: blindspot::error::Location::file("stub"),
-        })
-        .collect();
-    let mut all = samples.clone();
-    all.extend(rows);
-    all.sort_by(|a, b| blindspot::sample::id_cmp(&a.id, &b.id));
-    let cfg = blindspot::metrics::MetricsConfig::default();
-    let scored = blindspot::metrics::score_all(&all, &preds, &cfg).unwrap();
-    let report = blindspot::metrics::compute(&all, scored, &cfg);
-    let c = report.derived["always-a"].circular.clone().unwrap();
-    assert_eq!((c.n, c.incomplete), (4241, 0));
-    assert_eq!(c.accuracy, 0.0);
-    assert!((c.first_rotation - 0.4008).abs() < 0.0001, "{}", c.first_rotation);
-    // Every rotation puts the gold at each position once: always-A scores 1/n per question.
-    let per_rotation = &report.cells["always-a"];
-    assert!((per_rotation["circular@0"].accuracy - 0.4008).abs() < 0.0001);
 }

@@ -121,9 +121,9 @@ pub fn run(
         }
         if cfg.method == Method::Ibp && cfg.stop_at_chance && d.ci95.0 <= d.chance {
             stop = format!(
-                "at chance: blind accuracy {:.1}% (95% CI {:.1}-{:.1}) is not above chance {:.1}%, so further \
-                 removals would take questions a blind model does not answer ({} removed; `stop-at-chance = false` \
-                 prunes to the budget)",
+                "at chance: the 95% CI of blind accuracy {:.1}% ({:.1}-{:.1}) reaches chance {:.1}%, so \
+                 further removals would take questions a blind model does not answer ({} removed; \
+                 `stop-at-chance = false` prunes to the budget)",
                 d.weighted * 100.0,
                 d.ci95.0 * 100.0,
                 d.ci95.1 * 100.0,

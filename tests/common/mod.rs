@@ -10,9 +10,27 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The real-data folder found at build time (see build.rs).
+pub mod traps;
+
+/// The real-data folder: `BLINDSPOT_DATA_DIR` (relative to the project root)
+/// or `../shared/data`, read when the tests run, so pointing it elsewhere
+/// needs no rebuild.
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(option_env!("BLINDSPOT_DATA_DIR_FOUND").unwrap_or("../shared/data"))
+    let dir = match std::env::var_os("BLINDSPOT_DATA_DIR") {
+        Some(d) if !d.is_empty() => root().join(d),
+        _ => root().join("../shared/data"),
+    };
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// Whether the real-data suite is there (its ScienceQA folder marks it).
+pub fn has_real_data() -> bool {
+    data_dir().join("scienceqa").is_dir()
+}
+
+/// `f` on a rayon pool of `n` threads.
+pub fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(f)
 }
 
 /// The blindspot binary, with BLINDSPOT_DATA_DIR set for the test pipelines.
@@ -65,4 +83,15 @@ pub fn fixture_workspace() -> tempfile::TempDir {
     std::fs::create_dir(work.path().join("images")).unwrap();
     std::fs::copy(good.join("images/cat.png"), work.path().join("images/cat.png")).unwrap();
     work
+}
+
+/// A prediction file to import, its format detected (`model` names the model
+/// when the file does not).
+pub fn prediction_file(path: &Path, model: Option<&str>) -> blindspot::predictions::PredictionFile {
+    blindspot::predictions::PredictionFile {
+        path: path.to_path_buf(),
+        model: model.map(str::to_string),
+        source: None,
+        fields: Default::default(),
+    }
 }

@@ -1,19 +1,12 @@
-//! The real-data suite: every benchmark in `BLINDSPOT_DATA_DIR` (default
-//! `../shared/data`) ingests with the counts its README.txt states. Without
-//! the folder these tests are ignored (and counted as such); `.ci/run`
-//! requires it.
-
-mod common;
+//! Every benchmark of the real-data suite ingests with the counts its
+//! README.txt states.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use blindspot::sample::{AnswerFormat, Sample};
-use common::{data_dir, ingest_pipeline, root};
 
-fn pipeline(name: &str) -> PathBuf {
-    root().join("tests/pipelines").join(format!("{name}.toml"))
-}
+use crate::common::{ingest_pipeline, root};
+use crate::pipeline;
 
 fn count_by<K: Ord>(samples: &[Sample], key: impl Fn(&Sample) -> K) -> BTreeMap<K, usize> {
     let mut m = BTreeMap::new();
@@ -27,17 +20,6 @@ fn letter(s: &Sample) -> char {
     (b'A' + s.answer_index.expect("multiple choice has an index") as u8) as char
 }
 
-#[test]
-fn ci_has_the_real_data() {
-    // .ci/run sets BLINDSPOT_REQUIRE_DATA=1: there the suite must not be skipped.
-    let required = std::env::var("BLINDSPOT_REQUIRE_DATA").as_deref() == Ok("1");
-    if required && !cfg!(blindspot_real_data) {
-        panic!("BLINDSPOT_REQUIRE_DATA=1 but no real data at {} (set BLINDSPOT_DATA_DIR)", data_dir().display());
-    }
-}
-
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn scienceqa_flat_matches_readme_counts() {
     let ing = ingest_pipeline(&pipeline("scienceqa"));
     let s = &ing.samples;
@@ -56,8 +38,6 @@ fn scienceqa_flat_matches_readme_counts() {
     assert_eq!(s[0].id, "4");
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn scienceqa_llava_options_parsed_from_questions_match_the_flat_file() {
     let llava = ingest_pipeline(&pipeline("scienceqa-llava"));
     let flat = ingest_pipeline(&pipeline("scienceqa"));
@@ -75,8 +55,6 @@ fn scienceqa_llava_options_parsed_from_questions_match_the_flat_file() {
     assert!(llava.samples.iter().all(|s| !s.question.contains("<image>") && !s.question.contains("\nA. ")));
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn pope_nine_files_of_3000_balanced() {
     let ing = ingest_pipeline(&pipeline("pope"));
     assert_eq!(ing.samples.len(), 27_000);
@@ -97,8 +75,6 @@ fn pope_nine_files_of_3000_balanced() {
     assert_eq!(coco_images.len(), 500);
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn hallusionbench_counts_and_yes_no_mapping() {
     let ing = ingest_pipeline(&pipeline("hallusionbench"));
     assert_eq!(ing.samples.len(), 1129);
@@ -112,8 +88,6 @@ fn hallusionbench_counts_and_yes_no_mapping() {
     assert_eq!(no_image, 178);
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn sugarcrepe_objects_keyed_by_id_both_versions() {
     let refined = ingest_pipeline(&pipeline("sugarcrepe-refined"));
     let unrefined = ingest_pipeline(&pipeline("sugarcrepe-unrefined"));
@@ -148,8 +122,6 @@ fn sugarcrepe_objects_keyed_by_id_both_versions() {
     }
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn vsr_test_splits() {
     let random = ingest_pipeline(&pipeline("vsr-random"));
     assert_eq!(random.samples.len(), 2195);
@@ -160,8 +132,6 @@ fn vsr_test_splits() {
     assert!(random.samples.iter().all(|s| s.question_type.is_some() && s.images.len() == 1));
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn vqa_rad_whole_file_with_real_images() {
     let ing = ingest_pipeline(&pipeline("vqa-rad-all"));
     assert_eq!(ing.samples.len(), 2248);
@@ -181,8 +151,6 @@ fn vqa_rad_whole_file_with_real_images() {
     );
 }
 
-#[test]
-#[cfg_attr(not(blindspot_real_data), ignore = "real data not found: set BLINDSPOT_DATA_DIR (default ../shared/data)")]
 fn demo_split_matches_the_official_test_counts() {
     let ing = ingest_pipeline(&root().join("pipelines/vqa-rad.toml"));
     assert_eq!(ing.samples.len(), 451);
@@ -199,3 +167,17 @@ fn demo_split_matches_the_official_test_counts() {
     assert_eq!(phrase["test_freeform"], 308);
     assert_eq!(phrase["test_para"], 143);
 }
+
+pub const TESTS: crate::Tests = &[
+    ("scienceqa_flat_matches_readme_counts", scienceqa_flat_matches_readme_counts),
+    (
+        "scienceqa_llava_options_parsed_from_questions_match_the_flat_file",
+        scienceqa_llava_options_parsed_from_questions_match_the_flat_file,
+    ),
+    ("pope_nine_files_of_3000_balanced", pope_nine_files_of_3000_balanced),
+    ("hallusionbench_counts_and_yes_no_mapping", hallusionbench_counts_and_yes_no_mapping),
+    ("sugarcrepe_objects_keyed_by_id_both_versions", sugarcrepe_objects_keyed_by_id_both_versions),
+    ("vsr_test_splits", vsr_test_splits),
+    ("vqa_rad_whole_file_with_real_images", vqa_rad_whole_file_with_real_images),
+    ("demo_split_matches_the_official_test_counts", demo_split_matches_the_official_test_counts),
+];

@@ -171,7 +171,7 @@ pub fn run(args: &Args) -> Result<()> {
     for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
         eprintln!("warning: diagnose: {w}");
     }
-    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None))?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None, None))?;
     if let Some(dir) = &args.export_features {
         crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
     }

@@ -381,7 +381,15 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
 }
 
 /// Writes `scores.parquet`, `diagnose.json` and the plots into `dir`.
-pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) -> Result<()> {
+/// `removed`: the questions pruning removed, when it ran (a release); the
+/// s(x) histogram then marks them.
+pub fn write_report(
+    dir: &Path,
+    d: &Diagnosis,
+    cfg: &DiagnoseConfig,
+    embed: Option<&Diagnosis>,
+    removed: Option<&std::collections::BTreeSet<&str>>,
+) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
     crate::io::fs::write_json(&dir.join("diagnose.json"), &DiagnoseReport::of(d, cfg, embed))?;
@@ -390,7 +398,7 @@ pub fn write_report(dir: &Path, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Opti
         // With both, the rows' predictions and accuracy are TsT-RF's.
         super::Method::TstRf | super::Method::Both => "TsT-RF",
     };
-    super::plots::write_all(dir, d, model)
+    super::plots::write_all(dir, d, model, removed)
 }
 
 /// Writes every fold's train and test feature matrices with ids and labels as

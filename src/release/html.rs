@@ -9,7 +9,7 @@ use super::{ConfigInfo, Stages, VariantInfo};
 use crate::spec::Pipeline;
 
 /// Rows of the removed-question table shown inline (all are in removed.csv).
-const MAX_REMOVED_ROWS: usize = 2000;
+const MAX_REMOVED_ROWS: usize = 200;
 
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -24,6 +24,29 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// Text from a shared string (descriptions, stop reasons, verdicts), which
+/// marks code with Markdown backticks: escaped, each `…` pair as `<code>`;
+/// an unpaired backtick is dropped, so none reaches the page.
+pub fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let n = parts.len();
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let code = i % 2 == 1 && !(n.is_multiple_of(2) && i == n - 1);
+        if code && !part.is_empty() {
+            let _ = write!(out, "<code>{}</code>", escape(part));
+        } else {
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
+/// A relative link to a file of the release, its name in `<code>`.
+fn link(href: &str) -> String {
+    format!("<a href=\"{0}\"><code>{0}</code></a>", escape(href))
 }
 
 fn pct(v: f64) -> String {
@@ -42,7 +65,7 @@ fn card(out: &mut String, label: &str, value: &str, note: &str) {
         "<div class=\"card\"><div>{}</div><div class=\"big\">{}</div><div>{}</div></div>",
         escape(label),
         escape(value),
-        escape(note)
+        inline(note)
     );
 }
 
@@ -110,7 +133,7 @@ pub fn render(
         let _ = writeln!(
             out,
             "<p><strong>Verdict:</strong> {}</p>",
-            escape(&super::card::verdict(d.weighted, d.ci95, d.chance, d.majority))
+            inline(&super::card::verdict(d.weighted, d.ci95, d.chance, d.majority))
         );
     }
 
@@ -118,11 +141,11 @@ pub fn render(
     for c in configs {
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"n\">{}</td><td><a href=\"../{2}\"><code>{2}</code></a></td><td>{3}</td></tr>",
             escape(&c.name),
             c.rows,
             escape(&c.file),
-            escape(&c.description)
+            inline(&c.description)
         );
     }
     out.push_str("</table>\n");
@@ -151,7 +174,7 @@ pub fn render(
         }
         for f in ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"] {
             if has(f) {
-                let _ = writeln!(out, "<img src=\"{f}\" alt=\"{f}\">");
+                let _ = writeln!(out, "<p><a href=\"{f}\"><img src=\"{f}\" alt=\"{f}\"></a></p>");
             }
         }
         out.push_str(
@@ -172,20 +195,29 @@ pub fn render(
                 escape(g.top_features.first().map_or("", |f| f.0.as_str()))
             );
         }
-        out.push_str("</table>\n<p>Per-question scores: <code>scores.parquet</code>; settings: <code>diagnose.json</code>.</p>\n");
+        let _ = writeln!(
+            out,
+            "</table>\n<p>Per-question scores: {}; settings and per-group figures: {}.</p>",
+            link("scores.parquet"),
+            link("diagnose.json")
+        );
     }
 
     if let Some(pr) = stages.pruned {
         let _ = writeln!(
             out,
-            "<h2>Pruning ({})</h2>\n<p>Removed {} of {}; stopped because: {}.</p>",
+            "<h2>Pruning ({})</h2>\n<p>Removed {} of {}; stopped because: {}.</p>\n<p>Settings, the \
+             per-iteration curve and the reasons: {}; removal order: {}; the kept ids: {}.</p>",
             pr.method.as_str(),
             pr.removed.len(),
             pr.n_input,
-            escape(&pr.stop)
+            inline(&pr.stop),
+            link("prune.json"),
+            link("removed.csv"),
+            link("kept_ids.txt")
         );
         if has("prune_curve.svg") {
-            out.push_str("<img src=\"prune_curve.svg\" alt=\"prune curve\">\n");
+            out.push_str("<p><a href=\"prune_curve.svg\"><img src=\"prune_curve.svg\" alt=\"prune curve\"></a></p>\n");
         }
         let by_id: std::collections::BTreeMap<&str, &crate::sample::Sample> =
             stages.ingested.samples.iter().map(|s| (s.id.as_str(), s)).collect();
@@ -207,12 +239,17 @@ pub fn render(
                 r.score,
                 escape(s.map_or("", |s| s.question.as_str())),
                 escape(s.map_or("", |s| s.answer.as_str())),
-                escape(&r.reason)
+                inline(&r.reason)
             );
         }
         out.push_str("</table>\n");
         if pr.removed.len() > MAX_REMOVED_ROWS {
-            let _ = writeln!(out, "<p>First {MAX_REMOVED_ROWS} shown; all are in <code>removed.csv</code>.</p>");
+            let _ = writeln!(
+                out,
+                "<p>First {MAX_REMOVED_ROWS} of {n} shown; all {n} are in {}.</p>",
+                link("removed.csv"),
+                n = pr.removed.len()
+            );
         }
     }
 
@@ -230,7 +267,7 @@ pub fn render(
             let _ = writeln!(
                 out,
                 "<p>{} exact-duplicate clusters, {} near-duplicate clusters{}; {} pairs in config <code>duplicates</code>, \
-                 clusters in <code>duplicates.json</code>.{}</p>",
+                 clusters in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.{}</p>",
                 j["exact"]["clusters"],
                 if r.threshold.is_some() { j["near"]["clusters"].to_string() } else { "(not searched)".into() },
                 match r.n_train {
@@ -263,14 +300,17 @@ pub fn render(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
                 escape(&v.kind),
-                escape(&v.expected),
+                inline(&v.expected),
                 v.rows,
                 escape(v.config.as_deref().unwrap_or("-"))
             );
         }
         out.push_str("</table>\n");
     }
-    out.push_str("<p>The dataset card (<code>../README.md</code>) holds the full datasheet.</p>\n</body></html>\n");
+    out.push_str(
+        "<p>The dataset card (<a href=\"../README.md\"><code>../README.md</code></a>) holds the full datasheet.</p>\n\
+         </body></html>\n",
+    );
     out
 }
 
@@ -279,5 +319,18 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(super::escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn backticks_become_code_and_never_reach_the_page() {
+        use super::inline;
+        assert_eq!(inline("Variant `no_image` of every question"), "Variant <code>no_image</code> of every question");
+        assert_eq!(inline("`a<b` and `c`"), "<code>a&lt;b</code> and <code>c</code>");
+        // An unpaired backtick is dropped, an empty pair too.
+        assert_eq!(inline("it's `odd"), "it&#39;s odd");
+        assert_eq!(inline("x `` y"), "x  y");
+        assert_eq!(inline("plain"), "plain");
+        let stop = "at chance (0 removed; `stop-at-chance = false` prunes to the budget)";
+        assert!(!inline(stop).contains('`'));
     }
 }

@@ -205,10 +205,21 @@ fn write_variants(
         let config = written.map(|(config, file, bytes)| {
             configs.push(ConfigInfo {
                 name: config.clone(),
-                description: format!(
-                    "Variant `{name}` of every applicable question (expected behaviour: {}).",
-                    k.kind.expected().as_str()
-                ),
+                description: if k.kind == crate::variants::Kind::Phantom0 {
+                    // Not derived from the benchmark: the bundled probe bank.
+                    format!(
+                        "Variant `{name}`: a standalone Phantom-0-style probe set of {} open-ended questions about \
+                         an image that is never given; bundled with blindspot, the same for every benchmark and not \
+                         derived from this one's questions (expected behaviour: {}).",
+                        k.rows.len(),
+                        k.kind.expected().as_str()
+                    )
+                } else {
+                    format!(
+                        "Variant `{name}` of every applicable question (expected behaviour: {}).",
+                        k.kind.expected().as_str()
+                    )
+                },
                 bytes,
                 file,
                 rows: k.rows.len(),
@@ -358,8 +369,10 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     }
     if let Some(d) = stages.diagnosis {
         let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
+        // Pruning ran: the s(x) histogram marks what it (and deduplication) removed.
+        let removed = (stages.pruned.is_some() || stages.removes()).then(|| stages.removed_ids());
         crate::progress::timed("diagnose report", || {
-            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d)
+            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d, removed.as_ref())
         })?;
     }
     if let Some(e) = stages.embed {

@@ -6,8 +6,10 @@ each with 100 trees and 2 threads, 5-fold fit + predict, best of 3.
 Runs are paired: with --blindspot-cmd the script runs blindspot's bench binary
 (one repeat per call) right before every peer run, in the order blindspot,
 scikit-learn, blindspot, XGBoost, blindspot, LightGBM, and so three rounds, so
-that a busy machine slows both sides of a pair alike. Each ratio compares a
-peer with the blindspot runs paired with it. Without --blindspot-cmd,
+that a busy machine slows both sides of a pair alike. The ratio column is the
+median over rounds of (peer run / the blindspot run just before it), with the
+range: on a shared machine one quiet moment can make a single best-of figure
+misleading, a pair's ratio much less so. Without --blindspot-cmd,
 --blindspot-seconds and --blindspot-accuracy give a figure measured elsewhere.
 
 Labels are class indices (float in the files); each fold's training classes are
@@ -16,12 +18,12 @@ occurs in its training fold counts as wrong for every tool. Features are passed
 as float64 with NaN for missing values; each tool converts them as it would in
 use, inside the timed section.
 
-XGBoost and LightGBM run on OpenMP, whose idle threads spin by default; on a
-machine shared with other work (2 cores, other compiles) a spinning thread
-takes the core from the one doing the work, and both peers ran about 6x
-slower in a first try here. OMP_WAIT_POLICY is therefore PASSIVE unless the
-caller sets it (the value in force is printed); rayon's idle threads, in
-blindspot, go to sleep after a short spin.
+XGBoost and LightGBM run on OpenMP with its default wait policy, as a user
+gets them; OMP_WAIT_POLICY is printed and left to the caller. It matters here:
+on a 2-core machine shared with other work, OpenMP's spinning idle threads
+take the core from the thread doing the work (both peers ran about 6x slower
+under a load of 6), while OMP_WAIT_POLICY=PASSIVE made LightGBM about 9x
+slower on an idle machine. Read a table with the load printed beside it.
 
 With --pick-largest the folder given is the export folder itself, and the
 group with the most rows is taken (ties: most columns, then most bytes on
@@ -32,12 +34,9 @@ usage: python forest_peers.py EXPORT_DIR/<group> [--blindspot-cmd CMD]
            [--rounds 3] [--tools sklearn,xgboost,lightgbm]
        python forest_peers.py EXPORT_DIR --pick-largest [...]
 """
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before any OpenMP runtime loads
-
 import argparse
 import math
+import os
 import re
 import shlex
 import statistics
@@ -212,7 +211,7 @@ def main():
         if t not in PEERS:
             sys.exit(f"--tools: unknown {t!r} (known: {', '.join(PEERS)})")
         print(f"{PEERS[t][0]}: {PEERS[t][3](p)}")
-    print(f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (OpenMP default)')}")
     print(f"each: {a.rounds} rounds of 5-fold fit + predict, "
           + ("paired with a blindspot run before each" if a.blindspot_cmd else "blindspot figure given"))
     sys.stdout.flush()
@@ -243,17 +242,24 @@ def main():
         all_ours = [(a.blindspot_seconds, a.blindspot_accuracy)]
     rows = [("blindspot", a.blindspot_version, all_ours, None)]
     for t in tools:
-        paired = min(s for s, _ in ours[t]) if cmd else a.blindspot_seconds
-        rows.append((PEERS[t][0], versions[t], theirs[t], paired))
+        if cmd:
+            ratios = [p[0] / o[0] for p, o in zip(theirs[t], ours[t])]
+        else:
+            ratios = [p[0] / a.blindspot_seconds for p in theirs[t]]
+        rows.append((PEERS[t][0], versions[t], theirs[t], ratios))
 
     print()
-    print(f"| tool | version | best of {a.rounds} (s) | median (s) | blind accuracy | time / blindspot's |")
+    head = "time / blindspot's, paired (median, range)" if cmd else "time / blindspot's given time"
+    print(f"| tool | version | best of {a.rounds} (s) | median (s) | blind accuracy | {head} |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for name, ver, runs, paired in rows:
+    for name, ver, runs, ratios in rows:
         secs = [s for s, _ in runs]
         best, med = min(secs), statistics.median(secs)
         acc = runs[-1][1]
-        ratio = "1.0x" if paired is None else f"{best / paired:.1f}x (vs {paired:.3f} s paired)"
+        if ratios is None:
+            ratio = "1"
+        else:
+            ratio = f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
         n = f" ({len(secs)} runs)" if name == "blindspot" and len(secs) != a.rounds else ""
         print(f"| {name} | {ver} | {best:.3f}{n} | {med:.3f} | {acc:.4f} | {ratio} |")
 

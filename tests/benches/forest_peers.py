@@ -31,7 +31,7 @@ disk, then name), e.g. one skill of `blindspot synth`'s five equal ones.
 
 usage: python forest_peers.py EXPORT_DIR/<group> [--blindspot-cmd CMD]
            [--blindspot-seconds S --blindspot-accuracy A] [--blindspot-version V]
-           [--rounds 3] [--tools sklearn,xgboost,lightgbm]
+           [--rounds 3] [--tools sklearn,xgboost,lightgbm[,lightgbm-node]]
        python forest_peers.py EXPORT_DIR --pick-largest [...]
 """
 import argparse
@@ -121,6 +121,23 @@ def lightgbm_model(n_features):
     )
 
 
+def lightgbm_node_model(n_features):
+    """LightGBM "rf" drawing sqrt(p) features per split rather than per tree, as a
+    random forest does (an extra, not in the default --tools)."""
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(
+        boosting_type="rf",
+        n_estimators=TREES,
+        subsample=0.632,
+        subsample_freq=1,
+        colsample_bynode=lgbm_fraction(n_features),
+        n_jobs=THREADS,
+        random_state=SEED,
+        verbose=-1,
+    )
+
+
 def version(module):
     return __import__(module).__version__
 
@@ -148,6 +165,14 @@ PEERS = {
         lightgbm_model,
         lambda p: f'LGBMClassifier(boosting_type="rf", n_estimators={TREES}, subsample=0.632, '
         f"subsample_freq=1, colsample_bytree={lgbm_fraction(p):.3f} (sqrt({p}) of {p} per tree), "
+        f"n_jobs={THREADS}, verbose=-1): defaults num_leaves=31, 255 bins",
+    ),
+    "lightgbm-node": (
+        "LightGBM per-split",
+        "lightgbm",
+        lightgbm_node_model,
+        lambda p: f'LGBMClassifier(boosting_type="rf", n_estimators={TREES}, subsample=0.632, '
+        f"subsample_freq=1, colsample_bynode={lgbm_fraction(p):.3f} (sqrt({p}) of {p} per split), "
         f"n_jobs={THREADS}, verbose=-1): defaults num_leaves=31, 255 bins",
     ),
 }

@@ -46,6 +46,39 @@ bench-forest:
     .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
     .venv/bin/python tests/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
 
+# blindspot's forest against the fastest peers on the same exported fold
+# matrices: scikit-learn RandomForestClassifier, XGBoost XGBRFClassifier (hist)
+# and LightGBM's "rf" boosting, 100 trees and 2 threads each, 5-fold fit +
+# predict, best of 3 and median, each peer run paired with a blindspot run right
+# before it so machine load hits both. Installs pinned versions into .venv-peers
+# (xgboost-cpu: the same XGBoost without the CUDA NCCL wheel). Tables for
+# ScienceQA's all__multiple_choice (needs BLINDSPOT_DATA_DIR) and the largest
+# group of a 100,000-question `blindspot synth` benchmark.
+bench-forest-peers:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export BLINDSPOT_DATA_DIR="${BLINDSPOT_DATA_DIR:-$PWD/../shared/data}"
+    [ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
+    PIP_NO_CACHE_DIR=1 .venv-peers/bin/pip install -q "scikit-learn==1.9.1" "xgboost-cpu==3.2.0" \
+        "lightgbm==4.7.0" "pyarrow==26.0.1" "numpy==2.4.6"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    cargo build --release -q
+    bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
+    forest=$(cargo bench -q --bench forest --no-run --message-format=json | python3 -c \
+        'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable") and m["target"]["name"] == "forest"][-1])')
+    peers() { .venv-peers/bin/python tests/benches/forest_peers.py "$@" \
+        --blindspot-cmd "env RAYON_NUM_THREADS=2 $forest" --blindspot-version "$("$bin" --version | cut -d' ' -f2) $(git rev-parse --short HEAD)"; }
+    "$bin" diagnose tests/pipelines/scienceqa.toml --out "$tmp/sqa-d" --export-features "$tmp/sqa-f" > /dev/null
+    echo "== ScienceQA, load before: $(uptime)"
+    peers "$tmp/sqa-f/all__multiple_choice"
+    echo "load after: $(uptime)"
+    "$bin" synth --questions 100000 --seed 42 -o "$tmp/synth" > /dev/null
+    "$bin" diagnose "$tmp/synth/synth.toml" --out "$tmp/synth-d" --export-features "$tmp/synth-f" > /dev/null
+    echo "== synth 100,000, load before: $(uptime)"
+    peers "$tmp/synth-f" --pick-largest
+    echo "load after: $(uptime)"
+
 # IBP on ScienceQA (budget 20%, batch 50, floor 10: 17 iterations of full
 # 5-fold TsT-RF), then the same with the matched random control; wall time
 # and peak RSS (needs BLINDSPOT_DATA_DIR).

@@ -2,8 +2,9 @@
 //! feature matrices written by `blindspot diagnose --export-features DIR`
 //! (one group folder `<type>__<format>/r0_f<k>_{train,test}.parquet`).
 //! Prints the 5-fold fit + predict time (folds side by side, as in `diagnose`)
-//! and the blind accuracy, to compare
-//! with `tests/benches/forest_sklearn.py` on exactly the same input.
+//! and the blind accuracy (best of 3, or of N with `--repeats N`), to compare
+//! with `tests/benches/forest_sklearn.py` and `forest_peers.py` on exactly the
+//! same input; `forest_peers.py` calls it with `--repeats 1` between peer runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -46,9 +47,16 @@ fn load(path: &Path) -> (Matrix, Vec<u32>) {
 fn main() {
     let dir: PathBuf =
         std::env::args().nth(1).filter(|a| !a.starts_with('-')).map(PathBuf::from).unwrap_or_else(|| {
-            eprintln!("usage: cargo bench --bench forest -- EXPORT_DIR/<group>");
+            eprintln!("usage: cargo bench --bench forest -- EXPORT_DIR/<group> [--repeats N]");
             std::process::exit(2)
         });
+    let args: Vec<String> = std::env::args().collect();
+    let repeats: usize = args
+        .iter()
+        .position(|a| a == "--repeats")
+        .and_then(|i| args.get(i + 1))
+        .map_or(3, |n| n.parse().expect("--repeats takes a positive number"))
+        .max(1);
     let folds: Vec<(PathBuf, PathBuf)> = (0..)
         .map(|k| (dir.join(format!("r0_f{k}_train.parquet")), dir.join(format!("r0_f{k}_test.parquet"))))
         .take_while(|(a, _)| a.exists())
@@ -57,7 +65,7 @@ fn main() {
     let n_classes = loaded.iter().flat_map(|((_, y), (_, t))| y.iter().chain(t)).max().map_or(2, |m| *m as usize + 1);
     let mut best = f64::INFINITY;
     let mut accuracy = 0.0;
-    for _ in 0..3 {
+    for _ in 0..repeats {
         let start = Instant::now();
         // Folds side by side, as `blindspot diagnose` runs them (each forest is parallel
         // too); each fold's hits and size, in fold order.

@@ -88,6 +88,46 @@ fn demo_card_front_matter_and_datasheet() {
     insta::assert_snapshot!("demo_card", card);
 }
 
+/// The demo's report page as a reader sees it: its text, tags dropped, one
+/// line per block, entities decoded.
+#[test]
+fn demo_report_page_text() {
+    let html = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/report/index.html")).unwrap();
+    let body = html.split_once("<body>").map_or(html.as_str(), |(_, b)| b);
+    let mut text = String::new();
+    let mut in_tag = false;
+    let mut tag = String::new();
+    for c in body.chars() {
+        match (in_tag, c) {
+            (false, '<') => (in_tag, tag) = (true, String::new()),
+            (true, '>') => {
+                in_tag = false;
+                let name = tag.trim_start_matches('/').split([' ', '/']).next().unwrap_or("").to_string();
+                if ["p", "h1", "h2", "h3", "tr", "div", "li", "table", "br", "img"].contains(&name.as_str()) {
+                    text.push('\n');
+                } else if ["td", "th"].contains(&name.as_str()) && !tag.starts_with('/') {
+                    text.push_str(" | ");
+                }
+                if name == "img" {
+                    let alt = tag.split("alt=\"").nth(1).and_then(|a| a.split('"').next()).unwrap_or("");
+                    text.push_str(&format!("[image: {alt}]\n"));
+                }
+            }
+            (true, c) => tag.push(c),
+            (false, c) => text.push(c),
+        }
+    }
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert!(!text.contains('`'), "Markdown backticks on the page");
+    insta::assert_snapshot!("demo_report_page", lines.join("\n"));
+}
+
 #[test]
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
     let dir = demo().join("vqa-rad/1.4.0");

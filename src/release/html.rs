@@ -179,20 +179,28 @@ pub fn render(
         }
         out.push_str(
             "<table><tr><th>question type</th><th>format</th><th>questions</th><th>blind</th><th>chance</th>\
-             <th>majority</th><th>top feature</th></tr>\n",
+             <th>majority</th><th>blind − baseline</th><th>top feature</th></tr>\n",
         );
         for g in &d.groups {
+            // A top feature only where a blind model beats the baseline: below it
+            // the forest's splits explain nothing worth naming.
+            let baseline = g.chance.max(g.majority);
+            let top = g
+                .top_features
+                .first()
+                .filter(|_| g.blind_accuracy > baseline)
+                .map_or("–".to_string(), |f| format!("<code>{}</code>", escape(&f.0)));
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+                 <td class=\"n\">{}</td><td class=\"n\">{:+.1} pts</td><td>{top}</td></tr>",
                 escape(g.question_type.as_deref().unwrap_or("(none)")),
                 g.format.as_str(),
                 g.n,
                 pct(g.blind_accuracy),
                 pct(g.chance),
                 pct(g.majority),
-                escape(g.top_features.first().map_or("", |f| f.0.as_str()))
+                (g.blind_accuracy - baseline) * 100.0,
             );
         }
         let _ = writeln!(

@@ -62,9 +62,13 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
             g.top_features.first().filter(|_| above).map_or("–".to_string(), |f| format!("`{}`", f.0))
         );
     }
-    out.push_str(
-        "\n*blind − baseline*: blind accuracy minus the larger of chance and the majority baseline; top features are \
-         shown only for groups above it.\n",
+    let _ = writeln!(
+        out,
+        "\n*majority*: what always giving the training folds' most common answer scores on the held-out questions, \
+         fold by fold as the forest is scored (an open answer seen fewer than {} times in training counts as no \
+         answer, so a group of nearly all-distinct answers scores 0). *blind − baseline*: blind accuracy minus the \
+         larger of chance and the majority baseline; top features are shown only for groups above it.",
+        cfg.features.rare_vocab
     );
     for g in d.groups.iter().filter(|g| !g.pooled_types.is_empty()) {
         let _ = writeln!(

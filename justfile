@@ -96,7 +96,7 @@ bench-prune:
 # the variants option_shuffle, unknown_option, gold_removed and mirage (no
 # rows: it needs an image) and writes the release; each stage's wall time and
 # the peak RSS so far go to stderr, /usr/bin/time gives the totals.
-# Goals at 700,000: < 10 minutes, < 8 GB. `just bench-scale 10000`: smaller.
+# Goal at 700,000: < 5 minutes, < 4 GB. `just bench-scale 10000`: smaller.
 bench-scale n="700000":
     #!/usr/bin/env bash
     set -euo pipefail

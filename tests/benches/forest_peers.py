@@ -106,7 +106,9 @@ def lgbm_fraction(n_features):
     return max(1, int(math.sqrt(n_features))) / n_features
 
 
-def lightgbm_model(n_features):
+def lightgbm_rf(**sampling):
+    """LightGBM's "rf" boosting with bagging as a random forest's bootstrap;
+    `sampling` says where sqrt(p) features are drawn (per tree or per split)."""
     from lightgbm import LGBMClassifier
 
     return LGBMClassifier(
@@ -114,28 +116,21 @@ def lightgbm_model(n_features):
         n_estimators=TREES,
         subsample=0.632,
         subsample_freq=1,
-        colsample_bytree=lgbm_fraction(n_features),
         n_jobs=THREADS,
         random_state=SEED,
         verbose=-1,
+        **sampling,
     )
+
+
+def lightgbm_model(n_features):
+    return lightgbm_rf(colsample_bytree=lgbm_fraction(n_features))
 
 
 def lightgbm_node_model(n_features):
-    """LightGBM "rf" drawing sqrt(p) features per split rather than per tree, as a
-    random forest does (an extra, not in the default --tools)."""
-    from lightgbm import LGBMClassifier
-
-    return LGBMClassifier(
-        boosting_type="rf",
-        n_estimators=TREES,
-        subsample=0.632,
-        subsample_freq=1,
-        colsample_bynode=lgbm_fraction(n_features),
-        n_jobs=THREADS,
-        random_state=SEED,
-        verbose=-1,
-    )
+    """sqrt(p) features per split rather than per tree, as a random forest does
+    (an extra, not in the default --tools)."""
+    return lightgbm_rf(colsample_bynode=lgbm_fraction(n_features))
 
 
 def version(module):

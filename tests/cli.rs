@@ -327,3 +327,66 @@ fn a_spreadsheet_of_questions_ingests_without_conversion() {
     assert_eq!(ing.samples[0].context.as_deref(), Some("Look up."));
     assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
 }
+
+/// `blindspot ingest` streams: more records than one batch (65,536) and one
+/// JSON-lines block (8 MiB), sorted through run files, give the file that
+/// ingest-in-memory then one write gives, byte for byte, with the same
+/// rejected rows; ids equal under the id order ("7", "07") keep file order.
+#[test]
+fn a_large_ingest_streams_through_sorted_runs_to_the_same_bytes() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 140_000usize;
+    // Ids in a scrambled order, a tie under the id order, a duplicate and a
+    // record without an answer (both rejected under on-invalid = "skip").
+    let id = |i: usize| match i {
+        17 => "07".to_string(),
+        99_000 => "7".to_string(),
+        120_000 => "q-5".to_string(),
+        _ => format!("q-{}", (i * 7_919) % n),
+    };
+    let jsonl = dir.path().join("big.jsonl");
+    let csv = dir.path().join("big.csv");
+    let mut j = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
+    let mut c = std::io::BufWriter::new(std::fs::File::create(&csv).unwrap());
+    writeln!(c, "id,question,options,answer,question_type").unwrap();
+    for i in 0..n {
+        let answer = if i == 130_000 { String::new() } else { ["A", "B", "C"][i % 3].to_string() };
+        let q = format!("Which of these is in picture {i}, as seen from the left side of the frame?");
+        writeln!(
+            j,
+            r#"{{"id": "{}", "question": "{q}", "options": ["cat {i}", "dog", "bird"], "answer": "{answer}", "question_type": "t{}"}}"#,
+            id(i),
+            i % 5
+        )
+        .unwrap();
+        writeln!(c, r#"{},"{q}","[""cat {i}"", ""dog"", ""bird""]",{answer},t{}"#, id(i), i % 5).unwrap();
+    }
+    j.flush().unwrap();
+    c.flush().unwrap();
+    drop((j, c));
+    assert!(std::fs::metadata(&jsonl).unwrap().len() > 8 << 20);
+    for input in [&jsonl, &csv] {
+        let mut plan = blindspot::spec::IngestPlan::for_canonical_input(input).unwrap();
+        plan.on_invalid = blindspot::error::OnInvalid::Skip;
+        let whole = blindspot::ingest::ingest(&plan).unwrap();
+        assert_eq!(whole.samples.len(), n - 2);
+        let at = |id: &str| whole.samples.iter().position(|s| s.id == id).unwrap();
+        assert_eq!(at("07") + 1, at("7"), "a tie keeps file order");
+        let expected = dir.path().join("whole.parquet");
+        blindspot::io::parquet::write_samples(&expected, &whole.samples, blindspot::sample::Embed::Images).unwrap();
+        let out = dir.path().join("streamed.parquet");
+        let summary = blindspot::ingest::ingest_to_parquet(&plan, &out, blindspot::sample::Embed::Images).unwrap();
+        assert!(std::fs::read(&out).unwrap() == std::fs::read(&expected).unwrap(), "{}", input.display());
+        assert_eq!(summary.stats.kept, n - 2);
+        assert_eq!(summary.stats.rejected, 2);
+        let reasons = |r: &[blindspot::ingest::Rejected]| {
+            r.iter().map(|r| (r.location.clone(), r.reasons.clone())).collect::<Vec<_>>()
+        };
+        assert_eq!(reasons(&summary.rejected), reasons(&whole.rejected));
+        assert_eq!(summary.inputs[0].sha256, whole.inputs[0].sha256);
+        // The run files are gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.iter().all(|f| !f.to_string_lossy().starts_with(".blindspot")), "{left:?}");
+    }
+}

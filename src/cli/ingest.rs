@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result, display_path};
-use crate::ingest::ingest;
+use crate::ingest::ingest_to_parquet;
 use crate::io::fs::{atomic_write, write_bytes};
-use crate::io::parquet::write_samples;
 use crate::sample::Embed;
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -32,9 +31,13 @@ pub fn run(args: &Args) -> Result<()> {
         }
         IngestPlan::for_canonical_input(&args.input)?
     };
-    let ingested = ingest(&plan)?;
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
-    atomic_write(&args.output, |tmp| write_samples(tmp, &ingested.samples, embed).map(|_| ()))?;
+    let mut summary = None;
+    atomic_write(&args.output, |tmp| {
+        summary = Some(ingest_to_parquet(&plan, tmp, embed)?);
+        Ok(())
+    })?;
+    let ingested = summary.ok_or_else(|| Error::Bug("ingest wrote no summary".into()))?;
     if !ingested.rejected.is_empty() {
         let path = args.output.with_extension("rejected.jsonl");
         let mut text = String::new();

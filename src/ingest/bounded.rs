@@ -35,21 +35,65 @@ pub fn read(path: &Path, shape: Shape) -> Result<Vec<u8>> {
 
 /// [`read`] with another limit (tests).
 pub fn read_with_limit(path: &Path, shape: Shape, limit: u64) -> Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = Reader::open_with_limit(path, shape, limit)?;
     // Regular files are allocated once; pipes grow as they are read.
-    let size = file.metadata().ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
-    let mut bytes = Vec::with_capacity(usize::try_from(size.min(1 << 30)).unwrap_or(0));
-    let mut chunk = vec![0u8; 1 << 20];
-    let mut scan = Scan::new(shape);
-    loop {
-        let n = match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io(path, e)),
+    let mut bytes = Vec::with_capacity(usize::try_from(reader.size_hint.min(1 << 30)).unwrap_or(0));
+    while reader.read_chunk(&mut bytes)? {}
+    Ok(bytes)
+}
+
+/// A text input read piece by piece, each piece checked against the record
+/// limit as it arrives, and hashed (sha256, for the manifest) on the way.
+pub struct Reader {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    shape: Shape,
+    limit: u64,
+    scan: Scan,
+    hasher: sha2::Sha256,
+    bytes: u64,
+    chunk: Vec<u8>,
+    /// The file's size when it is a regular file (0 for pipes).
+    pub size_hint: u64,
+}
+
+impl Reader {
+    pub fn open(path: &Path, shape: Shape) -> Result<Reader> {
+        Self::open_with_limit(path, shape, MAX_RECORD_BYTES)
+    }
+
+    fn open_with_limit(path: &Path, shape: Shape, limit: u64) -> Result<Reader> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let size_hint = file.metadata().ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
+        Ok(Reader {
+            file,
+            path: path.to_path_buf(),
+            shape,
+            limit,
+            scan: Scan::new(shape),
+            hasher: sha2::Digest::new(),
+            bytes: 0,
+            chunk: vec![0u8; 1 << 20],
+            size_hint,
+        })
+    }
+
+    /// Appends the next piece (up to 1 MiB) to `out`; false at the end of the file.
+    pub fn read_chunk(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+        let n = loop {
+            match self.file.read(&mut self.chunk) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
         };
-        if let Some(open) = scan.feed(&chunk[..n], limit) {
-            return Err(match scan.binary {
+        if n == 0 {
+            return Ok(false);
+        }
+        let piece = &self.chunk[..n];
+        if let Some(open) = self.scan.feed(piece, self.limit) {
+            let path = self.path.as_path();
+            return Err(match self.scan.binary {
                 Some(b) => Error::one(
                     Problem::new(
                         Location { file: display_path(path).into(), pos: Pos::LineCol(open.line, open.col) },
@@ -59,12 +103,23 @@ pub fn read_with_limit(path: &Path, shape: Shape, limit: u64) -> Result<Vec<u8>>
                     )
                     .help("give the benchmark's JSON file (a device, an archive or a truncated download is not one)"),
                 ),
-                None => too_large(path, shape, limit, &open),
+                None => too_large(path, self.shape, self.limit, &open),
             });
         }
-        bytes.extend_from_slice(&chunk[..n]);
+        sha2::Digest::update(&mut self.hasher, piece);
+        self.bytes += n as u64;
+        out.extend_from_slice(piece);
+        Ok(true)
     }
-    Ok(bytes)
+
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The sha256 (lowercase hex) and size of everything read.
+    pub fn finish(self) -> (String, u64) {
+        (hex::encode(sha2::Digest::finalize(self.hasher)), self.bytes)
+    }
 }
 
 /// Where the record over the limit starts.

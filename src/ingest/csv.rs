@@ -8,85 +8,141 @@ use crate::error::{Error, Location, Problem, Result, display_path};
 
 /// Reads a delimited file with a header row.
 pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<RawRecord>> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Error::one(
-            Problem::new(Location::file(path), "the file is empty")
-                .help("a benchmark file needs a header row and at least one record"),
-        ));
-    }
-    if delimiter != b'\t'
-        && let Some(open) = unclosed_quote(bytes, delimiter)
-    {
-        let mut p = Problem::new(
-            Location { file: display_path(path).into(), pos: crate::error::Pos::LineCol(open.line, open.col) },
-            "this quote is never closed: the rest of the file would be read as one value",
-        )
-        .help("close the quote, or double a quote inside a quoted value (\"\")");
-        if open.line > 1
-            && let Some(name) = first_line(bytes).and_then(|h| h.split(delimiter as char).nth(open.field))
-        {
-            p = p.field(name.trim().trim_matches('"'));
-        }
-        return Err(Error::one(p));
-    }
-    // CSV is always RFC 4180. A TSV is read with quotes when every value that opens
-    // with a quote is quoted as pandas and spreadsheets write them (closed, then a tab
-    // or the line's end); otherwise quotes are plain text, as in hand-written TSVs.
-    let quoting = delimiter != b'\t' || quotes_are_rfc(bytes, delimiter);
-    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).flexible(false).quoting(quoting).from_reader(bytes);
-    let headers = reader
-        .byte_headers()
-        .map_err(|e| csv_problem(path, &e))?
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
-                Error::one(Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1)))
-            })
-        })
-        .collect::<Result<Vec<super::raw::Key>>>()?;
-    let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
-    let file: std::sync::Arc<str> = display_path(path).into();
+    let mut rows = Delimited::open(path, bytes.to_vec(), delimiter)?;
     let mut records = Vec::new();
-    let mut problems = crate::error::Capped::default();
-    let mut row = 0u64;
-    for result in reader.byte_records() {
-        let rec = match result {
-            Ok(r) => r,
-            Err(e) => {
-                problems.push(csv_problem_inner(path, &e));
-                continue;
-            }
-        };
-        row += 1;
-        let line = rec.position().map_or(row + 1, |p| p.line());
-        let mut fields = Vec::with_capacity(headers.len());
-        for (i, value) in rec.iter().enumerate() {
-            match std::str::from_utf8(value) {
-                Ok(s) => fields.push((headers[i].clone(), Raw::Str(s.to_string()))),
-                Err(_) => problems.push(
-                    Problem::new(Location::line(path, line), "the value is not valid UTF-8")
-                        .field(headers[i].to_string())
-                        .help("re-save the file as UTF-8"),
-                ),
-            }
-        }
-        records.push(RawRecord {
-            loc: Location { file: file.clone(), pos: crate::error::Pos::Line(line) },
-            value: Raw::Map(fields),
-            file_stem: stem.clone(),
-            key: None,
-            row,
-        });
-    }
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems.into_vec()));
-    }
-    if records.is_empty() {
-        return Err(Error::one(Problem::new(Location::file(path), "the file has a header but no records")));
+    while let Some(batch) = rows.next_batch(usize::MAX)? {
+        records.extend(batch);
     }
     Ok(records)
+}
+
+/// The records of a delimited file, parsed a batch at a time (the bytes are
+/// held, the parsed records only per batch).
+pub struct Delimited {
+    path: std::path::PathBuf,
+    reader: csv::Reader<std::io::Cursor<Vec<u8>>>,
+    headers: Vec<super::raw::Key>,
+    stem: std::sync::Arc<str>,
+    file: std::sync::Arc<str>,
+    row: u64,
+    problems: crate::error::Capped,
+    done: bool,
+}
+
+impl Delimited {
+    /// Checks the file's quoting and reads its header row.
+    pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8) -> Result<Delimited> {
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            bytes.drain(..3);
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(Error::one(
+                Problem::new(Location::file(path), "the file is empty")
+                    .help("a benchmark file needs a header row and at least one record"),
+            ));
+        }
+        if delimiter != b'\t'
+            && let Some(open) = unclosed_quote(&bytes, delimiter)
+        {
+            let mut p = Problem::new(
+                Location { file: display_path(path).into(), pos: crate::error::Pos::LineCol(open.line, open.col) },
+                "this quote is never closed: the rest of the file would be read as one value",
+            )
+            .help("close the quote, or double a quote inside a quoted value (\"\")");
+            if open.line > 1
+                && let Some(name) = first_line(&bytes).and_then(|h| h.split(delimiter as char).nth(open.field))
+            {
+                p = p.field(name.trim().trim_matches('"'));
+            }
+            return Err(Error::one(p));
+        }
+        // CSV is always RFC 4180. A TSV is read with quotes when every value that opens
+        // with a quote is quoted as pandas and spreadsheets write them (closed, then a tab
+        // or the line's end); otherwise quotes are plain text, as in hand-written TSVs.
+        let quoting = delimiter != b'\t' || quotes_are_rfc(&bytes, delimiter);
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .flexible(false)
+            .quoting(quoting)
+            .from_reader(std::io::Cursor::new(bytes));
+        let headers = reader
+            .byte_headers()
+            .map_err(|e| csv_problem(path, &e))?
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
+                    Error::one(Problem::new(
+                        Location::line(path, 1),
+                        format!("header column {} is not valid UTF-8", i + 1),
+                    ))
+                })
+            })
+            .collect::<Result<Vec<super::raw::Key>>>()?;
+        Ok(Delimited {
+            path: path.to_path_buf(),
+            reader,
+            headers,
+            stem: path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into(),
+            file: display_path(path).into(),
+            row: 0,
+            problems: crate::error::Capped::default(),
+            done: false,
+        })
+    }
+
+    /// Up to `max` more records, or `None` after the last. A bad row is an
+    /// error at the end, with every other bad row of the file.
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRecord>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let path = self.path.as_path();
+        let mut records = Vec::with_capacity(max.min(1 << 16));
+        let mut rec = csv::ByteRecord::new();
+        while records.len() < max {
+            match self.reader.read_byte_record(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    break;
+                }
+                Err(e) => {
+                    self.problems.push(csv_problem_inner(path, &e));
+                    continue;
+                }
+            }
+            self.row += 1;
+            let line = rec.position().map_or(self.row + 1, |p| p.line());
+            let mut fields = Vec::with_capacity(self.headers.len());
+            for (i, value) in rec.iter().enumerate() {
+                match std::str::from_utf8(value) {
+                    Ok(s) => fields.push((self.headers[i].clone(), Raw::Str(s.to_string()))),
+                    Err(_) => self.problems.push(
+                        Problem::new(Location::line(path, line), "the value is not valid UTF-8")
+                            .field(self.headers[i].to_string())
+                            .help("re-save the file as UTF-8"),
+                    ),
+                }
+            }
+            records.push(RawRecord {
+                loc: Location { file: self.file.clone(), pos: crate::error::Pos::Line(line) },
+                value: Raw::Map(fields),
+                file_stem: self.stem.clone(),
+                key: None,
+                row: self.row,
+            });
+        }
+        if self.done {
+            if !self.problems.is_empty() {
+                return Err(Error::Invalid(std::mem::take(&mut self.problems).into_vec()));
+            }
+            if self.row == 0 {
+                return Err(Error::one(Problem::new(Location::file(path), "the file has a header but no records")));
+            }
+        }
+        Ok((!records.is_empty()).then_some(records))
+    }
 }
 
 /// Where a quoted value that runs to the end of the file opens.
@@ -222,6 +278,36 @@ mod tests {
                 _ => Vec::new(),
             })
             .collect()
+    }
+
+    /// Rows parsed a batch at a time are the rows of the file parsed whole;
+    /// bad rows fail the file at its end, all of them listed.
+    #[test]
+    fn batches_are_the_file_read_whole() {
+        let text = b"id,question\n1,\"a\nb\"\n2,c\n3,d\n4,e\n5,f\n";
+        let whole = read_delimited(Path::new("t.csv"), text, b',').unwrap();
+        let mut rows = Delimited::open(Path::new("t.csv"), text.to_vec(), b',').unwrap();
+        let mut batched = Vec::new();
+        while let Some(b) = rows.next_batch(2).unwrap() {
+            assert!(b.len() <= 2);
+            batched.extend(b);
+        }
+        let key = |r: &RawRecord| (r.loc.to_string(), r.row, r.value.to_json());
+        assert_eq!(batched.iter().map(key).collect::<Vec<_>>(), whole.iter().map(key).collect::<Vec<_>>());
+        assert_eq!(whole[1].loc.to_string(), "t.csv:4");
+
+        let bad = b"id,question\n1,a\n2\n3,c\n4,d,x\n";
+        let mut rows = Delimited::open(Path::new("t.csv"), bad.to_vec(), b',').unwrap();
+        let first = rows.next_batch(1).unwrap().unwrap();
+        assert_eq!(first.len(), 1);
+        let e = loop {
+            match rows.next_batch(1) {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("bad rows were not reported"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(e.contains("t.csv:3") && e.contains("t.csv:5"), "{e}");
     }
 
     #[test]

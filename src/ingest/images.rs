@@ -76,10 +76,30 @@ fn relative(dir: &Path, path: &Path) -> String {
     rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
-/// Resolves every sample's images in place; returns (sample index, problem) pairs.
-pub fn resolve(mapped: &mut [Mapped], dir: Option<&Path>) -> Vec<(usize, Problem)> {
+/// Resolves samples' images against one image folder, batch after batch; the
+/// folder is indexed by file name once, when a path first needs it.
+pub struct Resolver {
+    dir: Option<PathBuf>,
+    index: Option<HashMap<String, Vec<PathBuf>>>,
+}
+
+impl Resolver {
+    pub fn new(dir: Option<PathBuf>) -> Resolver {
+        Resolver { dir, index: None }
+    }
+
+    /// Resolves every sample's images in place; returns (sample index, problem) pairs.
+    pub fn resolve(&mut self, mapped: &mut [Mapped]) -> Vec<(usize, Problem)> {
+        resolve(mapped, self.dir.as_deref(), &mut self.index)
+    }
+}
+
+fn resolve(
+    mapped: &mut [Mapped],
+    dir: Option<&Path>,
+    index: &mut Option<HashMap<String, Vec<PathBuf>>>,
+) -> Vec<(usize, Problem)> {
     let mut problems = Vec::new();
-    let mut index: Option<HashMap<String, Vec<PathBuf>>> = None;
     // Which file each path-named image is, per sample.
     let mut located: Vec<Vec<Option<PathBuf>>> = Vec::with_capacity(mapped.len());
     for (i, m) in mapped.iter().enumerate() {

@@ -145,6 +145,8 @@ pub struct JsonRecords {
     stem: Arc<str>,
     bytes: Vec<u8>,
     spans: Vec<Span>,
+    /// Records of the file before these (a block of a streamed file).
+    row_base: u64,
 }
 
 impl JsonRecords {
@@ -169,7 +171,7 @@ impl JsonRecords {
                     value,
                     file_stem: self.stem.clone(),
                     key: s.key.clone(),
-                    row: i as u64 + 1,
+                    row: self.row_base + i as u64 + 1,
                 }),
                 Err(e) => {
                     let line = s.line + e.line().saturating_sub(1) as u64;
@@ -253,6 +255,7 @@ fn records_of(path: &Path, bytes: Vec<u8>, spans: Vec<Span>) -> JsonRecords {
         stem: path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into(),
         bytes,
         spans,
+        row_base: 0,
     }
 }
 
@@ -346,9 +349,24 @@ pub fn split_json(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
 
 /// Finds the records of a JSON-lines file: one per non-blank line.
 pub fn split_jsonl(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let (spans, _) = line_spans(&bytes, start, 1);
+    if spans.is_empty() {
+        return Err(empty_file(path));
+    }
+    Ok(records_of(path, bytes, spans))
+}
+
+fn empty_file(path: &Path) -> Error {
+    Error::one(
+        Problem::new(Location::file(path), "the file is empty").help("a benchmark file needs at least one record"),
+    )
+}
+
+/// The non-blank lines of `bytes[start..]` as spans, the first numbered
+/// `line`; and the number of the line after the last.
+fn line_spans(bytes: &[u8], mut start: usize, mut line: u64) -> (Vec<Span>, u64) {
     let mut spans = Vec::new();
-    let mut start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-    let mut line = 1u64;
     while start < bytes.len() {
         let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
         let text = &bytes[start..end];
@@ -358,12 +376,89 @@ pub fn split_jsonl(path: &Path, bytes: Vec<u8>) -> Result<JsonRecords> {
         start = end + 1;
         line += 1;
     }
-    if spans.is_empty() {
-        return Err(Error::one(
-            Problem::new(Location::file(path), "the file is empty").help("a benchmark file needs at least one record"),
-        ));
+    (spans, line)
+}
+
+/// A JSON-lines file read block by block: each block holds whole lines, and
+/// only one block's bytes are in memory at a time.
+pub struct JsonLines {
+    reader: super::bounded::Reader,
+    path: std::path::PathBuf,
+    /// Bytes read but not yet handed out (the start of an unfinished line).
+    carry: Vec<u8>,
+    /// The line number of `carry[0]`.
+    line: u64,
+    rows: u64,
+    started: bool,
+    eof: bool,
+    block: usize,
+}
+
+/// Bytes per block of a streamed JSON-lines file.
+pub const BLOCK_BYTES: usize = 8 << 20;
+
+impl JsonLines {
+    pub fn open(path: &Path) -> Result<JsonLines> {
+        Ok(JsonLines {
+            reader: super::bounded::Reader::open(path, super::bounded::Shape::Lines)?,
+            path: path.to_path_buf(),
+            carry: Vec::new(),
+            line: 1,
+            rows: 0,
+            started: false,
+            eof: false,
+            block: BLOCK_BYTES,
+        })
     }
-    Ok(records_of(path, bytes, spans))
+
+    /// The next block's records (at least one), or `None` after the last.
+    pub fn next_block(&mut self) -> Result<Option<JsonRecords>> {
+        loop {
+            while !self.eof && (self.carry.len() < self.block || !self.carry.contains(&b'\n')) {
+                self.eof = !self.reader.read_chunk(&mut self.carry)?;
+            }
+            if self.carry.is_empty() {
+                return if self.rows == 0 { Err(empty_file(&self.path)) } else { Ok(None) };
+            }
+            let cut = if self.eof {
+                self.carry.len()
+            } else {
+                self.carry.iter().rposition(|&b| b == b'\n').map_or(self.carry.len(), |i| i + 1)
+            };
+            let rest = self.carry.split_off(cut);
+            let bytes = std::mem::replace(&mut self.carry, rest);
+            let start = if !self.started && bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+            self.started = true;
+            let (spans, next_line) = line_spans(&bytes, start, self.line);
+            // A block ends at a newline, so the next starts on a new line.
+            self.line = if bytes.ends_with(b"\n") { next_line } else { next_line - 1 };
+            if spans.is_empty() {
+                continue;
+            }
+            let mut records = records_of(&self.path, bytes, spans);
+            records.row_base = self.rows;
+            self.rows += records.len() as u64;
+            return Ok(Some(records));
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size, when it is a regular file (0 for a pipe).
+    pub fn size_hint(&self) -> u64 {
+        self.reader.size_hint
+    }
+
+    pub fn bytes_read(&self) -> u64 {
+        self.reader.bytes_read()
+    }
+
+    /// The sha256 (lowercase hex) and size of the whole file.
+    pub fn finish(self) -> (String, u64) {
+        self.reader.finish()
+    }
 }
 
 /// Whether `bytes` hold a `\uD800`-`\uDFFF` escape (half of a UTF-16 pair).
@@ -396,6 +491,43 @@ mod tests {
         let l = read("{\"a\": 1}\n\n{\"a\": 2}\n").unwrap();
         assert_eq!(l.len(), 2);
         assert_eq!(l[1].loc.pos, crate::error::Pos::Line(3));
+    }
+
+    /// A file read in blocks (of a few bytes here, so that blocks end
+    /// everywhere) gives the records, lines, rows and problems of the file read whole.
+    #[test]
+    fn json_lines_read_in_blocks_are_the_file_read_whole() {
+        let text =
+            "\u{FEFF}{\"id\": 1, \"q\": \"a\"}\n\n  \n{\"id\": 2}\r\n{\"id\": 3, \"q\": [1, 2]}\n{bad}\n\n{\"id\": 5}";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let whole = split_jsonl(&path, text.as_bytes().to_vec()).unwrap();
+        let (w_records, w_problems) = whole.parse(0..whole.len());
+        for block in [1, 2, 7, 16, 1 << 20] {
+            let mut lines = JsonLines::open(&path).unwrap();
+            lines.block = block;
+            let (mut records, mut problems) = (Vec::new(), Vec::new());
+            while let Some(b) = lines.next_block().unwrap() {
+                let (r, p) = b.parse(0..b.len());
+                records.extend(r);
+                problems.extend(p);
+            }
+            let got: Vec<_> = records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            let want: Vec<_> = w_records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            assert_eq!(got, want, "block {block}");
+            let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            assert_eq!(problems, w_problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(), "block {block}");
+            let (sha, bytes) = lines.finish();
+            assert_eq!(bytes, text.len() as u64);
+            assert_eq!(sha, hex::encode(sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(text))));
+        }
+        assert_eq!(w_records.len(), 4);
+        let empty = dir.path().join("e.jsonl");
+        std::fs::write(&empty, "\n \n").unwrap();
+        let Err(e) = JsonLines::open(&empty).unwrap().next_block() else { panic!("an empty file was read") };
+        let e = e.to_string();
+        assert!(e.contains("the file is empty"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod options;
 pub mod parquet;
 pub mod plan;
 pub mod raw;
+pub mod spill;
 pub mod vlmevalkit;
 pub mod xlsx;
 
@@ -108,54 +109,68 @@ fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
     Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(Sha256::digest(b)), bytes: b.len() as u64 })
 }
 
-/// The records of one input: JSON is parsed lazily, chunk by chunk, while
+/// The records of a whole input: JSON is parsed lazily, chunk by chunk, while
 /// mapping; other formats arrive parsed.
-enum Source {
+enum Records {
     Json(json::JsonRecords),
     Parsed(Vec<RawRecord>),
 }
 
-impl Source {
+impl Records {
     fn len(&self) -> usize {
         match self {
-            Source::Json(j) => j.len(),
-            Source::Parsed(r) => r.len(),
+            Records::Json(j) => j.len(),
+            Records::Parsed(r) => r.len(),
         }
     }
 
     fn chunk(&self, range: std::ops::Range<usize>) -> (std::borrow::Cow<'_, [RawRecord]>, Vec<Problem>) {
         match self {
-            Source::Json(j) => {
+            Records::Json(j) => {
                 let (r, p) = j.parse(range);
                 (std::borrow::Cow::Owned(r), p)
             }
-            Source::Parsed(r) => (std::borrow::Cow::Borrowed(&r[range]), Vec::new()),
+            Records::Parsed(r) => (std::borrow::Cow::Borrowed(&r[range]), Vec::new()),
         }
     }
 }
 
-/// Reads one input (any format).
-fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Source> {
+/// One input, opened: read whole, or parsed a batch at a time (CSV, TSV),
+/// or read and parsed block by block (JSON lines).
+enum Source {
+    Whole(Records),
+    Delimited(csv::Delimited),
+    Lines(json::JsonLines),
+}
+
+/// Opens one input (any format). Inputs read whole are hashed here; streamed
+/// ones when they have been read to the end.
+fn open_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Source> {
+    let whole = |records| Ok(Source::Whole(records));
     match format {
-        Format::Json | Format::Jsonl | Format::Csv | Format::Tsv | Format::Vlmevalkit => {
+        Format::Jsonl => Ok(Source::Lines(json::JsonLines::open(path)?)),
+        Format::Csv | Format::Tsv => {
+            let bytes = bounded::read(path, bounded::Shape::Lines)?;
+            inputs.push(hash_file(path, Some(&bytes))?);
+            let delimiter = if format == Format::Csv { b',' } else { b'\t' };
+            Ok(Source::Delimited(csv::Delimited::open(path, bytes, delimiter)?))
+        }
+        Format::Json | Format::Vlmevalkit => {
             let shape = if format == Format::Json { bounded::Shape::Json } else { bounded::Shape::Lines };
             let bytes = bounded::read(path, shape)?;
             inputs.push(hash_file(path, Some(&bytes))?);
-            Ok(match format {
-                Format::Json => Source::Json(json::split_json(path, bytes)?),
-                Format::Jsonl => Source::Json(json::split_jsonl(path, bytes)?),
-                Format::Csv => Source::Parsed(csv::read_delimited(path, &bytes, b',')?),
-                Format::Tsv => Source::Parsed(csv::read_delimited(path, &bytes, b'\t')?),
-                _ => Source::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
+            whole(match format {
+                Format::Json => Records::Json(json::split_json(path, bytes)?),
+                _ => Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
             })
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);
-            Ok(Source::Parsed(parquet::read_parquet(path)?))
+            whole(Records::Parsed(parquet::read_parquet(path)?))
         }
         Format::Xlsx => {
             inputs.push(hash_file(path, None)?);
-            Ok(Source::Parsed(xlsx::read_xlsx(path)?))
+            whole(Records::Parsed(xlsx::read_xlsx(path)?))
         }
         Format::Hf => {
             let mut all = Vec::new();
@@ -163,7 +178,7 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
                 inputs.push(hash_file(&f, None)?);
                 all.extend(parquet::read_parquet(&f)?);
             }
-            Ok(Source::Parsed(all))
+            whole(Records::Parsed(all))
         }
         Format::Imagefolder => {
             let jsonl = path.join("metadata.jsonl");
@@ -175,12 +190,12 @@ fn read_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
                         .help("metadata.jsonl or metadata.csv must be a file (not a pipe, device or folder)"),
                 ));
             }
-            let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
-            inputs.push(hash_file(&meta, Some(&bytes))?);
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {
-                Ok(Source::Parsed(csv::read_delimited(&meta, &bytes, b',')?))
+                let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
+                inputs.push(hash_file(&meta, Some(&bytes))?);
+                Ok(Source::Delimited(csv::Delimited::open(&meta, bytes, b',')?))
             } else {
-                Ok(Source::Json(json::split_jsonl(&meta, bytes)?))
+                Ok(Source::Lines(json::JsonLines::open(&meta)?))
             }
         }
     }
@@ -201,8 +216,8 @@ struct ChunkOut {
     filter_seen: Vec<bool>,
 }
 
-fn process_chunk(source: &Source, range: std::ops::Range<usize>, format: Format, plan: &IngestPlan) -> ChunkOut {
-    let (records, parse_problems) = source.chunk(range);
+fn process_chunk(records: &Records, range: std::ops::Range<usize>, format: Format, plan: &IngestPlan) -> ChunkOut {
+    let (records, parse_problems) = records.chunk(range);
     let filter_seen = plan.filters.iter().map(|f| records.iter().any(|r| r.has(&f.field))).collect();
     let items = records
         .iter()
@@ -215,124 +230,312 @@ fn process_chunk(source: &Source, range: std::ops::Range<usize>, format: Format,
     ChunkOut { items, parse_problems, filter_seen }
 }
 
-/// Runs ingest for a plan. With `on-invalid = "error"`, any invalid sample
-/// fails the whole ingest with every problem listed.
-pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
-    let mut inputs = Vec::new();
-    let mut sources = Vec::new();
-    let spinner = progress::spinner("reading");
-    let mut read_problems = Vec::new();
-    for input in &plan.inputs {
-        spinner.set_message(format!("reading {}", display_path(&input.path)));
-        match read_input(&input.path, input.format, &plan.split, &mut inputs) {
-            Ok(source) => sources.push((source, input.format)),
-            Err(Error::Invalid(p)) => read_problems.extend(p),
-            Err(e) => return Err(e),
+/// Records mapped at a time: the unit of memory, whatever the input's size
+/// (two chunks per thread, at least four).
+fn batch_size() -> usize {
+    json::CHUNK * (2 * rayon::current_num_threads()).max(4)
+}
+
+/// Every id kept so far, compared in Unicode NFC, each with where it was first
+/// seen: ids live end to end in one string, so a million ids take tens of MB.
+struct IdSet {
+    text: String,
+    entries: Vec<(usize, u32, Location)>,
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+/// An id as compared: composed and decomposed forms of the same text are one id.
+fn id_key(id: &str) -> std::borrow::Cow<'_, str> {
+    if id.is_ascii() {
+        std::borrow::Cow::Borrowed(id)
+    } else {
+        use unicode_normalization::UnicodeNormalization;
+        std::borrow::Cow::Owned(id.nfc().collect())
+    }
+}
+
+impl IdSet {
+    fn new() -> IdSet {
+        IdSet {
+            text: String::new(),
+            entries: Vec::new(),
+            table: hashbrown::HashTable::new(),
+            hasher: Default::default(),
         }
     }
-    spinner.finish_and_clear();
-    if !read_problems.is_empty() {
-        return Err(Error::Invalid(read_problems));
+
+    fn written(&self, e: u32) -> &str {
+        let (start, len, _) = &self.entries[e as usize];
+        &self.text[*start..*start + *len as usize]
     }
 
-    let total: usize = sources.iter().map(|(s, _)| s.len()).sum();
-    let bar = progress::bar(total as u64, "mapping");
-    let units: Vec<(usize, std::ops::Range<usize>)> = sources
-        .iter()
-        .enumerate()
-        .flat_map(|(k, (s, _))| (0..s.len()).step_by(json::CHUNK).map(move |a| (k, a..(a + json::CHUNK).min(s.len()))))
-        .collect();
-    let chunks: Vec<ChunkOut> = units
-        .into_par_iter()
-        .map(|(k, range)| {
-            let n = range.len() as u64;
-            let out = process_chunk(&sources[k].0, range, sources[k].1, plan);
-            bar.inc(n);
-            out
-        })
-        .collect();
-    bar.finish_and_clear();
-    drop(sources);
-
-    let mut filter_seen = vec![false; plan.filters.len()];
-    let mut parse_problems = Vec::new();
-    let mut items = Vec::with_capacity(total);
-    for c in chunks {
-        parse_problems.extend(c.parse_problems);
-        for (seen, s) in filter_seen.iter_mut().zip(c.filter_seen) {
-            *seen |= s;
+    /// Adds `id`; when an equal id was added before, returns it as written and
+    /// where it was, and adds nothing.
+    fn insert(&mut self, id: &str, loc: &Location) -> Option<(&str, &Location)> {
+        use std::hash::BuildHasher;
+        let key = id_key(id);
+        let hash = self.hasher.hash_one(key.as_ref());
+        let found = self.table.find(hash, |&e| id_key(self.written(e)) == key).copied();
+        if let Some(e) = found {
+            return Some((self.written(e), &self.entries[e as usize].2));
         }
-        items.extend(c.items);
+        let e = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+        self.entries.push((self.text.len(), id.len() as u32, loc.clone()));
+        self.text.push_str(id);
+        let (entries, text, hasher) = (&self.entries, &self.text, &self.hasher);
+        self.table.insert_unique(hash, e, |&x| {
+            let (start, len, _) = &entries[x as usize];
+            hasher.hash_one(id_key(&text[*start..*start + *len as usize]).as_ref())
+        });
+        None
     }
-    if !parse_problems.is_empty() {
-        return Err(Error::Invalid(parse_problems));
-    }
-    check_filter_fields(plan, &filter_seen)?;
+}
 
-    let mut stats = IngestStats { records: items.len(), ..Default::default() };
-    // Record index of each mapped sample, and the samples themselves.
-    let mut kept: Vec<usize> = Vec::new();
-    let mut mapped: Vec<Mapped> = Vec::new();
-    let mut invalid: BTreeMap<usize, Vec<Problem>> = BTreeMap::new();
-    let mut raws: BTreeMap<usize, (RawRecord, Format)> = BTreeMap::new();
-    for (i, item) in items.into_iter().enumerate() {
-        match item.outcome {
-            Outcome::Kept(m) => {
-                kept.push(i);
-                mapped.push(*m);
+/// What ingest found, apart from the samples.
+pub struct Summary {
+    pub rejected: Vec<Rejected>,
+    pub inputs: Vec<InputFile>,
+    pub images: BTreeMap<String, String>,
+    pub stats: IngestStats,
+}
+
+/// Ingest's state across batches.
+struct Run<'p> {
+    plan: &'p IngestPlan,
+    resolver: images::Resolver,
+    filter_seen: Vec<bool>,
+    parse_problems: Vec<Problem>,
+    /// Every problem of an invalid sample, in record order (on-invalid = "error").
+    invalid: Vec<Problem>,
+    rejected: Vec<Rejected>,
+    ids: IdSet,
+    notes: BTreeMap<&'static str, (usize, String)>,
+    images: BTreeMap<String, String>,
+    stats: IngestStats,
+}
+
+impl Run<'_> {
+    /// Maps records `range` of one input and hands its valid samples to `sink`.
+    fn batch(
+        &mut self,
+        records: &Records,
+        range: std::ops::Range<usize>,
+        format: Format,
+        sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>,
+    ) -> Result<()> {
+        let plan = self.plan;
+        let units: Vec<std::ops::Range<usize>> =
+            range.clone().step_by(json::CHUNK).map(|a| a..(a + json::CHUNK).min(range.end)).collect();
+        let chunks: Vec<ChunkOut> = units.into_par_iter().map(|r| process_chunk(records, r, format, plan)).collect();
+        let mut items = Vec::with_capacity(range.len());
+        for c in chunks {
+            self.parse_problems.extend(c.parse_problems);
+            for (seen, s) in self.filter_seen.iter_mut().zip(c.filter_seen) {
+                *seen |= s;
             }
-            Outcome::Filtered => stats.filtered += 1,
-            Outcome::Invalid(p) => {
-                invalid.insert(i, p);
+            items.extend(c.items);
+        }
+        self.stats.records += items.len();
+
+        // Record index (in this batch) of each mapped sample, and the samples themselves.
+        let mut kept: Vec<usize> = Vec::new();
+        let mut mapped: Vec<Mapped> = Vec::new();
+        let mut invalid: BTreeMap<usize, Vec<Problem>> = BTreeMap::new();
+        let mut raws: BTreeMap<usize, (RawRecord, Format)> = BTreeMap::new();
+        for (i, item) in items.into_iter().enumerate() {
+            match item.outcome {
+                Outcome::Kept(m) => {
+                    kept.push(i);
+                    mapped.push(*m);
+                }
+                Outcome::Filtered => self.stats.filtered += 1,
+                Outcome::Invalid(p) => {
+                    invalid.insert(i, p);
+                }
+            }
+            if let Some(raw) = item.invalid_raw {
+                raws.insert(i, raw);
             }
         }
-        if let Some(raw) = item.invalid_raw {
-            raws.insert(i, raw);
+        for (k, p) in self.resolver.resolve(&mut mapped) {
+            invalid.entry(kept[k]).or_default().push(p);
         }
-    }
 
+        // Unique ids: the first occurrence (in file order) wins.
+        for (i, m) in kept.iter().zip(&mapped) {
+            if invalid.contains_key(i) {
+                continue;
+            }
+            let id = m.sample.id.as_str();
+            if let Some((first_id, first)) = self.ids.insert(id, &m.loc) {
+                let same = if first_id == id {
+                    String::new()
+                } else {
+                    format!(", written \"{first_id}\": the same text in another Unicode normalization")
+                };
+                let p = Problem::new(m.loc.clone(), format!("duplicate id \"{id}\" (first seen at {first}{same})"))
+                    .field("id")
+                    .help("ids must be unique: map a unique field, or a template like \"{_file}-{id}\"");
+                invalid.entry(*i).or_default().push(p);
+            }
+        }
+
+        if plan.on_invalid == OnInvalid::Error {
+            self.invalid.extend(invalid.values().flatten().cloned());
+        } else {
+            for (i, problems) in &invalid {
+                let (location, id, record) = match (kept.binary_search(i).ok(), raws.get(i)) {
+                    // Valid as a record, invalid as a sample (image, duplicate id).
+                    (Some(k), _) => {
+                        (mapped[k].loc.to_string(), Some(mapped[k].sample.id.clone()), sample_json(&mapped[k].sample))
+                    }
+                    (None, Some((raw, format))) => {
+                        (raw.loc.to_string(), mapping::best_effort_id(raw, plan, *format), raw.value.to_json())
+                    }
+                    (None, None) => return Err(Error::Bug(format!("invalid record {i} kept neither raw nor mapped"))),
+                };
+                self.rejected.push(Rejected {
+                    location,
+                    id,
+                    reasons: problems
+                        .iter()
+                        .map(|p| match &p.field {
+                            Some(f) => format!("field \"{f}\": {}", p.message),
+                            None => p.message.clone(),
+                        })
+                        .collect(),
+                    record,
+                });
+            }
+        }
+
+        let mut samples = Vec::with_capacity(mapped.len());
+        for (i, m) in kept.iter().zip(mapped) {
+            if invalid.contains_key(i) {
+                continue;
+            }
+            for what in &m.notes {
+                self.notes.entry(what).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
+            }
+            for im in &m.sample.images {
+                if let (Some(p), Some(h)) = (&im.path, &im.sha256) {
+                    self.images.insert(p.clone(), h.clone());
+                }
+            }
+            samples.push(m.sample);
+        }
+        self.stats.kept += samples.len();
+        // Once a sample is invalid, ingest fails: what is left only needs checking.
+        if self.invalid.is_empty() && !samples.is_empty() {
+            sink(samples)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs ingest for a plan, handing the valid samples to `sink` batch by batch,
+/// in file order. With `on-invalid = "error"`, any invalid sample fails the
+/// whole ingest with every problem listed (what the sink got is then void).
+fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>) -> Result<Summary> {
     // Images: resolve against the image folder (an ImageFolder input is its own).
     let image_dir = plan
         .images_dir
         .clone()
         .or_else(|| plan.inputs.iter().find(|i| i.format == Format::Imagefolder).map(|i| i.path.clone()));
-    for (k, p) in images::resolve(&mut mapped, image_dir.as_deref()) {
-        invalid.entry(kept[k]).or_default().push(p);
-    }
-
-    // Unique ids: the first occurrence (in file order) wins. Ids are compared in
-    // Unicode NFC, so the same text typed composed and decomposed is one id.
-    let mut first_seen: std::collections::HashMap<std::borrow::Cow<'_, str>, (&str, &Location)> =
-        std::collections::HashMap::new();
-    for (i, m) in kept.iter().zip(&mapped) {
-        if invalid.contains_key(i) {
-            continue;
-        }
-        let id = m.sample.id.as_str();
-        let key: std::borrow::Cow<'_, str> = if id.is_ascii() {
-            std::borrow::Cow::Borrowed(id)
-        } else {
-            use unicode_normalization::UnicodeNormalization;
-            std::borrow::Cow::Owned(id.nfc().collect())
+    let mut run = Run {
+        plan,
+        resolver: images::Resolver::new(image_dir),
+        filter_seen: vec![false; plan.filters.len()],
+        parse_problems: Vec::new(),
+        invalid: Vec::new(),
+        rejected: Vec::new(),
+        ids: IdSet::new(),
+        notes: BTreeMap::new(),
+        images: BTreeMap::new(),
+        stats: IngestStats::default(),
+    };
+    let mut inputs = Vec::new();
+    let mut read_problems = Vec::new();
+    for input in &plan.inputs {
+        let spinner = progress::spinner(&format!("reading {}", display_path(&input.path)));
+        let opened = open_input(&input.path, input.format, &plan.split, &mut inputs);
+        spinner.finish_and_clear();
+        let source = match opened {
+            Ok(s) => s,
+            Err(Error::Invalid(p)) => {
+                read_problems.extend(p);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
-        if let Some((first_id, first)) = first_seen.get(&key) {
-            let same = if *first_id == id {
-                String::new()
-            } else {
-                format!(", written \"{first_id}\": the same text in another Unicode normalization")
-            };
-            invalid.entry(*i).or_default().push(
-                Problem::new(m.loc.clone(), format!("duplicate id \"{id}\" (first seen at {first}{same})"))
-                    .field("id")
-                    .help("ids must be unique: map a unique field, or a template like \"{_file}-{id}\""),
-            );
-        } else {
-            first_seen.insert(key, (id, &m.loc));
+        match source {
+            Source::Whole(records) => {
+                let bar = progress::bar(records.len() as u64, "mapping");
+                let batch = batch_size();
+                for start in (0..records.len()).step_by(batch) {
+                    let range = start..(start + batch).min(records.len());
+                    bar.inc(range.len() as u64);
+                    run.batch(&records, range, input.format, sink)?;
+                }
+                bar.finish_and_clear();
+            }
+            Source::Delimited(mut rows) => {
+                let bar = progress::spinner("mapping");
+                loop {
+                    match rows.next_batch(batch_size()) {
+                        Ok(Some(batch)) => {
+                            bar.inc(batch.len() as u64);
+                            let records = Records::Parsed(batch);
+                            run.batch(&records, 0..records.len(), input.format, sink)?;
+                        }
+                        Ok(None) => break,
+                        Err(Error::Invalid(p)) => {
+                            read_problems.extend(p);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                bar.finish_and_clear();
+            }
+            Source::Lines(mut lines) => {
+                let bar = progress::bar(lines.size_hint(), "mapping (bytes)");
+                loop {
+                    match lines.next_block() {
+                        Ok(Some(block)) => {
+                            bar.set_position(lines.bytes_read());
+                            let records = Records::Json(block);
+                            let batch = batch_size();
+                            for start in (0..records.len()).step_by(batch) {
+                                run.batch(&records, start..(start + batch).min(records.len()), input.format, sink)?;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(Error::Invalid(p)) => {
+                            read_problems.extend(p);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                bar.finish_and_clear();
+                let path = lines.path().to_path_buf();
+                let (sha256, bytes) = lines.finish();
+                inputs.push(InputFile { path, sha256, bytes });
+            }
         }
     }
+    if !read_problems.is_empty() {
+        return Err(Error::Invalid(read_problems));
+    }
+    if !run.parse_problems.is_empty() {
+        return Err(Error::Invalid(run.parse_problems));
+    }
+    check_filter_fields(plan, &run.filter_seen)?;
 
-    if !invalid.is_empty() && plan.on_invalid == OnInvalid::Error {
-        let mut problems: Vec<Problem> = invalid.into_values().flatten().collect();
+    if !run.invalid.is_empty() {
+        let mut problems = run.invalid;
         if let Some(last) = problems.last_mut() {
             let help = last.help.take();
             last.help = Some(match help {
@@ -346,44 +549,9 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
         }
         return Err(Error::Invalid(problems));
     }
-
-    let mut rejected = Vec::new();
-    for (i, problems) in &invalid {
-        let (location, id, record) = match (kept.binary_search(i).ok(), raws.get(i)) {
-            // Valid as a record, invalid as a sample (image, duplicate id).
-            (Some(k), _) => {
-                (mapped[k].loc.to_string(), Some(mapped[k].sample.id.clone()), sample_json(&mapped[k].sample))
-            }
-            (None, Some((raw, format))) => {
-                (raw.loc.to_string(), mapping::best_effort_id(raw, plan, *format), raw.value.to_json())
-            }
-            (None, None) => return Err(Error::Bug(format!("invalid record {i} kept neither raw nor mapped"))),
-        };
-        rejected.push(Rejected {
-            location,
-            id,
-            reasons: problems
-                .iter()
-                .map(|p| match &p.field {
-                    Some(f) => format!("field \"{f}\": {}", p.message),
-                    None => p.message.clone(),
-                })
-                .collect(),
-            record,
-        });
-    }
-    stats.rejected = rejected.len();
-
-    let mut notes: BTreeMap<&'static str, (usize, String)> = BTreeMap::new();
-    for (i, m) in kept.iter().zip(&mapped) {
-        if invalid.contains_key(i) {
-            continue;
-        }
-        for what in &m.notes {
-            notes.entry(what).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
-        }
-    }
-    stats.notes = notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
+    let mut stats = run.stats;
+    stats.rejected = run.rejected.len();
+    stats.notes = run.notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
     for n in &stats.notes {
         eprintln!(
             "warning: ingest: {} row{}: {} (first: {})",
@@ -393,11 +561,7 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
             n.first
         );
     }
-    let mut samples: Vec<Sample> =
-        kept.iter().zip(mapped).filter(|(i, _)| !invalid.contains_key(i)).map(|(_, m)| m.sample).collect();
-    samples.sort_by(|a, b| id_cmp(&a.id, &b.id));
-    stats.kept = samples.len();
-    if samples.is_empty() {
+    if stats.kept == 0 {
         return Err(Error::one(
             Problem::new(
                 Location::file(plan.inputs.first().map_or(Path::new("?"), |i| i.path.as_path())),
@@ -409,12 +573,43 @@ pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
             .help("check [[ingest.filter]] values and the rejected reasons"),
         ));
     }
-    let images = samples
-        .iter()
-        .flat_map(|s| s.images.iter())
-        .filter_map(|im| Some((im.path.clone()?, im.sha256.clone()?)))
-        .collect();
-    Ok(Ingested { samples, rejected, inputs, images, stats })
+    Ok(Summary { rejected: run.rejected, inputs, images: run.images, stats })
+}
+
+/// Runs ingest for a plan. With `on-invalid = "error"`, any invalid sample
+/// fails the whole ingest with every problem listed.
+pub fn ingest(plan: &IngestPlan) -> Result<Ingested> {
+    let mut samples = Vec::new();
+    let s = ingest_into(plan, &mut |batch| {
+        samples.extend(batch);
+        Ok(())
+    })?;
+    samples.sort_by(|a, b| id_cmp(&a.id, &b.id));
+    Ok(Ingested { samples, rejected: s.rejected, inputs: s.inputs, images: s.images, stats: s.stats })
+}
+
+/// [`ingest`] straight into a canonical Parquet file at `out`, in memory
+/// bounded by the batch size whatever the number of questions: batches are
+/// sorted into run files in a hidden folder beside `out` (removed after),
+/// then merged into the writer. The file is the one [`ingest`] followed by
+/// [`write_samples`](crate::io::parquet::write_samples) would write.
+pub fn ingest_to_parquet(plan: &IngestPlan, out: &Path, embed: crate::sample::Embed) -> Result<Summary> {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut runs = spill::Runs::new_in(&dir);
+    let mut total_bytes = 0usize;
+    let summary = ingest_into(plan, &mut |batch| {
+        total_bytes += batch.iter().map(crate::io::parquet::estimated_row_bytes).sum::<usize>();
+        runs.push(batch)
+    })?;
+    let rows = usize::try_from(runs.len()).unwrap_or(usize::MAX);
+    let bar = progress::bar(rows as u64, "writing");
+    let merged = runs.merge()?.inspect(|_| bar.inc(1));
+    crate::io::parquet::write_sample_stream(out, rows, total_bytes, merged, embed)?;
+    bar.finish_and_clear();
+    Ok(summary)
 }
 
 /// A filter on a field that no record has is a typo, not an empty result.
@@ -440,15 +635,22 @@ fn check_filter_fields(plan: &IngestPlan, seen: &[bool]) -> Result<()> {
 fn first_record_fields(plan: &IngestPlan) -> Vec<String> {
     let Some(input) = plan.inputs.first() else { return Vec::new() };
     let mut ignored = Vec::new();
-    match read_input(&input.path, input.format, &plan.split, &mut ignored) {
-        Ok(source) if source.len() > 0 => source
-            .chunk(0..1)
-            .0
-            .first()
-            .map(|r| r.field_names().into_iter().map(String::from).collect())
-            .unwrap_or_default(),
-        _ => Vec::new(),
+    let records = match open_input(&input.path, input.format, &plan.split, &mut ignored) {
+        Ok(Source::Whole(r)) => r,
+        Ok(Source::Lines(mut lines)) => match lines.next_block() {
+            Ok(Some(block)) => Records::Json(block),
+            _ => return Vec::new(),
+        },
+        Ok(Source::Delimited(mut rows)) => match rows.next_batch(1) {
+            Ok(Some(batch)) => Records::Parsed(batch),
+            _ => return Vec::new(),
+        },
+        Err(_) => return Vec::new(),
+    };
+    if records.len() == 0 {
+        return Vec::new();
     }
+    records.chunk(0..1).0.first().map(|r| r.field_names().into_iter().map(String::from).collect()).unwrap_or_default()
 }
 
 /// A mapped sample as JSON, for the rejected file.

@@ -76,11 +76,26 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Res
             _ => break,
         }
     }
-    let dir = existing_parent(&target)?;
-    let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
-    write(tmp.path())?;
-    tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
-    Ok(())
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    // The folders this write creates, innermost first: removed again when it fails.
+    let created: Vec<PathBuf> =
+        dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
+    let result = (|| {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
+        write(tmp.path())?;
+        tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        for d in &created {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+    result
 }
 
 /// Fills a temporary folder beside `dir`, then swaps it into place (an

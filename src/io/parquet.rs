@@ -56,7 +56,9 @@ pub fn hf_features() -> serde_json::Value {
     })
 }
 
-fn estimated_row_bytes(s: &Sample) -> usize {
+/// A sample's size in a data file, roughly (text, and image bytes when embedded
+/// or on disk): what row groups are sized by.
+pub fn estimated_row_bytes(s: &Sample) -> usize {
     let text = s.id.len()
         + s.question.len()
         + s.answer.len()
@@ -165,12 +167,49 @@ pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()>
 /// Writes samples (already in output order) to one Parquet file at `path`.
 pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
     let total: usize = samples.iter().map(estimated_row_bytes).sum();
-    let per_row = (total / samples.len().max(1)).max(1);
+    let chunks = samples.chunks(CHUNK_ROWS).map(|c| Ok(std::borrow::Cow::Borrowed(c)));
+    write_sample_chunks(path, samples.len(), total, chunks, embed)
+}
+
+/// [`write_samples`] for samples that arrive one by one (a merge of sorted
+/// runs): `rows` of them, whose [`estimated_row_bytes`] sum to `total`. The
+/// file is the same, byte for byte, as `write_samples` of the same samples.
+pub fn write_sample_stream(
+    path: &Path,
+    rows: usize,
+    total: usize,
+    mut samples: impl Iterator<Item = Result<Sample>>,
+    embed: Embed,
+) -> Result<u64> {
+    let chunks = std::iter::from_fn(move || {
+        let mut chunk = Vec::with_capacity(CHUNK_ROWS);
+        for s in samples.by_ref() {
+            match s {
+                Ok(s) => chunk.push(s),
+                Err(e) => return Some(Err(e)),
+            }
+            if chunk.len() == CHUNK_ROWS {
+                break;
+            }
+        }
+        (!chunk.is_empty()).then_some(Ok(std::borrow::Cow::Owned(chunk)))
+    });
+    write_sample_chunks(path, rows, total, chunks, embed)
+}
+
+fn write_sample_chunks<'a>(
+    path: &Path,
+    rows: usize,
+    total: usize,
+    chunks: impl Iterator<Item = Result<std::borrow::Cow<'a, [Sample]>>>,
+    embed: Embed,
+) -> Result<u64> {
+    let per_row = (total / rows.max(1)).max(1);
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
     let (schema, kv) = with_hf_metadata(&arrow_schema(), hf_features());
     let props = properties(rows_per_group, kv)?;
     // Batches are built lazily, so only one chunk's image bytes are in memory.
-    write_parquet(path, schema, props, samples.chunks(CHUNK_ROWS).map(|chunk| to_record_batch(chunk, embed)))
+    write_parquet(path, schema, props, chunks.map(|chunk| to_record_batch(&chunk?, embed)))
 }
 
 fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {

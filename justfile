@@ -9,6 +9,11 @@ build:
 test:
     cargo test
 
+# The round trip through lmms-eval and VLMEvalKit (tests/harness_roundtrip.rs):
+# installs them from PyPI into .venv-harness* once (7.5 GB with torch), as CI does.
+harness:
+    BLINDSPOT_REQUIRE_HARNESS=1 cargo test --test harness_roundtrip
+
 # Formatting and lints, as CI runs them.
 lint:
     cargo fmt --check

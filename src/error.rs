@@ -57,12 +57,12 @@ impl fmt::Display for Location {
 /// directory when they are below it.
 pub fn display_path(path: &Path) -> String {
     let path: PathBuf = path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
-    if let Ok(cwd) = std::env::current_dir()
-        && let Ok(rel) = path.strip_prefix(&cwd)
-    {
-        return rel.display().to_string();
-    }
-    path.display().to_string()
+    let shown = match std::env::current_dir() {
+        Ok(cwd) if path.starts_with(&cwd) => path.strip_prefix(&cwd).unwrap_or(&path).display().to_string(),
+        _ => path.display().to_string(),
+    };
+    // The working folder itself (`.`, or its own absolute path) is never shown as nothing.
+    if shown.is_empty() { ".".to_string() } else { shown }
 }
 
 /// One located problem with a user's input.

@@ -633,6 +633,19 @@ fn outputs_replace_only_what_blindspot_wrote() {
     assert!(run().status.success(), "an empty folder is filled");
     assert!(run().status.success(), "a folder blindspot wrote is replaced");
     assert!(out.join("diagnose.json").is_file());
+    // The working folder, empty: refused by name (".", never an empty path), nothing written.
+    let here = dir.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    for out in [".", "./"] {
+        let o = blindspot().current_dir(&here).arg("diagnose").arg(&input).args(["--out", out]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(stderr.starts_with("error: .: the output folder is the working folder"), "{stderr}");
+    }
+    let o = blindspot().current_dir(&here).args(["ingest", ".", "-o", "../x.parquet"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.starts_with("error: .: "), "{stderr}");
+    assert_eq!(std::fs::read_dir(&here).unwrap().count(), 0);
 }
 
 /// A file that is not there is named with what to do, not the raw OS error.

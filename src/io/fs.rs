@@ -102,6 +102,16 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Res
 /// existing `dir` is replaced only once the new one is complete, and only when
 /// it is empty or an earlier output: it holds [`OUTPUT_MARKER`]).
 pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    // The working folder (or one holding it) cannot be swapped out from under the run.
+    if let (Ok(cwd), Ok(abs)) = (std::env::current_dir().and_then(std::fs::canonicalize), std::fs::canonicalize(dir))
+        && cwd.starts_with(&abs)
+    {
+        return Err(refuse(
+            dir,
+            "the output folder is the working folder (or holds it): it cannot be replaced".into(),
+            "give a new folder for the output, e.g. --out out",
+        ));
+    }
     if let Ok(m) = std::fs::symlink_metadata(dir) {
         if !m.is_dir() {
             return Err(refuse(

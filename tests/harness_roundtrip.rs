@@ -367,19 +367,8 @@ fn run_lmms_eval(export: &Path, tasks: &[Task], work: &Path) -> Result<PathBuf> 
         .args(["--model", "blindspot_stub", "--model_args", &format!("pretrained={MODEL}"), "--include_path"])
         .arg(export)
         .args(["--tasks", &names.join(","), "--log_samples", "--output_path"])
-        .arg(&out)
-        // Offline: nothing may be downloaded; datasets' cache stays in the temporary folder.
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_DATASETS_OFFLINE", "1")
-        .env("TRANSFORMERS_OFFLINE", "1")
-        .env("HF_HUB_DISABLE_TELEMETRY", "1")
-        .env("HF_HOME", work.join("hf-home"))
-        .env("WANDB_MODE", "disabled")
-        .env("WANDB_DISABLED", "true")
-        .env("TOKENIZERS_PARALLELISM", "false")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
-        .env("TQDM_DISABLE", "1");
+        .arg(&out);
+    offline(&mut cmd, work);
     let log = work.join("lmms-eval.log");
     let start = Instant::now();
     run_logged(cmd, &log, HARNESS_TIMEOUT, &format!("lmms-eval on {}", export.display()))?;
@@ -663,6 +652,7 @@ fn lmms_eval_round_trip() -> Result<()> {
 
 // ------------------------------------------------------------ VLMEvalKit
 
+/// Offline: nothing may be downloaded; datasets' cache stays in the temporary folder.
 fn offline(cmd: &mut Command, work: &Path) {
     cmd.env("HF_HUB_OFFLINE", "1")
         .env("HF_DATASETS_OFFLINE", "1")
@@ -798,18 +788,10 @@ fn vlmevalkit_round_trip() -> Result<()> {
     Ok(())
 }
 
-fn selected(args: &Arguments, name: &str) -> bool {
-    if args.list {
-        return false;
-    }
-    let hit = |f: &str| if args.exact { name == f } else { name.contains(f) };
-    args.filter.as_deref().is_none_or(hit) && !args.skip.iter().any(|s| hit(s))
-}
-
 fn main() {
     let args = Arguments::from_args();
     let runs: [(&str, TrialFn); 2] = [(TRIAL, lmms_eval_round_trip), (VLM_TRIAL, vlmevalkit_round_trip)];
-    let wanted = runs.iter().filter(|(name, _)| selected(&args, name)).count();
+    let wanted = runs.iter().filter(|(name, _)| common::selected(&args, name)).count();
     let skip = if required() || wanted == 0 { None } else { not_installed() };
     if let Some(why) = &skip {
         // One line for both trials.

@@ -334,16 +334,6 @@ fn python_check() -> Result<(), Failed> {
     Ok(())
 }
 
-/// Whether a trial called `name` runs with these arguments (so the PyPI probe
-/// is only paid when the Python check will run).
-fn selected(args: &Arguments, name: &str) -> bool {
-    if args.list {
-        return false;
-    }
-    let hit = |f: &str| if args.exact { name == f } else { name.contains(f) };
-    args.filter.as_deref().is_none_or(hit) && !args.skip.iter().any(|s| hit(s))
-}
-
 fn main() {
     let args = Arguments::from_args();
     let mut trials = vec![
@@ -353,7 +343,7 @@ fn main() {
             killed_build_leaves_the_release_absent_or_complete,
         ),
     ];
-    let unavailable = if selected(&args, PYTHON_TRIAL) { python_unavailable() } else { None };
+    let unavailable = if common::selected(&args, PYTHON_TRIAL) { python_unavailable() } else { None };
     trials.push(match unavailable {
         None => Trial::test(PYTHON_TRIAL, python_check),
         Some(why) if required("BLINDSPOT_REQUIRE_PYTHON") => Trial::test(PYTHON_TRIAL, move || {

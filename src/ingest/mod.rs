@@ -434,6 +434,34 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// Maps every block of records `next` reads, a batch at a time. A problem
+    /// reading the input ends it and joins `read_problems`.
+    fn blocks(
+        &mut self,
+        mut next: impl FnMut() -> Result<Option<Records>>,
+        format: Format,
+        sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>,
+        read_problems: &mut Vec<Problem>,
+    ) -> Result<()> {
+        loop {
+            let records = match next() {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(()),
+                Err(Error::Invalid(p)) => {
+                    read_problems.extend(p);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            let batch = batch_size();
+            for start in (0..records.len()).step_by(batch) {
+                self.batch(&records, start..(start + batch).min(records.len()), format, sink)?;
+            }
+        }
+    }
+}
+
 /// Runs ingest for a plan, handing the valid samples to `sink` batch by batch,
 /// in file order. With `on-invalid = "error"`, any invalid sample fails the
 /// whole ingest with every problem listed (what the sink got is then void).
@@ -482,43 +510,22 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
             }
             Source::Delimited(mut rows) => {
                 let bar = progress::spinner("mapping");
-                loop {
-                    match rows.next_batch(batch_size()) {
-                        Ok(Some(batch)) => {
-                            bar.inc(batch.len() as u64);
-                            let records = Records::Parsed(batch);
-                            run.batch(&records, 0..records.len(), input.format, sink)?;
-                        }
-                        Ok(None) => break,
-                        Err(Error::Invalid(p)) => {
-                            read_problems.extend(p);
-                            break;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
+                let next = || {
+                    let batch = rows.next_batch(batch_size())?;
+                    bar.inc(batch.as_ref().map_or(0, Vec::len) as u64);
+                    Ok(batch.map(Records::Parsed))
+                };
+                run.blocks(next, input.format, sink, &mut read_problems)?;
                 bar.finish_and_clear();
             }
             Source::Lines(mut lines) => {
                 let bar = progress::bar(lines.size_hint(), "mapping (bytes)");
-                loop {
-                    match lines.next_block() {
-                        Ok(Some(block)) => {
-                            bar.set_position(lines.bytes_read());
-                            let records = Records::Json(block);
-                            let batch = batch_size();
-                            for start in (0..records.len()).step_by(batch) {
-                                run.batch(&records, start..(start + batch).min(records.len()), input.format, sink)?;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(Error::Invalid(p)) => {
-                            read_problems.extend(p);
-                            break;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
+                let next = || {
+                    let block = lines.next_block()?.map(Records::Json);
+                    bar.set_position(lines.bytes_read());
+                    Ok(block)
+                };
+                run.blocks(next, input.format, sink, &mut read_problems)?;
                 bar.finish_and_clear();
                 let path = lines.path().to_path_buf();
                 let (sha256, bytes) = lines.finish();

@@ -95,3 +95,13 @@ pub fn prediction_file(path: &Path, model: Option<&str>) -> blindspot::predictio
         fields: Default::default(),
     }
 }
+
+/// Whether a libtest-mimic trial called `name` runs with these arguments (so
+/// costly set-up, a PyPI probe or a venv install, is paid only when it will).
+pub fn selected(args: &libtest_mimic::Arguments, name: &str) -> bool {
+    if args.list {
+        return false;
+    }
+    let hit = |f: &str| if args.exact { name == f } else { name.contains(f) };
+    args.filter.as_deref().is_none_or(hit) && !args.skip.iter().any(|s| hit(s))
+}

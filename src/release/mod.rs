@@ -428,10 +428,15 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let written = configs.iter().map(|c| c.file.as_str()).chain(["README.md", croissant::FILE, manifest::FILE]);
     check_staged(dir, &files, written)?;
     let kept = staging.keep();
-    std::fs::rename(&kept, &target).map_err(|e| {
+    if let Err(e) = std::fs::rename(&kept, &target) {
         let _ = std::fs::remove_dir_all(&kept);
-        Error::io(&target, e)
-    })?;
+        // A build that did not see this one's lock (its lock file was deleted)
+        // published the same bytes between the check above and the rename.
+        if target.is_dir() && hash_tree(&target).is_ok_and(|existing| existing == files) {
+            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        }
+        return Err(Error::io(&target, e));
+    }
     sync_dir(&parent);
     Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
 }

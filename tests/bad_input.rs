@@ -190,6 +190,29 @@ const CASES: &[Case] = &[
         file: "missing-image.toml",
         expect: &["rows-missing-image.jsonl:2:", "field \"images\"", "\"missing.png\" not found"],
     },
+    // Without [ingest] images a path is kept as given: absolute or '..' paths are refused.
+    Case {
+        command: "ingest",
+        file: "image-path-outside.jsonl",
+        expect: &[
+            "image-path-outside.jsonl:2:",
+            "field \"images\"",
+            "image path \"/srv/scans/dog.png\" leads outside the benchmark (absolute), and no [ingest] images folder is set",
+            "image-path-outside.jsonl:3:",
+            "image path \"../scans/bird.png\" leads outside the benchmark (with '..')",
+            "give [ingest] images = \"<folder>\"",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "image-path-outside.csv",
+        expect: &[
+            "image-path-outside.csv:2:",
+            "image path \"/scans/cat.png\" leads outside the benchmark (absolute)",
+            "image-path-outside.csv:3:",
+            "image path \"scans/../../dog.png\" leads outside the benchmark (with '..')",
+        ],
+    },
     Case {
         command: "build",
         file: "fake-image.toml",
@@ -444,6 +467,29 @@ const GENERATED: &[Generated] = &[
             std::fs::create_dir_all(p).unwrap();
             let made = std::process::Command::new("mkfifo").arg(p.join("metadata.jsonl")).status();
             assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        },
+    },
+    // A Parquet image column of paths, absolute or with '..', and no [ingest] images.
+    Generated {
+        case: Case {
+            command: "ingest",
+            file: "image-path-outside.parquet",
+            expect: &[
+                "image-path-outside.parquet: row 1:",
+                "field \"images\"",
+                "image path \"/srv/scans/cat.png\" leads outside the benchmark (absolute)",
+                "image-path-outside.parquet: row 2:",
+                "image path \"../scans/dog.png\" leads outside the benchmark (with '..')",
+                "write the paths relative to it",
+            ],
+        },
+        make: |p| {
+            let image: ArrayRef = Arc::new(StringArray::from(vec!["/srv/scans/cat.png", "../scans/dog.png"]));
+            let good = good_batch();
+            let mut columns: Vec<(String, ArrayRef)> =
+                good.schema().fields().iter().map(|f| f.name().clone()).zip(good.columns().iter().cloned()).collect();
+            columns.push(("image".into(), image));
+            std::fs::write(p, parquet_bytes(&RecordBatch::try_from_iter(columns).unwrap())).unwrap();
         },
     },
     Generated {

@@ -5,7 +5,12 @@
 //!   finds it up to date; the release verifies;
 //! - 20 SIGKILLs at seeded random points of a build: after each, the release
 //!   is absent or verifies, and the next build completes, removes the staging
-//!   folder the killed one left, and gives the bytes of an uninterrupted build.
+//!   folder the killed one left, and gives the bytes of an uninterrupted build;
+//! - 20 races (on the small `canonical` fixture): a build frozen while it
+//!   stages, its `.build.lock` deleted, a second build of the same release run
+//!   to the end; the frozen build's staging folder survives, and once thawed it
+//!   either publishes (or finds up to date) a release that verifies with every
+//!   file of its manifest, or exits 1 having published nothing.
 
 mod common;
 
@@ -18,6 +23,7 @@ use rand::{Rng, SeedableRng};
 
 const QUESTIONS: usize = 100_000;
 const KILLS: usize = 20;
+const RACES: usize = 20;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_blindspot")
@@ -153,4 +159,142 @@ fn builds_killed_at_random_points_leave_the_release_absent_or_whole() {
          {absent} left no release, {whole} a complete one; {cleaned} left staging folders the next build removed"
     );
     assert!(absent > 0, "no kill landed before the rename: the kill points do not cover the build");
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to a child process.
+fn signal(child: &std::process::Child, signal: &str) {
+    let sent = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -{signal} {} failed", child.id());
+}
+
+/// A child's exit and output, waited for at most a minute (a build that hangs
+/// fails the test instead of stalling it).
+fn finish(mut child: std::process::Child, what: &str) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not finish within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status.code(), out, err)
+}
+
+/// The staging folder (not its lock file) of a build in `parent`, if any.
+fn staging_folder(parent: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(parent).ok()?.flatten().map(|e| e.path()).find(|p| {
+        p.file_name().is_some_and(|n| n.to_string_lossy().contains("-building-"))
+            && p.extension().is_none_or(|x| x != "lock")
+            && p.is_dir()
+    })
+}
+
+/// `blindspot verify` passes on `dir` and counts every file its manifest lists,
+/// which are all the files of the release but the manifest.
+fn verifies_whole(dir: &Path, what: &str) {
+    let o = run(Command::new(bin()).arg("verify").arg(dir));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{what}: the release does not verify:\n{}", String::from_utf8_lossy(&o.stderr));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let listed = manifest["files"].as_object().unwrap().len();
+    let present = common::files_below(dir).len() - 1;
+    assert_eq!(listed, present, "{what}: the manifest lists {listed} of the release's {present} files");
+    assert!(stdout.starts_with(&format!("verified {listed} files in ")), "{what}: {stdout}");
+}
+
+#[test]
+fn a_second_build_after_the_lock_file_was_deleted_never_breaks_the_first_20_times() {
+    let work = common::fixture_workspace();
+    let parent = work.path().join("out/canonical");
+    let build = || {
+        let mut cmd = Command::new(bin());
+        cmd.current_dir(work.path())
+            .args(["build", "--no-cache", "canonical.toml", "--out-dir", "out"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let start = Instant::now();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+    let (mut frozen_live, mut first_published, mut first_up_to_date, mut first_failed) = (0, 0, 0, 0);
+    for i in 0..RACES {
+        let _ = std::fs::remove_dir_all(work.path().join("out"));
+        let first = build().spawn().expect("spawn blindspot");
+        // Once its staging folder exists the first build holds the release lock and
+        // its staging lock; it is frozen a little later each time (up to 2 ms in).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while staging_folder(&parent).is_none() && !parent.join("1.0.0").exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..2000)));
+        signal(&first, "STOP");
+        // Still staging (not yet renamed): the second build must leave this folder alone.
+        let live = staging_folder(&parent).map(|dir| {
+            let files = common::files_below(&dir);
+            (dir, files)
+        });
+        match std::fs::remove_file(parent.join(".build.lock")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("race {i}: cannot delete the lock: {e}"),
+            _ => {}
+        }
+        let (code, out, err) = finish(build().spawn().expect("spawn blindspot"), "the second build");
+        assert!(matches!(code, Some(0 | 1)), "race {i}: the second build exited {code:?}:\n{err}");
+        if let Some((dir, files)) = &live {
+            frozen_live += 1;
+            let now = common::files_below(dir);
+            let lost: Vec<&String> = files.iter().filter(|f| !now.contains(f)).collect();
+            assert!(
+                dir.is_dir() && lost.is_empty(),
+                "race {i}: the second build deleted the live staging folder's {lost:?}"
+            );
+        }
+        let second_wrote = code == Some(0) && out.contains("[written]");
+        signal(&first, "CONT");
+        let (code, out, err) = finish(first, "the first build");
+        let release = parent.join("1.0.0");
+        match code {
+            Some(0) => {
+                assert!(out.contains("[written]") || out.contains("[up to date]"), "race {i}: {out}");
+                if out.contains("[written]") {
+                    first_published += 1;
+                    assert!(!second_wrote, "race {i}: both builds say they wrote the release");
+                } else {
+                    first_up_to_date += 1;
+                }
+                verifies_whole(&release, &format!("race {i}"));
+            }
+            Some(1) => {
+                first_failed += 1;
+                // Nothing of the first build's was published: any release there is the second's.
+                assert!(!release.exists() || second_wrote, "race {i}: the failed first build left a release:\n{err}");
+                if release.exists() {
+                    verifies_whole(&release, &format!("race {i}"));
+                }
+            }
+            other => panic!("race {i}: the first build exited {other:?}:\n{err}"),
+        }
+        assert_eq!(staging_folders_in(&parent), 0, "race {i}: staging folders or their locks were left behind");
+    }
+    let elapsed = start.elapsed();
+    eprintln!(
+        "{RACES} races in {elapsed:.2?}: {frozen_live} froze the first build while it staged; the first build \
+         published {first_published}, found {first_up_to_date} up to date, failed {first_failed}"
+    );
+    assert!(frozen_live >= RACES / 2, "only {frozen_live} of {RACES} races caught the first build staging");
+}
+
+/// Staging folders and staging lock files in a release's parent folder.
+fn staging_folders_in(parent: &Path) -> usize {
+    std::fs::read_dir(parent)
+        .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().contains("-building-")).count())
+        .unwrap_or(0)
 }

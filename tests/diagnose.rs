@@ -163,3 +163,76 @@ fn perturbing_an_answer_changes_it_everywhere_it_is_spelled() {
     assert_eq!(p.meta["gold_text"], "cow");
     assert_eq!(p.meta["source"], "web");
 }
+
+/// Folds the user set may not outnumber the questions diagnosed: a located
+/// error naming the setting, nothing written. The default 5 folds are lowered
+/// to a smaller group's size instead, and diagnose.json and the card say so.
+#[test]
+fn folds_beyond_the_questions_are_an_error_when_set_and_stated_when_defaulted() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/fixtures/good/shortcut.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(dir.path().join("five.jsonl"), lines[..5].join("\n") + "\n").unwrap();
+    std::fs::write(dir.path().join("three.jsonl"), lines[..3].join("\n") + "\n").unwrap();
+    let pipeline = |name: &str, diagnose: &str| {
+        let text = format!(
+            "[dataset]\nname = \"{name}\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \
+             \"{name}.jsonl\"\n\n[diagnose]\n{diagnose}\n"
+        );
+        std::fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+    };
+    let run = |args: &[&str]| {
+        let o = blindspot().current_dir(dir.path()).args(args).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+
+    let (code, stderr) = run(&["diagnose", "five.jsonl", "--folds", "50", "--out", "d"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("command line: --folds 50 is more than the 5 questions diagnosed"), "{stderr}");
+    assert!(stderr.contains("set --folds to at most 5, or leave it out"), "{stderr}");
+    assert!(!dir.path().join("d").exists());
+
+    pipeline("five", "trees = 20\nfolds = 50");
+    let (code, stderr) = run(&["build", "five.toml", "--out-dir", "rel"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("five.toml:11:")
+            && stderr
+                .contains("field \"diagnose.folds\": must be at most the number of questions diagnosed (5); found 50"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("set folds to at most 5, or leave it out"), "{stderr}");
+    assert!(!dir.path().join("rel/five/1.0.0").exists());
+    pipeline("five", "trees = 20\nfolds = 5");
+    let (code, stderr) = run(&["build", "five.toml", "--out-dir", "rel"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("rel/five/1.0.0/report/diagnose.json")).unwrap())
+            .unwrap();
+    assert!(json["groups"].as_array().unwrap().iter().all(|g| g.get("folds").is_none()), "{json:#}");
+
+    // The default 5 folds on 3 questions: 3 folds, said per group.
+    pipeline("three", "trees = 20");
+    let (code, stderr) = run(&["build", "three.toml", "--out-dir", "rel"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let release = dir.path().join("rel/three/1.0.0");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(release.join("report/diagnose.json")).unwrap()).unwrap();
+    assert_eq!(json["settings"]["folds"], 5);
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{json:#}");
+    assert_eq!((&groups[0]["n"], &groups[0]["folds"]), (&serde_json::json!(3), &serde_json::json!(3)), "{json:#}");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "Groups with fewer questions (or fold groups) than 5 were cross-validated with fewer folds: (none) \
+             (multiple_choice, 3 questions) 3-fold."
+        ),
+        "{card}"
+    );
+    let (code, stderr) = run(&["diagnose", "three.jsonl", "--out", "d3"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("d3/diagnose.json")).unwrap()).unwrap();
+    assert_eq!(json["groups"][0]["folds"], 3, "{json:#}");
+}

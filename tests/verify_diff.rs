@@ -115,6 +115,43 @@ fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
     assert_eq!(verify(&rel).0, 0);
 }
 
+/// A listed file replaced by something that is not a regular file (a folder,
+/// a FIFO, a symbolic link) is a change named with what the manifest expected,
+/// never read (a FIFO would block) and never walked into (a folder).
+#[test]
+fn verify_names_a_listed_file_replaced_by_a_folder_a_fifo_or_a_link() {
+    let work = common::fixture_workspace();
+    let rel = build(work.path(), "canonical.toml", "1.0.0");
+    let manifest: Value = serde_json::from_slice(&std::fs::read(rel.join("manifest.json")).unwrap()).unwrap();
+    let listed = &manifest["files"]["README.md"];
+    let expected = format!(
+        "README.md: changed: not a regular file where manifest.json lists a file (sha256 {}, {} bytes)",
+        &listed["sha256"].as_str().unwrap()[..12],
+        listed["bytes"]
+    );
+    let replace = |name: &str, make: &dyn Fn(&Path)| {
+        let copy = work.path().join(name);
+        copy_tree(&rel, &copy);
+        std::fs::remove_file(copy.join("README.md")).unwrap();
+        make(&copy.join("README.md"));
+        let (code, _, stderr) = verify(&copy);
+        assert_eq!(code, 1, "{name}: {stderr}");
+        let named: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+        assert_eq!(named.len(), 1, "{name}: only the replaced file is named: {stderr}");
+        assert!(named[0].contains(&expected), "{name}: expected {expected:?} in:\n{stderr}");
+    };
+    replace("folder", &|p| std::fs::create_dir(p).unwrap());
+    replace("folder-with-a-file", &|p| {
+        std::fs::create_dir(p).unwrap();
+        std::fs::write(p.join("inside.md"), "# card").unwrap();
+    });
+    replace("fifo", &|p| {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    });
+    replace("link", &|p| std::os::unix::fs::symlink(rel.join("README.md"), p).unwrap());
+}
+
 #[test]
 fn verify_locates_a_damaged_manifest() {
     let work = common::fixture_workspace();

@@ -109,6 +109,7 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
             return Err(flag_error(format!("--folds must be between 2 and 100; found {k}")));
         }
         cfg.folds = k;
+        cfg.folds_given = Some(crate::diagnose::FoldsGiven::Flag);
     }
     if let Some(r) = args.repeats {
         if !(1..=100).contains(&r) {
@@ -149,6 +150,7 @@ pub fn run(args: &Args) -> Result<()> {
     // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
     cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
+    cfg.check_folds(ingested.samples.len())?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {

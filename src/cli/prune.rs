@@ -138,6 +138,7 @@ pub fn run(args: &Args) -> Result<()> {
         None
     };
     let ingested = ingest(&plan)?;
+    dcfg.check_folds(ingested.samples.len())?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,

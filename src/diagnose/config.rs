@@ -68,6 +68,59 @@ pub struct DiagnoseConfig {
     pub method: Method,
     /// How `Method::Both` combines the two s(x).
     pub combine: Combine,
+    /// Where `folds` was set by the user; `None` when the default applies. It
+    /// changes no result (so it is no part of the stage key), only whether
+    /// folds outnumbering the questions is the user's mistake.
+    #[serde(skip)]
+    pub folds_given: Option<FoldsGiven>,
+}
+
+/// Where a user set the number of folds.
+#[derive(Debug, Clone)]
+pub enum FoldsGiven {
+    /// `[diagnose] folds` in a pipeline file, at this key.
+    Pipeline(crate::error::Location),
+    /// `--folds` on the command line.
+    Flag,
+}
+
+impl DiagnoseConfig {
+    /// Folds the user set must not outnumber the `questions` diagnosed: every
+    /// held-out fold needs a question. The default is not an error: it is
+    /// lowered to each group's size ([`super::folds_used`] says to what), which
+    /// the reports state per group.
+    pub fn check_folds(&self, questions: usize) -> crate::error::Result<()> {
+        use crate::error::{Error, Location, Problem};
+        let Some(given) = &self.folds_given else { return Ok(()) };
+        if self.folds <= questions {
+            return Ok(());
+        }
+        let (k, n) = (self.folds, questions);
+        let what = match given {
+            FoldsGiven::Pipeline(_) => "folds",
+            FoldsGiven::Flag => "--folds",
+        };
+        let help = if n >= 2 {
+            format!(
+                "each held-out fold needs a question: set {what} to at most {n}, or leave it out (the default, {} folds, \
+                 is lowered to a group's size where a group is smaller)",
+                DiagnoseConfig::default().folds
+            )
+        } else {
+            format!("cross-validation needs at least 2 questions: diagnose a benchmark with more, or leave {what} out")
+        };
+        let problem = match given {
+            FoldsGiven::Pipeline(at) => {
+                Problem::new(at.clone(), format!("must be at most the number of questions diagnosed ({n}); found {k}"))
+                    .field("diagnose.folds")
+            }
+            FoldsGiven::Flag => Problem::new(
+                Location::file("command line"),
+                format!("--folds {k} is more than the {n} questions diagnosed"),
+            ),
+        };
+        Err(Error::one(problem.help(help)))
+    }
 }
 
 /// The blind diagnostic of a pipeline (`[diagnose] method`).
@@ -155,6 +208,7 @@ impl Default for DiagnoseConfig {
             features: FeatureConfig::default(),
             method: Method::TstRf,
             combine: Combine::Max,
+            folds_given: None,
         }
     }
 }

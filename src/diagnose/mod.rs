@@ -29,7 +29,7 @@ mod run;
 mod score;
 pub mod tst_embed;
 
-pub use config::{Combine, DiagnoseConfig, GroupBy, Method};
+pub use config::{Combine, DiagnoseConfig, FoldsGiven, GroupBy, Method};
 pub use leakage::{check_leakage, perturb_answer};
 pub use run::*;
 pub use score::*;

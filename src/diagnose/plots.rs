@@ -562,6 +562,7 @@ mod tests {
             mean_s: blind,
             top_features: feats.iter().map(|(f, v)| (f.to_string(), *v)).collect(),
             pooled_types: Vec::new(),
+            folds: 5,
         }
     }
 

@@ -157,6 +157,10 @@ pub struct GroupRow {
     /// The pooled group of small question types only: the types it holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pooled_types: Vec<String>,
+    /// Only when fewer than `settings.folds`: the folds this group was
+    /// cross-validated with (it has fewer questions, or fold groups, than that).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folds: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -196,6 +200,11 @@ pub struct EmbedHeadline {
     pub blind_accuracy: Headline,
     pub chance: f64,
     pub majority: f64,
+}
+
+/// The folds `g` was cross-validated with, when fewer than `cfg.folds`.
+pub fn fewer_folds(g: &super::GroupSummary, cfg: &DiagnoseConfig) -> Option<usize> {
+    (g.folds > 0 && g.folds < cfg.folds).then_some(g.folds)
 }
 
 fn headline(d: &Diagnosis) -> Headline {
@@ -279,6 +288,7 @@ impl DiagnoseReport {
                         .map(|(n, v)| FeatureImportance { feature: n.clone(), importance: r6(*v) })
                         .collect(),
                     pooled_types: g.pooled_types.clone(),
+                    folds: fewer_folds(g, cfg),
                 })
                 .collect(),
             suspect_features: audited.then(|| {

@@ -242,6 +242,7 @@ pub(super) fn diagnose_groups(
         }
         let features = names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
         let mut summary = GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features);
+        summary.folds = folds_used(&group, format, cfg);
         if summary.question_type.as_deref() == Some(POOLED) {
             let types: std::collections::BTreeSet<&str> =
                 group.iter().map(|s| s.question_type.as_deref().unwrap_or("(none)")).collect();
@@ -354,6 +355,14 @@ pub fn assign_folds(group: &[&Sample], format: AnswerFormat, repeat: usize, cfg:
         (None, Some(labels)) => folds::stratified(&labels, k, seed),
         (None, None) => folds::shuffled(group.len(), k, seed),
     }
+}
+
+/// How many folds [`assign_folds`] makes of `group`: `cfg.folds`, or fewer when
+/// the group has fewer questions (or, with `group_by`, fewer fold groups). The
+/// same in every repeat: only which question lands in which fold changes.
+pub fn folds_used(group: &[&Sample], format: AnswerFormat, cfg: &DiagnoseConfig) -> usize {
+    let fold_of = assign_folds(group, format, 0, cfg);
+    fold_of.iter().collect::<std::collections::BTreeSet<_>>().len()
 }
 
 /// The training and held-out samples of one fold, each in group order.

@@ -75,6 +75,10 @@ pub struct GroupSummary {
     /// The pooled group only: the question types it holds, sorted.
     #[serde(default)]
     pub pooled_types: Vec<String>,
+    /// The folds the group was cross-validated with: the configured number, or
+    /// fewer when the group has fewer questions (or fold groups) than that.
+    #[serde(default)]
+    pub folds: usize,
 }
 
 impl GroupSummary {
@@ -102,6 +106,7 @@ impl GroupSummary {
             mean_s: rows.iter().map(|r| r.s).sum::<f64>() / n_rows,
             top_features: top,
             pooled_types: Vec::new(),
+            folds: 0,
         }
     }
 }

@@ -399,7 +399,9 @@ pub fn tst_embed(
                 .collect(),
         };
         let features = names.into_iter().zip(weight).collect();
-        groups.push(GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features));
+        let mut summary = GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features);
+        summary.folds = super::folds_used(&group, format, cfg);
+        groups.push(summary);
         majority_hits += group_majority;
         rows.extend(group_rows);
     }

@@ -76,6 +76,14 @@ fn relative(dir: &Path, path: &Path) -> String {
     rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
+/// Whether an image path is absolute or climbs with `..`: it would name a file
+/// outside whatever folder it is relative to.
+fn escapes(p: &str) -> bool {
+    Path::new(p).components().any(|c| {
+        matches!(c, std::path::Component::ParentDir | std::path::Component::RootDir | std::path::Component::Prefix(_))
+    })
+}
+
 /// Resolves samples' images against one image folder, batch after batch; the
 /// folder is indexed by file name once, when a path first needs it.
 pub struct Resolver {
@@ -109,27 +117,38 @@ fn resolve(
                 row.push(None);
                 continue;
             };
-            let Some(dir) = dir else {
-                row.push(None);
-                continue;
-            };
-            // An image path names a file inside the image folder, never outside it.
-            let escapes = Path::new(p).components().any(|c| {
-                matches!(
-                    c,
-                    std::path::Component::ParentDir | std::path::Component::RootDir | std::path::Component::Prefix(_)
-                )
-            });
-            if escapes {
-                problems.push((
+            // An image path names a file inside the image folder, never outside it;
+            // without a folder it is kept as given, so it must already be relative
+            // and free of '..' (the canonical record's paths never leave their root).
+            let escapes = escapes(p);
+            match (escapes, dir) {
+                (true, Some(_)) => problems.push((
                     i,
                     Problem::new(mapped[i].sample_loc(), format!("image path \"{p}\" leads outside the image folder"))
                         .field("images")
                         .help("image paths are relative to [ingest] images (no leading '/', no '..'); move the images inside it"),
-                ));
+                )),
+                (true, None) => problems.push((
+                    i,
+                    Problem::new(
+                        mapped[i].sample_loc(),
+                        format!(
+                            "image path \"{p}\" leads outside the benchmark ({}), and no [ingest] images folder is set",
+                            if Path::new(p).has_root() { "absolute" } else { "with '..'" }
+                        ),
+                    )
+                    .field("images")
+                    .help(
+                        "a release keeps image paths relative: give [ingest] images = \"<folder>\" and write the paths \
+                         relative to it (no leading '/', no '..')",
+                    ),
+                )),
+                (false, _) => {}
+            }
+            let (false, Some(dir)) = (escapes, dir) else {
                 row.push(None);
                 continue;
-            }
+            };
             let direct = dir.join(p);
             if direct.is_file() {
                 row.push(Some(direct));
@@ -196,7 +215,7 @@ fn resolve(
                     }
                 },
                 (ImageSpec::Path(p), None) => {
-                    if dir.is_none() {
+                    if dir.is_none() && !escapes(p) {
                         refs.push(ImageRef { path: Some(p.clone()), ..Default::default() });
                     }
                 }

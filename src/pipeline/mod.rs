@@ -83,6 +83,8 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         let gone: BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
         Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
     };
+    // Folds the pipeline sets must not outnumber the questions diagnosed.
+    p.diagnose.check_folds(work.len())?;
     // Predictions are read once: B-Clean and the metrics both use them.
     let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
 

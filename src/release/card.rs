@@ -81,6 +81,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
             g.pooled_types.iter().map(|t| format!("\"{}\"", super::markdown::cell(t))).collect::<Vec<_>>().join(", ")
         );
     }
+    fewer_folds_note(out, d, cfg);
     out.push('\n');
     if let Some(e) = embed {
         let _ = writeln!(
@@ -167,7 +168,41 @@ fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
             pct(g.majority)
         );
     }
+    fewer_folds_note(out, d, cfg);
     out.push('\n');
+}
+
+/// The groups cross-validated with fewer folds than configured (fewer questions,
+/// or fold groups, than folds), after the table that lists them.
+fn fewer_folds_note(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
+    if let Some(s) = fewer_folds_sentence(d, cfg) {
+        let _ = writeln!(out, "\n{s}");
+    }
+}
+
+/// "Groups with fewer questions (or fold groups) than 5 were cross-validated
+/// with fewer folds: ...", or `None` when every group used `cfg.folds`.
+pub(super) fn fewer_folds_sentence(d: &Diagnosis, cfg: &DiagnoseConfig) -> Option<String> {
+    let fewer: Vec<String> = d
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let k = crate::diagnose::report::fewer_folds(g, cfg)?;
+            Some(format!(
+                "{} ({}, {} questions) {k}-fold",
+                super::markdown::text(g.question_type.as_deref().unwrap_or("(none)")),
+                g.format.as_str(),
+                g.n
+            ))
+        })
+        .collect();
+    (!fewer.is_empty()).then(|| {
+        format!(
+            "Groups with fewer questions (or fold groups) than {} were cross-validated with fewer folds: {}.",
+            cfg.folds,
+            fewer.join(", ")
+        )
+    })
 }
 
 /// Duplicates within the set and copies of a training split.

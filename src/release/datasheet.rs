@@ -453,6 +453,9 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             d.regression_trees,
             d.features.recipes.len()
         );
+        if let Some(s) = stages.diagnosis.and_then(|dg| super::card::fewer_folds_sentence(dg, d)) {
+            let _ = write!(out, "{s} ");
+        }
     }
     if let Some(v) = &p.variants {
         let kinds: Vec<String> = v.kinds.iter().map(|k| k.name()).collect();

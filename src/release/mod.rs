@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::Ingested;
 use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
-use crate::io::hash::{content_hash, hash_tree};
+use crate::io::hash::{content_hash, hash_file, hash_tree};
 use crate::io::parquet::{write_batch, write_samples};
 use crate::sample::Embed;
 use crate::spec::Pipeline;
@@ -425,35 +425,53 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             )),
         ));
     }
-    // Publish only a complete release: every config file the build wrote is in the
-    // manifest, and every file the manifest lists is still there at its size.
     let written = configs.iter().map(|c| c.file.as_str()).chain(["README.md", croissant::FILE, manifest::FILE]);
-    let mut changed: Vec<&str> = written.filter(|f| !files.contains_key(*f)).collect();
-    changed.extend(
-        files
-            .iter()
-            .filter(|(f, (_, bytes))| std::fs::metadata(dir.join(f)).map(|m| m.len()).ok() != Some(*bytes))
-            .map(|(f, _)| f.as_str()),
-    );
-    if !changed.is_empty() {
-        changed.truncate(5);
-        return Err(Error::one(
-            Problem::new(
-                Location::file(dir),
-                format!(
-                    "the staging folder changed while the release was built (first: {changed:?}); nothing was published"
-                ),
-            )
-            .help("another process removed or changed files in the staging folder: run the build again"),
-        ));
-    }
+    check_staged(dir, &files, written)?;
     let kept = staging.keep();
-    std::fs::rename(&kept, &target).map_err(|e| {
+    if let Err(e) = std::fs::rename(&kept, &target) {
         let _ = std::fs::remove_dir_all(&kept);
-        Error::io(&target, e)
-    })?;
+        // A build that did not see this one's lock (its lock file was deleted)
+        // published the same bytes between the check above and the rename.
+        if target.is_dir() && hash_tree(&target).is_ok_and(|existing| existing == files) {
+            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        }
+        return Err(Error::io(&target, e));
+    }
     sync_dir(&parent);
     Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
+}
+
+/// Publish only a complete release: every file the build wrote (`written`) is
+/// listed in `files`, and every listed file is still in `dir` as a regular file
+/// with the sha256 and size recorded for the manifest. Files are re-hashed in
+/// parallel, as streams.
+fn check_staged<'a>(
+    dir: &Path,
+    files: &BTreeMap<String, (String, u64)>,
+    written: impl Iterator<Item = &'a str>,
+) -> Result<()> {
+    let mut changed: Vec<&str> = written.filter(|f| !files.contains_key(*f)).collect();
+    let as_recorded = |f: &str, (sha, bytes): &(String, u64)| {
+        let path = dir.join(f);
+        path.symlink_metadata().is_ok_and(|m| m.is_file())
+            && hash_file(&path).is_ok_and(|d| d.sha256 == *sha && d.bytes == *bytes)
+    };
+    let unlike: Vec<&str> =
+        files.par_iter().filter(|(f, recorded)| !as_recorded(f, recorded)).map(|(f, _)| f.as_str()).collect();
+    changed.extend(unlike);
+    if changed.is_empty() {
+        return Ok(());
+    }
+    changed.truncate(5);
+    Err(Error::one(
+        Problem::new(
+            Location::file(dir),
+            format!(
+                "the staging folder changed while the release was built (first: {changed:?}); nothing was published"
+            ),
+        )
+        .help("another process removed or changed files in the staging folder: run the build again"),
+    ))
 }
 
 /// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
@@ -492,4 +510,47 @@ fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &
         write_bytes(&dir.join(projection::PROJECTION_SVG), svg.as_bytes())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A staged file whose bytes change but not its size is caught before the
+    /// rename, as is a missing one, a listed file replaced by a folder, and a
+    /// written file the manifest does not list.
+    #[test]
+    fn the_pre_rename_check_rehashes_every_listed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of a").unwrap();
+        std::fs::write(dir.path().join("README.md"), b"# card").unwrap();
+        let files = hash_tree(dir.path()).unwrap();
+        let written = || ["data/a.parquet", "README.md"].into_iter();
+        check_staged(dir.path(), &files, written()).unwrap();
+
+        let refused = |files: &BTreeMap<String, (String, u64)>, names: &[&str]| {
+            let e = check_staged(dir.path(), files, names.iter().copied()).unwrap_err().to_string();
+            assert!(
+                e.contains("the staging folder changed while the release was built")
+                    && e.contains("nothing was published"),
+                "{e}"
+            );
+            e
+        };
+        // Same size, other bytes.
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of b").unwrap();
+        assert!(refused(&files, &["data/a.parquet", "README.md"]).contains("[\"data/a.parquet\"]"));
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of a").unwrap();
+        check_staged(dir.path(), &files, written()).unwrap();
+        // Gone, or a folder in its place.
+        std::fs::remove_file(dir.path().join("README.md")).unwrap();
+        assert!(refused(&files, &[]).contains("README.md"));
+        std::fs::create_dir(dir.path().join("README.md")).unwrap();
+        assert!(refused(&files, &[]).contains("README.md"));
+        std::fs::remove_dir(dir.path().join("README.md")).unwrap();
+        std::fs::write(dir.path().join("README.md"), b"# card").unwrap();
+        // Written but not in the manifest.
+        assert!(refused(&files, &["data/a.parquet", "croissant.json"]).contains("croissant.json"));
+    }
 }

@@ -144,19 +144,25 @@ fn is_release_relative(name: &str) -> bool {
 
 /// Every file below `dir` (not following links) by `/`-separated relative
 /// path; anything that is neither a file nor a folder counts as a file, so it
-/// is reported rather than skipped.
-fn list_files(dir: &Path) -> Result<Vec<String>> {
+/// is reported rather than skipped, and so does a folder where the manifest
+/// lists a file (it is not walked into: the one change is that it is a folder).
+fn list_files(dir: &Path, listed: &BTreeMap<String, Expected>) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+    let mut walk = walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name().into_iter();
+    while let Some(entry) = walk.next() {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(dir).to_path_buf();
             Error::io(path, e.into())
         })?;
-        if entry.file_type().is_dir() {
-            continue;
-        }
         let rel = entry.path().strip_prefix(dir).map_err(|e| Error::Bug(e.to_string()))?;
-        out.push(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"));
+        let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        if entry.file_type().is_dir() {
+            if !listed.contains_key(&rel) {
+                continue;
+            }
+            walk.skip_current_dir();
+        }
+        out.push(rel);
     }
     Ok(out)
 }
@@ -164,7 +170,7 @@ fn list_files(dir: &Path) -> Result<Vec<String>> {
 /// Compares the release in `dir` with its manifest.
 pub fn verify(dir: &Path) -> Result<Verification> {
     let expected = read_manifest(dir)?;
-    let present = list_files(dir)?;
+    let present = list_files(dir, &expected)?;
     let mut differences = Vec::new();
     for path in &present {
         if path == MANIFEST {

@@ -416,6 +416,10 @@ fn diagnose_config(
     let mut cfg = crate::diagnose::DiagnoseConfig { seed, ..Default::default() };
     let Some(w) = w else { return cfg };
     cfg.folds = w.folds.unwrap_or(cfg.folds);
+    if w.folds.is_some() {
+        let at = ctx.src.loc(span_of(ctx.doc, "diagnose.folds"));
+        cfg.folds_given = Some(crate::diagnose::FoldsGiven::Pipeline(at));
+    }
     cfg.repeats = w.repeats.unwrap_or(cfg.repeats);
     cfg.trees = w.trees.unwrap_or(cfg.trees);
     cfg.regression_trees = w.regression_trees.unwrap_or(cfg.regression_trees);

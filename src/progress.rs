@@ -66,13 +66,19 @@ pub fn timed_labelled<T>(f: impl FnOnce() -> T, name: impl FnOnce(&T) -> String)
     let out = f();
     let secs = start.elapsed().as_secs_f64();
     let rss = peak_rss_kb().map(|kb| format!(", peak RSS so far {} MB", kb / 1024)).unwrap_or_default();
-    eprintln!("stage {}: {secs:.2} s wall{rss}", name(&out));
+    let now = status_kb("VmRSS:").map(|kb| format!(" (now {} MB)", kb / 1024)).unwrap_or_default();
+    eprintln!("stage {}: {secs:.2} s wall{rss}{now}", name(&out));
     out
 }
 
 /// The process's peak resident set (VmHWM) in KB, where /proc says it.
 pub fn peak_rss_kb() -> Option<u64> {
+    status_kb("VmHWM:")
+}
+
+/// A KB figure of /proc/self/status (`VmHWM:`, `VmRSS:`).
+fn status_kb(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -607,7 +607,8 @@ fn sugarcrepe_tst_embed_finds_meaning_level_shortcuts() -> Result<(), Failed> {
     for name in ["sugarcrepe-refined", "sugarcrepe-unrefined"] {
         let samples = sugarcrepe_subset(name);
         let e = embed_samples(&samples, model(), &settings())?;
-        let r = tst_embed(&samples, &e, &DiagnoseConfig::default(), &TstEmbedConfig::default())?;
+        let r =
+            tst_embed(&samples.iter().collect::<Vec<_>>(), &e, &DiagnoseConfig::default(), &TstEmbedConfig::default())?;
         eprintln!(
             "{name}: {} items, TsT-Embed blind accuracy {:.1}% (95% CI {:.1}-{:.1})",
             samples.len(),

@@ -129,11 +129,11 @@ fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
 
     // The cache itself: remove two `tell` questions, and only `tell` is fit again.
     let mut cache = GroupCache::default();
-    let first = diagnose_cached(&samples, &dcfg(), &mut cache);
+    let first = diagnose_cached(&samples.iter().collect::<Vec<_>>(), &dcfg(), &mut cache);
     assert_eq!((cache.fit, cache.reused), (3, 0));
     assert_eq!(first.rows, diagnose(&samples, &dcfg()).rows);
     let fewer: Vec<Sample> = samples.iter().filter(|s| s.id != "q0000" && s.id != "q0003").cloned().collect();
-    let second = diagnose_cached(&fewer, &dcfg(), &mut cache);
+    let second = diagnose_cached(&fewer.iter().collect::<Vec<_>>(), &dcfg(), &mut cache);
     assert_eq!((cache.fit, cache.reused), (4, 2));
     let fresh = diagnose(&fewer, &dcfg());
     assert_eq!(second.rows, fresh.rows);

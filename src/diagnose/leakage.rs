@@ -40,7 +40,7 @@ pub fn check_leakage(samples: &[Sample], cfg: &DiagnoseConfig) -> Vec<String> {
                 let parsed_changed_owned = features::parse(&changed_refs, &cfg.features);
                 let parsed_changed: Vec<&features::Parsed<'_>> = parsed_changed_owned.iter().collect();
                 let fit = |g: &[&Sample], p: &[&features::Parsed<'_>]| {
-                    fit_fold(g, p, format, qtype.as_deref(), repeat, cfg, &fold_of, fold)
+                    fit_fold(g, p, format, qtype.as_deref(), repeat, cfg, &fold_of, fold, true)
                 };
                 let (Some(before), Some(after)) = (fit(&group, &parsed), fit(&changed_refs, &parsed_changed)) else {
                     continue;

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::features::{self, Featurizer};
 use super::forest::{Binner, ForestParams, Matrix};
 use super::score::group_fingerprint;
-use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores, fingerprint};
+use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores};
 use super::{folds, forest, tst_embed};
 use crate::sample::{AnswerFormat, NumericScoring, Sample, parse_number};
 use crate::seed::rng_for;
@@ -19,7 +19,10 @@ pub const POOLED: &str = "(small types pooled)";
 
 /// The model groups of a sample set, in a fixed order: one per (question
 /// type, answer format), with types under `min_group` questions pooled per format.
-pub fn group_samples(samples: &[Sample], min_group: usize) -> BTreeMap<(Option<String>, AnswerFormat), Vec<&Sample>> {
+pub fn group_samples<'a>(
+    samples: impl IntoIterator<Item = &'a Sample>,
+    min_group: usize,
+) -> BTreeMap<(Option<String>, AnswerFormat), Vec<&'a Sample>> {
     let mut groups: BTreeMap<(Option<String>, AnswerFormat), Vec<&Sample>> = BTreeMap::new();
     for s in samples {
         groups.entry((s.question_type.clone(), s.answer_format)).or_default().push(s);
@@ -129,7 +132,7 @@ pub(super) fn prediction_text(format: AnswerFormat, s: &Sample, name: Option<&st
 
 /// Runs TsT-RF over every (question type, answer format) group.
 pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
-    diagnose_groups(samples, cfg, None)
+    diagnose_groups(&samples.iter().collect::<Vec<_>>(), cfg, None)
 }
 
 /// The TsT-RF results of groups from earlier runs on a shrinking set (IBP's
@@ -168,20 +171,20 @@ impl GroupCache {
 }
 
 /// [`diagnose`], reusing the results of groups that `cache` holds unchanged.
-pub fn diagnose_cached(samples: &[Sample], cfg: &DiagnoseConfig, cache: &mut GroupCache) -> Diagnosis {
+pub fn diagnose_cached(samples: &[&Sample], cfg: &DiagnoseConfig, cache: &mut GroupCache) -> Diagnosis {
     diagnose_groups(samples, cfg, Some(cache))
 }
 
 /// [`diagnose`], through `cache` when given (a run without one keeps no copies).
 pub(super) fn diagnose_groups(
-    samples: &[Sample],
+    samples: &[&Sample],
     cfg: &DiagnoseConfig,
     mut cache: Option<&mut GroupCache>,
 ) -> Diagnosis {
     let mut rows = Vec::with_capacity(samples.len() * cfg.repeats.max(1));
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
-    let grouped: Vec<_> = group_samples(samples, cfg.min_group).into_iter().collect();
+    let grouped: Vec<_> = group_samples(samples.iter().copied(), cfg.min_group).into_iter().collect();
     let repeats = cfg.repeats.max(1);
     let bar = crate::progress::bar((grouped.len() * repeats) as u64, "diagnose");
     // Per (group, repeat): its results if the cache holds them unchanged.
@@ -279,7 +282,7 @@ pub(super) fn diagnose_groups(
         ci95,
         chance: rows.iter().map(|r| r.chance).sum::<f64>() / n,
         majority: majority_hits / n,
-        fingerprint: fingerprint(samples),
+        fingerprint: group_fingerprint(samples),
         n_samples: samples.len(),
         rows,
         groups,
@@ -299,13 +302,13 @@ pub fn diagnose_with(
     cfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
 ) -> crate::error::Result<Diagnosis> {
-    diagnose_with_cache(samples, cfg, emb, &mut GroupCache::default())
+    diagnose_with_cache(&samples.iter().collect::<Vec<_>>(), cfg, emb, &mut GroupCache::default())
 }
 
 /// [`diagnose_with`], with TsT-RF's groups reused from `cache` where unchanged (see
 /// [`GroupCache`]); TsT-Embed is always run.
 pub fn diagnose_with_cache(
-    samples: &[Sample],
+    samples: &[&Sample],
     cfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
     cache: &mut GroupCache,
@@ -391,7 +394,7 @@ pub(super) fn run_group(
     let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
     let folds: Vec<FoldOut> = (0..k)
         .into_par_iter()
-        .filter_map(|fold| fit_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold).map(|f| f.out))
+        .filter_map(|fold| fit_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold, false).map(|f| f.out))
         .collect();
     // Freeing a large group's parsed questions one by one would keep one thread busy
     // while the other waits.
@@ -448,6 +451,7 @@ pub(super) fn fit_fold(
     cfg: &DiagnoseConfig,
     fold_of: &[usize],
     fold: usize,
+    keep_matrices: bool,
 ) -> Option<FoldFit> {
     let (train, test) = split_fold(group, fold_of, fold);
     if test.is_empty() {
@@ -463,11 +467,33 @@ pub(super) fn fit_fold(
     let x_test = featurizer.transform_parsed(&parsed_test);
     let binner = Binner::fit(&x_train);
     let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
+    /// What the forest is fit on: class labels, or the numeric answers and their rows.
+    enum Fit {
+        Classes { labels: Vec<u32>, class_names: Vec<Option<String>> },
+        Numbers { bx_keep: forest::BinnedMatrix, y_keep: Vec<f64> },
+    }
+    let fit = match target(format, &train, cfg.features.rare_vocab) {
+        Target::Classes { labels, names } => Fit::Classes { labels, class_names: names },
+        Target::Numbers(y) => {
+            // Rows whose answer is not a number cannot train a regressor.
+            let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
+            let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            Fit::Numbers { bx_keep: binner.transform(&select_rows(&x_train, &keep)), y_keep }
+        }
+    };
+    // The unbinned matrices (eight bytes a value, a fold of a large group
+    // holds hundreds of MB) are only the leak check's: gone before the forest.
+    let (x_train, x_test) = if keep_matrices {
+        (x_train, x_test)
+    } else {
+        let n_cols = x_train.n_cols();
+        (Matrix::new(0, n_cols, Vec::new()), Matrix::new(0, n_cols, Vec::new()))
+    };
     let forest_seed =
         rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
     let raw: Vec<f64>;
-    let fold_importance = match target(format, &train, cfg.features.rare_vocab) {
-        Target::Classes { labels, names: class_names } => {
+    let fold_importance = match fit {
+        Fit::Classes { labels, class_names } => {
             let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
             let n_classes = class_names.len();
             let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
@@ -490,12 +516,7 @@ pub(super) fn fit_fold(
             raw = proba;
             model.feature_importances().to_vec()
         }
-        Target::Numbers(y) => {
-            // Rows whose answer is not a number cannot train a regressor.
-            let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
-            let x_keep = select_rows(&x_train, &keep);
-            let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
-            let bx_keep = binner.transform(&x_keep);
+        Fit::Numbers { bx_keep, y_keep } => {
             let params =
                 ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
             let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);

@@ -330,7 +330,7 @@ fn yes_no_items(samples: &[&Sample], emb: &[usize], e: &SampleEmbeddings, pca: &
 /// Runs TsT-Embed with TsT-RF's groups and folds (`cfg`: folds, repeats,
 /// seed, group-by, min-group). Every sample must have embeddings in `e`.
 pub fn tst_embed(
-    samples: &[Sample],
+    samples: &[&Sample],
     e: &SampleEmbeddings,
     cfg: &DiagnoseConfig,
     ecfg: &TstEmbedConfig,
@@ -340,7 +340,7 @@ pub fn tst_embed(
     let mut rows: Vec<ScoreRow> = Vec::new();
     let mut groups = Vec::new();
     let mut majority_hits = 0.0;
-    for ((qtype, format), group) in group_samples(samples, cfg.min_group) {
+    for ((qtype, format), group) in group_samples(samples.iter().copied(), cfg.min_group) {
         if !matches!(format, AnswerFormat::MultipleChoice | AnswerFormat::YesNo) {
             *skipped.entry(format).or_default() += group.len();
             continue;
@@ -415,9 +415,9 @@ pub fn tst_embed(
         e.1 += 1;
     }
     let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
-    let covered: Vec<Sample> = {
+    let covered: Vec<&Sample> = {
         let ids: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-        samples.iter().filter(|s| ids.contains(s.id.as_str())).cloned().collect()
+        samples.iter().filter(|s| ids.contains(s.id.as_str())).copied().collect()
     };
     let diagnosis = Diagnosis {
         weighted,
@@ -425,7 +425,7 @@ pub fn tst_embed(
         ci95: super::bootstrap_ci(&rows, cfg.seed),
         chance: rows.iter().map(|r| r.chance).sum::<f64>() / n,
         majority: majority_hits / n,
-        fingerprint: super::fingerprint(&covered),
+        fingerprint: super::score::group_fingerprint(&covered),
         n_samples: covered.len(),
         rows,
         groups,
@@ -534,14 +534,14 @@ mod tests {
         let cfg = DiagnoseConfig::default();
         let ecfg = TstEmbedConfig { components: 8, ..Default::default() };
         let (s, e) = planted(2.0);
-        let r = tst_embed(&s, &e, &cfg, &ecfg).unwrap();
+        let r = tst_embed(&s.iter().collect::<Vec<_>>(), &e, &cfg, &ecfg).unwrap();
         assert!(r.blind_accuracy() > 0.9, "{}", r.blind_accuracy());
         assert_eq!(r.scores().len(), 400);
         let (s0, e0) = planted(0.0);
-        let r0 = tst_embed(&s0, &e0, &cfg, &ecfg).unwrap();
+        let r0 = tst_embed(&s0.iter().collect::<Vec<_>>(), &e0, &cfg, &ecfg).unwrap();
         assert!((r0.blind_accuracy() - 0.5).abs() < 0.08, "{}", r0.blind_accuracy());
         // Deterministic: the same bytes again.
-        let again = tst_embed(&s, &e, &cfg, &ecfg).unwrap();
+        let again = tst_embed(&s.iter().collect::<Vec<_>>(), &e, &cfg, &ecfg).unwrap();
         assert_eq!(r.diagnosis.rows, again.diagnosis.rows);
     }
 

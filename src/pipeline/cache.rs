@@ -3,7 +3,7 @@
 //! pipeline skips them.
 //!
 //! The key is the sha256 of the code's fingerprint (the run context), the
-//! stage name, the stage's input (the canonical samples, serialized) and its
+//! stage name, the stage's input (the sha256 of the canonical samples, serialized) and its
 //! settings (their canonical JSON, every field by name), so any change to data, configuration or blindspot's code misses.
 //! A cached value is JSON with exact float round-trips: a build from the
 //! cache writes the same bytes as one without. Each entry starts with the
@@ -124,9 +124,23 @@ pub fn config_bytes<T: Serialize>(config: &T) -> crate::error::Result<Vec<u8>> {
     serde_json::to_vec(config).map_err(|e| crate::error::Error::Bug(format!("stage settings as JSON: {e}")))
 }
 
-/// The canonical bytes of a sample set, for cache keys.
-pub fn samples_bytes(samples: &[crate::sample::Sample]) -> Vec<u8> {
-    serde_json::to_vec(samples).unwrap_or_default()
+/// The sha256 of a sample set's canonical JSON, for cache keys: the JSON is
+/// hashed as it is written, never held (it is as large as the benchmark).
+pub fn samples_digest(samples: &[crate::sample::Sample]) -> crate::error::Result<[u8; 32]> {
+    struct HashWriter(Sha256);
+    impl std::io::Write for HashWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, HashWriter(Sha256::new()));
+    serde_json::to_writer(&mut w, samples).map_err(|e| crate::error::Error::Bug(format!("samples as JSON: {e}")))?;
+    let w = w.into_inner().map_err(|e| crate::error::Error::Bug(format!("samples as JSON: {e}")))?;
+    Ok(w.0.finalize().into())
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use crate::prune::{Method, PruneConfig, Pruned, prune_with};
 use crate::release::{EmbedStage, ReleaseOutcome, Stages, lock, write_release};
 use crate::sample::Sample;
 use crate::spec::{MetricsPlan, Pipeline};
-use cache::{StageCache, config_bytes, samples_bytes};
+use cache::{StageCache, config_bytes, samples_digest};
 
 /// What one pipeline's stages produced, and where its release went.
 pub struct Built {
@@ -88,7 +88,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     // Predictions are read once: B-Clean and the metrics both use them.
     let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
 
-    let samples = timed("hash samples", || samples_bytes(&work));
+    let samples = timed("hash samples", || samples_digest(&work))?;
     // Stage keys from the settings' canonical JSON (every field, named).
     let mut tst = config_bytes(&p.diagnose)?;
     if let Some(e) = &emb {
@@ -172,7 +172,11 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let variants = timed("variants (generate)", || variants(p, &kept, ctx.seed))?;
     let metrics = match (&p.metrics, &imported) {
         (Some(plan), Some(imported)) => Some(timed("metrics", || metrics(plan, imported, kept, &variants))?),
-        _ => None,
+        _ => {
+            // The release writes from `ingested`: the copies go before it.
+            drop(kept);
+            None
+        }
     };
     let stages = Stages { metrics: metrics.as_ref(), variants: &variants, ..stages };
     let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;

@@ -68,8 +68,7 @@ pub fn run(
     let name = if cfg.method == Method::Random { "random control" } else { "ibp" };
     loop {
         let _stage = crate::progress::stage(format!("{name} {iteration}/≤{most}"));
-        let current: Vec<Sample> =
-            samples.par_iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.clone()).collect();
+        let current: Vec<&Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s).collect();
         let (fit, reused) = (cache.fit, cache.reused);
         let (d, _, _) = crate::progress::timed_labelled(
             || {
@@ -199,10 +198,10 @@ pub fn run(
             after = d;
             break;
         }
-        // Freed in parallel: freeing 700,000 samples and score rows one by one keeps a
-        // thread waiting.
+        // Freed in parallel: freeing 700,000 score rows one by one keeps a thread waiting.
         drop(per_id);
-        rayon::join(|| current.into_par_iter().for_each(drop), || d.rows.into_par_iter().for_each(drop));
+        drop(current);
+        d.rows.into_par_iter().for_each(drop);
         iteration += 1;
     }
     let kept = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();

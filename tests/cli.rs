@@ -390,3 +390,40 @@ fn a_large_ingest_streams_through_sorted_runs_to_the_same_bytes() {
         assert!(left.iter().all(|f| !f.to_string_lossy().starts_with(".blindspot")), "{left:?}");
     }
 }
+
+/// Embedded image bytes whose path label is absolute or climbs with '..' (as a
+/// `datasets` export from someone's machine can hold) keep the bytes and only the
+/// label's file name, and the ingest summary counts them.
+#[test]
+fn embedded_images_keep_only_the_file_name_of_a_label_outside_the_benchmark() {
+    use arrow::array::{ArrayRef, BinaryArray, RecordBatch, StringArray, StructArray};
+    use arrow::datatypes::{DataType, Field};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let png = std::fs::read(root().join("tests/fixtures/bad/images/ok.png")).unwrap();
+    let bytes: ArrayRef = Arc::new(BinaryArray::from(vec![png.as_slice(), png.as_slice(), png.as_slice()]));
+    let paths: ArrayRef = Arc::new(StringArray::from(vec!["/home/alice/scans/cat.png", "../scans/dog.png", "cow.png"]));
+    let image: ArrayRef = Arc::new(StructArray::from(vec![
+        (Arc::new(Field::new("bytes", DataType::Binary, true)), bytes),
+        (Arc::new(Field::new("path", DataType::Utf8, true)), paths),
+    ]));
+    let id: ArrayRef = Arc::new(StringArray::from(vec!["1", "2", "3"]));
+    let question: ArrayRef = Arc::new(StringArray::from(vec!["Is it a cat?", "Is it a dog?", "Is it a cow?"]));
+    let answer: ArrayRef = Arc::new(StringArray::from(vec!["yes", "no", "yes"]));
+    let batch =
+        RecordBatch::try_from_iter([("id", id), ("question", question), ("answer", answer), ("image", image)]).unwrap();
+    let input = dir.path().join("test.parquet");
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let out = dir.path().join("out.parquet");
+    let run = blindspot().arg("ingest").arg(&input).arg("-o").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("warning: ingest: 2 rows: embedded images' path labels were absolute"), "{stderr}");
+    let s = blindspot::io::parquet::read_samples(&out).unwrap();
+    let labels: Vec<_> = s.iter().map(|s| s.images[0].path.as_deref()).collect();
+    assert_eq!(labels, [Some("cat.png"), Some("dog.png"), Some("cow.png")]);
+    assert!(s.iter().all(|s| s.images[0].bytes.as_deref() == Some(png.as_slice())));
+}

@@ -221,7 +221,16 @@ fn resolve(
                 }
                 (ImageSpec::Bytes { bytes, path }, _) => match facts(bytes) {
                     Ok(f) => refs.push(ImageRef {
-                        path: path.clone(),
+                        // The path of embedded bytes is a label, never opened; one that
+                        // leaves its root keeps its file name only, as Hugging Face
+                        // `datasets` does when it embeds image files.
+                        path: match path {
+                            Some(p) if escapes(p) => {
+                                m.notes.push(super::mapping::NOTE_IMAGE_LABEL_NAME);
+                                Path::new(p).file_name().map(|n| n.to_string_lossy().into_owned())
+                            }
+                            other => other.clone(),
+                        },
                         bytes: Some(bytes.clone()),
                         sha256: Some(f.sha256),
                         width: Some(f.width),

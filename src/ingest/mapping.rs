@@ -45,6 +45,10 @@ pub const NOTE_TRAILING_ABSENT: &str =
 pub const NOTE_REPEATED_OPTIONS: &str =
     "options repeat a text; kept because the gold is given by letter or index and is unambiguous";
 
+/// Note: an embedded image's path label was absolute or climbed with `..`.
+pub const NOTE_IMAGE_LABEL_NAME: &str = "embedded images' path labels were absolute or climbed with '..'; only their \
+     file names were kept (the bytes are unchanged; a release keeps no path outside itself)";
+
 /// Result of mapping one record.
 pub enum Outcome {
     Kept(Box<Mapped>),

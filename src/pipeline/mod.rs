@@ -99,7 +99,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
     };
     let mut bclean_report = None;
-    let pruned = match p.prune.as_ref() {
+    let mut pruned = match p.prune.as_ref() {
         Some(plan) if plan.config.method == Method::Bclean => {
             let (m, imported) = p
                 .metrics
@@ -122,12 +122,20 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         None => None,
     };
     // The control removes at random exactly what the pruner removed, key by key.
-    let control = match (p.prune.as_ref().filter(|plan| plan.control), &pruned) {
+    let mut control = match (p.prune.as_ref().filter(|plan| plan.control), &pruned) {
         (Some(_), Some(pr)) => Some(timed("prune control", || run_prune(&pr.matched_control()))?),
         _ => None,
     };
-    // Every pruner measures the diagnostic on the whole set first (`before`): reuse it.
-    let diagnosis = match pruned.as_ref().and_then(|pr| pr.before.clone()) {
+    // Every pruner measures the diagnostic on the whole set first (`before`): reuse it,
+    // its per-question rows moved, not copied. The release reads the pruners' own
+    // diagnoses as summaries only, so their rows (a row per question) go here.
+    let before = pruned.as_mut().and_then(|pr| pr.before.as_mut().map(take_rows));
+    for pr in pruned.iter_mut().chain(control.iter_mut()) {
+        for d in [pr.before.as_mut(), pr.after.as_mut()].into_iter().flatten() {
+            d.rows = Vec::new();
+        }
+    }
+    let diagnosis = match before {
         Some(d) if p.run_diagnose => Some(d),
         _ if p.run_diagnose => {
             let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
@@ -168,30 +176,34 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         variants: &[],
     };
     // Variants stress the set being published: the kept questions.
-    let kept: Vec<Sample> = stages.kept_samples().into_iter().cloned().collect();
+    let kept = stages.kept_samples();
     let variants = timed("variants (generate)", || variants(p, &kept, ctx.seed))?;
     let metrics = match (&p.metrics, &imported) {
-        (Some(plan), Some(imported)) => Some(timed("metrics", || metrics(plan, imported, kept, &variants))?),
-        _ => {
-            // The release writes from `ingested`: the copies go before it.
-            drop(kept);
-            None
+        (Some(plan), Some(imported)) => {
+            Some(timed("metrics", || metrics(plan, imported, kept.into_iter().cloned().collect(), &variants))?)
         }
+        _ => None,
     };
     let stages = Stages { metrics: metrics.as_ref(), variants: &variants, ..stages };
     let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
 }
 
+/// A copy of `d` that takes its per-question rows, leaving `d` a summary.
+fn take_rows(d: &mut crate::diagnose::Diagnosis) -> crate::diagnose::Diagnosis {
+    let rows = std::mem::take(&mut d.rows);
+    crate::diagnose::Diagnosis { rows, ..d.clone() }
+}
+
 /// Generates each variant kind the pipeline asks for, one kind at a time.
-fn variants(p: &Pipeline, kept: &[Sample], seed: u64) -> Result<Vec<crate::variants::KindRows>> {
-    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate};
+fn variants(p: &Pipeline, kept: &[&Sample], seed: u64) -> Result<Vec<crate::variants::KindRows>> {
+    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate_from};
     let Some(cfg) = &p.variants else { return Ok(Vec::new()) };
     let seed = cfg.seed.unwrap_or(seed);
     let mut generated = Vec::new();
-    for kind in expand_kinds(&cfg.kinds, kept) {
+    for kind in expand_kinds(&cfg.kinds, kept.iter().copied()) {
         let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
-        let v = generate(kept, &one, seed)?;
+        let v = generate_from(kept, &one, seed)?;
         for w in &v.warnings {
             eprintln!("warning: {}: variants: {w}", display_path(&p.path));
         }

@@ -343,10 +343,15 @@ pub struct Independent {
     pub majority: f64,
 }
 
+/// "1 fresh seed", "3 fresh seeds".
+pub fn fresh_seeds(n: usize) -> String {
+    format!("{n} fresh seed{}", if n == 1 { "" } else { "s" })
+}
+
 impl Independent {
     /// Re-diagnoses `kept` with `n` fresh repeats (None when `n` is 0 or nothing is kept).
     pub fn measure(
-        kept: &[Sample],
+        kept: &[&Sample],
         dcfg: &DiagnoseConfig,
         seed: u64,
         n: usize,
@@ -357,8 +362,8 @@ impl Independent {
         }
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
         let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
-        let d = crate::progress::timed(&format!("after pruning: diagnose with {n} fresh seeds"), || {
-            crate::diagnose::diagnose_with(kept, &cfg, emb)
+        let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
+            crate::diagnose::diagnose_with_cache(kept, &cfg, emb, &mut crate::diagnose::GroupCache::default())
         })?;
         Ok(Some(Independent {
             seeds: (0..n as u64).map(|r| fresh.wrapping_add(r)).collect(),
@@ -403,8 +408,8 @@ impl Pruned {
         );
         if let Some(i) = &p.after_independent {
             text.push_str(&format!(
-                "; on {} fresh seeds {:.2}% (95% CI {:.2}-{:.2}), chance {:.2}%",
-                i.seeds.len(),
+                "; on {} {:.2}% (95% CI {:.2}-{:.2}), chance {:.2}%",
+                fresh_seeds(i.seeds.len()),
                 i.blind_accuracy * 100.0,
                 i.ci95.0 * 100.0,
                 i.ci95.1 * 100.0,
@@ -527,7 +532,7 @@ pub fn prune_with(
     };
     if cfg.method != Method::Bclean {
         let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
-        let kept: Vec<Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).cloned().collect();
+        let kept: Vec<&Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).collect();
         pruned.after_independent = Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, emb)?;
     }
     Ok(pruned)

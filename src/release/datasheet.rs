@@ -294,9 +294,9 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             (Some(i), _) => {
                 let _ = write!(
                     errors,
-                    " After pruning, the same blind model, re-run on {} fresh seeds, answers {} of the kept questions \
+                    " After pruning, the same blind model, re-run on {}, answers {} of the kept questions \
                      (95% CI {}-{}; chance {}), see [Pruning](#pruning).",
-                    i.seeds.len(),
+                    crate::prune::fresh_seeds(i.seeds.len()),
                     pct(i.blind_accuracy),
                     pct(i.ci95.0),
                     pct(i.ci95.1),

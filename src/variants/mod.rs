@@ -362,7 +362,7 @@ pub type Skip = &'static str;
 
 /// Shared, read-only inputs of every kind.
 pub struct Ctx<'a> {
-    pub samples: &'a [Sample],
+    pub samples: &'a [&'a Sample],
     pub seed: u64,
     pub captions: HashMap<String, String>,
     pub caption_source: bool,
@@ -373,8 +373,13 @@ pub struct Ctx<'a> {
 /// Errors only on invalid user input (a caption file naming unknown ids, unless
 /// `on_invalid` is skip); kinds that do not apply are skipped and counted.
 pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<Variants> {
+    generate_from(&samples.iter().collect::<Vec<_>>(), cfg, seed)
+}
+
+/// [`generate`] over references to the samples (a build's kept questions, not copied).
+pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Result<Variants> {
     let seed = cfg.seed.unwrap_or(seed);
-    let kinds = expand_kinds(&cfg.kinds, samples);
+    let kinds = expand_kinds(&cfg.kinds, samples.iter().copied());
     let mut warnings = Vec::new();
     let (captions, caption_source) = if kinds.contains(&Kind::Caption) {
         match &cfg.captions {
@@ -421,7 +426,7 @@ pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<V
                     Kind::GoldRemoved => trap::gold_removed(s),
                 }
             };
-            let results: Vec<std::result::Result<Sample, Skip>> = samples.par_iter().map(one).collect();
+            let results: Vec<std::result::Result<Sample, Skip>> = samples.par_iter().map(|s| one(s)).collect();
             let mut rows = Vec::new();
             let mut skipped = BTreeMap::new();
             for r in results {
@@ -442,9 +447,9 @@ pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<V
 
 /// Concrete kinds, deduplicated, in kind order; `distractor_swap` becomes
 /// `@1 ..= @(most options − 1)` (at least `@1`, so its skips are reported).
-pub fn expand_kinds(sel: &[KindSel], samples: &[Sample]) -> Vec<Kind> {
+pub fn expand_kinds<'a>(sel: &[KindSel], samples: impl IntoIterator<Item = &'a Sample>) -> Vec<Kind> {
     let max_options = samples
-        .iter()
+        .into_iter()
         .filter(|s| s.answer_format == AnswerFormat::MultipleChoice)
         .map(|s| s.options.len())
         .max()

@@ -124,8 +124,9 @@ pub fn no_image(s: &Sample) -> std::result::Result<Sample, Skip> {
 pub struct WhiteCache(HashMap<(u32, u32), ImageRef>);
 
 impl WhiteCache {
-    pub fn new(samples: &[Sample]) -> Self {
-        let sizes: BTreeSet<(u32, u32)> = samples.iter().map(sizes).filter(|s| !too_large(s)).flatten().collect();
+    pub fn new(samples: &[&Sample]) -> Self {
+        let sizes: BTreeSet<(u32, u32)> =
+            samples.iter().map(|s| sizes(s)).filter(|s| !too_large(s)).flatten().collect();
         let sizes: Vec<(u32, u32)> = sizes.into_iter().collect();
         WhiteCache(sizes.par_iter().map(|&(w, h)| ((w, h), image_ref(white_png(w, h), (w, h)))).collect())
     }
@@ -172,7 +173,7 @@ pub fn caption(s: &Sample, ctx: &Ctx<'_>) -> std::result::Result<Sample, Skip> {
 /// counted in `warnings`.
 pub fn load_captions(
     src: &super::CaptionSource,
-    samples: &[Sample],
+    samples: &[&Sample],
     on_invalid: OnInvalid,
     warnings: &mut Vec<String>,
 ) -> Result<HashMap<String, String>> {
@@ -190,7 +191,7 @@ pub fn load_captions(
 fn load_caption_file(
     path: &Path,
     key: Option<&str>,
-    samples: &[Sample],
+    samples: &[&Sample],
     on_invalid: OnInvalid,
     warnings: &mut Vec<String>,
 ) -> Result<HashMap<String, String>> {
@@ -328,7 +329,7 @@ mod tests {
     fn absurd_sizes_are_skipped_not_allocated() {
         let mut s = Sample::new("1", "q", "a");
         s.images.push(ImageRef { width: Some(100_000), height: Some(100_000), ..Default::default() });
-        let cache = WhiteCache::new(std::slice::from_ref(&s));
+        let cache = WhiteCache::new(&[&s]);
         assert_eq!(white_image(&s, &cache).unwrap_err(), "an image larger than 100 MPixel");
     }
 

@@ -125,7 +125,7 @@ pub struct OptionPool {
 }
 
 impl OptionPool {
-    pub fn new(samples: &[Sample]) -> Self {
+    pub fn new(samples: &[&Sample]) -> Self {
         let mut by_benchmark: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, s) in samples.iter().enumerate() {
             if s.answer_format == AnswerFormat::MultipleChoice && s.options.len() >= 2 {
@@ -222,7 +222,7 @@ pub struct Partners {
 }
 
 impl Partners {
-    pub fn new(samples: &[Sample]) -> Self {
+    pub fn new(samples: &[&Sample]) -> Self {
         let mut by_options: HashMap<QuestionKey, Vec<usize>> = HashMap::new();
         let mut by_question: HashMap<QuestionKey, Vec<usize>> = HashMap::new();
         let mut by_type: HashMap<TypeKey, Vec<usize>> = HashMap::new();
@@ -281,7 +281,7 @@ pub fn visual_substitution(s: &Sample, ctx: &Ctx<'_>, partners: &Partners) -> Re
         AnswerFormat::Open | AnswerFormat::Numeric => return Err("open-ended: no distractors"),
     };
     let samples = ctx.samples;
-    let usable = |j: &usize| samples[*j].id != s.id && !same_images(&samples[*j], s);
+    let usable = |j: &usize| samples[*j].id != s.id && !same_images(samples[*j], s);
     // (partner index, distractor index) pairs from one of the two indexes.
     let collect = |lists: Vec<Option<&Vec<usize>>>| {
         let mut c: Vec<(usize, usize)> = Vec::new();
@@ -348,14 +348,14 @@ mod tests {
         s
     }
 
-    fn ctx(samples: &[Sample]) -> Ctx<'_> {
+    fn ctx<'a>(samples: &'a [&'a Sample]) -> Ctx<'a> {
         Ctx { samples, seed: 42, captions: HashMap::new(), caption_source: false }
     }
 
     #[test]
     fn shuffle_is_a_non_identity_permutation_and_gold_follows() {
         let s = mc("1", "t", "q?", &["a", "b", "c", "d"], 2);
-        let data = [s.clone()];
+        let data = [&s];
         for seed in 0..20 {
             let c = Ctx { seed, ..ctx(&data) };
             let r = option_shuffle(&s, &c).unwrap();
@@ -369,14 +369,15 @@ mod tests {
 
     #[test]
     fn swaps_never_duplicate_and_come_from_other_types() {
-        let data = vec![
+        let data = [
             mc("1", "t1", "q1?", &["a", "b", "c"], 0),
             mc("2", "t2", "q2?", &["x", "y", "a"], 0),
             mc("3", "t2", "q3?", &["p", "q", "r"], 1),
             mc("4", "t1", "q4?", &["m", "n", "o"], 1),
         ];
-        let c = ctx(&data);
-        let pool = OptionPool::new(&data);
+        let refs: Vec<&Sample> = data.iter().collect();
+        let c = ctx(&refs);
+        let pool = OptionPool::new(&refs);
         let r = distractor_swap(&data[0], 2, &c, &pool).unwrap();
         assert_eq!(r.options[0], "a", "gold kept");
         for o in &r.options[1..] {
@@ -388,7 +389,7 @@ mod tests {
 
     #[test]
     fn substitution_takes_a_partner_whose_gold_is_a_distractor() {
-        let mut data = vec![
+        let mut data = [
             mc("1", "t", "Which animal?", &["cat", "dog"], 0),
             mc("2", "t", "Which animal?", &["cat", "dog"], 1),
             mc("3", "u", "Which animal?", &["cat", "dog"], 1),
@@ -396,8 +397,9 @@ mod tests {
         for (i, s) in data.iter_mut().enumerate() {
             s.images.push(crate::sample::ImageRef { path: Some(format!("{i}.png")), ..Default::default() });
         }
-        let c = ctx(&data);
-        let p = Partners::new(&data);
+        let refs: Vec<&Sample> = data.iter().collect();
+        let c = ctx(&refs);
+        let p = Partners::new(&refs);
         let r = visual_substitution(&data[0], &c, &p).unwrap();
         assert_eq!((r.answer.as_str(), r.answer_index), ("dog", Some(1)));
         assert!(r.images[0].path.as_deref() != Some("0.png"));

@@ -117,10 +117,11 @@ bench-prune:
     /usr/bin/time -f "AFLite on ScienceQA: %e s wall, %M KB peak RSS" "${CARGO_TARGET_DIR:-target}"/release/blindspot prune tests/pipelines/scienceqa.toml --method aflite --budget 20% --batch 50 --floor 10 --out "$tmp/aflite"
 # The whole pipeline at ReXVQA's size: `blindspot synth` writes N synthetic
 # chest-X-ray-style questions with planted shortcuts, then one `blindspot build
-# --timings` ingests, runs TsT-RF, prunes 10% with IBP in batches of 2%, makes
-# the variants option_shuffle, unknown_option, gold_removed and mirage (no
-# rows: it needs an image) and writes the release; each stage's wall time and
-# the peak RSS so far go to stderr, /usr/bin/time gives the totals.
+# --timings` ingests, runs TsT-RF, prunes 10% with IBP in batches of 2%,
+# re-measures the kept set on three fresh seeds, makes the variants
+# option_shuffle, unknown_option and gold_removed and writes the release; each
+# stage's wall time and peak and current RSS go to stderr, /usr/bin/time gives
+# the totals.
 # Goal at 700,000: < 5 minutes, < 4 GB. `just bench-scale 10000`: smaller.
 bench-scale n="700000":
     #!/usr/bin/env bash

@@ -344,3 +344,36 @@ fn bclean_in_a_pipeline_removes_what_models_answer_without_the_image() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("prune.method") && err.contains("predictions"), "{err}");
 }
+
+/// Hostile text in the description, the citation and a datasheet answer reaches the
+/// card as text: HTML escaped, a link that would run script shown without its link
+/// syntax, and a citation holding a code fence kept inside a longer fence.
+#[test]
+fn hostile_text_in_the_card_stays_text() {
+    let work = common::fixture_workspace();
+    let pipeline = work.path().join("canonical.toml");
+    let text = std::fs::read_to_string(&pipeline).unwrap();
+    let hostile = text.replacen(
+        "license = \"CC0-1.0\"\n",
+        "license = \"CC0-1.0\"\n\
+         description = \"See <script>alert(1)</script> and [this](javascript:alert(2)).\"\n\
+         citation = \"@misc{x,\\n```\\n<img src=x onerror=alert(3)>\\n}\"\n",
+        1,
+    );
+    assert_ne!(hostile, text, "the fixture's [dataset] table changed: update this test");
+    std::fs::write(&pipeline, format!("{hostile}\n[datasheet]\npurpose = \"Tables | break <b>here</b>.\"\n")).unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let card = std::fs::read_to_string(work.path().join("rel/canonical/1.0.0/README.md")).unwrap();
+    let body = card.splitn(3, "---\n").nth(2).expect("front matter, then the body");
+    for raw in ["<script>", "<b>", "](javascript:"] {
+        assert!(!body.contains(raw), "{raw:?} reached the card body:\n{body}");
+    }
+    assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{body}");
+    // The citation's own ``` sits inside a fence of four or more backticks.
+    let citation = body.split("## Citation").nth(1).expect("a citation section");
+    let fence = citation.lines().find(|l| !l.trim().is_empty()).expect("a fenced citation");
+    assert!(fence.trim_end().chars().take_while(|&c| c == '`').count() >= 4, "fence {fence:?}:\n{body}");
+    assert!(body.contains("<img src=x onerror=alert(3)>"), "inside the fence the citation is verbatim:\n{body}");
+}

@@ -80,14 +80,13 @@ use std::time::{Duration, Instant};
 use blindspot::io::r6;
 use blindspot::predictions::parse::normalize_text;
 use blindspot::sample::{AnswerFormat, Sample};
+use common::venv::PinnedVenv;
 use libtest_mimic::{Arguments, Failed, Trial};
-use sha2::{Digest, Sha256};
 
 const TRIAL: &str = "lmms_eval_runs_every_exported_task_and_blindspot_imports_the_stub_scores";
 const VLM_TRIAL: &str = "vlmevalkit_loads_the_exported_tsvs_and_its_scores_and_blindspots_match_the_stub";
 const REQUIREMENTS: &str = "tests/harness/requirements.txt";
 const VLM_REQUIREMENTS: &str = "tests/harness/requirements-vlmeval.txt";
-const STAMP: &str = "blindspot-requirements.sha256";
 /// The model name lmms-eval writes the logs under (`--model_args pretrained=`).
 const MODEL: &str = "blindspot-stub";
 const ABSTAIN: &str = "I cannot see the image.";
@@ -118,24 +117,17 @@ fn venv_dir() -> PathBuf {
     }
 }
 
+/// lmms-eval's venv.
+fn venv() -> PinnedVenv<'static> {
+    PinnedVenv { dir: venv_dir(), requirements: &[REQUIREMENTS] }
+}
+
 fn venv_python() -> PathBuf {
-    venv_dir().join("bin/python")
-}
-
-fn wanted_stamp() -> std::result::Result<String, String> {
-    let reqs = std::fs::read(root().join(REQUIREMENTS)).map_err(|e| format!("{REQUIREMENTS}: {e}"))?;
-    Ok(format!("{}\n", hex::encode(Sha256::digest(&reqs))))
-}
-
-fn venv_is_ready() -> bool {
-    let Ok(want) = wanted_stamp() else { return false };
-    venv_python().exists() && std::fs::read_to_string(venv_dir().join(STAMP)).is_ok_and(|s| s == want)
+    venv().python()
 }
 
 fn run_ok(cmd: &mut Command, what: &str) -> Result<String> {
-    let o = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    if o.status.success() { Ok(text) } else { Err(format!("{what} failed ({}):\n{text}", o.status).into()) }
+    Ok(common::venv::run_ok(cmd, what)?)
 }
 
 /// Held while a venv is checked or installed: the two trials run in parallel
@@ -150,28 +142,7 @@ fn ensure_venv() -> Result<()> {
 }
 
 fn ensure_venv_locked() -> Result<()> {
-    if venv_is_ready() {
-        return Ok(());
-    }
-    let dir = venv_dir();
-    let start = Instant::now();
-    // Start clean: a venv from other requirements may hold packages no longer pinned.
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&dir), &format!("python3 -m venv {}", dir.display()))?;
-    run_ok(
-        Command::new(venv_python())
-            .args(["-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "-r"])
-            .arg(root().join(REQUIREMENTS)),
-        &format!("pip install -r {REQUIREMENTS}"),
-    )?;
-    // The stamp last, atomically: an interrupted install is redone next time.
-    let tmp = dir.join(format!("{STAMP}.tmp"));
-    std::fs::write(&tmp, wanted_stamp()?).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, dir.join(STAMP)).map_err(|e| e.to_string())?;
-    eprintln!("installed {REQUIREMENTS} into {} in {:.0}s", dir.display(), start.elapsed().as_secs_f64());
-    Ok(())
+    Ok(venv().ensure(|_| Ok(()))?)
 }
 
 /// Why the trial cannot run here without installing anything, if it cannot.
@@ -188,23 +159,19 @@ fn not_installed() -> Option<String> {
 
 // ------------------------------------------------------------ VLMEvalKit's venv
 
-fn vlm_venv_dir() -> PathBuf {
+/// VLMEvalKit's venv, layered on lmms-eval's: its stamp covers both files.
+fn vlm_venv() -> PinnedVenv<'static> {
     let base = venv_dir();
-    base.with_file_name(format!("{}-vlmeval", base.file_name().and_then(|n| n.to_str()).unwrap_or(".venv-harness")))
+    let name = base.file_name().and_then(|n| n.to_str()).unwrap_or(".venv-harness");
+    PinnedVenv { dir: base.with_file_name(format!("{name}-vlmeval")), requirements: &[REQUIREMENTS, VLM_REQUIREMENTS] }
 }
 
 fn vlm_python() -> PathBuf {
-    vlm_venv_dir().join("bin/python")
+    vlm_venv().python()
 }
 
-/// The overlay depends on the base venv too: its stamp covers both files.
-fn vlm_wanted_stamp() -> std::result::Result<String, String> {
-    let reqs = std::fs::read(root().join(VLM_REQUIREMENTS)).map_err(|e| format!("{VLM_REQUIREMENTS}: {e}"))?;
-    Ok(format!("{}{}\n", wanted_stamp()?, hex::encode(Sha256::digest(&reqs))))
-}
-
-fn site_packages(python: &Path) -> Result<String> {
-    let out = run_ok(
+fn site_packages(python: &Path) -> std::result::Result<String, String> {
+    let out = common::venv::run_ok(
         Command::new(python).args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]),
         "python: where are its site-packages",
     )?;
@@ -216,31 +183,12 @@ fn site_packages(python: &Path) -> Result<String> {
 fn ensure_vlm_venv() -> Result<()> {
     let _held = VENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     ensure_venv_locked()?;
-    let dir = vlm_venv_dir();
-    let want = vlm_wanted_stamp()?;
-    if vlm_python().exists() && std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == want) {
-        return Ok(());
-    }
-    let start = Instant::now();
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&dir), &format!("python3 -m venv {}", dir.display()))?;
-    let own = site_packages(&vlm_python())?;
-    let base = site_packages(&venv_python())?;
-    std::fs::write(Path::new(&own).join("blindspot-harness-base.pth"), format!("{base}\n"))
-        .map_err(|e| format!("{own}: {e}"))?;
-    run_ok(
-        Command::new(vlm_python())
-            .args(["-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "-r"])
-            .arg(root().join(VLM_REQUIREMENTS)),
-        &format!("pip install -r {VLM_REQUIREMENTS}"),
-    )?;
-    let tmp = dir.join(format!("{STAMP}.tmp"));
-    std::fs::write(&tmp, want).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, dir.join(STAMP)).map_err(|e| e.to_string())?;
-    eprintln!("installed {VLM_REQUIREMENTS} into {} in {:.0}s", dir.display(), start.elapsed().as_secs_f64());
-    Ok(())
+    Ok(vlm_venv().ensure(|python| {
+        let own = site_packages(python)?;
+        let base = site_packages(&venv_python())?;
+        std::fs::write(Path::new(&own).join("blindspot-harness-base.pth"), format!("{base}\n"))
+            .map_err(|e| format!("{own}: {e}"))
+    })?)
 }
 
 fn blindspot_ok(args: &[&str], paths: &[&Path], what: &str) -> Result<String> {

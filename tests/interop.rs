@@ -18,13 +18,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::venv::PinnedVenv;
 use libtest_mimic::{Arguments, Failed, Trial};
 use rand::{Rng, SeedableRng};
-use sha2::{Digest, Sha256};
 
 const PYTHON_TRIAL: &str = "python_datasets_pyarrow_mlcroissant_load_the_demo_release";
 const REQUIREMENTS: &str = "tests/python/requirements.txt";
-const STAMP: &str = "blindspot-requirements.sha256";
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_blindspot")
@@ -159,28 +158,13 @@ fn killed_build_leaves_the_release_absent_or_complete() -> Result<(), Failed> {
 
 // ---------------------------------------------------------------- Python
 
-fn venv_dir() -> PathBuf {
-    root().join(".venv-interop")
-}
-
-fn venv_python() -> PathBuf {
-    venv_dir().join("bin/python")
+/// `.venv-interop`, with tests/python/requirements.txt.
+fn venv() -> PinnedVenv<'static> {
+    PinnedVenv { dir: root().join(".venv-interop"), requirements: &[REQUIREMENTS] }
 }
 
 fn required(var: &str) -> bool {
     std::env::var(var).as_deref() == Ok("1")
-}
-
-/// sha256 of the requirements file and the interpreter version: what the
-/// installed venv must match to be reused.
-fn wanted_stamp() -> Result<String, String> {
-    let reqs = std::fs::read(root().join(REQUIREMENTS)).map_err(|e| format!("{REQUIREMENTS}: {e}"))?;
-    Ok(format!("{}\n", hex::encode(Sha256::digest(&reqs))))
-}
-
-fn venv_is_ready() -> bool {
-    let Ok(want) = wanted_stamp() else { return false };
-    venv_python().exists() && std::fs::read_to_string(venv_dir().join(STAMP)).is_ok_and(|s| s == want)
 }
 
 /// Why the Python check cannot run here, if it cannot: `python3` missing or
@@ -200,7 +184,7 @@ fn python_unavailable() -> Option<String> {
         }
         Ok(_) => {}
     }
-    if venv_is_ready() {
+    if venv().is_ready() {
         return None;
     }
     // Ask PyPI through pip itself, so pip's own index, proxy and certificate settings apply.
@@ -217,43 +201,6 @@ fn python_unavailable() -> Option<String> {
         }
         Err(e) => Some(format!("cannot run python3 -m pip: {e}")),
     }
-}
-
-/// Creates `.venv-interop` and installs the pinned requirements, unless the
-/// stamp says they are installed already.
-fn ensure_venv() -> Result<(), Failed> {
-    if venv_is_ready() {
-        return Ok(());
-    }
-    let dir = venv_dir();
-    let start = Instant::now();
-    // Start clean: a venv from other requirements may hold packages no longer pinned.
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let run = |cmd: &mut Command, what: &str| -> Result<(), Failed> {
-        let o = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-        if o.status.success() {
-            Ok(())
-        } else {
-            Err(format!("{what} failed:\n{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-                .into())
-        }
-    };
-    run(Command::new("python3").args(["-m", "venv"]).arg(&dir), "python3 -m venv .venv-interop")?;
-    run(
-        Command::new(venv_python())
-            .args(["-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "-r"])
-            .arg(root().join(REQUIREMENTS)),
-        "pip install -r tests/python/requirements.txt",
-    )?;
-    // The stamp last, atomically: an interrupted install is redone next time.
-    let stamp = dir.join(STAMP);
-    let tmp = dir.join(format!("{STAMP}.tmp"));
-    std::fs::write(&tmp, wanted_stamp()?).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, &stamp).map_err(|e| e.to_string())?;
-    eprintln!("installed {} in {:.0}s", REQUIREMENTS, start.elapsed().as_secs_f64());
-    Ok(())
 }
 
 /// A text-only benchmark with `[leakage] exact-only = true` (no model
@@ -298,7 +245,7 @@ fn leakage_release(dir: &Path) -> Result<PathBuf, String> {
 }
 
 fn check_with_python(release: &Path, hf_home: &Path, extra: &[&str]) -> Result<String, Failed> {
-    let o = Command::new(venv_python())
+    let o = Command::new(venv().python())
         .arg(root().join("tests/python/check_release.py"))
         .arg(release)
         .args(extra)
@@ -318,7 +265,7 @@ fn check_with_python(release: &Path, hf_home: &Path, extra: &[&str]) -> Result<S
 
 fn python_check() -> Result<(), Failed> {
     let start = Instant::now();
-    ensure_venv()?;
+    venv().ensure(|_| Ok(()))?;
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let out = tmp.path().join("releases");
     build(&out, None)?;

@@ -11,6 +11,7 @@ pub fn root() -> PathBuf {
 }
 
 pub mod traps;
+pub mod venv;
 
 /// The real-data folder: `BLINDSPOT_DATA_DIR` (relative to the project root)
 /// or `../shared/data`, read when the tests run, so pointing it elsewhere

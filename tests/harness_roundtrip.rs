@@ -588,13 +588,18 @@ fn lmms_round_trip(release: &Path, work: &Path) -> Result<()> {
 }
 
 fn lmms_eval_round_trip() -> Result<()> {
+    round_trip("lmms-eval", ensure_venv, lmms_round_trip)
+}
+
+/// Installs a harness's venv, then runs its round trip on every release.
+fn round_trip(harness: &str, ensure: fn() -> Result<()>, each: fn(&Path, &Path) -> Result<()>) -> Result<()> {
     let start = Instant::now();
-    ensure_venv()?;
+    ensure()?;
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     for (release, work) in releases(tmp.path())? {
-        lmms_round_trip(&release, &work)?;
+        each(&release, &work)?;
     }
-    eprintln!("lmms-eval round trip passed in {:.0}s", start.elapsed().as_secs_f64());
+    eprintln!("{harness} round trip passed in {:.0}s", start.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -726,14 +731,7 @@ fn vlm_round_trip(release: &Path, work: &Path) -> Result<()> {
 }
 
 fn vlmevalkit_round_trip() -> Result<()> {
-    let start = Instant::now();
-    ensure_vlm_venv()?;
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    for (release, work) in releases(tmp.path())? {
-        vlm_round_trip(&release, &work)?;
-    }
-    eprintln!("VLMEvalKit round trip passed in {:.0}s", start.elapsed().as_secs_f64());
-    Ok(())
+    round_trip("VLMEvalKit", ensure_vlm_venv, vlm_round_trip)
 }
 
 fn main() {

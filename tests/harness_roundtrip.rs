@@ -191,6 +191,16 @@ fn ensure_vlm_venv() -> Result<()> {
     })?)
 }
 
+/// `blindspot export RELEASE --to HARNESS -o DIR`; returns DIR.
+fn export_to(release: &Path, harness: &str, dir: &Path) -> Result<PathBuf> {
+    blindspot_ok(
+        &["export"],
+        &[release, Path::new("--to"), Path::new(harness), Path::new("-o"), dir],
+        "blindspot export",
+    )?;
+    Ok(dir.to_path_buf())
+}
+
 fn blindspot_ok(args: &[&str], paths: &[&Path], what: &str) -> Result<String> {
     let mut cmd = Command::new(bin());
     cmd.current_dir(root()).args(args).args(paths);
@@ -574,12 +584,7 @@ fn releases(tmp: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
 
 /// Export → lmms-eval → checks → import → checks, for one release.
 fn lmms_round_trip(release: &Path, work: &Path) -> Result<()> {
-    let export = work.join("export");
-    blindspot_ok(
-        &["export"],
-        &[release, Path::new("--to"), Path::new("lmms-eval"), Path::new("-o"), &export],
-        "blindspot export",
-    )?;
+    let export = export_to(release, "lmms-eval", &work.join("export"))?;
     let tasks = exported_tasks(&export)?;
     let logs = run_lmms_eval(&export, &tasks, work)?;
     let files = check_harness_logs(&logs, &tasks)?;
@@ -622,12 +627,7 @@ fn offline(cmd: &mut Command, work: &Path) {
 
 /// Export → VLMEvalKit's loader, prompts and MCQ scoring → import → checks.
 fn vlm_round_trip(release: &Path, work: &Path) -> Result<()> {
-    let export = work.join("export-vlmevalkit");
-    blindspot_ok(
-        &["export"],
-        &[release, Path::new("--to"), Path::new("vlmevalkit"), Path::new("-o"), &export],
-        "blindspot export",
-    )?;
+    let export = export_to(release, "vlmevalkit", &work.join("export-vlmevalkit"))?;
     let by_id: BTreeMap<String, Sample> = blindspot::io::release_dir::read_configs(release)
         .map_err(|e| e.to_string())?
         .into_iter()

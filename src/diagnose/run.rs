@@ -496,8 +496,8 @@ pub(super) fn fit_fold(
         Fit::Classes { labels, class_names } => {
             let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
             let n_classes = class_names.len();
-            let model = forest::fit_classifier(&bx_train, &labels, n_classes, None, &params);
-            let proba = model.predict_proba(&bx_test);
+            let scored = forest::fit_classifier_scored(&bx_train, &labels, n_classes, None, &params, &bx_test);
+            let proba = scored.predictions;
             // The majority baseline answers the most common answer seen in training;
             // the pooled "other" class (rare open answers) is no answer at all.
             let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
@@ -514,13 +514,13 @@ pub(super) fn fit_fold(
                 rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
             }
             raw = proba;
-            model.feature_importances().to_vec()
+            scored.importances
         }
         Fit::Numbers { bx_keep, y_keep } => {
             let params =
                 ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
-            let model = forest::fit_regressor(&bx_keep, &y_keep, None, &params);
-            let mut predicted = model.predict(&bx_test);
+            let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test);
+            let mut predicted = scored.predictions;
             let mut baseline = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
             if cfg.numeric == NumericScoring::Exact {
                 // Exact scoring: a blind guess is one of the answers seen in training
@@ -550,7 +550,7 @@ pub(super) fn fit_fold(
                 });
             }
             raw = predicted;
-            model.feature_importances().to_vec()
+            scored.importances
         }
     };
     let names = featurizer.names().to_vec();

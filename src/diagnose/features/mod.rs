@@ -197,17 +197,23 @@ impl Featurizer {
         let data = if k < 2 {
             featurizer.rows(&featurizer.tables, &prepared)
         } else {
-            let blocks: Vec<Vec<f64>> = (0..k)
-                .into_par_iter()
-                .map(|block| {
-                    let rows = block * n / k..(block + 1) * n / k;
-                    let rest: Vec<(&Keyed<'_>, Option<&Target>)> =
-                        (0..n).filter(|i| !rows.contains(i)).map(|i| (&prepared[i], targets[i].as_ref())).collect();
-                    let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
-                    featurizer.rows(&tables, &prepared[rows])
-                })
-                .collect();
-            blocks.concat()
+            // Each block writes its rows straight into its part of the matrix.
+            let mut data = vec![0.0; n * width];
+            let mut parts = Vec::with_capacity(k);
+            let mut rest_of_data = &mut data[..];
+            for block in 0..k {
+                let rows = block * n / k..(block + 1) * n / k;
+                let (part, tail) = rest_of_data.split_at_mut(rows.len() * width);
+                parts.push((rows, part));
+                rest_of_data = tail;
+            }
+            parts.into_par_iter().for_each(|(rows, part)| {
+                let rest: Vec<(&Keyed<'_>, Option<&Target>)> =
+                    (0..n).filter(|i| !rows.contains(i)).map(|i| (&prepared[i], targets[i].as_ref())).collect();
+                let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
+                featurizer.rows_into(&tables, &prepared[rows], part);
+            });
+            data
         };
         (featurizer, Matrix::new(n, width, data))
     }
@@ -492,12 +498,20 @@ impl Featurizer {
 
     /// The rows of `prepared`, row-major.
     fn rows(&self, tables: &Tables, prepared: &[Keyed<'_>]) -> Vec<f64> {
+        let mut data = vec![0.0; prepared.len() * self.names.len()];
+        self.rows_into(tables, prepared, &mut data);
+        data
+    }
+
+    /// [`Featurizer::rows`] into `out`, which has room for exactly those rows.
+    fn rows_into(&self, tables: &Tables, prepared: &[Keyed<'_>], out: &mut [f64]) {
         let width = self.names.len();
-        let mut data = vec![0.0; prepared.len() * width];
-        data.par_chunks_mut(width)
+        if width == 0 {
+            return;
+        }
+        out.par_chunks_mut(width)
             .zip(prepared)
             .for_each(|(row, p)| self.columns(tables, p, &mut Values(row.iter_mut())));
-        data
     }
 
     /// Emits every column of one prepared question, in column order.

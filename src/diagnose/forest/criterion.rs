@@ -17,6 +17,9 @@ pub(super) trait Criterion: Sync {
     /// Whether slot 0 (the weight) is the sum of the other slots, so that histograms
     /// need not accumulate it.
     const WEIGHT_IS_SUM: bool;
+    /// Whether every slot a sample adds to is a sum of weights, so that with integer
+    /// weights every statistic is an exact integer whatever order rows are added in.
+    const EXACT_SUMS: bool;
     fn stride(&self) -> usize;
     fn target(&self, row: usize) -> Self::Target;
     /// Besides its weight, which goes to slot 0, a sample adds one value to one other
@@ -43,6 +46,7 @@ pub(super) struct Gini<'a> {
 impl Criterion for Gini<'_> {
     type Target = u32;
     const WEIGHT_IS_SUM: bool = true;
+    const EXACT_SUMS: bool = true;
 
     fn stride(&self) -> usize {
         1 + self.n_classes
@@ -102,6 +106,7 @@ pub(super) struct SquaredError<'a> {
 impl Criterion for SquaredError<'_> {
     type Target = f64;
     const WEIGHT_IS_SUM: bool = false;
+    const EXACT_SUMS: bool = false;
 
     fn stride(&self) -> usize {
         2

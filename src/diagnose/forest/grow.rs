@@ -29,6 +29,8 @@ pub(super) struct Task {
     /// right after its parent, while the parent's histograms are still in
     /// `Grower::parent_hist`, so a shared feature costs a pass over the sibling only.
     pub(super) sibling: Option<Range<usize>>,
+    /// The held-out rows that reach this node: `Grower::held_out.rows[held_out]`.
+    pub(super) held_out: Range<usize>,
 }
 
 /// Where each feature's histogram sits in a [`HistStore`]. A histogram has one bin per
@@ -110,9 +112,32 @@ pub(super) struct Grower<'a, C: Criterion> {
     pub(super) spare: Vec<(u32, Sample<C::Target>)>,
     pub(super) totals: Vec<f64>,
     pub(super) tree: Tree,
+    /// Rows routed down the tree as it grows, if any.
+    pub(super) held_out: HeldOut<'a>,
+}
+
+/// Rows of another matrix (held-out rows) sent down a tree while it grows: a split
+/// partitions them as it partitions the training rows, and a leaf records itself as
+/// the leaf of each that reaches it. This is the walk prediction would make, without
+/// fetching the tree's nodes again.
+pub(super) struct HeldOut<'a> {
+    pub(super) x: Option<&'a BinnedMatrix>,
+    /// Row indices of `x`, partitioned in place so that a node's are one range.
+    pub(super) rows: Vec<u32>,
+    /// Per row of `x`, the output offset of the leaf it reached.
+    pub(super) leaf: Vec<u32>,
+    pub(super) spare: Vec<u32>,
+}
+
+impl<'a> HeldOut<'a> {
+    pub(super) fn new(x: Option<&'a BinnedMatrix>) -> Self {
+        let n = x.map_or(0, |x| x.n_rows);
+        HeldOut { x, rows: (0..n as u32).collect(), leaf: vec![0; n], spare: Vec::new() }
+    }
 }
 
 impl<'a, C: Criterion> Grower<'a, C> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         x: &'a BinnedMatrix,
         criterion: &'a C,
@@ -121,6 +146,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         weights: &[f64],
         rng: ChaCha8Rng,
         stores: Stores,
+        held_out: Option<&'a BinnedMatrix>,
     ) -> Self {
         let stride = criterion.stride();
         let rows: Vec<u32> = (0..x.n_rows as u32).filter(|&row| weights[row as usize] > 0.0).collect();
@@ -151,11 +177,13 @@ impl<'a, C: Criterion> Grower<'a, C> {
             spare: Vec::new(),
             totals: vec![0.0; stride],
             tree: Tree { nodes: vec![Node::leaf(0)], outputs: Vec::new(), importances: vec![0.0; x.n_cols] },
+            held_out: HeldOut::new(held_out),
         }
     }
 
-    /// Grows the tree; hands back the histogram stores for the next tree.
-    pub(super) fn grow(mut self) -> (Tree, Stores) {
+    /// Grows the tree; hands back the histogram stores for the next tree, and the leaf
+    /// (output offset) each held-out row reached.
+    pub(super) fn grow(mut self) -> (Tree, Stores, Vec<u32>) {
         let mut stack = vec![Task {
             rows: 0..self.rows.len(),
             depth: 0,
@@ -163,6 +191,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             parent_feature: None,
             constant: 0,
             sibling: None,
+            held_out: 0..self.held_out.rows.len(),
         }];
         // Statistics of the nodes on the stack, `stride` values each, in stack order.
         let mut stack_totals = Vec::new();
@@ -175,7 +204,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             stack_totals.truncate(at);
             self.grow_node(task, &mut stack, &mut stack_totals);
         }
-        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work })
+        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work }, self.held_out.leaf)
     }
 
     /// Grows the node of `task`, whose statistics are in `self.totals`; pushes its
@@ -204,6 +233,10 @@ impl<'a, C: Criterion> Grower<'a, C> {
             let output = self.tree.outputs.len() as u32;
             self.criterion.leaf_output(&self.totals, &mut self.tree.outputs);
             self.tree.nodes[task.node] = Node::leaf(output);
+            let HeldOut { rows, leaf, .. } = &mut self.held_out;
+            for &row in &rows[task.held_out] {
+                leaf[row as usize] = output;
+            }
             return;
         };
 
@@ -217,17 +250,29 @@ impl<'a, C: Criterion> Grower<'a, C> {
         // Without missing values in training, missing values at prediction time follow
         // the majority of the node's rows, as in scikit-learn.
         let missing_left = if split.missing_seen { split.missing_left } else { n_left > n - n_left };
+        let held_out_middle = match self.held_out.x {
+            Some(x) => {
+                let HeldOut { rows, spare, .. } = &mut self.held_out;
+                let column = x.column(split.feature);
+                let rows = &mut rows[task.held_out.clone()];
+                task.held_out.start + partition_rows(rows, column, split.threshold, missing_left, spare)
+            }
+            None => task.held_out.start,
+        };
         self.tree.importances[split.feature] += weighted_impurity;
         let left = self.tree.nodes.len();
         self.tree.nodes.extend([Node::leaf(0); 2]);
         self.tree.nodes[task.node] = Node::split(split.feature, split.threshold, missing_left, left as u32);
 
         let middle = task.rows.start + n_left;
-        let mut children = [(task.rows.start..middle, left), (middle..task.rows.end, left + 1)];
+        let mut children = [
+            (task.rows.start..middle, left, task.held_out.start..held_out_middle),
+            (middle..task.rows.end, left + 1, held_out_middle..task.held_out.end),
+        ];
         // Smaller child first on the stack, so the larger one is grown next and can
         // subtract the smaller one's histograms from this node's.
-        children.sort_by_key(|(rows, _)| rows.len());
-        let [(small_rows, small_node), (large_rows, large_node)] = children;
+        children.sort_by_key(|(rows, _, _)| rows.len());
+        let [(small_rows, small_node, small_held_out), (large_rows, large_node, large_held_out)] = children;
         // The children's statistics, exact since weights are integers (otherwise
         // recomputed by each child): the split's left sums, and the rest.
         let Scratch { best_left, best_total, .. } = &self.scratch;
@@ -246,6 +291,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             parent_feature: Some(split.feature),
             constant: task.constant,
             sibling: None,
+            held_out: small_held_out,
         });
         stack.push(Task {
             rows: large_rows,
@@ -254,6 +300,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             parent_feature: Some(split.feature),
             constant: task.constant,
             sibling: Some(small_rows),
+            held_out: large_held_out,
         });
         std::mem::swap(&mut self.hist, &mut self.parent_hist);
     }
@@ -313,6 +360,10 @@ impl<'a, C: Criterion> Grower<'a, C> {
                 // A node large enough for its children to subtract from keeps one
                 // histogram per feature.
                 let cells = self.hist.take(layout, feature);
+                // Two half-histograms when rows far outnumber bins (see `build_hist`).
+                let n_bins = layout.n_bins[feature];
+                let exact = C::EXACT_SUMS && self.limits.integer_weights;
+                let paired = |n_rows: usize| exact && n_rows >= PAIRED_ROWS_PER_BIN * n_bins;
                 match sibling {
                     // Subtraction costs a pass over the sibling's rows and one over the
                     // parent's bins; it only pays when that is less than a pass over
@@ -320,16 +371,20 @@ impl<'a, C: Criterion> Grower<'a, C> {
                     Some((rows, samples))
                         if self.parent_hist.built[feature] && rows.len() + layout.n_bins[feature] < n_node =>
                     {
+                        let spare = paired(rows.len()).then(|| &mut self.work[..n_bins * width]);
                         with_width!(
                             width,
-                            build_hist::<C>(self.criterion, width, counts, cells, column, rows, samples)
+                            build_hist::<C>(self.criterion, width, counts, cells, column, rows, samples, spare)
                         );
                         subtract_hist::<C>(cells, &self.parent_hist.cells[layout.cells(feature)], width, counts);
                     }
-                    _ => with_width!(
-                        width,
-                        build_hist::<C>(self.criterion, width, counts, cells, column, node.0, node.1)
-                    ),
+                    _ => {
+                        let spare = paired(n_node).then(|| &mut self.work[..n_bins * width]);
+                        with_width!(
+                            width,
+                            build_hist::<C>(self.criterion, width, counts, cells, column, node.0, node.1, spare)
+                        )
+                    }
                 }
                 with_width!(
                     width,
@@ -589,5 +644,29 @@ pub(super) fn partition<T: Copy>(
         rows[left + i] = row;
         samples[left + i] = sample;
     }
+    left
+}
+
+/// Moves the rows whose bin in `column` goes left of a split at `threshold` to the
+/// front, keeping the order of each side; returns how many go left.
+pub(super) fn partition_rows(
+    rows: &mut [u32],
+    column: &[u8],
+    threshold: u8,
+    missing_left: bool,
+    spare: &mut Vec<u32>,
+) -> usize {
+    spare.clear();
+    spare.resize(rows.len(), 0);
+    let (mut left, mut right) = (0, 0);
+    for i in 0..rows.len() {
+        let row = rows[i];
+        let goes_left = goes_left(column[row as usize], threshold, missing_left);
+        rows[left] = row;
+        spare[right] = row;
+        left += usize::from(goes_left);
+        right += usize::from(!goes_left);
+    }
+    rows[left..].copy_from_slice(&spare[..right]);
     left
 }

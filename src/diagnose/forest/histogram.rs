@@ -51,6 +51,12 @@ pub(super) fn add_to_cell<C: Criterion>(criterion: &C, cell: &mut [f64], sample:
 
 /// Adds `samples`, whose rows are `rows`, to the (cleared) histogram `cells` over the
 /// bins of `column`.
+///
+/// With `spare` (a zeroed histogram of the same layout, left zeroed), alternate rows go
+/// to it and it is added in at the end: consecutive rows of one bin then update two
+/// cells, not one, and no longer wait on each other's store. Only for sums that are
+/// exact whatever their order (integer weights, see [`Criterion::EXACT_SUMS`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_hist<C: Criterion, const W: usize>(
     criterion: &C,
     width: usize,
@@ -59,19 +65,62 @@ pub(super) fn build_hist<C: Criterion, const W: usize>(
     column: &[u8],
     rows: &[u32],
     samples: &[Sample<C::Target>],
+    spare: Option<&mut [f64]>,
+) {
+    // Counting rows costs a store per row that every row of a bin waits on; only
+    // `min_samples_leaf` and non-integer weights need it.
+    match (counts, spare) {
+        (true, None) => add_rows::<C, W, true>(criterion, width, cells, column, rows, samples),
+        (false, None) => add_rows::<C, W, false>(criterion, width, cells, column, rows, samples),
+        (true, Some(spare)) => add_rows_paired::<C, W, true>(criterion, width, cells, spare, column, rows, samples),
+        (false, Some(spare)) => add_rows_paired::<C, W, false>(criterion, width, cells, spare, column, rows, samples),
+    }
+}
+
+#[inline(always)]
+fn add_rows<C: Criterion, const W: usize, const COUNT: bool>(
+    criterion: &C,
+    width: usize,
+    cells: &mut [f64],
+    column: &[u8],
+    rows: &[u32],
+    samples: &[Sample<C::Target>],
 ) {
     let width = if W == 0 { width } else { W };
     let missing = cells.len() / width - 1;
-    let mut add = |count: bool| {
-        for (&row, &sample) in rows.iter().zip(samples) {
-            // Observed codes are below `missing`, MISSING_BIN is not.
-            let bin = usize::from(column[row as usize]).min(missing);
-            add_to_cell(criterion, &mut cells[bin * width..][..width], sample, count);
-        }
-    };
-    // Counting rows costs a store per row that every row of a bin waits on; only
-    // `min_samples_leaf` and non-integer weights need it.
-    if counts { add(true) } else { add(false) }
+    for (&row, &sample) in rows.iter().zip(samples) {
+        // Observed codes are below `missing`, MISSING_BIN is not.
+        let bin = usize::from(column[row as usize]).min(missing);
+        add_to_cell(criterion, &mut cells[bin * width..][..width], sample, COUNT);
+    }
+}
+
+#[inline(always)]
+fn add_rows_paired<C: Criterion, const W: usize, const COUNT: bool>(
+    criterion: &C,
+    width: usize,
+    cells: &mut [f64],
+    spare: &mut [f64],
+    column: &[u8],
+    rows: &[u32],
+    samples: &[Sample<C::Target>],
+) {
+    let width = if W == 0 { width } else { W };
+    let missing = cells.len() / width - 1;
+    let spare = &mut spare[..cells.len()];
+    let mut pairs = rows.chunks_exact(2).zip(samples.chunks_exact(2));
+    for (rows, samples) in &mut pairs {
+        let a = usize::from(column[rows[0] as usize]).min(missing);
+        let b = usize::from(column[rows[1] as usize]).min(missing);
+        add_to_cell(criterion, &mut cells[a * width..][..width], samples[0], COUNT);
+        add_to_cell(criterion, &mut spare[b * width..][..width], samples[1], COUNT);
+    }
+    let n_paired = rows.len() & !1;
+    add_rows::<C, W, COUNT>(criterion, width, cells, column, &rows[n_paired..], &samples[n_paired..]);
+    for (cell, extra) in cells.iter_mut().zip(spare.iter_mut()) {
+        *cell += *extra;
+        *extra = 0.0;
+    }
 }
 
 /// [`build_hist`] that also marks, in `occupied`, the bins the rows fall in, so a

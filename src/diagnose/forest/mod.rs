@@ -70,6 +70,9 @@ const PURE: f64 = f64::EPSILON;
 /// of 113 features, trees of 48,000 training rows: 134-179 ms against 107-138 ms).
 const PREDICT_CHUNK: usize = 1024;
 
+/// Rows per bin above which a histogram is built as two halves (see `build_hist`).
+const PAIRED_ROWS_PER_BIN: usize = 8;
+
 /// Rows that go down a tree together; see `sum_over_trees`. Divides `PREDICT_CHUNK`.
 const PREDICT_GROUP: usize = 8;
 

@@ -151,6 +151,85 @@ pub fn fit_regressor(
     RegressorForest { importances: mean_decrease_in_impurity(&trees, x.n_cols), trees, n_features: x.n_cols }
 }
 
+/// A forest's predictions on held-out rows and its feature importances, from a fit
+/// that sent those rows down each tree as it grew ([`fit_classifier_scored`],
+/// [`fit_regressor_scored`]). The predictions are bit for bit those of fitting, then
+/// predicting; the trees are not kept.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// What `predict_proba` (classifier, row-major) or `predict` (regressor) returns.
+    pub predictions: Vec<f64>,
+    /// What `feature_importances` returns.
+    pub importances: Vec<f64>,
+}
+
+/// [`fit_classifier`] and [`ClassifierForest::predict_proba`] on `held_out` in one pass.
+///
+/// # Panics
+/// As [`fit_classifier`], and if `held_out` does not have the columns of `x`.
+pub fn fit_classifier_scored(
+    x: &BinnedMatrix,
+    y: &[u32],
+    n_classes: usize,
+    sample_weight: Option<&[f64]>,
+    params: &ForestParams,
+    held_out: &BinnedMatrix,
+) -> Scored {
+    assert_eq!(y.len(), x.n_rows, "fit_classifier: {} labels for {} rows", y.len(), x.n_rows);
+    if let Some(bad) = y.iter().find(|&&label| label as usize >= n_classes) {
+        panic!("fit_classifier: label {bad} is not below n_classes = {n_classes}");
+    }
+    check_columns(held_out, x.n_cols);
+    let routed = grow_forest_routed(x, &Gini { y, n_classes }, sample_weight, params, held_out);
+    let predictions = if routed.is_empty() {
+        vec![1.0 / n_classes as f64; held_out.n_rows * n_classes]
+    } else {
+        mean_of_routed(&routed, held_out.n_rows, n_classes)
+    };
+    Scored { importances: mean_decrease_in_impurity(routed.iter().map(|(tree, _)| tree), x.n_cols), predictions }
+}
+
+/// [`fit_regressor`] and [`RegressorForest::predict`] on `held_out` in one pass.
+///
+/// # Panics
+/// As [`fit_regressor`], and if `held_out` does not have the columns of `x`.
+pub fn fit_regressor_scored(
+    x: &BinnedMatrix,
+    y: &[f64],
+    sample_weight: Option<&[f64]>,
+    params: &ForestParams,
+    held_out: &BinnedMatrix,
+) -> Scored {
+    assert_eq!(y.len(), x.n_rows, "fit_regressor: {} targets for {} rows", y.len(), x.n_rows);
+    check_columns(held_out, x.n_cols);
+    let routed = grow_forest_routed(x, &SquaredError { y }, sample_weight, params, held_out);
+    let predictions =
+        if routed.is_empty() { vec![0.0; held_out.n_rows] } else { mean_of_routed(&routed, held_out.n_rows, 1) };
+    Scored { importances: mean_decrease_in_impurity(routed.iter().map(|(tree, _)| tree), x.n_cols), predictions }
+}
+
+/// Per held-out row, its leaf outputs summed over the trees in tree order (as
+/// [`sum_over_trees`] sums them), divided by the number of trees.
+fn mean_of_routed(routed: &[(Tree, Vec<u32>)], n_rows: usize, width: usize) -> Vec<f64> {
+    let mut sums = vec![0.0; n_rows * width];
+    if width == 0 {
+        return sums;
+    }
+    let chunk_rows = PREDICT_CHUNK;
+    sums.par_chunks_mut(chunk_rows * width).enumerate().for_each(|(chunk, block)| {
+        let start = chunk * chunk_rows;
+        for (tree, leaves) in routed {
+            for (row_sums, &leaf) in block.chunks_exact_mut(width).zip(&leaves[start..]) {
+                let outputs = &tree.outputs[leaf as usize..][..width];
+                row_sums.iter_mut().zip(outputs).for_each(|(sum, v)| *sum += v);
+            }
+        }
+    });
+    let n_trees = routed.len() as f64;
+    sums.iter_mut().for_each(|p| *p /= n_trees);
+    sums
+}
+
 impl ClassifierForest {
     /// Number of classes the forest predicts probabilities for.
     pub fn n_classes(&self) -> usize {
@@ -364,9 +443,9 @@ pub(super) fn sum_over_trees(trees: &[Tree], x: &BinnedMatrix, width: usize) -> 
 
 /// scikit-learn's forest `feature_importances_`: each tree's total impurity decrease per
 /// feature normalised to sum 1, averaged over the trees that split at all, normalised.
-pub(super) fn mean_decrease_in_impurity(trees: &[Tree], n_features: usize) -> Vec<f64> {
+pub(super) fn mean_decrease_in_impurity<'t>(trees: impl IntoIterator<Item = &'t Tree>, n_features: usize) -> Vec<f64> {
     let mut importances = vec![0.0; n_features];
-    for tree in trees.iter().filter(|tree| tree.nodes.len() > 1) {
+    for tree in trees.into_iter().filter(|tree| tree.nodes.len() > 1) {
         let total: f64 = tree.importances.iter().sum();
         if total > 0.0 {
             for (sum, decrease) in importances.iter_mut().zip(&tree.importances) {

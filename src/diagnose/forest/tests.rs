@@ -437,11 +437,11 @@ fn constant_columns_marked_up_front_change_nothing() {
     assert_eq!(constant_columns(&binned), vec![0b101_0010]);
     let params = ForestParams { n_trees: 8, seed: 3, ..ForestParams::classifier_default() };
     let criterion = Gini { y: &y, n_classes: 3 };
-    let marked = grow_forest_marked(&binned, &criterion, None, &params, true);
-    let found = grow_forest_marked(&binned, &criterion, None, &params, false);
+    let marked = grow_forest_marked(&binned, &criterion, None, &params, true, None);
+    let found = grow_forest_marked(&binned, &criterion, None, &params, false, None);
     let splits = |tree: &Tree| tree.nodes.iter().map(|n| (n.link, n.word)).collect::<Vec<_>>();
     let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-    for (a, b) in marked.iter().zip(&found) {
+    for ((a, _), (b, _)) in marked.iter().zip(&found) {
         assert!(a.nodes.len() > 50, "trees this small test little: {}", a.nodes.len());
         assert_eq!(splits(a), splits(b));
         assert_eq!(bits(&a.outputs), bits(&b.outputs));
@@ -558,18 +558,57 @@ fn subtracting_a_sibling_histogram_equals_building_directly() {
     let (small, large) = (100, 100..300);
     let layout = Layout::new(&binned, criterion.stride());
     let width = layout.width;
-    for counts in [true, false] {
+    // Built in one pass, or in two halves (alternate rows) added up, as large nodes
+    // with integer weights do: the same cells, and the spare half left zeroed.
+    for (counts, paired) in [(true, false), (false, false), (true, true), (false, true)] {
         let build = |rows: &[u32], samples: &[Sample<u32>]| {
             let mut store = HistStore::new(&layout);
+            let mut spare = vec![0.0; layout.max_cells()];
             let cells = store.take(&layout, 0);
-            build_hist::<_, 0>(&criterion, width, counts, cells, binned.column(0), rows, samples);
+            let half = paired.then_some(&mut spare[..]);
+            build_hist::<_, 0>(&criterion, width, counts, cells, binned.column(0), rows, samples, half);
+            assert!(spare.iter().all(|&v| v == 0.0));
             cells.to_vec()
         };
         let parent = build(&rows, &samples);
         let mut derived = build(&rows[..small], &samples[..small]);
         subtract_hist::<Gini>(&mut derived, &parent, width, counts);
         let direct = build(&rows[large.clone()], &samples[large.clone()]);
-        assert_eq!(derived, direct, "counts {counts}");
+        assert_eq!(derived, direct, "counts {counts}, paired {paired}");
         assert!(parent.chunks_exact(width).filter(|cell| cell[2..].iter().sum::<f64>() > 0.0).count() > 10);
+    }
+}
+
+#[test]
+fn scoring_while_growing_matches_fitting_then_predicting() {
+    // Held-out rows with missing values where training had none (column 1) and where
+    // it had some (column 3), and bins no training row took.
+    let with_gaps = |seed, missing_in: &'static [usize]| {
+        matrix(2500, 6, seed, move |rng| {
+            (0..6)
+                .map(|j| if missing_in.contains(&j) && rng.random::<f64>() < 0.15 { f64::NAN } else { rng.random() })
+                .collect()
+        })
+    };
+    let train = with_gaps(21, &[3]);
+    let held_out = with_gaps(22, &[1, 3]);
+    let y = labels(&train, |r| u32::from(r[0] > 0.3) + u32::from(r[1] + r[2] > 1.0) + u32::from(r[3].is_nan()));
+    let targets: Vec<f64> = (0..train.n_rows()).map(|i| train.get(i, 0) * 2.0 - train.get(i, 2)).collect();
+    let binner = Binner::fit(&train);
+    let (bx, bh) = (binner.transform(&train), binner.transform(&held_out));
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    for params in [
+        ForestParams { n_trees: 12, seed: 4, ..ForestParams::classifier_default() },
+        ForestParams { n_trees: 3, seed: 5, min_samples_leaf: 3, ..ForestParams::classifier_default() },
+        ForestParams { n_trees: 0, ..ForestParams::classifier_default() },
+    ] {
+        let forest = fit_classifier(&bx, &y, 4, None, &params);
+        let scored = fit_classifier_scored(&bx, &y, 4, None, &params, &bh);
+        assert_eq!(bits(&scored.predictions), bits(&forest.predict_proba(&bh)), "{params:?}");
+        assert_eq!(bits(&scored.importances), bits(forest.feature_importances()));
+        let regressor = fit_regressor(&bx, &targets, None, &params);
+        let scored = fit_regressor_scored(&bx, &targets, None, &params, &bh);
+        assert_eq!(bits(&scored.predictions), bits(&regressor.predict(&bh)), "{params:?}");
+        assert_eq!(bits(&scored.importances), bits(regressor.feature_importances()));
     }
 }

@@ -121,18 +121,32 @@ pub(super) fn grow_forest<C: Criterion>(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> Vec<Tree> {
-    grow_forest_marked(x, criterion, sample_weight, params, true)
+    grow_forest_marked(x, criterion, sample_weight, params, true, None).into_iter().map(|(tree, _)| tree).collect()
+}
+
+/// [`grow_forest`], also sending the rows of `held_out` down every tree as it grows:
+/// per tree, the output offset of the leaf each held-out row reached.
+pub(super) fn grow_forest_routed<C: Criterion>(
+    x: &BinnedMatrix,
+    criterion: &C,
+    sample_weight: Option<&[f64]>,
+    params: &ForestParams,
+    held_out: &BinnedMatrix,
+) -> Vec<(Tree, Vec<u32>)> {
+    grow_forest_marked(x, criterion, sample_weight, params, true, Some(held_out))
 }
 
 /// [`grow_forest`]; `premark` says whether the trees start knowing the columns that
-/// are constant over all of `x` (always, but in the test that this changes nothing).
+/// are constant over all of `x` (always, but in the test that this changes nothing);
+/// with `held_out`, each tree comes with the leaf of each of its rows.
 pub(super) fn grow_forest_marked<C: Criterion>(
     x: &BinnedMatrix,
     criterion: &C,
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
     premark: bool,
-) -> Vec<Tree> {
+    held_out: Option<&BinnedMatrix>,
+) -> Vec<(Tree, Vec<u32>)> {
     assert!(u32::try_from(x.n_rows).is_ok(), "a forest takes at most u32::MAX rows, got {}", x.n_rows);
     assert!(x.n_cols <= MAX_TREE_FEATURES, "a forest takes at most {MAX_TREE_FEATURES} features, got {}", x.n_cols);
     if let Some(weights) = sample_weight {
@@ -172,9 +186,10 @@ pub(super) fn grow_forest_marked<C: Criterion>(
                     }
                     None => Stores::new(&layout),
                 };
-                let (tree, stores) = Grower::new(x, criterion, &limits, &layout, &weights, rng, stores).grow();
+                let grower = Grower::new(x, criterion, &limits, &layout, &weights, rng, stores, held_out);
+                let (tree, stores, leaves) = grower.grow();
                 *cache = Some(stores);
-                tree
+                (tree, leaves)
             },
         )
         .collect()

@@ -210,18 +210,28 @@ pub(super) fn diagnose_groups(
         .par_iter()
         .zip(found)
         .map(|(((qtype, format), group), found)| {
-            found
+            // Reading the questions depends on no fold and no repeat: done once per
+            // group, shared by all its fits.
+            let parsed_owned =
+                if found.iter().any(Option::is_none) { features::parse(group, &cfg.features) } else { Vec::new() };
+            let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
+            let outs = found
                 .into_par_iter()
                 .enumerate()
                 .map(|(repeat, found)| {
                     let out = match found {
                         Some(out) => (out, false),
-                        None => (run_group(group, *format, qtype.as_deref(), repeat, cfg), true),
+                        None => (run_group(group, &parsed, *format, qtype.as_deref(), repeat, cfg), true),
                     };
                     bar.inc(1);
                     out
                 })
-                .collect()
+                .collect();
+            // Freeing a large group's parsed questions one by one would keep one
+            // thread busy while the other waits.
+            drop(parsed);
+            parsed_owned.into_par_iter().for_each(drop);
+            outs
         })
         .collect();
     for ((((qtype, format), group), ids), outs) in grouped.into_iter().zip(&ids).zip(outs) {
@@ -377,8 +387,10 @@ pub fn split_fold<T: Copy>(group: &[T], fold_of: &[usize], fold: usize) -> (Vec<
     (train, test)
 }
 
+/// The results of one group in one repeat; `parsed[i]` is `group[i]` parsed.
 pub(super) fn run_group(
     group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
     format: AnswerFormat,
     qtype: Option<&str>,
     repeat: usize,
@@ -389,17 +401,10 @@ pub(super) fn run_group(
     // Folds are independent: they run side by side (each forest is parallel too), so
     // one fold's serial featurizing overlaps another's trees. Results are combined in
     // fold order, so the bytes do not depend on the thread count.
-    // Reading the questions depends on no fold: done once, shared by all.
-    let parsed_owned = features::parse(group, &cfg.features);
-    let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
     let folds: Vec<FoldOut> = (0..k)
         .into_par_iter()
-        .filter_map(|fold| fit_fold(group, &parsed, format, qtype, repeat, cfg, &fold_of, fold, false).map(|f| f.out))
+        .filter_map(|fold| fit_fold(group, parsed, format, qtype, repeat, cfg, &fold_of, fold, false).map(|f| f.out))
         .collect();
-    // Freeing a large group's parsed questions one by one would keep one thread busy
-    // while the other waits.
-    drop(parsed);
-    parsed_owned.into_par_iter().for_each(drop);
     let mut rows = Vec::with_capacity(group.len());
     let mut majority_hits = 0.0;
     let mut importance: Vec<f64> = Vec::new();

@@ -114,6 +114,72 @@ pub(super) struct Grower<'a, C: Criterion> {
     pub(super) tree: Tree,
     /// Rows routed down the tree as it grows, if any.
     pub(super) held_out: HeldOut<'a>,
+    /// The columns of the small subtree being grown, if any.
+    pub(super) local: Local,
+}
+
+/// Rows of a small subtree, renumbered `0..n` (in their order, which is their order in
+/// the matrix), with each column copied out for them the first time the subtree reads
+/// it. Deep in a tree a node's rows are spread over the whole training matrix, so every
+/// bin read is a cache miss, and the subtree below reads the same few columns level
+/// after level; the copies (a few hundred bytes each) stay in L1. The bins, and
+/// everything computed from them, are those of the matrix.
+pub(super) struct Local {
+    /// Whether a subtree is being grown on local rows, and the stack depth it started at.
+    pub(super) active: Option<usize>,
+    /// Matrix row of each local row.
+    pub(super) rows: Vec<u32>,
+    /// `LOCAL_ROWS` codes per column; a column's first `rows.len()` once copied.
+    pub(super) bins: Vec<u8>,
+    pub(super) copied: Vec<bool>,
+    pub(super) copied_list: Vec<usize>,
+}
+
+impl Local {
+    pub(super) fn new(n_cols: usize) -> Self {
+        Local {
+            active: None,
+            rows: Vec::with_capacity(LOCAL_ROWS),
+            bins: vec![0; n_cols * LOCAL_ROWS],
+            copied: vec![false; n_cols],
+            copied_list: Vec::new(),
+        }
+    }
+
+    /// Renumbers `rows` (matrix rows, increasing) to `0..rows.len()` for the subtree
+    /// whose tasks are pushed above stack depth `depth`.
+    pub(super) fn enter(&mut self, rows: &mut [u32], depth: usize) {
+        debug_assert!(rows.len() <= LOCAL_ROWS);
+        self.rows.clear();
+        self.rows.extend_from_slice(rows);
+        rows.iter_mut().zip(0..).for_each(|(row, local)| *row = local);
+        self.active = Some(depth);
+    }
+
+    pub(super) fn leave(&mut self) {
+        self.active = None;
+        while let Some(feature) = self.copied_list.pop() {
+            self.copied[feature] = false;
+        }
+    }
+}
+
+/// The column `feature` as the rows in `Grower::rows` number it: the matrix's, or the
+/// local copy while a small subtree is grown.
+#[inline]
+pub(super) fn column_of<'c>(x: &'c BinnedMatrix, local: &'c mut Local, feature: usize) -> &'c [u8] {
+    if local.active.is_none() {
+        return x.column(feature);
+    }
+    let n = local.rows.len();
+    let out = &mut local.bins[feature * LOCAL_ROWS..][..n];
+    if !local.copied[feature] {
+        let column = x.column(feature);
+        out.iter_mut().zip(&local.rows).for_each(|(bin, &row)| *bin = column[row as usize]);
+        local.copied[feature] = true;
+        local.copied_list.push(feature);
+    }
+    out
 }
 
 /// Rows of another matrix (held-out rows) sent down a tree while it grows: a split
@@ -178,6 +244,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             totals: vec![0.0; stride],
             tree: Tree { nodes: vec![Node::leaf(0)], outputs: Vec::new(), importances: vec![0.0; x.n_cols] },
             held_out: HeldOut::new(held_out),
+            local: Local::new(x.n_cols),
         }
     }
 
@@ -202,7 +269,15 @@ impl<'a, C: Criterion> Grower<'a, C> {
             let at = stack_totals.len() - stride;
             self.totals.copy_from_slice(&stack_totals[at..]);
             stack_totals.truncate(at);
+            // A small node's subtree is grown on local rows; its tasks are the ones
+            // pushed above the current depth, all popped before anything below.
+            if self.local.active.is_none() && task.rows.len() <= LOCAL_ROWS && task.rows.len() > 1 {
+                self.local.enter(&mut self.rows[task.rows.clone()], stack.len());
+            }
             self.grow_node(task, &mut stack, &mut stack_totals);
+            if self.local.active == Some(stack.len()) {
+                self.local.leave();
+            }
         }
         (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work }, self.held_out.leaf)
     }
@@ -243,7 +318,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
         let n_left = partition(
             &mut self.rows[task.rows.clone()],
             &mut self.samples[task.rows.clone()],
-            self.x.column(split.feature),
+            column_of(self.x, &mut self.local, split.feature),
             &split,
             &mut self.spare,
         );
@@ -350,7 +425,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             if self.constant_sets[*constant + word] & bit != 0 {
                 continue;
             }
-            let column = self.x.column(feature);
+            let column = column_of(self.x, &mut self.local, feature);
             let n_node = node.0.len();
             let min_leaf = self.limits.min_samples_leaf;
             let totals = &self.totals;

@@ -70,6 +70,11 @@ const PURE: f64 = f64::EPSILON;
 /// of 113 features, trees of 48,000 training rows: 134-179 ms against 107-138 ms).
 const PREDICT_CHUNK: usize = 1024;
 
+/// Largest node whose subtree is grown on local rows (see `grow::Local`). No larger
+/// than the nodes that keep histograms (`2 * N_BIN_CODES` rows), so that no node of a
+/// local subtree subtracts a sibling outside it.
+const LOCAL_ROWS: usize = 2 * N_BIN_CODES;
+
 /// Rows per bin above which a histogram is built as two halves (see `build_hist`).
 const PAIRED_ROWS_PER_BIN: usize = 8;
 

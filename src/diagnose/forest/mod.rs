@@ -36,9 +36,14 @@
 //! in training (a few for most features). A small node marks the bins its rows fall in
 //! and visits only those, so a node of 20 rows over a 200-bin feature costs 20 steps,
 //! not 200 (nor a sort). The boundaries between occupied bins are scored in one pass
-//! with O(1) work each (`Scan`), both missing-value directions at once. A large node's larger child gets a histogram by subtracting its
-//! sibling's from the parent's, and a child's statistics are its parent's split sums,
-//! exact with integer (bootstrap) weights.
+//! with O(1) work each (`Scan`), both missing-value directions at once. A large node's
+//! larger child gets a histogram by subtracting its sibling's from the parent's, and a
+//! child's statistics are its parent's split sums, exact with integer (bootstrap)
+//! weights; with such weights a large node also builds its histograms in two halves
+//! (alternate rows) so that rows of one bin do not wait on each other. A subtree of at
+//! most `LOCAL_ROWS` rows renumbers its rows and copies the columns it reads, so that
+//! its bin reads stay in cache. [`fit_classifier_scored`] and [`fit_regressor_scored`]
+//! send held-out rows down each tree as it grows, instead of walking the finished trees.
 //!
 //! Determinism: tree `t` draws everything from a `ChaCha8Rng` seeded by mixing
 //! `(seed, t)`, trees are collected in index order and every reduction over trees

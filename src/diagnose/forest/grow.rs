@@ -271,7 +271,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             stack_totals.truncate(at);
             // A small node's subtree is grown on local rows; its tasks are the ones
             // pushed above the current depth, all popped before anything below.
-            if self.local.active.is_none() && task.rows.len() <= LOCAL_ROWS && task.rows.len() > 1 {
+            if self.local.active.is_none() && task.rows.len() <= self.limits.local_rows && task.rows.len() > 1 {
                 self.local.enter(&mut self.rows[task.rows.clone()], stack.len());
             }
             self.grow_node(task, &mut stack, &mut stack_totals);

@@ -437,8 +437,9 @@ fn constant_columns_marked_up_front_change_nothing() {
     assert_eq!(constant_columns(&binned), vec![0b101_0010]);
     let params = ForestParams { n_trees: 8, seed: 3, ..ForestParams::classifier_default() };
     let criterion = Gini { y: &y, n_classes: 3 };
-    let marked = grow_forest_marked(&binned, &criterion, None, &params, true, None);
-    let found = grow_forest_marked(&binned, &criterion, None, &params, false, None);
+    let marked = grow_forest_marked(&binned, &criterion, None, &params, Speedups::ALL, None);
+    let unmarked = Speedups { premark: false, ..Speedups::ALL };
+    let found = grow_forest_marked(&binned, &criterion, None, &params, unmarked, None);
     let splits = |tree: &Tree| tree.nodes.iter().map(|n| (n.link, n.word)).collect::<Vec<_>>();
     let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
     for ((a, _), (b, _)) in marked.iter().zip(&found) {
@@ -610,5 +611,52 @@ fn scoring_while_growing_matches_fitting_then_predicting() {
         let scored = fit_regressor_scored(&bx, &targets, None, &params, &bh);
         assert_eq!(bits(&scored.predictions), bits(&regressor.predict(&bh)), "{params:?}");
         assert_eq!(bits(&scored.importances), bits(regressor.feature_importances()));
+    }
+}
+
+#[test]
+fn growing_small_subtrees_on_local_rows_changes_nothing() {
+    // Enough rows for subtrees both above and below `LOCAL_ROWS`, columns of few and of
+    // many bins, and missing values; classifier and regressor, with and without
+    // bootstrap, integer and fractional weights.
+    let x = matrix(3000, 7, 31, |rng| {
+        (0..7)
+            .map(|j| match j {
+                0 | 1 => f64::from(rng.random_range(0..3u8)),
+                2 if rng.random::<f64>() < 0.2 => f64::NAN,
+                _ => rng.random(),
+            })
+            .collect()
+    });
+    let y = labels(&x, |r| (r[0] as u32 + u32::from(r[3] > 0.5) + u32::from(r[2].is_nan())) % 3);
+    let targets: Vec<f64> = (0..x.n_rows()).map(|i| x.get(i, 3) + x.get(i, 1)).collect();
+    let binned = Binner::fit(&x).transform(&x);
+    let fractional: Vec<f64> = (0..x.n_rows()).map(|i| 0.5 + (i % 3) as f64 * 0.25).collect();
+    let splits = |tree: &Tree| tree.nodes.iter().map(|n| (n.link, n.word)).collect::<Vec<_>>();
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    let no_local = Speedups { local: false, ..Speedups::ALL };
+    for (bootstrap, weights) in [(true, None), (false, None), (false, Some(&fractional[..]))] {
+        let params = ForestParams { n_trees: 6, seed: 9, bootstrap, ..ForestParams::classifier_default() };
+        let gini = Gini { y: &y, n_classes: 3 };
+        let squared = SquaredError { y: &targets };
+        let pairs = [
+            (
+                grow_forest_marked(&binned, &gini, weights, &params, Speedups::ALL, Some(&binned)),
+                grow_forest_marked(&binned, &gini, weights, &params, no_local, Some(&binned)),
+            ),
+            (
+                grow_forest_marked(&binned, &squared, weights, &params, Speedups::ALL, Some(&binned)),
+                grow_forest_marked(&binned, &squared, weights, &params, no_local, Some(&binned)),
+            ),
+        ];
+        for (local, global) in pairs {
+            for ((a, leaves_a), (b, leaves_b)) in local.iter().zip(&global) {
+                assert!(a.nodes.len() > 2 * LOCAL_ROWS / 10, "trees this small test little: {}", a.nodes.len());
+                assert_eq!(splits(a), splits(b), "bootstrap {bootstrap}, weights {}", weights.is_some());
+                assert_eq!(bits(&a.outputs), bits(&b.outputs));
+                assert_eq!(bits(&a.importances), bits(&b.importances));
+                assert_eq!(leaves_a, leaves_b);
+            }
+        }
     }
 }

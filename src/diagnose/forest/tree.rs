@@ -113,6 +113,9 @@ pub(super) struct Limits {
     /// Whether every row weight is an integer, so that node statistics and split scores
     /// are exact.
     pub(super) integer_weights: bool,
+    /// Largest node whose subtree is grown on local rows: `LOCAL_ROWS`, or 0 (never)
+    /// in the test that this changes nothing.
+    pub(super) local_rows: usize,
 }
 
 pub(super) fn grow_forest<C: Criterion>(
@@ -121,7 +124,10 @@ pub(super) fn grow_forest<C: Criterion>(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> Vec<Tree> {
-    grow_forest_marked(x, criterion, sample_weight, params, true, None).into_iter().map(|(tree, _)| tree).collect()
+    grow_forest_marked(x, criterion, sample_weight, params, Speedups::ALL, None)
+        .into_iter()
+        .map(|(tree, _)| tree)
+        .collect()
 }
 
 /// [`grow_forest`], also sending the rows of `held_out` down every tree as it grows:
@@ -133,18 +139,30 @@ pub(super) fn grow_forest_routed<C: Criterion>(
     params: &ForestParams,
     held_out: &BinnedMatrix,
 ) -> Vec<(Tree, Vec<u32>)> {
-    grow_forest_marked(x, criterion, sample_weight, params, true, Some(held_out))
+    grow_forest_marked(x, criterion, sample_weight, params, Speedups::ALL, Some(held_out))
 }
 
-/// [`grow_forest`]; `premark` says whether the trees start knowing the columns that
-/// are constant over all of `x` (always, but in the test that this changes nothing);
-/// with `held_out`, each tree comes with the leaf of each of its rows.
+/// Shortcuts that must not change a tree: always on, but in the tests that say so.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Speedups {
+    /// Trees start knowing the columns that are constant over all of `x`.
+    pub(super) premark: bool,
+    /// Small subtrees are grown on local rows.
+    pub(super) local: bool,
+}
+
+impl Speedups {
+    pub(super) const ALL: Speedups = Speedups { premark: true, local: true };
+}
+
+/// [`grow_forest`] with the given `speedups`; with `held_out`, each tree comes with the
+/// leaf of each of its rows.
 pub(super) fn grow_forest_marked<C: Criterion>(
     x: &BinnedMatrix,
     criterion: &C,
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
-    premark: bool,
+    speedups: Speedups,
     held_out: Option<&BinnedMatrix>,
 ) -> Vec<(Tree, Vec<u32>)> {
     assert!(u32::try_from(x.n_rows).is_ok(), "a forest takes at most u32::MAX rows, got {}", x.n_rows);
@@ -163,9 +181,10 @@ pub(super) fn grow_forest_marked<C: Criterion>(
         max_depth: params.max_depth.unwrap_or(usize::MAX),
         counts: params.min_samples_leaf > 1 || !integer,
         integer_weights: integer,
+        local_rows: if speedups.local { LOCAL_ROWS } else { 0 },
     };
     let mut layout = Layout::new(x, criterion.stride());
-    if !premark {
+    if !speedups.premark {
         layout.constant.fill(0);
     }
     // Each rayon job reuses one set of histogram stores from tree to tree: fresh

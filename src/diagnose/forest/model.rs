@@ -120,10 +120,7 @@ pub fn fit_classifier(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
 ) -> ClassifierForest {
-    assert_eq!(y.len(), x.n_rows, "fit_classifier: {} labels for {} rows", y.len(), x.n_rows);
-    if let Some(bad) = y.iter().find(|&&label| label as usize >= n_classes) {
-        panic!("fit_classifier: label {bad} is not below n_classes = {n_classes}");
-    }
+    check_labels(x, y, n_classes);
     let criterion = Gini { y, n_classes };
     let trees = grow_forest(x, &criterion, sample_weight, params);
     ClassifierForest {
@@ -175,18 +172,10 @@ pub fn fit_classifier_scored(
     params: &ForestParams,
     held_out: &BinnedMatrix,
 ) -> Scored {
-    assert_eq!(y.len(), x.n_rows, "fit_classifier: {} labels for {} rows", y.len(), x.n_rows);
-    if let Some(bad) = y.iter().find(|&&label| label as usize >= n_classes) {
-        panic!("fit_classifier: label {bad} is not below n_classes = {n_classes}");
-    }
-    check_columns(held_out, x.n_cols);
-    let routed = grow_forest_routed(x, &Gini { y, n_classes }, sample_weight, params, held_out);
-    let predictions = if routed.is_empty() {
-        vec![1.0 / n_classes as f64; held_out.n_rows * n_classes]
-    } else {
-        mean_of_routed(&routed, held_out.n_rows, n_classes)
-    };
-    Scored { importances: mean_decrease_in_impurity(routed.iter().map(|(tree, _)| tree), x.n_cols), predictions }
+    check_labels(x, y, n_classes);
+    // A forest without trees predicts the uniform distribution.
+    let uniform = 1.0 / n_classes as f64;
+    scored(x, &Gini { y, n_classes }, sample_weight, params, held_out, n_classes, uniform)
 }
 
 /// [`fit_regressor`] and [`RegressorForest::predict`] on `held_out` in one pass.
@@ -201,10 +190,35 @@ pub fn fit_regressor_scored(
     held_out: &BinnedMatrix,
 ) -> Scored {
     assert_eq!(y.len(), x.n_rows, "fit_regressor: {} targets for {} rows", y.len(), x.n_rows);
+    scored(x, &SquaredError { y }, sample_weight, params, held_out, 1, 0.0)
+}
+
+/// Panics unless `y` has one label per row of `x`, each below `n_classes`.
+fn check_labels(x: &BinnedMatrix, y: &[u32], n_classes: usize) {
+    assert_eq!(y.len(), x.n_rows, "fit_classifier: {} labels for {} rows", y.len(), x.n_rows);
+    if let Some(bad) = y.iter().find(|&&label| label as usize >= n_classes) {
+        panic!("fit_classifier: label {bad} is not below n_classes = {n_classes}");
+    }
+}
+
+/// The forest of `criterion` with `held_out` routed down its trees: `width` outputs
+/// per held-out row, `empty` each when the forest has no trees.
+fn scored<C: Criterion>(
+    x: &BinnedMatrix,
+    criterion: &C,
+    sample_weight: Option<&[f64]>,
+    params: &ForestParams,
+    held_out: &BinnedMatrix,
+    width: usize,
+    empty: f64,
+) -> Scored {
     check_columns(held_out, x.n_cols);
-    let routed = grow_forest_routed(x, &SquaredError { y }, sample_weight, params, held_out);
-    let predictions =
-        if routed.is_empty() { vec![0.0; held_out.n_rows] } else { mean_of_routed(&routed, held_out.n_rows, 1) };
+    let routed = grow_forest_routed(x, criterion, sample_weight, params, held_out);
+    let predictions = if routed.is_empty() {
+        vec![empty; held_out.n_rows * width]
+    } else {
+        mean_of_routed(&routed, held_out.n_rows, width)
+    };
     Scored { importances: mean_decrease_in_impurity(routed.iter().map(|(tree, _)| tree), x.n_cols), predictions }
 }
 

@@ -287,6 +287,25 @@ const CASES: &[Case] = &[
     },
     Case {
         command: "ingest",
+        file: "several-record-arrays.json",
+        expect: &[
+            "several-record-arrays.json:1:",
+            "several arrays of records: \"train\", \"test\"",
+            "records = \"train\"",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "records-missing.toml",
+        expect: &["several-record-arrays.json:1:", "records = \"validation\"", "its members are: \"train\", \"test\""],
+    },
+    Case {
+        command: "validate",
+        file: "records-not-json.toml",
+        expect: &["records-not-json.toml:8:", "field \"ingest.records\"", "ragged.csv is not a .json file"],
+    },
+    Case {
+        command: "ingest",
         file: "object-bad-key.json",
         expect: &["object-bad-key.json:2:", "expected a quoted key"],
     },

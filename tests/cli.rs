@@ -328,6 +328,35 @@ fn a_spreadsheet_of_questions_ingests_without_conversion() {
     assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
 }
 
+/// A JSON file whose questions are one array inside a top-level object (SEED-Bench's
+/// published layout) ingests as it is, and the release says what was left out.
+#[test]
+fn questions_wrapped_in_a_top_level_object_ingest_with_a_note() {
+    let ing = ingest_file(&root().join("tests/fixtures/good/wrapped-questions.toml"));
+    let got: Vec<(&str, &str, usize, Option<&str>)> = ing
+        .samples
+        .iter()
+        .map(|s| (s.id.as_str(), s.answer.as_str(), s.options.len(), s.question_type.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [("101669", "two", 4, Some("5")), ("101670", "a dog", 4, Some("2")), ("101671", "white", 4, Some("3"))]
+    );
+    let [note] = &ing.stats.notes[..] else { panic!("one note expected: {:?}", ing.stats.notes) };
+    assert_eq!(note.rows, 3);
+    assert!(note.what.contains("\"questions\"") && note.what.contains("(\"question_type\")"), "{}", note.what);
+    assert!(note.first.ends_with("wrapped-questions.json:10"), "{}", note.first);
+    let out = tempfile::tempdir().unwrap();
+    blindspot()
+        .arg("ingest")
+        .arg(root().join("tests/fixtures/good/wrapped-questions.toml"))
+        .arg("-o")
+        .arg(out.path().join("w.parquet"))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("warning: ingest: 3 rows: read from the array \"questions\""));
+}
+
 /// `blindspot ingest` streams: more records than one batch (65,536) and one
 /// JSON-lines block (8 MiB), sorted through run files, give the file that
 /// ingest-in-memory then one write gives, byte for byte, with the same

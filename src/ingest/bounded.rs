@@ -23,7 +23,8 @@ pub enum Shape {
     /// One record per line (JSON lines, CSV, TSV): a line is a record.
     Lines,
     /// A JSON document (array or object of records, or JSON lines): a record
-    /// is a stretch nested below the top-level array or object.
+    /// is a stretch nested below the top-level array or object, or below an
+    /// array that is a member of the top-level object (a wrapper's records).
     Json,
 }
 
@@ -138,6 +139,9 @@ struct Scan {
     line: u64,
     line_start: u64,
     depth: u64,
+    /// Whether the top-level value is an object, and the value at depth 2 an array.
+    top_object: bool,
+    inner_array: bool,
     in_string: bool,
     escaped: bool,
     /// Start of the current record (offset, line, column), and its length so far.
@@ -155,6 +159,8 @@ impl Scan {
             line: 1,
             line_start: 0,
             depth: 0,
+            top_object: false,
+            inner_array: false,
             in_string: false,
             escaped: false,
             start: Open { line: 1, col: 1, offset: 0 },
@@ -207,12 +213,20 @@ impl Scan {
             } else {
                 match b {
                     b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth += 1,
+                    b'{' | b'[' => {
+                        self.depth += 1;
+                        match self.depth {
+                            1 => self.top_object = b == b'{',
+                            2 => self.inner_array = b == b'[',
+                            _ => {}
+                        }
+                    }
                     b'}' | b']' => self.depth = self.depth.saturating_sub(1),
                     _ => {}
                 }
             }
-            let between = !self.in_string && self.depth <= 1;
+            let between =
+                !self.in_string && (self.depth <= 1 || (self.depth == 2 && self.top_object && self.inner_array));
             if between {
                 self.len = 0;
             } else {
@@ -287,6 +301,13 @@ mod tests {
         // A top-level string that never ends, and brackets inside strings.
         assert!(scan(Shape::Json, &[b"[\"abcdefghijkl"], 10).is_some());
         assert_eq!(scan(Shape::Json, &[br#"["]]]]", "\"{{", 1]"#], 10), None);
+        // The records of an array inside a top-level object are measured one by one;
+        // an array inside a top-level array, or an object member, is one record.
+        let wrapped = br#"{"info": {"v": 1}, "questions": [{"a": 1}, {"a": 2}, {"a": 3}]}"#;
+        assert_eq!(scan(Shape::Json, &[wrapped], 10), None);
+        assert!(scan(Shape::Json, &[br#"[[{"a": 1}, {"a": 2}, {"a": 3}]]"#], 10).is_some());
+        assert!(scan(Shape::Json, &[br#"{"k": {"a": 1, "b": 2, "c": 3}}"#], 10).is_some());
+        assert!(scan(Shape::Json, &[br#"{"q": [{"a": "0123456789"}]}"#], 10).is_some());
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub struct IngestStats {
 /// One kind of data-quality note: how many kept rows it concerns, and the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestNote {
-    pub what: &'static str,
+    pub what: std::borrow::Cow<'static, str>,
     pub rows: usize,
     pub first: String,
 }
@@ -145,7 +145,18 @@ enum Source {
 
 /// Opens one input (any format). Inputs read whole are hashed here; streamed
 /// ones when they have been read to the end.
-fn open_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFile>) -> Result<Source> {
+///
+/// A JSON file's records are found as `plan.records` says; a note on where they were
+/// found when they are not the top-level value and the plan did not say, is added to
+/// `notes`.
+fn open_input(
+    path: &Path,
+    format: Format,
+    plan: &IngestPlan,
+    inputs: &mut Vec<InputFile>,
+    notes: &mut Vec<String>,
+) -> Result<Source> {
+    let split = plan.split.as_str();
     let whole = |records| Ok(Source::Whole(records));
     match format {
         Format::Jsonl => Ok(Source::Lines(json::JsonLines::open(path)?)),
@@ -160,7 +171,11 @@ fn open_input(path: &Path, format: Format, split: &str, inputs: &mut Vec<InputFi
             let bytes = bounded::read(path, shape)?;
             inputs.push(hash_file(path, Some(&bytes))?);
             whole(match format {
-                Format::Json => Records::Json(json::split_json(path, bytes)?),
+                Format::Json => {
+                    let (records, note) = json::split_json(path, bytes, plan.records.as_deref())?;
+                    notes.extend(note);
+                    Records::Json(records)
+                }
                 _ => Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
             })
         }
@@ -310,7 +325,7 @@ struct Run<'p> {
     invalid: Vec<Problem>,
     rejected: Vec<Rejected>,
     ids: IdSet,
-    notes: BTreeMap<&'static str, (usize, String)>,
+    notes: BTreeMap<std::borrow::Cow<'static, str>, (usize, String)>,
     images: BTreeMap<String, String>,
     stats: IngestStats,
 }
@@ -416,7 +431,7 @@ impl Run<'_> {
                 continue;
             }
             for what in &m.notes {
-                self.notes.entry(what).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
+                self.notes.entry(std::borrow::Cow::Borrowed(*what)).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
             }
             for im in &m.sample.images {
                 if let (Some(p), Some(h)) = (&im.path, &im.sha256) {
@@ -487,7 +502,8 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
     let mut read_problems = Vec::new();
     for input in &plan.inputs {
         let spinner = progress::spinner(&format!("reading {}", display_path(&input.path)));
-        let opened = open_input(&input.path, input.format, &plan.split, &mut inputs);
+        let mut found_at = Vec::new();
+        let opened = open_input(&input.path, input.format, plan, &mut inputs, &mut found_at);
         spinner.finish_and_clear();
         let source = match opened {
             Ok(s) => s,
@@ -499,6 +515,10 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         };
         match source {
             Source::Whole(records) => {
+                for note in found_at {
+                    let first = records.chunk(0..1).0.first().map_or_else(String::new, |r| r.loc.to_string());
+                    run.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, first)).0 += records.len();
+                }
                 let bar = progress::bar(records.len() as u64, "mapping");
                 let batch = batch_size();
                 for start in (0..records.len()).step_by(batch) {
@@ -642,7 +662,7 @@ fn check_filter_fields(plan: &IngestPlan, seen: &[bool]) -> Result<()> {
 fn first_record_fields(plan: &IngestPlan) -> Vec<String> {
     let Some(input) = plan.inputs.first() else { return Vec::new() };
     let mut ignored = Vec::new();
-    let records = match open_input(&input.path, input.format, &plan.split, &mut ignored) {
+    let records = match open_input(&input.path, input.format, plan, &mut ignored, &mut Vec::new()) {
         Ok(Source::Whole(r)) => r,
         Ok(Source::Lines(mut lines)) => match lines.next_block() {
             Ok(Some(block)) => Records::Json(block),

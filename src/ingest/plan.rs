@@ -204,6 +204,8 @@ pub struct Filter {
 #[derive(Debug, Clone)]
 pub struct IngestPlan {
     pub inputs: Vec<Input>,
+    /// JSON inputs: the dot path of the member holding the records (`[ingest] records`).
+    pub records: Option<String>,
     pub images_dir: Option<PathBuf>,
     pub split: String,
     pub benchmark: String,
@@ -230,6 +232,7 @@ impl IngestPlan {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
         Ok(IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],
+            records: None,
             images_dir: None,
             split: "test".into(),
             benchmark: name,

@@ -689,6 +689,7 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
         let wire = IngestWire {
             format: w.format,
             path: super::wire::OneOrMany::One(raw.clone()),
+            records: None,
             images: None,
             split: Some("train".into()),
             benchmark: None,
@@ -865,8 +866,19 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
             );
         }
     }
+    if let Some(records) = &w.records {
+        if records.split('.').any(str::is_empty) {
+            ctx.err(&k("records"), format!("records = \"{records}\" has an empty member name")).help =
+                Some("a dot path of member names, e.g. \"questions\" or \"data.questions\"".into());
+        }
+        if let Some(input) = inputs.iter().find(|i| i.format != Format::Json) {
+            ctx.err(&k("records"), format!("records is set but {} is not a .json file", display_path(&input.path)))
+                .help = Some("records picks the member of a JSON document that holds the questions".into());
+        }
+    }
     IngestPlan {
         inputs,
+        records: w.records.clone(),
         images_dir,
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),

@@ -143,6 +143,10 @@ pub struct IngestWire {
     pub format: Option<FormatWire>,
     /// Input file(s), relative to the pipeline file; glob patterns allowed.
     pub path: OneOrMany,
+    /// JSON inputs: the member holding the records, a dot path for a nested one (`data.questions`):
+    /// an array of records, or an object of records keyed by id. Default: the top-level value, or
+    /// the one array of objects of a top-level object that is not itself an object of records.
+    pub records: Option<String>,
     /// Folder holding the images named by the image field, relative to the pipeline file.
     pub images: Option<String>,
     /// Split name written into every sample (and the split read from a Hugging Face folder). Default `test`.

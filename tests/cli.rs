@@ -328,6 +328,46 @@ fn a_spreadsheet_of_questions_ingests_without_conversion() {
     assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
 }
 
+/// Options given as an object keyed by letter keep their letters, whatever the key
+/// order; a skipped or repeated letter, or keys that are not letters, is an error,
+/// as an absent option before a present one is.
+#[test]
+fn options_keyed_by_letter_keep_their_letters() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    let rows = [
+        r#"{"id": "1", "question": "Which is a pet?", "choices": {"B": "a dog", "A": "a rock", "C": null}, "answer": "B"}"#,
+        r#"{"id": "2", "question": "Which is red?", "choices": {"a": "blood", "b": "grass"}, "answer": "a"}"#,
+    ];
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let ing = ingest_file(&data);
+    let got: Vec<(&[String], &str, Option<i32>)> =
+        ing.samples.iter().map(|s| (&s.options[..], s.answer.as_str(), s.answer_index)).collect();
+    assert_eq!(got[0], (&["a rock".to_string(), "a dog".to_string()][..], "a dog", Some(1)));
+    assert_eq!(got[1], (&["blood".to_string(), "grass".to_string()][..], "blood", Some(0)));
+    assert_eq!(ing.stats.notes.len(), 1, "the dropped trailing C is counted: {:?}", ing.stats.notes);
+    for (choices, expect) in [
+        (r#"{"A": "x", "C": "y"}"#, r#"keys are not the option letters A-B ("A", "C")"#),
+        (r#"{"1": "x", "2": "y"}"#, r#"keys are not the option letters A-B ("1", "2")"#),
+        (r#"{"A": "x", "a": "y"}"#, r#"keys name option A twice ("a")"#),
+        (r#"{"A": "x", "B": "", "C": "y"}"#, r#"option B (source key "B" of "choices") is absent"#),
+    ] {
+        std::fs::write(&data, format!(r#"{{"id": "1", "question": "Q?", "choices": {choices}, "answer": "A"}}"#))
+            .unwrap();
+        let out = dir.path().join("o.parquet");
+        blindspot()
+            .arg("ingest")
+            .arg(&data)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("q.jsonl:1: field \"options\""))
+            .stderr(predicates::str::contains(expect));
+        assert!(!out.exists());
+    }
+}
+
 /// A JSON file whose questions are one array inside a top-level object (SEED-Bench's
 /// published layout) ingests as it is, and the release says what was left out.
 #[test]

@@ -569,6 +569,8 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         return m.text("options", acc).into_iter().collect();
     };
     let Some(v) = m.get(p) else { return Vec::new() };
+    // Source names of the elements, for messages: "element 2 of ..." or "key \"B\" of ...".
+    let mut keys: Option<Vec<String>> = None;
     let list: Cow<'_, [Raw]> = match v.as_ref() {
         Raw::List(items) => match items.as_slice() {
             // A nested list [[a, b, c]] is the options list itself.
@@ -583,6 +585,20 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
                     format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(s)),
                 )
                 .help = Some("options must be a list, a string like \"['a', 'b']\", or one field per option".into());
+                return Vec::new();
+            }
+        },
+        Raw::Map(fields) => match options_by_letter(fields) {
+            Ok(items) => {
+                keys = Some((0..items.len()).map(crate::sample::option_letter).collect());
+                Cow::Owned(items)
+            }
+            Err(why) => {
+                m.problem("options", format!("source field \"{p}\" is an object whose keys {why}")).help = Some(
+                    "an object of options needs the keys A, B, C, ... (any order, each once, none skipped); \
+                     otherwise name one field per option in [ingest.fields] options = [\"options.x\", ...]"
+                        .into(),
+                );
                 return Vec::new();
             }
         },
@@ -605,8 +621,40 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             }
         }
     }
-    let names: Vec<String> = (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect();
+    let names: Vec<String> = match keys {
+        Some(keys) => keys.iter().map(|k| format!("key \"{k}\" of \"{p}\"")).collect(),
+        None => (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect(),
+    };
     m.keep_letters(cells, &names)
+}
+
+/// The values of an object of options keyed by letter (`{"A": "a cat", "B": "a dog"}`),
+/// in letter order: the keys must be the letters from A on, each once (either case), so
+/// that every option keeps its letter and a gold given by letter names the same option.
+/// Otherwise, why not.
+fn options_by_letter(fields: &[(super::raw::Key, Raw)]) -> std::result::Result<Vec<Raw>, String> {
+    let mut slots: Vec<Option<Raw>> = vec![None; fields.len()];
+    for (key, value) in fields {
+        let letter = match key.trim().as_bytes() {
+            [b] if b.is_ascii_alphabetic() => Some(usize::from(b.to_ascii_uppercase() - b'A')),
+            _ => None,
+        }
+        .filter(|&i| i < fields.len());
+        match letter {
+            Some(i) if slots[i].is_none() => slots[i] = Some(value.clone()),
+            Some(_) => return Err(format!("name option {} twice (\"{key}\")", key.trim().to_ascii_uppercase())),
+            None => {
+                let keys: Vec<String> = fields.iter().take(6).map(|(k, _)| format!("\"{k}\"")).collect();
+                return Err(format!(
+                    "are not the option letters A-{} ({}{})",
+                    crate::sample::option_letter(fields.len().saturating_sub(1)),
+                    keys.join(", "),
+                    if fields.len() > 6 { ", ..." } else { "" }
+                ));
+            }
+        }
+    }
+    Ok(slots.into_iter().flatten().collect())
 }
 
 fn map_images(m: &mut Mapper<'_>) -> Vec<ImageSpec> {

@@ -287,6 +287,15 @@ const CASES: &[Case] = &[
     },
     Case {
         command: "ingest",
+        file: "option-column-gap.tsv",
+        expect: &[
+            "option-column-gap.tsv:2:",
+            "field \"options\"",
+            "column \"D\" holds an option but there is no column \"C\"",
+        ],
+    },
+    Case {
+        command: "ingest",
         file: "several-record-arrays.json",
         expect: &[
             "several-record-arrays.json:1:",

@@ -27,14 +27,24 @@ pub struct Delimited {
     row: u64,
     problems: crate::error::Capped,
     done: bool,
+    /// Set when a `.csv` file was read as semicolon-separated (see [`Delimited::open`]).
+    pub semicolons: bool,
 }
 
 impl Delimited {
     /// Checks the file's quoting and reads its header row.
+    ///
+    /// A `.csv` file whose header row holds semicolons and no comma is read as
+    /// semicolon-separated, as spreadsheets write CSV where the comma is the decimal
+    /// mark: read with commas its header would be one field, and no benchmark has
+    /// a single column.
     pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8) -> Result<Delimited> {
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
         }
+        let semicolons =
+            delimiter == b',' && first_line(&bytes).is_some_and(|header| header.contains(';') && !header.contains(','));
+        let delimiter = if semicolons { b';' } else { delimiter };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(Error::one(
                 Problem::new(Location::file(path), "the file is empty")
@@ -88,6 +98,7 @@ impl Delimited {
             row: 0,
             problems: crate::error::Capped::default(),
             done: false,
+            semicolons,
         })
     }
 

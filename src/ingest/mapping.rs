@@ -542,12 +542,11 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
     let plan = m.plan;
     let accs: Vec<&Accessor> = match &plan.fields.options {
         Some(a) => a.iter().collect(),
-        None if vlm => ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"]
-            .iter()
-            .filter(|l| m.has(l))
-            .map(|l| default_accessor(l))
-            .collect(),
-        None => ["options", "choices"].iter().find(|d| m.has(d)).map(|d| vec![default_accessor(d)]).unwrap_or_default(),
+        None if vlm => letter_columns(m, 1),
+        None => match ["options", "choices"].iter().find(|d| m.has(d)) {
+            Some(d) => vec![default_accessor(d)],
+            None => letter_columns(m, 2),
+        },
     };
     if accs.len() > 1 {
         // One field per option (A..J columns): absent ones only at the end.
@@ -626,6 +625,28 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         None => (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect(),
     };
     m.keep_letters(cells, &names)
+}
+
+/// The option columns `A`, `B`, ... of a record without an options field, as VLMEvalKit
+/// lays them out: the run of letters from `A`, if it has at least `min` columns. A
+/// letter column after a gap in the run is an error: its option would be re-lettered.
+fn letter_columns(m: &mut Mapper<'_>, min: usize) -> Vec<&'static Accessor> {
+    const LETTERS: [&str; 10] = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"];
+    let run = LETTERS.iter().take_while(|l| m.has(l)).count();
+    if run < min {
+        return Vec::new();
+    }
+    if let Some(after) = LETTERS[run..].iter().find(|l| m.has(l)) {
+        m.problem(
+            "options",
+            format!("column \"{after}\" holds an option but there is no column \"{}\"", LETTERS[run]),
+        )
+        .help = Some(format!(
+            "option columns run A, B, C, ... without a gap: add column \"{}\", or map the options in [ingest.fields] options",
+            LETTERS[run]
+        ));
+    }
+    LETTERS[..run].iter().map(|l| default_accessor(l)).collect()
 }
 
 /// The values of an object of options keyed by letter (`{"A": "a cat", "B": "a dog"}`),

@@ -164,7 +164,15 @@ fn open_input(
             let bytes = bounded::read(path, bounded::Shape::Lines)?;
             inputs.push(hash_file(path, Some(&bytes))?);
             let delimiter = if format == Format::Csv { b',' } else { b'\t' };
-            Ok(Source::Delimited(csv::Delimited::open(path, bytes, delimiter)?))
+            let rows = csv::Delimited::open(path, bytes, delimiter)?;
+            if rows.semicolons {
+                notes.push(
+                    "read as semicolon-separated: the CSV's header row holds semicolons and no comma (as spreadsheets \
+                     write CSV where the comma is the decimal mark)"
+                        .into(),
+                );
+            }
+            Ok(Source::Delimited(rows))
         }
         Format::Json | Format::Vlmevalkit => {
             let shape = if format == Format::Json { bounded::Shape::Json } else { bounded::Shape::Lines };
@@ -513,12 +521,9 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
             }
             Err(e) => return Err(e),
         };
+        let records_before = run.stats.records;
         match source {
             Source::Whole(records) => {
-                for note in found_at {
-                    let first = records.chunk(0..1).0.first().map_or_else(String::new, |r| r.loc.to_string());
-                    run.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, first)).0 += records.len();
-                }
                 let bar = progress::bar(records.len() as u64, "mapping");
                 let batch = batch_size();
                 for start in (0..records.len()).step_by(batch) {
@@ -551,6 +556,11 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
                 let (sha256, bytes) = lines.finish();
                 inputs.push(InputFile { path, sha256, bytes });
             }
+        }
+        // How the file was read, when that is not its plain shape: for every record of it.
+        for note in found_at {
+            let file = display_path(&input.path);
+            run.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, file)).0 += run.stats.records - records_before;
         }
     }
     if !read_problems.is_empty() {

@@ -328,6 +328,71 @@ fn a_spreadsheet_of_questions_ingests_without_conversion() {
     assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
 }
 
+/// Writes `rows` of (id, question, options, answer) as an Arrow IPC stream, as
+/// `datasets`' `save_to_disk` writes its shards.
+fn write_arrow_shard(path: &Path, rows: &[(&str, &str, &[&str], &str)]) {
+    use arrow::array::{ListBuilder, StringArray, StringBuilder};
+    use std::sync::Arc;
+    let mut options = ListBuilder::new(StringBuilder::new());
+    for (_, _, opts, _) in rows {
+        for o in *opts {
+            options.values().append_value(o);
+        }
+        options.append(true);
+    }
+    let column = |values: Vec<&str>| Arc::new(StringArray::from_iter_values(values)) as arrow::array::ArrayRef;
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        ("id", column(rows.iter().map(|r| r.0).collect())),
+        ("question", column(rows.iter().map(|r| r.1).collect())),
+        ("options", Arc::new(options.finish()) as arrow::array::ArrayRef),
+        ("answer", column(rows.iter().map(|r| r.3).collect())),
+    ])
+    .unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut writer =
+        arrow::ipc::writer::StreamWriter::try_new(std::fs::File::create(path).unwrap(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+}
+
+/// A benchmark kept as `datasets` saves it (`save_to_disk`: Arrow shards and a
+/// state.json, alone or one folder per split of a DatasetDict) ingests as it is.
+#[test]
+fn a_dataset_saved_to_disk_ingests_without_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    // A DatasetDict: dataset_dict.json and one folder per split.
+    let dict = dir.path().join("dict");
+    std::fs::create_dir_all(&dict).unwrap();
+    std::fs::write(dict.join("dataset_dict.json"), r#"{"splits": ["train", "test"]}"#).unwrap();
+    write_arrow_shard(&dict.join("train/data-00000-of-00001.arrow"), &[("t1", "Train?", &["a", "b"], "a")]);
+    write_arrow_shard(
+        &dict.join("test/data-00000-of-00001.arrow"),
+        &[("2", "Which is red?", &["sky", "blood"], "blood"), ("1", "Is it wet?", &[], "yes")],
+    );
+    let ing = ingest_file(&dict);
+    let got: Vec<(&str, &[String], &str)> =
+        ing.samples.iter().map(|s| (s.id.as_str(), &s.options[..], s.answer.as_str())).collect();
+    assert_eq!(got, [("1", &[][..], "yes"), ("2", &["sky".to_string(), "blood".to_string()][..], "blood")]);
+    // A single Dataset: its shards as state.json lists them; its split must be the one asked for.
+    let single = dir.path().join("single");
+    write_arrow_shard(&single.join("data-00000-of-00002.arrow"), &[("a", "First?", &["x", "y"], "y")]);
+    write_arrow_shard(&single.join("data-00001-of-00002.arrow"), &[("b", "Second?", &["x", "y"], "x")]);
+    let state = r#"{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}], "_split": "test"}"#;
+    std::fs::write(single.join("state.json"), state).unwrap();
+    let ing = ingest_file(&single);
+    let got: Vec<(&str, &str)> = ing.samples.iter().map(|s| (s.id.as_str(), s.answer.as_str())).collect();
+    assert_eq!(got, [("a", "y"), ("b", "x")]);
+    std::fs::write(single.join("state.json"), state.replace("\"test\"", "\"validation\"")).unwrap();
+    blindspot()
+        .arg("ingest")
+        .arg(&single)
+        .arg("-o")
+        .arg(dir.path().join("o.parquet"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("state.json: this saved dataset holds split \"validation\", not \"test\""));
+}
+
 /// A CSV as a spreadsheet writes it where the comma is the decimal mark (semicolons,
 /// a byte-order mark, CRLF) with one column per option and letter answers ingests
 /// without a pipeline: option columns A, B, ... are found as in a VLMEvalKit TSV.

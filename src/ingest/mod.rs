@@ -199,7 +199,11 @@ fn open_input(
             let mut all = Vec::new();
             for f in parquet::hf_split_files(path, split)? {
                 inputs.push(hash_file(&f, None)?);
-                all.extend(parquet::read_parquet(&f)?);
+                if f.extension().and_then(|e| e.to_str()) == Some("arrow") {
+                    all.extend(parquet::read_arrow(&f)?);
+                } else {
+                    all.extend(parquet::read_parquet(&f)?);
+                }
             }
             whole(Records::Parsed(all))
         }

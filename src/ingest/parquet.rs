@@ -33,11 +33,60 @@ fn read_parquet_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
     check_chunk_ranges(path, builder.metadata(), size)?;
     let reader = builder.with_batch_size(4096).build().map_err(not_parquet)?;
+    let records = rows_of_batches(path, reader)?;
+    if records.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(path), "the Parquet file holds no rows")));
+    }
+    Ok(records)
+}
+
+/// Reads every row of an Arrow IPC file: the stream format that Hugging Face
+/// `datasets` writes with `save_to_disk` (`data-00000-of-00001.arrow`), or the file
+/// format (Feather v2).
+pub fn read_arrow(path: &Path) -> Result<Vec<RawRecord>> {
+    crate::error::guard_foreign(
+        || read_arrow_unguarded(path),
+        |why| {
+            Problem::new(Location::file(path), format!("not a readable Arrow file: its data is corrupt ({why})"))
+                .help("the file is damaged: save the dataset again")
+        },
+    )
+}
+
+fn read_arrow_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
+    use std::io::{Read, Seek};
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut magic = [0u8; 6];
+    let is_file_format = file.read_exact(&mut magic).is_ok() && &magic == b"ARROW1";
+    file.rewind().map_err(|e| Error::io(path, e))?;
+    let not_arrow =
+        |e: arrow::error::ArrowError| {
+            Error::one(Problem::new(Location::file(path), format!("not a readable Arrow IPC file: {e}")).help(
+                "a saved Hugging Face dataset holds Arrow stream files (data-00000-of-00001.arrow): save it again",
+            ))
+        };
+    let records = if is_file_format {
+        rows_of_batches(path, arrow::ipc::reader::FileReader::try_new(file, None).map_err(not_arrow)?)?
+    } else {
+        let reader = std::io::BufReader::new(file);
+        rows_of_batches(path, arrow::ipc::reader::StreamReader::try_new(reader, None).map_err(not_arrow)?)?
+    };
+    if records.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(path), "the Arrow file holds no rows")));
+    }
+    Ok(records)
+}
+
+/// The rows of record batches read from `path`, numbered from 1.
+fn rows_of_batches(
+    path: &Path,
+    batches: impl Iterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>>,
+) -> Result<Vec<RawRecord>> {
     let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
     let file: std::sync::Arc<str> = display_path(path).into();
     let mut records = Vec::new();
     let mut row = 0u64;
-    for batch in reader {
+    for batch in batches {
         let batch = batch.map_err(|e| {
             Error::one(Problem::new(
                 Location { file: file.clone(), pos: Pos::Row(row + 1) },
@@ -50,9 +99,6 @@ fn read_parquet_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
             let value = row_value(&batch, i).map_err(|msg| Error::one(Problem::new(loc.clone(), msg)))?;
             records.push(RawRecord { loc, value, file_stem: stem.clone(), key: None, row });
         }
-    }
-    if records.is_empty() {
-        return Err(Error::one(Problem::new(Location::file(path), "the Parquet file holds no rows")));
     }
     Ok(records)
 }
@@ -130,9 +176,12 @@ fn list(a: &dyn Array) -> std::result::Result<Raw, String> {
     (0..a.len()).map(|j| value(a, j)).collect::<std::result::Result<Vec<_>, _>>().map(Raw::List)
 }
 
-/// The Parquet files of `split` in a Hugging Face dataset folder, sorted:
-/// `<split>-*.parquet` or `<split>.parquet` anywhere below it, or any Parquet
-/// file inside a folder named `<split>`.
+/// The data files of `split` in a Hugging Face dataset folder, sorted: Parquet files
+/// as the Hub lays them out (`<split>-*.parquet` or `<split>.parquet` anywhere below
+/// it, or any Parquet file inside a folder named `<split>`), or the Arrow files that
+/// `datasets`' `save_to_disk` writes: a `DatasetDict`'s `<split>/data-*.arrow`, or a
+/// single `Dataset`'s files as its `state.json` lists them (its split, when recorded,
+/// must be `split`).
 pub fn hf_split_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut seen_splits = std::collections::BTreeSet::new();
@@ -140,7 +189,7 @@ pub fn hf_split_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
         let entry =
             entry.map_err(|e| Error::one(Problem::new(Location::file(dir), format!("cannot list the folder: {e}"))))?;
         let p = entry.path();
-        if p.extension().and_then(|e| e.to_str()) != Some("parquet") {
+        if !matches!(p.extension().and_then(|e| e.to_str()), Some("parquet" | "arrow")) {
             continue;
         }
         let name = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -151,16 +200,64 @@ pub fn hf_split_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
             files.push(p.to_path_buf());
         }
     }
+    if files.is_empty() && dir.join("state.json").is_file() {
+        return saved_dataset_files(dir, split);
+    }
     if files.is_empty() {
         let found: Vec<String> = seen_splits.into_iter().collect();
         let help = if found.is_empty() {
-            "a Hugging Face folder holds data/<split>-00000-of-00001.parquet files".to_string()
+            "a Hugging Face folder holds data/<split>-00000-of-00001.parquet files, or what save_to_disk wrote"
+                .to_string()
         } else {
             format!("splits found: {}; set [ingest] split", found.join(", "))
         };
         return Err(Error::one(
-            Problem::new(Location::file(dir), format!("no Parquet file for split \"{split}\"")).help(help),
+            Problem::new(Location::file(dir), format!("no Parquet or Arrow file for split \"{split}\"")).help(help),
         ));
+    }
+    Ok(files)
+}
+
+/// The Arrow files of a `Dataset` saved with `save_to_disk`, in the order its
+/// `state.json` lists them.
+fn saved_dataset_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
+    let state_path = dir.join("state.json");
+    let bad = |why: String| {
+        Error::one(
+            Problem::new(Location::file(&state_path), why)
+                .help("a folder written by datasets' save_to_disk has a state.json listing its Arrow files"),
+        )
+    };
+    let text = std::fs::read(&state_path).map_err(|e| Error::io(&state_path, e))?;
+    let state: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(format!("not a readable state.json: {e}")))?;
+    if let Some(saved) = state.get("_split").and_then(|s| s.as_str())
+        && saved != split
+    {
+        return Err(Error::one(
+            Problem::new(
+                Location::file(&state_path),
+                format!("this saved dataset holds split \"{saved}\", not \"{split}\""),
+            )
+            .help(format!("set [ingest] split = \"{saved}\"")),
+        ));
+    }
+    let listed =
+        state.get("_data_files").and_then(|f| f.as_array()).ok_or_else(|| bad("no \"_data_files\" list".into()))?;
+    let mut files = Vec::with_capacity(listed.len());
+    for entry in listed {
+        let name = entry
+            .get("filename")
+            .and_then(|f| f.as_str())
+            .ok_or_else(|| bad("a data file without \"filename\"".into()))?;
+        let path = Path::new(name);
+        if path.is_absolute() || path.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            return Err(bad(format!("data file \"{name}\" is not a plain name inside the folder")));
+        }
+        files.push(dir.join(path));
+    }
+    if files.is_empty() {
+        return Err(bad("\"_data_files\" is empty".into()));
     }
     Ok(files)
 }

@@ -296,6 +296,26 @@ const CASES: &[Case] = &[
     },
     Case {
         command: "ingest",
+        file: "sheet-missing.toml",
+        expect: &["two-sheets.xlsx:", "the workbook has no sheet \"Qs\"", "its sheets are: \"About\", \"Questions\""],
+    },
+    Case {
+        command: "validate",
+        file: "sheet-not-spreadsheet.toml",
+        expect: &["sheet-not-spreadsheet.toml:8:", "field \"ingest.sheet\"", "ragged.csv is not a spreadsheet"],
+    },
+    // The first sheet is not the questions: the failure says which sheet was read.
+    Case {
+        command: "ingest",
+        file: "two-sheets.xlsx",
+        expect: &[
+            "two-sheets.xlsx: row 2: field \"id\"",
+            "note: ",
+            "first sheet (\"About\"); its other sheets (\"Questions\")",
+        ],
+    },
+    Case {
+        command: "ingest",
         file: "several-record-arrays.json",
         expect: &[
             "several-record-arrays.json:1:",

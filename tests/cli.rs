@@ -326,6 +326,12 @@ fn a_spreadsheet_of_questions_ingests_without_conversion() {
     assert_eq!((ing.samples[0].answer.as_str(), ing.samples[0].answer_index), ("blue", Some(1)));
     assert_eq!(ing.samples[0].context.as_deref(), Some("Look up."));
     assert_eq!(ing.samples[2].answer_format, AnswerFormat::YesNo);
+    // Questions on another sheet than the first: `[ingest] sheet` names it.
+    let ing = ingest_file(&root().join("tests/fixtures/good/two-sheets.toml"));
+    let got: Vec<(&str, &[String], &str)> =
+        ing.samples.iter().map(|s| (s.id.as_str(), &s.options[..], s.answer.as_str())).collect();
+    let colours = |n: usize| ["blood", "grass", "sky"][..n].iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    assert_eq!(got, [("1", &colours(3)[..], "blood"), ("2", &colours(2)[..], "grass")]);
 }
 
 /// Writes `rows` of (id, question, options, answer) as an Arrow IPC stream, as

@@ -193,7 +193,9 @@ fn open_input(
         }
         Format::Xlsx => {
             inputs.push(hash_file(path, None)?);
-            whole(Records::Parsed(xlsx::read_xlsx(path)?))
+            let (records, note) = xlsx::read_sheet(path, plan.sheet.as_deref())?;
+            notes.extend(note);
+            whole(Records::Parsed(records))
         }
         Format::Hf => {
             let mut all = Vec::new();
@@ -338,6 +340,8 @@ struct Run<'p> {
     rejected: Vec<Rejected>,
     ids: IdSet,
     notes: BTreeMap<std::borrow::Cow<'static, str>, (usize, String)>,
+    /// How inputs were read when not in their plain shape (wrapper object, sheet, ...).
+    read_notes: Vec<String>,
     images: BTreeMap<String, String>,
     stats: IngestStats,
 }
@@ -507,6 +511,7 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         rejected: Vec::new(),
         ids: IdSet::new(),
         notes: BTreeMap::new(),
+        read_notes: Vec::new(),
         images: BTreeMap::new(),
         stats: IngestStats::default(),
     };
@@ -564,6 +569,7 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         // How the file was read, when that is not its plain shape: for every record of it.
         for note in found_at {
             let file = display_path(&input.path);
+            run.read_notes.push(format!("{file}: {note}"));
             run.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, file)).0 += run.stats.records - records_before;
         }
     }
@@ -578,7 +584,15 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
     if !run.invalid.is_empty() {
         let mut problems = run.invalid;
         if let Some(last) = problems.last_mut() {
-            let help = last.help.take();
+            // Rows that do not fit the mapping may come from the wrong part of a file.
+            let mut help = last.help.take();
+            for note in &run.read_notes {
+                let read = format!("note: {note}");
+                help = Some(match help {
+                    Some(h) => format!("{h}\n  help: {read}"),
+                    None => read,
+                });
+            }
             last.help = Some(match help {
                 Some(h) => format!(
                     "{h}\n  help: or set [ingest] on-invalid = \"skip\" to reject invalid rows into the release's rejected file"

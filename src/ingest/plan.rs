@@ -206,6 +206,8 @@ pub struct IngestPlan {
     pub inputs: Vec<Input>,
     /// JSON inputs: the dot path of the member holding the records (`[ingest] records`).
     pub records: Option<String>,
+    /// Spreadsheet inputs: the name of the sheet holding the questions (`[ingest] sheet`).
+    pub sheet: Option<String>,
     pub images_dir: Option<PathBuf>,
     pub split: String,
     pub benchmark: String,
@@ -233,6 +235,7 @@ impl IngestPlan {
         Ok(IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],
             records: None,
+            sheet: None,
             images_dir: None,
             split: "test".into(),
             benchmark: name,

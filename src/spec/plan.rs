@@ -690,6 +690,7 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
             format: w.format,
             path: super::wire::OneOrMany::One(raw.clone()),
             records: None,
+            sheet: None,
             images: None,
             split: Some("train".into()),
             benchmark: None,
@@ -876,9 +877,16 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
                 .help = Some("records picks the member of a JSON document that holds the questions".into());
         }
     }
+    if w.sheet.is_some()
+        && let Some(input) = inputs.iter().find(|i| i.format != Format::Xlsx)
+    {
+        ctx.err(&k("sheet"), format!("sheet is set but {} is not a spreadsheet", display_path(&input.path))).help =
+            Some("sheet picks the sheet of a .xlsx, .xls or .ods workbook that holds the questions".into());
+    }
     IngestPlan {
         inputs,
         records: w.records.clone(),
+        sheet: w.sheet.clone(),
         images_dir,
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),

@@ -147,6 +147,8 @@ pub struct IngestWire {
     /// an array of records, or an object of records keyed by id. Default: the top-level value, or
     /// the one array of objects of a top-level object that is not itself an object of records.
     pub records: Option<String>,
+    /// Spreadsheet inputs: the sheet holding the questions, by name. Default: the first sheet.
+    pub sheet: Option<String>,
     /// Folder holding the images named by the image field, relative to the pipeline file.
     pub images: Option<String>,
     /// Split name written into every sample (and the split read from a Hugging Face folder). Default `test`.

@@ -314,6 +314,17 @@ const CASES: &[Case] = &[
             "first sheet (\"About\"); its other sheets (\"Questions\")",
         ],
     },
+    // A header naming two columns alike would keep one value of each record.
+    Case {
+        command: "ingest",
+        file: "header-twice.csv",
+        expect: &["header-twice.csv:1:", "the header names column 3 and column 4 both \"answer\""],
+    },
+    Case {
+        command: "ingest",
+        file: "header-twice.xlsx",
+        expect: &["header-twice.xlsx: row 1:", "the header names column 2 and column 4 both \"question\""],
+    },
     Case {
         command: "ingest",
         file: "several-record-arrays.json",

@@ -279,6 +279,23 @@ fn pandas_tsv_keeps_every_letter_and_counts_what_it_dropped() {
     assert_eq!(s[2].answer_index, Some(0));
 }
 
+/// pandas writes its row index as a first column without a name (`to_csv` with the
+/// default `index=True`); spreadsheets leave empty columns without one. Such a column
+/// is kept under pandas' own name for it, `Unnamed: <column>`, where it holds a value.
+#[test]
+fn unnamed_columns_keep_their_values_under_pandas_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("bench.tsv");
+    std::fs::write(&tsv, "\tid\tquestion\tanswer\t\n0\tq1\tIs it red?\tyes\t\n1\tq2\tIs it blue?\tno\tchecked\n")
+        .unwrap();
+    let ing = ingest_file(&tsv);
+    let meta: Vec<Vec<(String, String)>> =
+        ing.samples.iter().map(|s| s.meta.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect();
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(meta, [vec![pair("Unnamed: 0", "0")], vec![pair("Unnamed: 0", "1"), pair("Unnamed: 4", "checked")]]);
+    assert_eq!(ing.samples[1].answer, "no");
+}
+
 /// `options-in-question` reads inline option lists, and says so when a row has none.
 #[test]
 fn inline_options_are_split_and_a_row_without_any_is_an_error() {

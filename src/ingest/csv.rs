@@ -29,6 +29,8 @@ pub struct Delimited {
     done: bool,
     /// Set when a `.csv` file was read as semicolon-separated (see [`Delimited::open`]).
     pub semicolons: bool,
+    /// Per column, whether the header left it without a name (see [`name_columns`]).
+    unnamed: Vec<bool>,
 }
 
 impl Delimited {
@@ -89,6 +91,9 @@ impl Delimited {
                 })
             })
             .collect::<Result<Vec<super::raw::Key>>>()?;
+        let unnamed: Vec<bool> = headers.iter().map(|h| h.is_empty()).collect();
+        let headers = name_columns(headers);
+        check_header(&headers, || Location::line(path, 1))?;
         Ok(Delimited {
             path: path.to_path_buf(),
             reader,
@@ -99,6 +104,7 @@ impl Delimited {
             problems: crate::error::Capped::default(),
             done: false,
             semicolons,
+            unnamed,
         })
     }
 
@@ -128,6 +134,8 @@ impl Delimited {
             let mut fields = Vec::with_capacity(self.headers.len());
             for (i, value) in rec.iter().enumerate() {
                 match std::str::from_utf8(value) {
+                    // An unnamed column's empty cells are no field (spreadsheets' empty columns).
+                    Ok(s) if self.unnamed[i] && s.trim().is_empty() => {}
                     Ok(s) => fields.push((self.headers[i].clone(), Raw::Str(s.to_string()))),
                     Err(_) => self.problems.push(
                         Problem::new(Location::line(path, line), "the value is not valid UTF-8")
@@ -154,6 +162,35 @@ impl Delimited {
         }
         Ok((!records.is_empty()).then_some(records))
     }
+}
+
+/// Names the columns a header row leaves without a name as pandas does when it reads
+/// them back: `Unnamed: <0-based column>` (pandas writes its row index so), so that
+/// their values are kept, in `meta` unless mapped.
+pub(super) fn name_columns(headers: Vec<super::raw::Key>) -> Vec<super::raw::Key> {
+    headers
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| if h.is_empty() { super::raw::intern(&format!("Unnamed: {i}")) } else { h })
+        .collect()
+}
+
+/// Checks a header row (CSV, TSV or spreadsheet): a name given to two columns would
+/// keep one of their values per record, so it is an error.
+pub(super) fn check_header(headers: &[super::raw::Key], at: impl Fn() -> Location) -> Result<()> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, name) in headers.iter().enumerate() {
+        if let Some(first) = seen.insert(name, i) {
+            return Err(Error::one(
+                Problem::new(
+                    at(),
+                    format!("the header names column {} and column {} both \"{name}\"", first + 1, i + 1),
+                )
+                .help("rename one of them: a record keeps one value per field name"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Where a quoted value that runs to the end of the file opens.

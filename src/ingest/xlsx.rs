@@ -79,15 +79,23 @@ pub fn read_sheet(path: &Path, sheet: Option<&str>) -> Result<(Vec<RawRecord>, O
     let file: std::sync::Arc<str> = display_path(path).into();
     let stem: std::sync::Arc<str> = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into();
     let start = range.start().map_or(0, |(r, _)| u64::from(r));
+    let unnamed: Vec<bool> = header.iter().map(|h| h.is_empty()).collect();
+    let header = super::csv::name_columns(header);
+    super::csv::check_header(&header, || Location { file: file.clone(), pos: Pos::Row(start + 1) })?;
     let records: Vec<RawRecord> = rows
         .enumerate()
         .filter(|(_, r)| r.iter().any(|c| !matches!(c, Data::Empty)))
-        .map(|(i, r)| RawRecord {
-            loc: Location { file: file.clone(), pos: Pos::Row(start + i as u64 + 2) },
-            value: Raw::Map(header.iter().cloned().zip(r.iter().map(cell)).collect()),
-            file_stem: stem.clone(),
-            key: None,
-            row: i as u64 + 1,
+        .map(|(i, r)| {
+            let loc = Location { file: file.clone(), pos: Pos::Row(start + i as u64 + 2) };
+            // An unnamed column's empty cells are no field.
+            let fields = header
+                .iter()
+                .zip(r)
+                .zip(&unnamed)
+                .filter(|((_, c), unnamed)| !(**unnamed && matches!(c, Data::Empty)))
+                .map(|((name, c), _)| (name.clone(), cell(c)))
+                .collect();
+            RawRecord { loc, value: Raw::Map(fields), file_stem: stem.clone(), key: None, row: i as u64 + 1 }
         })
         .collect();
     if records.is_empty() {

@@ -442,6 +442,47 @@ fn a_semicolon_csv_with_option_columns_needs_no_pipeline() {
     assert_eq!(s[1].meta.get("note").map(|v| v.to_string()).as_deref(), Some("0,5"));
 }
 
+/// A gold written as a letter and its option's text ("B. dog", "(C) cow") and options
+/// stored as one text of lettered options ("A. cat\nB. dog", "(A) cat (B) dog") read
+/// as the options they name; a letter and a text that disagree are an error.
+#[test]
+fn golds_and_options_written_with_their_letters() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    let rows = [
+        r#"{"id": "1", "question": "Q?", "options": ["cat", "dog", "cow"], "answer": "B. dog"}"#,
+        r#"{"id": "2", "question": "Q?", "options": ["cat", "dog", "cow"], "answer": "(C) cow"}"#,
+        r#"{"id": "3", "question": "Q?", "options": "A. cat\nB. dog\nC. cow", "answer": "B"}"#,
+        r#"{"id": "4", "question": "Q?", "options": "(A) cat (B) dog", "answer": "a: cat"}"#,
+    ];
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let ing = ingest_file(&data);
+    let got: Vec<(usize, &str, Option<i32>)> =
+        ing.samples.iter().map(|s| (s.options.len(), s.answer.as_str(), s.answer_index)).collect();
+    assert_eq!(got, [(3, "dog", Some(1)), (3, "cow", Some(2)), (3, "dog", Some(1)), (2, "cat", Some(0))]);
+    for (row, expect) in [
+        (
+            r#"{"id": "1", "question": "Q?", "options": ["cat", "dog", "cow"], "answer": "B. cow"}"#,
+            "the answer \"B. cow\" gives letter B but the text of option C",
+        ),
+        (
+            r#"{"id": "1", "question": "Q?", "options": "Pick A. or B.", "answer": "A"}"#,
+            "source field \"options\" is a string that is not a list",
+        ),
+    ] {
+        std::fs::write(&data, row).unwrap();
+        blindspot()
+            .arg("ingest")
+            .arg(&data)
+            .arg("-o")
+            .arg(dir.path().join("o.parquet"))
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("q.jsonl:1: field"))
+            .stderr(predicates::str::contains(expect));
+    }
+}
+
 /// Options given as an object keyed by letter keep their letters, whatever the key
 /// order; a skipped or repeated letter, or keys that are not letters, is an error,
 /// as an absent option before a present one is.

@@ -576,17 +576,19 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             [Raw::List(inner)] => Cow::Borrowed(inner.as_slice()),
             _ => Cow::Borrowed(items.as_slice()),
         },
-        Raw::Str(s) => match parse_list_literal(s) {
-            Some(items) => Cow::Owned(items.into_iter().map(Raw::Str).collect()),
-            None => {
-                m.problem(
+        Raw::Str(s) => {
+            match parse_list_literal(s).or_else(|| lettered_options(s)) {
+                Some(items) => Cow::Owned(items.into_iter().map(Raw::Str).collect()),
+                None => {
+                    m.problem(
                     "options",
                     format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(s)),
                 )
-                .help = Some("options must be a list, a string like \"['a', 'b']\", or one field per option".into());
-                return Vec::new();
+                .help = Some("options must be a list, a string like \"['a', 'b']\" or \"A. a\\nB. b\", or one field per option".into());
+                    return Vec::new();
+                }
             }
-        },
+        }
         Raw::Map(fields) => match options_by_letter(fields) {
             Ok(items) => {
                 keys = Some((0..items.len()).map(crate::sample::option_letter).collect());
@@ -822,6 +824,26 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
             ))
         })
     };
+    // "B. dog", "(B) dog", "B) dog", "B: dog": a letter and the text of its option,
+    // which must agree.
+    let by_label = || -> Option<Result<usize, ChoiceError>> {
+        let (i, rest) = labelled_answer(&text)?;
+        let same = |o: &String| o.trim().eq_ignore_ascii_case(rest);
+        let named = options.iter().position(same)?;
+        Some(if i == named {
+            Ok(i)
+        } else {
+            Err(ChoiceError(
+                format!(
+                    "the answer \"{}\" gives letter {} but the text of option {}",
+                    short(&text),
+                    crate::sample::option_letter(i),
+                    crate::sample::option_letter(named)
+                ),
+                Some("fix the answer's letter or its text".into()),
+            ))
+        })
+    };
     let by_index = |base: i64| -> Option<Result<usize, ChoiceError>> {
         let v: i64 = match raw {
             Raw::Int(i) => *i,
@@ -849,7 +871,7 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
     };
     match kind {
         AnswerKind::Text => by_text().ok_or_else(not_found),
-        AnswerKind::Letter => by_letter().unwrap_or_else(|| {
+        AnswerKind::Letter => by_letter().or_else(by_label).unwrap_or_else(|| {
             Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&text)), None))
         }),
         AnswerKind::Index => by_index(0).unwrap_or_else(|| {
@@ -865,12 +887,44 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
             if let Some(i) = by_text() {
                 return Ok(i);
             }
-            if let Some(r) = by_letter() {
+            if let Some(r) = by_letter().or_else(by_label) {
                 return r;
             }
             by_index(0).unwrap_or_else(|| Err(not_found()))
         }
     }
+}
+
+/// A text that is nothing but lettered options (`A. cat` lines, or inline `(A) cat
+/// (B) dog` / `A: cat, B: dog`), as the options of a question are sometimes stored:
+/// the options, if there are at least two and no text precedes them.
+fn lettered_options(text: &str) -> Option<Vec<String>> {
+    let (stem, options) = split_options_from_question(text);
+    (stem.trim().is_empty() && options.len() >= 2).then_some(options)
+}
+
+/// The option letter and text of an answer written as both: `B. dog`, `(B) dog`,
+/// `B) dog` or `B: dog` (the letter in either case, then text).
+fn labelled_answer(text: &str) -> Option<(usize, &str)> {
+    let t = text.trim_start();
+    let (letter, rest) = match t.strip_prefix('(') {
+        Some(inner) => {
+            let mut chars = inner.chars();
+            let letter = chars.next()?;
+            (letter, chars.as_str().strip_prefix(')')?)
+        }
+        None => {
+            let mut chars = t.chars();
+            let letter = chars.next()?;
+            let rest = chars.as_str();
+            (letter, rest.strip_prefix(['.', ')', ':'])?)
+        }
+    };
+    if !letter.is_ascii_alphabetic() || !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim();
+    (!rest.is_empty()).then(|| (usize::from(letter.to_ascii_uppercase() as u8 - b'A'), rest))
 }
 
 /// multiple_choice with options; yes_no for yes/no answers; numeric for numbers; open otherwise.

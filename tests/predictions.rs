@@ -74,6 +74,44 @@ fn generic_files_in_every_format_keep_their_locations() {
     assert!(err.contains("nomodel.jsonl:1") && err.contains("\"model\"") && err.contains("MODEL=FILE"), "{err}");
 }
 
+/// Published result files in their own shapes: LLaVA's answer files (`question_id`,
+/// `text`, `model_id`) and the VQA evaluation server's results (`question_id`,
+/// `answer`) import as they are; a file where no record has a response field is an
+/// error, not a model scored wrong on every question.
+#[test]
+fn llava_answer_files_and_vqa_results_import_as_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let llava = dir.path().join("answers.jsonl");
+    std::fs::write(
+        &llava,
+        "{\"question_id\": \"q1\", \"prompt\": \"Which?\", \"text\": \"B\", \"answer_id\": \"x7\", \"model_id\": \"llava-v1.5-7b\", \"metadata\": {}}\n\
+         {\"question_id\": \"q2\", \"prompt\": \"Which?\", \"text\": \"A\", \"answer_id\": \"x8\", \"model_id\": \"llava-v1.5-7b\", \"metadata\": {}}\n",
+    )
+    .unwrap();
+    let vqa = dir.path().join("results.json");
+    std::fs::write(&vqa, r#"[{"question_id": "q3", "answer": "no"}, {"question_id": "q4", "answer": "12"}]"#).unwrap();
+    let imported = import_all(&[file(&llava, None), file(&vqa, Some("server"))], None).unwrap();
+    let got: Vec<(&str, &str, String)> =
+        imported.predictions.iter().map(|p| (p.model.as_str(), p.id.as_str(), format!("{:?}", p.response))).collect();
+    assert_eq!(
+        got,
+        [
+            ("llava-v1.5-7b", "q1", format!("{:?}", Response::Text("B".into()))),
+            ("llava-v1.5-7b", "q2", format!("{:?}", Response::Text("A".into()))),
+            ("server", "q3", format!("{:?}", Response::Text("no".into()))),
+            ("server", "q4", format!("{:?}", Response::Text("12".into()))),
+        ]
+    );
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let s = |m: &str| scored.cell(m, "original").unwrap().iter().map(|i| i.outcome.score).collect::<Vec<_>>();
+    assert_eq!(s("llava-v1.5-7b"), vec![1.0, 0.0]);
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(&other, "{\"question_id\": \"q1\", \"pred\": \"B\", \"model\": \"m\"}\n").unwrap();
+    let err = import_all(&[file(&other, None)], None).unwrap_err().to_string();
+    assert!(err.contains("other.jsonl:1") && err.contains("no record of the file has a response field"), "{err}");
+    assert!(err.contains("--response-field") && err.contains("question_id, pred, model"), "{err}");
+}
+
 #[test]
 fn parquet_predictions_import() {
     use arrow::array::{RecordBatch, StringArray};

@@ -16,8 +16,15 @@ use crate::error::{Error, Result};
 use crate::ingest::bounded::{self, Shape};
 use crate::ingest::raw::RawRecord;
 
-/// Field names accepted for the response, in order.
-pub const RESPONSE_FIELDS: [&str; 4] = ["response", "prediction", "output", "answer"];
+/// Field names accepted for the response, in order (`text`: LLaVA's answer files).
+pub const RESPONSE_FIELDS: [&str; 5] = ["response", "prediction", "output", "answer", "text"];
+
+/// Field names accepted for the sample id, in order (`question_id`: the VQA evaluation
+/// server's results and LLaVA's answer files; `_key`: an object keyed by id).
+const ID_FIELDS: [&str; 3] = ["id", "question_id", "_key"];
+
+/// Field names accepted for the model, in order (`model_id`: LLaVA's answer files).
+const MODEL_FIELDS: [&str; 2] = ["model", "model_id"];
 
 /// Reads a file's records with ingest's reader for its extension.
 pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
@@ -44,14 +51,34 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
     let id_fields: Vec<&str> = match &fields.id {
         Some(f) => vec![f.as_str()],
         // A JSON object of records keyed by id (MathVista's results) names them by key.
-        None => vec!["id", "_key"],
+        None => ID_FIELDS.to_vec(),
     };
-    let model_fields = [fields.model.as_deref().unwrap_or("model")];
+    let model_fields: Vec<&str> = match &fields.model {
+        Some(f) => vec![f.as_str()],
+        None => MODEL_FIELDS.to_vec(),
+    };
     let response_fields: Vec<&str> = match &fields.response {
         Some(f) => vec![f.as_str()],
         None => RESPONSE_FIELDS.to_vec(),
     };
-    for rec in records(path)? {
+    let records = records(path)?;
+    // A file none of whose records has a response field names it otherwise: scoring
+    // every answer as empty would report a model wrong on every question.
+    if fields.wide.is_empty() && !records.iter().any(|r| response_fields.iter().any(|f| r.has(f))) {
+        let first = &records[0];
+        let names = response_fields.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ");
+        return Err(Error::one(
+            crate::error::Problem::new(
+                first.loc.clone(),
+                format!("no record of the file has a response field ({names})"),
+            )
+            .help(format!(
+                "name the column that holds the model's answers with --response-field; this record's fields are: {}",
+                first.field_names().join(", ")
+            )),
+        ));
+    }
+    for rec in records {
         let Some(id) = text_field(&rec, &id_fields).filter(|i| !i.is_empty()) else {
             let help = match &fields.id {
                 Some(f) => format!("the id field \"{f}\" (--id-field) is missing or empty in this record"),

@@ -433,6 +433,7 @@ fn a_semicolon_csv_with_option_columns_needs_no_pipeline() {
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("warning: ingest: 2 rows: read as semicolon-separated"), "{stderr}");
+    assert!(stderr.contains("warning: ingest: 2 rows: options read from the columns A, B, ..."), "{stderr}");
     let s = blindspot::io::parquet::read_samples(&out).unwrap();
     assert_eq!(s[0].options, ["apple", "sky", "grass"]);
     assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("apple", Some(0)));

@@ -45,6 +45,10 @@ pub const NOTE_TRAILING_ABSENT: &str =
 pub const NOTE_REPEATED_OPTIONS: &str =
     "options repeat a text; kept because the gold is given by letter or index and is unambiguous";
 
+/// Note: the options were read from letter columns, no options field being mapped.
+pub const NOTE_LETTER_COLUMNS: &str = "options read from the columns A, B, ... (VLMEvalKit's layout), as no options field \
+     is mapped; set [ingest.fields] options to read them from elsewhere";
+
 /// Note: an embedded image's path label was absolute or climbed with `..`.
 pub const NOTE_IMAGE_LABEL_NAME: &str = "embedded images' path labels were absolute or climbed with '..'; only their \
      file names were kept (the bytes are unchanged; a release keeps no path outside itself)";
@@ -545,7 +549,13 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         None if vlm => letter_columns(m, 1),
         None => match ["options", "choices"].iter().find(|d| m.has(d)) {
             Some(d) => vec![default_accessor(d)],
-            None => letter_columns(m, 2),
+            None => {
+                let columns = letter_columns(m, 2);
+                if !columns.is_empty() {
+                    m.notes.push(NOTE_LETTER_COLUMNS);
+                }
+                columns
+            }
         },
     };
     if accs.len() > 1 {

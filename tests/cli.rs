@@ -405,6 +405,9 @@ fn a_dataset_saved_to_disk_ingests_without_conversion() {
     let ing = ingest_file(&single);
     let got: Vec<(&str, &str)> = ing.samples.iter().map(|s| (s.id.as_str(), s.answer.as_str())).collect();
     assert_eq!(got, [("a", "y"), ("b", "x")]);
+    // One shard on its own is a table file, as a Parquet file is.
+    let shard = ingest_file(&single.join("data-00001-of-00002.arrow"));
+    assert_eq!((shard.samples.len(), shard.samples[0].id.as_str()), (1, "b"));
     std::fs::write(single.join("state.json"), state.replace("\"test\"", "\"validation\"")).unwrap();
     blindspot()
         .arg("ingest")

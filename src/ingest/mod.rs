@@ -189,7 +189,7 @@ fn open_input(
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);
-            whole(Records::Parsed(parquet::read_parquet(path)?))
+            whole(Records::Parsed(parquet::read_table_file(path)?))
         }
         Format::Xlsx => {
             inputs.push(hash_file(path, None)?);
@@ -201,11 +201,7 @@ fn open_input(
             let mut all = Vec::new();
             for f in parquet::hf_split_files(path, split)? {
                 inputs.push(hash_file(&f, None)?);
-                if f.extension().and_then(|e| e.to_str()) == Some("arrow") {
-                    all.extend(parquet::read_arrow(&f)?);
-                } else {
-                    all.extend(parquet::read_parquet(&f)?);
-                }
+                all.extend(parquet::read_table_file(&f)?);
             }
             whole(Records::Parsed(all))
         }

@@ -40,6 +40,14 @@ fn read_parquet_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
     Ok(records)
 }
 
+/// Reads every row of a Parquet file, or of an Arrow IPC file (`.arrow`, `.feather`).
+pub fn read_table_file(path: &Path) -> Result<Vec<RawRecord>> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("arrow" | "feather") => read_arrow(path),
+        _ => read_parquet(path),
+    }
+}
+
 /// Reads every row of an Arrow IPC file: the stream format that Hugging Face
 /// `datasets` writes with `save_to_disk` (`data-00000-of-00001.arrow`), or the file
 /// format (Feather v2).

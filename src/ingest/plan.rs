@@ -21,7 +21,7 @@ pub enum Format {
     Csv,
     /// Tab-separated with a header row.
     Tsv,
-    /// A Parquet file.
+    /// A Parquet file, or an Arrow IPC file (`.arrow`, `.feather`).
     Parquet,
     /// A Hugging Face dataset folder (`data/<split>-*.parquet`).
     Hf,
@@ -68,7 +68,8 @@ impl Format {
             "csv" => Format::Csv,
             "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
             "tsv" => Format::Tsv,
-            "parquet" => Format::Parquet,
+            // Arrow IPC files (a `save_to_disk` shard, Feather v2) are read as Parquet's rows are.
+            "parquet" | "arrow" | "feather" => Format::Parquet,
             "xlsx" | "xlsm" | "xls" | "ods" => Format::Xlsx,
             _ => return None,
         })

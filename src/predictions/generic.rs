@@ -29,8 +29,8 @@ const MODEL_FIELDS: [&str; 2] = ["model", "model_id"];
 /// Reads a file's records with ingest's reader for its extension.
 pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    if ext == "parquet" {
-        return crate::ingest::parquet::read_parquet(path);
+    if matches!(ext.as_str(), "parquet" | "arrow" | "feather") {
+        return crate::ingest::parquet::read_table_file(path);
     }
     if crate::ingest::Format::infer(path) == Some(crate::ingest::Format::Xlsx) {
         return crate::ingest::xlsx::read_xlsx(path);

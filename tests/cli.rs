@@ -13,6 +13,28 @@ fn read_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files_below(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
 }
 
+/// `blindspot ingest INPUT -o OUT` run as a user runs it: the samples written, and
+/// what it printed on stderr (its warnings).
+fn ingest_cli(input: &Path) -> (Vec<blindspot::sample::Sample>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.parquet");
+    let run = blindspot().arg("ingest").arg(input).arg("-o").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    (blindspot::io::parquet::read_samples(&out).unwrap(), stderr)
+}
+
+/// `blindspot ingest INPUT` exits 1 with every one of `expect` on stderr, and writes nothing.
+fn ingest_fails(input: &Path, expect: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.parquet");
+    let mut assert = blindspot().arg("ingest").arg(input).arg("-o").arg(&out).assert().code(1);
+    for e in expect {
+        assert = assert.stderr(predicates::str::contains(*e));
+    }
+    assert!(!out.exists());
+}
+
 fn ingest_file(path: &Path) -> blindspot::ingest::Ingested {
     let plan = if path.extension().and_then(|e| e.to_str()) == Some("toml") {
         blindspot::spec::Pipeline::load(path).unwrap().ingest
@@ -265,13 +287,9 @@ fn pandas_tsv_keeps_every_letter_and_counts_what_it_dropped() {
          3\tWhich label is right?\tsame\tsame\tother\t\tA\tlabel\n",
     )
     .unwrap();
-    let out = dir.path().join("out.parquet");
-    let run = blindspot().arg("ingest").arg(&tsv).arg("-o").arg(&out).output().unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let (s, stderr) = ingest_cli(&tsv);
     assert!(stderr.contains("warning: ingest: 2 rows: absent option cells"), "{stderr}");
     assert!(stderr.contains("warning: ingest: 1 row: options repeat a text"), "{stderr}");
-    let s = blindspot::io::parquet::read_samples(&out).unwrap();
     assert_eq!(s[0].options, ["red", "blue"]);
     assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("blue", Some(1)));
     assert_eq!(s[1].options.len(), 4);
@@ -319,17 +337,7 @@ fn inline_options_are_split_and_a_row_without_any_is_an_error() {
     assert_eq!(ing.samples[0].answer, "a dog");
     assert_eq!(ing.samples[1].options, ["a cat", "a dog"]);
     std::fs::write(&data, r#"{"id": "3", "question": "What is shown?", "answer": "A"}"#).unwrap();
-    let out = dir.path().join("o.parquet");
-    blindspot()
-        .arg("ingest")
-        .arg(&toml)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains("q.jsonl:1:"))
-        .stderr(predicates::str::contains("options-in-question is set but no options were found in the question"));
-    assert!(!out.exists());
+    ingest_fails(&toml, &["q.jsonl:1:", "options-in-question is set but no options were found in the question"]);
 }
 
 /// A question sheet kept in a spreadsheet ingests as it is: the first sheet, a
@@ -409,14 +417,7 @@ fn a_dataset_saved_to_disk_ingests_without_conversion() {
     let shard = ingest_file(&single.join("data-00001-of-00002.arrow"));
     assert_eq!((shard.samples.len(), shard.samples[0].id.as_str()), (1, "b"));
     std::fs::write(single.join("state.json"), state.replace("\"test\"", "\"validation\"")).unwrap();
-    blindspot()
-        .arg("ingest")
-        .arg(&single)
-        .arg("-o")
-        .arg(dir.path().join("o.parquet"))
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains("state.json: this saved dataset holds split \"validation\", not \"test\""));
+    ingest_fails(&single, &["state.json: this saved dataset holds split \"validation\", not \"test\""]);
 }
 
 /// A CSV as a spreadsheet writes it where the comma is the decimal mark (semicolons,
@@ -431,13 +432,9 @@ fn a_semicolon_csv_with_option_columns_needs_no_pipeline() {
         "\u{FEFF}id;question;A;B;C;answer;note\r\n1;Which is red?;apple;sky;grass;A;\"a; b\"\r\n2;Which is blue?;apple;sky;;B;0,5\r\n",
     )
     .unwrap();
-    let out = dir.path().join("out.parquet");
-    let run = blindspot().arg("ingest").arg(&csv).arg("-o").arg(&out).output().unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let (s, stderr) = ingest_cli(&csv);
     assert!(stderr.contains("warning: ingest: 2 rows: read as semicolon-separated"), "{stderr}");
     assert!(stderr.contains("warning: ingest: 2 rows: options read from the columns A, B, ..."), "{stderr}");
-    let s = blindspot::io::parquet::read_samples(&out).unwrap();
     assert_eq!(s[0].options, ["apple", "sky", "grass"]);
     assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("apple", Some(0)));
     assert_eq!(s[1].options, ["apple", "sky"]);
@@ -475,15 +472,7 @@ fn golds_and_options_written_with_their_letters() {
         ),
     ] {
         std::fs::write(&data, row).unwrap();
-        blindspot()
-            .arg("ingest")
-            .arg(&data)
-            .arg("-o")
-            .arg(dir.path().join("o.parquet"))
-            .assert()
-            .code(1)
-            .stderr(predicates::str::contains("q.jsonl:1: field"))
-            .stderr(predicates::str::contains(expect));
+        ingest_fails(&data, &["q.jsonl:1: field", expect]);
     }
 }
 
@@ -513,17 +502,7 @@ fn options_keyed_by_letter_keep_their_letters() {
     ] {
         std::fs::write(&data, format!(r#"{{"id": "1", "question": "Q?", "choices": {choices}, "answer": "A"}}"#))
             .unwrap();
-        let out = dir.path().join("o.parquet");
-        blindspot()
-            .arg("ingest")
-            .arg(&data)
-            .arg("-o")
-            .arg(&out)
-            .assert()
-            .code(1)
-            .stderr(predicates::str::contains("q.jsonl:1: field \"options\""))
-            .stderr(predicates::str::contains(expect));
-        assert!(!out.exists());
+        ingest_fails(&data, &["q.jsonl:1: field \"options\"", expect]);
     }
 }
 
@@ -545,15 +524,8 @@ fn questions_wrapped_in_a_top_level_object_ingest_with_a_note() {
     assert_eq!(note.rows, 3);
     assert!(note.what.contains("\"questions\"") && note.what.contains("(\"question_type\")"), "{}", note.what);
     assert!(note.first.ends_with("wrapped-questions.json"), "{}", note.first);
-    let out = tempfile::tempdir().unwrap();
-    blindspot()
-        .arg("ingest")
-        .arg(root().join("tests/fixtures/good/wrapped-questions.toml"))
-        .arg("-o")
-        .arg(out.path().join("w.parquet"))
-        .assert()
-        .success()
-        .stderr(predicates::str::contains("warning: ingest: 3 rows: read from the array \"questions\""));
+    let (_, stderr) = ingest_cli(&root().join("tests/fixtures/good/wrapped-questions.toml"));
+    assert!(stderr.contains("warning: ingest: 3 rows: read from the array \"questions\""), "{stderr}");
 }
 
 /// `blindspot ingest` streams: more records than one batch (65,536) and one

@@ -476,6 +476,28 @@ fn golds_and_options_written_with_their_letters() {
     }
 }
 
+/// Options under a name ingest does not know are not guessed: the questions stay as
+/// mapped, and a counted warning names the list field that holds the gold.
+#[test]
+fn a_list_holding_the_gold_under_another_name_is_pointed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    let rows = [
+        r#"{"id": "1", "question": "What is shown?", "candidates": ["a cat", "a dog"], "answer": "a dog"}"#,
+        r#"{"id": "2", "question": "Which colour?", "candidates": ["red", "blue"], "answer": "red"}"#,
+        r#"{"id": "3", "question": "Any tags?", "tags": ["x", "y"], "answer": "no"}"#,
+    ];
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let (samples, stderr) = ingest_cli(&data);
+    assert!(samples.iter().all(|s| s.options.is_empty()));
+    assert!(
+        stderr.contains("warning: ingest: 2 rows: no options field is mapped, but the list field \"candidates\"")
+            && stderr.contains("options = \"candidates\" (first: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\"tags\""), "{stderr}");
+}
+
 /// Options given as an object keyed by letter keep their letters, whatever the key
 /// order; a skipped or repeated letter, or keys that are not letters, is an error,
 /// as an absent option before a present one is.

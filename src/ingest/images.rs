@@ -226,7 +226,7 @@ fn resolve(
                         // `datasets` does when it embeds image files.
                         path: match path {
                             Some(p) if escapes(p) => {
-                                m.notes.push(super::mapping::NOTE_IMAGE_LABEL_NAME);
+                                m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_IMAGE_LABEL_NAME));
                                 Path::new(p).file_name().map(|n| n.to_string_lossy().into_owned())
                             }
                             other => other.clone(),

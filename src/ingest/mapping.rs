@@ -35,7 +35,7 @@ pub struct Mapped {
     pub loc: crate::error::Location,
     /// Data-quality notes: what ingest kept or dropped that a designer should
     /// know of (counted per kind in the ingest summary).
-    pub notes: Vec<&'static str>,
+    pub notes: Vec<Cow<'static, str>>,
 }
 
 /// Note: absent option cells after the last present option were dropped.
@@ -76,7 +76,7 @@ struct Mapper<'a> {
     problems: Vec<Problem>,
     /// Positions of the top-level source fields the mapping read (not repeated in meta).
     used: Vec<usize>,
-    notes: Vec<&'static str>,
+    notes: Vec<Cow<'static, str>>,
 }
 
 impl<'a> Mapper<'a> {
@@ -108,7 +108,7 @@ impl<'a> Mapper<'a> {
     fn keep_letters(&mut self, cells: Vec<Option<String>>, names: &[String]) -> Vec<String> {
         let last = cells.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
         if last < cells.len() {
-            self.notes.push(NOTE_TRAILING_ABSENT);
+            self.notes.push(Cow::Borrowed(NOTE_TRAILING_ABSENT));
         }
         let mut out = Vec::with_capacity(last);
         for (i, c) in cells.into_iter().take(last).enumerate() {
@@ -466,6 +466,17 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         None
     };
     let format = plan.answer_format.or(declared).unwrap_or_else(|| infer_format(&options, &answer));
+    if options.is_empty()
+        && plan.fields.options.is_none()
+        && !plan.options_in_question
+        && let Some(field) = unmapped_list_with(&m, &answer)
+    {
+        m.notes.push(Cow::Owned(format!(
+            "no options field is mapped, but the list field \"{field}\" holds the gold among other values: the \
+             questions are read as {}; if that list is the options, set [ingest.fields] options = \"{field}\"",
+            format.as_str()
+        )));
+    }
     let answer = match format {
         AnswerFormat::YesNo => match answer.to_ascii_lowercase().as_str() {
             a @ ("yes" | "no") => a.to_string(),
@@ -501,7 +512,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
             m.problem("options", format!("the answer \"{}\" is the text of more than one option", short(dup))).help =
                 Some("give the gold by letter or index (answer-kind = \"letter\" or \"index\"), or make the options distinct".into());
         } else if answer_index.is_some() || options.is_empty() {
-            m.notes.push(NOTE_REPEATED_OPTIONS);
+            m.notes.push(Cow::Borrowed(NOTE_REPEATED_OPTIONS));
         }
     }
 
@@ -552,7 +563,7 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             None => {
                 let columns = letter_columns(m, 2);
                 if !columns.is_empty() {
-                    m.notes.push(NOTE_LETTER_COLUMNS);
+                    m.notes.push(Cow::Borrowed(NOTE_LETTER_COLUMNS));
                 }
                 columns
             }
@@ -637,6 +648,19 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         None => (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect(),
     };
     m.keep_letters(cells, &names)
+}
+
+/// A top-level field of the record that the mapping did not read, holding a list of at
+/// least two texts one of which is `answer`: options under another name, probably.
+fn unmapped_list_with(m: &Mapper<'_>, answer: &str) -> Option<String> {
+    let Raw::Map(fields) = &m.rec.value else { return None };
+    let answer = answer.trim();
+    fields.iter().enumerate().find_map(|(i, (name, value))| {
+        let Raw::List(items) = value else { return None };
+        let texts: Vec<String> = items.iter().filter_map(Raw::scalar_text).collect();
+        let holds = texts.len() >= 2 && texts.iter().any(|t| t.trim().eq_ignore_ascii_case(answer));
+        (holds && !m.used.contains(&i) && !answer.is_empty()).then(|| name.to_string())
+    })
 }
 
 /// The option columns `A`, `B`, ... of a record without an options field, as VLMEvalKit

@@ -443,7 +443,7 @@ impl Run<'_> {
                 continue;
             }
             for what in &m.notes {
-                self.notes.entry(std::borrow::Cow::Borrowed(*what)).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
+                self.notes.entry(what.clone()).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
             }
             for im in &m.sample.images {
                 if let (Some(p), Some(h)) = (&im.path, &im.sha256) {

@@ -146,9 +146,10 @@ enum Source {
 /// Opens one input (any format). Inputs read whole are hashed here; streamed
 /// ones when they have been read to the end.
 ///
-/// A JSON file's records are found as `plan.records` says; a note on where they were
-/// found when they are not the top-level value and the plan did not say, is added to
-/// `notes`.
+/// A JSON file's records are found as `plan.records` says, a spreadsheet's sheet as
+/// `plan.sheet` says. When a file is not read in its plain shape (a JSON wrapper's
+/// member, the first of several sheets, semicolons in a CSV), a note saying how is
+/// added to `notes`.
 fn open_input(
     path: &Path,
     format: Format,

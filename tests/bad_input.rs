@@ -325,6 +325,12 @@ const CASES: &[Case] = &[
         file: "header-twice.xlsx",
         expect: &["header-twice.xlsx: row 1:", "the header names column 2 and column 4 both \"question\""],
     },
+    // Questions nested one object deeper: the records setting that reads them is named.
+    Case {
+        command: "ingest",
+        file: "nested-records.json",
+        expect: &["nested-records.json:3:", "field \"id\"", "set [ingest] records = \"data.questions\""],
+    },
     Case {
         command: "ingest",
         file: "several-record-arrays.json",

@@ -234,6 +234,21 @@ impl<'a> Mapper<'a> {
                 format!("the record's fields are: {}; map one with [ingest.fields] {key} = \"...\"", names.join(", "))
             }
         };
+        // A member of a top-level object that holds the questions as an array of objects.
+        let wrapped = match (&self.rec.key, &self.rec.value) {
+            (Some(key), Raw::Map(fields)) => fields
+                .iter()
+                .find(|(_, v)| matches!(v, Raw::List(items) if matches!(items.first(), Some(Raw::Map(_)))))
+                .map(|(name, _)| format!("{key}.{name}")),
+            _ => None,
+        };
+        let hint = match wrapped {
+            Some(path) => format!(
+                "{hint}\n  help: this record is a member of the file's top-level object and \"{path}\" is a list of \
+                 records: if the questions are there, set [ingest] records = \"{path}\""
+            ),
+            None => hint,
+        };
         self.problem(canonical, format!("no {canonical} (looked for \"{wanted}\")")).help = Some(hint);
     }
 }

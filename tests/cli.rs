@@ -13,6 +13,14 @@ fn read_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files_below(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
 }
 
+/// `rows` as the JSON-lines file `q.jsonl` in a fresh temporary folder.
+fn jsonl_file(rows: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    (dir, data)
+}
+
 /// `blindspot ingest INPUT -o OUT` run as a user runs it: the samples written, and
 /// what it printed on stderr (its warnings).
 fn ingest_cli(input: &Path) -> (Vec<blindspot::sample::Sample>, String) {
@@ -317,13 +325,11 @@ fn unnamed_columns_keep_their_values_under_pandas_names() {
 /// `options-in-question` reads inline option lists, and says so when a row has none.
 #[test]
 fn inline_options_are_split_and_a_row_without_any_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("q.jsonl");
     let rows = [
         r#"{"id": "1", "question": "Question: What is shown? Options: A: a cat, B: a dog, C: a cow", "answer": "B"}"#,
         r#"{"id": "2", "question": "What is shown? (A) a cat (B) a dog", "answer": "A"}"#,
     ];
-    std::fs::write(&data, rows.join("\n")).unwrap();
+    let (dir, data) = jsonl_file(&rows);
     let toml = dir.path().join("p.toml");
     std::fs::write(
         &toml,
@@ -448,15 +454,13 @@ fn a_semicolon_csv_with_option_columns_needs_no_pipeline() {
 /// as the options they name; a letter and a text that disagree are an error.
 #[test]
 fn golds_and_options_written_with_their_letters() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("q.jsonl");
     let rows = [
         r#"{"id": "1", "question": "Q?", "options": ["cat", "dog", "cow"], "answer": "B. dog"}"#,
         r#"{"id": "2", "question": "Q?", "options": ["cat", "dog", "cow"], "answer": "(C) cow"}"#,
         r#"{"id": "3", "question": "Q?", "options": "A. cat\nB. dog\nC. cow", "answer": "B"}"#,
         r#"{"id": "4", "question": "Q?", "options": "(A) cat (B) dog", "answer": "a: cat"}"#,
     ];
-    std::fs::write(&data, rows.join("\n")).unwrap();
+    let (_dir, data) = jsonl_file(&rows);
     let ing = ingest_file(&data);
     let got: Vec<(usize, &str, Option<i32>)> =
         ing.samples.iter().map(|s| (s.options.len(), s.answer.as_str(), s.answer_index)).collect();
@@ -480,14 +484,12 @@ fn golds_and_options_written_with_their_letters() {
 /// mapped, and a counted warning names the list field that holds the gold.
 #[test]
 fn a_list_holding_the_gold_under_another_name_is_pointed_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("q.jsonl");
     let rows = [
         r#"{"id": "1", "question": "What is shown?", "candidates": ["a cat", "a dog"], "answer": "a dog"}"#,
         r#"{"id": "2", "question": "Which colour?", "candidates": ["red", "blue"], "answer": "red"}"#,
         r#"{"id": "3", "question": "Any tags?", "tags": ["x", "y"], "answer": "no"}"#,
     ];
-    std::fs::write(&data, rows.join("\n")).unwrap();
+    let (_dir, data) = jsonl_file(&rows);
     let (samples, stderr) = ingest_cli(&data);
     assert!(samples.iter().all(|s| s.options.is_empty()));
     assert!(
@@ -503,13 +505,11 @@ fn a_list_holding_the_gold_under_another_name_is_pointed_out() {
 /// as an absent option before a present one is.
 #[test]
 fn options_keyed_by_letter_keep_their_letters() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("q.jsonl");
     let rows = [
         r#"{"id": "1", "question": "Which is a pet?", "choices": {"B": "a dog", "A": "a rock", "C": null}, "answer": "B"}"#,
         r#"{"id": "2", "question": "Which is red?", "choices": {"a": "blood", "b": "grass"}, "answer": "a"}"#,
     ];
-    std::fs::write(&data, rows.join("\n")).unwrap();
+    let (_dir, data) = jsonl_file(&rows);
     let ing = ingest_file(&data);
     let got: Vec<(&[String], &str, Option<i32>)> =
         ing.samples.iter().map(|s| (&s.options[..], s.answer.as_str(), s.answer_index)).collect();

@@ -55,7 +55,7 @@ fn build(out: &Path, threads: Option<usize>) -> Result<Duration, String> {
 }
 
 fn release(out: &Path) -> PathBuf {
-    out.join("vqa-rad/1.4.0")
+    out.join("vqa-rad/1.5.0")
 }
 
 /// `blindspot verify DIR`: Ok(stdout) or Err(stderr).

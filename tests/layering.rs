@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The foundation every module may use.
-const FOUNDATION: &[&str] = &["error", "progress", "seed", "context", "io", "sample"];
+const FOUNDATION: &[&str] = &["error", "progress", "seed", "context", "io", "sample", "stats"];
 
 /// Each top-level module and the modules above the foundation it may use.
 /// The order is the flow: a module lists only modules before it.
@@ -18,6 +18,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("context", &[]),
     ("progress", &[]),
     ("sample", &[]),
+    ("stats", &[]),
     ("io", &[]),
     ("synth", &[]),
     ("ingest", &[]),

@@ -71,7 +71,7 @@ fn the_readme_states_the_demo_as_built() {
 
 #[test]
 fn demo_card_front_matter_and_datasheet() {
-    let card = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(demo().join("vqa-rad/1.5.0/README.md")).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -92,7 +92,7 @@ fn demo_card_front_matter_and_datasheet() {
 /// line per block, entities decoded.
 #[test]
 fn demo_report_page_text() {
-    let html = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/report/index.html")).unwrap();
+    let html = std::fs::read_to_string(demo().join("vqa-rad/1.5.0/report/index.html")).unwrap();
     let body = html.split_once("<body>").map_or(html.as_str(), |(_, b)| b);
     let mut text = String::new();
     let mut in_tag = false;
@@ -130,7 +130,7 @@ fn demo_report_page_text() {
 
 #[test]
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
-    let dir = demo().join("vqa-rad/1.4.0");
+    let dir = demo().join("vqa-rad/1.5.0");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");

@@ -75,6 +75,15 @@ pub struct DiagnoseReport {
     pub blind_accuracy: Headline,
     pub chance: f64,
     pub majority: f64,
+    /// `above` or `not above`: blind accuracy against its label-permutation null.
+    pub verdict: String,
+    /// The verdict in words.
+    pub verdict_text: String,
+    /// The null's p-value of the observed blind accuracy (none without a null).
+    pub p_value: Option<f64>,
+    /// The label-permutation null, overall and per group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null: Option<super::null::Null>,
     pub ids_fingerprint: String,
     pub settings: Settings,
     pub departures: Vec<String>,
@@ -232,12 +241,17 @@ impl DiagnoseReport {
         };
         let both = cfg.method == super::Method::Both;
         let audited = !d.audit.is_empty();
+        let verdict = super::verdict::Verdict::of(d);
         DiagnoseReport {
             method: cfg.method.as_str().into(),
             n_samples: d.n_samples,
             blind_accuracy: headline(d),
             chance: r6(d.chance),
             majority: r6(d.majority),
+            verdict: verdict.word().into(),
+            verdict_text: verdict.sentence.clone(),
+            p_value: verdict.p_value.map(r6),
+            null: d.null.clone(),
             ids_fingerprint: d.fingerprint.clone(),
             settings: Settings {
                 folds: cfg.folds,

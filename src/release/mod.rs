@@ -78,6 +78,8 @@ pub struct Stages<'a> {
 #[derive(Debug, Clone)]
 pub struct MetricsOut {
     pub json: serde_json::Value,
+    /// Each model's original-condition accuracy on the full, kept and removed sets.
+    pub by_set: Vec<crate::metrics::SetAccuracy>,
     /// One row per scored prediction.
     pub per_question: arrow::array::RecordBatch,
 }

@@ -62,6 +62,12 @@ pub struct DatasetWire {
     /// named in the card's rebuild instructions.
     pub repository: Option<String>,
     /// Seed of every random choice in the pipeline (default 42).
+    /// How numeric answers are scored, once for every stage (diagnose, its
+    /// baselines, pruning and metrics): `exact` (default, as most published
+    /// scorers), `mra` (mean relative accuracy, partial credit) or `tolerance:<rel>`.
+    pub numeric: Option<String>,
+    /// MRA's comparison, with `numeric = "mra"`: `strict` (<, default) or `inclusive` (<=).
+    pub mra: Option<MraWire>,
     pub seed: Option<u64>,
     /// Publication date written into the card (`YYYY-MM-DD`); never the clock.
     pub date_published: Option<String>,
@@ -275,16 +281,28 @@ pub struct DiagnoseWire {
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
-    /// Scoring of numeric questions: `mra` (default, the notes'), `exact` (the forest's
-    /// prediction snaps to the nearest training answer) or `tolerance:<rel>`.
+    /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
+    #[schemars(skip)]
     pub numeric: Option<String>,
-    /// Numeric answers: `strict` (default) or `inclusive`.
+    /// Moved to `[dataset] mra`; refused here.
+    #[schemars(skip)]
     pub mra: Option<MraWire>,
     /// Question types with fewer questions share one pooled model per format (default 20).
     pub min_group: Option<usize>,
     /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
     /// 0 gives them in-sample statistics, as the TsT release does).
     pub cross_fit: Option<usize>,
+    /// Most label permutations of the null the verdict and pruning compare blind
+    /// accuracy with (default 199; 19 to 9,999).
+    #[schemars(range(min = 19, max = 9999))]
+    pub permutations: Option<usize>,
+    /// `decided` (default: stop once p is decided at 0.05, sequentially) or `all`
+    /// (draw every permutation, for a finer p-value).
+    pub permutation_stop: Option<String>,
+    /// A group larger than this is tested on a seeded sample of this many questions
+    /// (default 4,000; at least 100).
+    #[schemars(range(min = 100))]
+    pub null_sample: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry
     /// the answer (a label read off the image, a model's prediction): list only fields a
     /// blind model may see; diagnose audits every meta field and names suspect ones.
@@ -440,9 +458,18 @@ pub struct PruneWire {
     /// `per-format` (default: each answer format ranked on its own, as the protocol
     /// notes ask), `global` or `per-type`: how the budget is shared out.
     pub allocation: Option<String>,
-    /// IBP stops once blind accuracy's 95% CI reaches chance (default true): past it,
-    /// removals take questions a blind model does not answer. `false` prunes to the budget.
+    /// When IBP stops before its budget: `null` (default: nothing is removed unless
+    /// blind accuracy is above its label-permutation null, only groups above their
+    /// own null are pruned, each until it reaches its null), `chance` (once blind
+    /// accuracy's 95% CI reaches chance) or `budget` (prune to the budget).
+    pub stop: Option<String>,
+    /// Replaced by `stop`; refused with the equivalent setting.
+    #[schemars(skip)]
     pub stop_at_chance: Option<bool>,
+    /// What is removed at once: `question`, `image` or `meta:FIELD` (default: the
+    /// fold group when `[diagnose] group-by` is set, else the question), so a
+    /// benchmark scored per pair or per image keeps its units whole.
+    pub unit: Option<String>,
     /// After pruning, the kept set is re-diagnosed on this many fresh seeds, whose
     /// folds and forests chose nothing (default 3; 0 skips it).
     pub independent_seeds: Option<usize>,
@@ -569,10 +596,11 @@ pub struct MetricsWire {
     /// Bootstrap resamples per accuracy (default 1000).
     #[schemars(range(min = 1))]
     pub resamples: Option<usize>,
-    /// Scoring of numeric answers: `exact` (default, as published scorers), `mra`
-    /// (mean relative accuracy) or `tolerance:<rel>`.
+    /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
+    #[schemars(skip)]
     pub numeric: Option<String>,
-    /// Numeric answers: `strict` (default) or `inclusive`.
+    /// Moved to `[dataset] mra`; refused here.
+    #[schemars(skip)]
     pub mra: Option<MraWire>,
     /// Accuracy broken down by `question_type` or `meta:FIELD`.
     #[serde(default)]

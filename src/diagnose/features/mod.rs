@@ -67,6 +67,7 @@ use super::forest::Matrix;
 use super::recipes::{Family, Recipe, StatSpec, Texts};
 use crate::sample::{AnswerFormat, Sample};
 
+pub mod glossary;
 mod inputs;
 mod statistics;
 mod templates;

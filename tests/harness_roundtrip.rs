@@ -1,4 +1,4 @@
-//! A real round trip through lmms-eval and VLMEvalKit (issue 22, item 3):
+//! A real round trip through lmms-eval and VLMEvalKit:
 //! blindspot exports a release, the real harness runs it with a stub model,
 //! blindspot imports the harness's output, and every figure must be what the
 //! stub must have scored.

@@ -56,7 +56,7 @@ pub struct DiagnoseConfig {
     /// Trees of each regression forest.
     pub regression_trees: usize,
     /// How a numeric question's blind prediction is scored (default MRA, the
-    /// notes'; `exact` snaps the regression to the nearest training answer).
+    /// TsT protocol's; `exact` snaps the regression to the nearest training answer).
     pub numeric: NumericScoring,
     pub mra: MraRule,
     /// Question types with fewer questions (in one format) share one pooled

@@ -67,7 +67,7 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
 }
 
 /// `diagnose.json`: the headline, the settings, every departure from the
-/// protocol notes, the groups, and (when run) the meta-field audit.
+/// TsT protocol (`docs/tst-protocol.md`), the groups, and (when run) the meta-field audit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnoseReport {
     pub method: String,
@@ -365,7 +365,7 @@ fn by_format(d: &Diagnosis) -> Vec<FormatRow> {
         .collect()
 }
 
-/// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
+/// Where this run departs from the TsT protocol (`docs/tst-protocol.md`),
 /// in the words the card and `diagnose.json` print.
 pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     let mut out = vec![

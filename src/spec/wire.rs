@@ -253,7 +253,7 @@ pub enum ScoreWire {
     Mean,
 }
 
-/// TsT-RF: k-fold random forests on non-visual features (protocol notes).
+/// TsT-RF: k-fold random forests on non-visual features (`docs/tst-protocol.md`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DiagnoseWire {
@@ -275,7 +275,7 @@ pub struct DiagnoseWire {
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
-    /// Scoring of numeric questions: `mra` (default, the notes'), `exact` (the forest's
+    /// Scoring of numeric questions: `mra` (default, the TsT protocol's), `exact` (the forest's
     /// prediction snaps to the nearest training answer) or `tolerance:<rel>`.
     pub numeric: Option<String>,
     /// Numeric answers: `strict` (default) or `inclusive`.
@@ -421,7 +421,7 @@ pub enum AmountWire {
     Text(String),
 }
 
-/// Iterative Bias Pruning and its relatives (protocol notes, "Iterative Bias Pruning").
+/// Iterative Bias Pruning and its relatives (`docs/tst-protocol.md`, "Iterative Bias Pruning").
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PruneWire {
@@ -437,8 +437,8 @@ pub struct PruneWire {
     pub floor: Option<usize>,
     /// Stop once the largest score is at or below this (default: none).
     pub threshold: Option<f64>,
-    /// `per-format` (default: each answer format ranked on its own, as the protocol
-    /// notes ask), `global` or `per-type`: how the budget is shared out.
+    /// `per-format` (default: each answer format ranked on its own, as the TsT
+    /// protocol asks), `global` or `per-type`: how the budget is shared out.
     pub allocation: Option<String>,
     /// IBP stops once blind accuracy's 95% CI reaches chance (default true): past it,
     /// removals take questions a blind model does not answer. `false` prunes to the budget.

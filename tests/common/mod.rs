@@ -24,6 +24,12 @@ pub fn data_dir() -> PathBuf {
     dir.canonicalize().unwrap_or(dir)
 }
 
+/// Whether `var` is set to 1: a test whose prerequisite (Python, the data,
+/// the model, a harness) is missing then fails instead of skipping.
+pub fn required(var: &str) -> bool {
+    std::env::var(var).as_deref() == Ok("1")
+}
+
 /// Whether the real-data suite is there (its ScienceQA folder marks it).
 pub fn has_real_data() -> bool {
     data_dir().join("scienceqa").is_dir()

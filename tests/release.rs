@@ -6,7 +6,9 @@ mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use arrow::array::{Array, Float64Array};
 use common::{blindspot, root};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use sha2::{Digest, Sha256};
 
 /// The demo release, built once for every test of this file that reads it
@@ -126,6 +128,20 @@ fn demo_report_page_text() {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     assert!(!text.contains('`'), "Markdown backticks on the page");
     insta::assert_snapshot!("demo_report_page", lines.join("\n"));
+    // Independently of the page's own source: its headline blind accuracy is the
+    // mean correctness of the held-out predictions in report/scores.parquet.
+    let scores = std::fs::File::open(demo().join("vqa-rad/1.4.0/report/scores.parquet")).unwrap();
+    let (mut right, mut n) = (0.0, 0);
+    for batch in ParquetRecordBatchReaderBuilder::try_new(scores).unwrap().build().unwrap() {
+        let batch = batch.unwrap();
+        let correct = batch.column_by_name("correct").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
+        right += correct.values().iter().sum::<f64>();
+        n += batch.num_rows();
+    }
+    assert_eq!(n, 451, "one held-out prediction per demo question");
+    let headline = format!("{:.1}%", 100.0 * right / n as f64);
+    let at = lines.iter().position(|l| l.starts_with("blind accuracy (TsT-RF)")).expect("a blind accuracy headline");
+    assert_eq!(lines[at + 1], headline, "the page's headline is not the mean of scores.parquet's `correct`");
 }
 
 #[test]

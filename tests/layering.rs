@@ -1,8 +1,9 @@
-//! The module graph stays a DAG that reads as the flow (DESIGN.md, "Code
-//! layout"): every `crate::…` path in `src/` is checked against the modules
-//! its top-level module may use. A stage never reaches sideways into a stage
-//! that does not come before it, nor up into `spec`, `pipeline` or `cli`;
-//! the foundation (errors, io, the canonical sample) uses no stage at all.
+//! The module graph stays a DAG that reads as the flow (`docs/design.md`,
+//! "Layering of the source"): every `crate::…` path in `src/` is checked
+//! against the modules its top-level module may use. A stage never reaches
+//! sideways into a stage that does not come before it, nor up into `spec`,
+//! `pipeline` or `cli`; the foundation (errors, io, the canonical sample)
+//! uses no stage at all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

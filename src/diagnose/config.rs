@@ -57,7 +57,7 @@ pub struct DiagnoseConfig {
     pub regression_trees: usize,
     /// How a numeric question's blind prediction is scored: the benchmark's own
     /// scorer, one setting for every stage (default exact; `exact` snaps the
-    /// regression to the nearest training answer; MRA is the notes').
+    /// regression to the nearest training answer; MRA is the TsT protocol's).
     pub numeric: NumericScoring,
     pub mra: MraRule,
     /// Question types with fewer questions (in one format) share one pooled

@@ -1,5 +1,5 @@
 //! Diagnose: TsT-RF — k-fold random forests trained *on the test set* with
-//! non-visual features only (`../shared/papers/tst-protocol-notes.md`).
+//! non-visual features only (`docs/tst-protocol.md`).
 //!
 //! ```text
 //! samples (sorted by id) ─▶ groups (question type × answer format)

@@ -67,7 +67,7 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
 }
 
 /// `diagnose.json`: the headline, the settings, every departure from the
-/// protocol notes, the groups, and (when run) the meta-field audit.
+/// TsT protocol (`docs/tst-protocol.md`), the groups, and (when run) the meta-field audit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnoseReport {
     pub method: String,
@@ -379,7 +379,7 @@ fn by_format(d: &Diagnosis) -> Vec<FormatRow> {
         .collect()
 }
 
-/// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
+/// Where this run departs from the TsT protocol (`docs/tst-protocol.md`),
 /// in the words the card and `diagnose.json` print.
 pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     let mut out = vec![
@@ -389,10 +389,10 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     match cfg.numeric {
         NumericScoring::Mra => out.push("numeric questions count their MRA (partial credit) as accuracy".to_string()),
         NumericScoring::Exact => out.push(
-            "numeric questions are scored exact (the notes: MRA): the forest's prediction snaps to the nearest answer seen in the training folds".to_string(),
+            "numeric questions are scored exact (the TsT protocol: MRA): the forest's prediction snaps to the nearest answer seen in the training folds".to_string(),
         ),
         NumericScoring::Tolerance(r) => out.push(format!(
-            "numeric questions are scored right within a relative error of {r} (the notes: MRA)"
+            "numeric questions are scored right within a relative error of {r} (the TsT protocol: MRA)"
         )),
     }
     if cfg.features.cross_fit >= 2 {

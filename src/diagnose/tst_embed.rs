@@ -1,5 +1,5 @@
 //! TsT-Embed: the TsT protocol with sentence-embedding features and a linear
-//! probe — the meaning-level shortcuts hand-made features cannot see (issue 8).
+//! probe — the meaning-level shortcuts hand-made features cannot see.
 //!
 //! ```text
 //! samples + SampleEmbeddings ─▶ groups and folds exactly as TsT-RF (group_samples, assign_folds)

@@ -1,4 +1,4 @@
-//! Iterative Bias Pruning (protocol notes, "Iterative Bias Pruning"), and the
+//! Iterative Bias Pruning (`docs/tst-protocol.md`, "Iterative Bias Pruning"), and the
 //! matched random control.
 //!
 //! ```text

@@ -7,7 +7,7 @@
 //! predictions (mirage mode) ─▶ B-Clean (the union of what models answer without the image)
 //!   ─▶ Pruned { kept (input order), removed (removal order, with reasons), iterations }
 //! ```
-//! Settings and the loop follow `../shared/papers/tst-protocol-notes.md`;
+//! Settings and the loop follow `docs/tst-protocol.md`;
 //! every choice is a function of (seed, stage, id), never of thread count.
 
 pub mod aflite;
@@ -100,7 +100,7 @@ impl Method {
     }
 }
 
-/// How the budget is shared out (protocol notes: `global`, `per_format`, `per_type`).
+/// How the budget is shared out (`docs/tst-protocol.md`: `global`, `per-format`, `per-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Allocation {
     /// One ranking over every question.

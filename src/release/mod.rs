@@ -1,5 +1,5 @@
 //! Release: a versioned, Hugging Face-compatible folder
-//! `releases/<name>/<version>/` (DESIGN.md, "Release layout").
+//! `releases/<name>/<version>/` (`docs/design.md`, "The release").
 //!
 //! Guarantees: written to a temporary folder beside the target and renamed
 //! into place (never a partial release); an existing version is never

@@ -259,7 +259,7 @@ pub enum ScoreWire {
     Mean,
 }
 
-/// TsT-RF: k-fold random forests on non-visual features (protocol notes).
+/// TsT-RF: k-fold random forests on non-visual features (`docs/tst-protocol.md`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DiagnoseWire {
@@ -439,7 +439,7 @@ pub enum AmountWire {
     Text(String),
 }
 
-/// Iterative Bias Pruning and its relatives (protocol notes, "Iterative Bias Pruning").
+/// Iterative Bias Pruning and its relatives (`docs/tst-protocol.md`, "Iterative Bias Pruning").
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PruneWire {
@@ -455,8 +455,8 @@ pub struct PruneWire {
     pub floor: Option<usize>,
     /// Stop once the largest score is at or below this (default: none).
     pub threshold: Option<f64>,
-    /// `per-format` (default: each answer format ranked on its own, as the protocol
-    /// notes ask), `global` or `per-type`: how the budget is shared out.
+    /// `per-format` (default: each answer format ranked on its own, as the TsT
+    /// protocol asks), `global` or `per-type`: how the budget is shared out.
     pub allocation: Option<String>,
     /// When IBP stops before its budget: `null` (default: nothing is removed unless
     /// blind accuracy is above its label-permutation null, only groups above their

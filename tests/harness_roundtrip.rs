@@ -568,7 +568,7 @@ fn build_release(pipeline: &Path, release_rel: &str, work: &Path) -> Result<Path
 fn releases(tmp: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     let demo = tmp.join("demo");
     std::fs::create_dir_all(&demo).map_err(|e| e.to_string())?;
-    let demo_release = build_release(&root().join("pipelines/vqa-rad.toml"), common::demo_release(), &demo)?;
+    let demo_release = build_release(&root().join("pipelines/vqa-rad.toml"), &common::demo_release(), &demo)?;
     let fixture = tmp.join("fixture");
     let src = root().join("tests/fixtures/good");
     std::fs::create_dir_all(fixture.join("images")).map_err(|e| e.to_string())?;

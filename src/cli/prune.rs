@@ -42,7 +42,8 @@ pub struct Args {
     /// fold group when --group-by is set, else the question).
     #[arg(long)]
     pub unit: Option<String>,
-    /// Fresh seeds on which the kept set is re-diagnosed after pruning (default 3; 0 skips).
+    /// Most fresh seeds on which the kept set is re-diagnosed after pruning (default 3;
+    /// one when its CI is within ±0.5 points; 0 skips).
     #[arg(long)]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.

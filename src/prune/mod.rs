@@ -432,23 +432,43 @@ pub struct Independent {
     pub majority: f64,
 }
 
+/// The 95% CI half-width (a fraction) within which one fresh seed measures the
+/// kept set as well as more would.
+pub const FRESH_SEED_HALF_WIDTH: f64 = 0.005;
+
+/// How many fresh seeds re-measure a kept set whose selection-seed 95% CI is
+/// `selection_ci`: 1 when its half-width is at most [`FRESH_SEED_HALF_WIDTH`],
+/// else `max`.
+pub fn fresh_seed_count(max: usize, selection_ci: Option<(f64, f64)>) -> usize {
+    match selection_ci {
+        Some((lo, hi)) if max > 0 && (hi - lo) / 2.0 <= FRESH_SEED_HALF_WIDTH => 1,
+        _ => max,
+    }
+}
+
 /// "1 fresh seed", "3 fresh seeds".
 pub fn fresh_seeds(n: usize) -> String {
     format!("{n} fresh seed{}", if n == 1 { "" } else { "s" })
 }
 
 impl Independent {
-    /// Re-diagnoses `kept` with `n` fresh repeats (None when `n` is 0 or nothing is kept).
+    /// Re-diagnoses `kept` with fresh repeats (None when `max` is 0 or nothing is
+    /// kept): one when `selection_ci`, the kept set's 95% CI at the selection seed,
+    /// is already within ±[`FRESH_SEED_HALF_WIDTH`] (more seeds would narrow
+    /// nothing a reader can see: the interval is dominated by which questions
+    /// were asked, not by the forests' seed), else `max`.
     pub fn measure(
         kept: &[&Sample],
         dcfg: &DiagnoseConfig,
         seed: u64,
-        n: usize,
+        max: usize,
+        selection_ci: Option<(f64, f64)>,
         emb: Option<&crate::embed::SampleEmbeddings>,
     ) -> crate::error::Result<Option<Independent>> {
-        if n == 0 || kept.is_empty() {
+        if max == 0 || kept.is_empty() {
             return Ok(None);
         }
+        let n = fresh_seed_count(max, selection_ci);
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
         let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
         let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
@@ -669,7 +689,9 @@ pub fn prune_with(
     if cfg.method != Method::Bclean {
         let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
         let kept: Vec<&Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).collect();
-        pruned.after_independent = Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, emb)?;
+        let selection_ci = pruned.after.as_ref().map(|a| a.ci95);
+        pruned.after_independent =
+            Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, selection_ci, emb)?;
     }
     Ok(pruned)
 }
@@ -772,6 +794,16 @@ fn rank_key(score: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_fresh_seed_only_when_the_interval_is_already_narrow() {
+        // ±0.4 points: one seed; ±0.6 points or unknown: the configured maximum.
+        assert_eq!(fresh_seed_count(3, Some((0.450, 0.458))), 1);
+        assert_eq!(fresh_seed_count(3, Some((0.450, 0.462))), 3);
+        assert_eq!(fresh_seed_count(3, None), 3);
+        assert_eq!(fresh_seed_count(0, Some((0.45, 0.45))), 0);
+        assert_eq!(fresh_seed_count(5, Some((0.2, 0.3))), 5);
+    }
 
     #[test]
     fn amounts_parse() {

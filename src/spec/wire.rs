@@ -470,8 +470,9 @@ pub struct PruneWire {
     /// fold group when `[diagnose] group-by` is set, else the question), so a
     /// benchmark scored per pair or per image keeps its units whole.
     pub unit: Option<String>,
-    /// After pruning, the kept set is re-diagnosed on this many fresh seeds, whose
-    /// folds and forests chose nothing (default 3; 0 skips it).
+    /// After pruning, the kept set is re-diagnosed on at most this many fresh seeds,
+    /// whose folds and forests chose nothing (default 3; 0 skips it); one when the
+    /// kept set's 95% CI is already within ±0.5 points.
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
     pub rank: Option<String>,

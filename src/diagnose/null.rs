@@ -56,7 +56,7 @@ impl Default for NullConfig {
             max_permutations: 199,
             min_permutations: 2,
             stopping: Stopping::Decided,
-            sample_cap: 4000,
+            sample_cap: 2000,
             alpha: 0.05,
         }
     }

@@ -300,7 +300,8 @@ pub struct DiagnoseWire {
     /// (draw every permutation, for a finer p-value).
     pub permutation_stop: Option<String>,
     /// A group larger than this is tested on a seeded sample of this many questions
-    /// (default 4,000; at least 100).
+    /// (default 2,000; at least 100): an above-null group costs 20 diagnoses of
+    /// at most this many questions.
     #[schemars(range(min = 100))]
     pub null_sample: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry

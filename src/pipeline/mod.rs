@@ -96,7 +96,12 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     }
     let run_prune = |cfg: &PruneConfig| {
         let key = StageCache::key(&ctx, "prune", &[&samples, &tst, &config_bytes(cfg)?]);
-        cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
+        cache.try_get_or(
+            "prune",
+            &key,
+            |pr: &Pruned| pr.check_partition(&work),
+            || prune_with(&work, cfg, &p.diagnose, emb.as_ref()),
+        )
     };
     let mut bclean_report = None;
     let mut pruned = match p.prune.as_ref() {
@@ -140,7 +145,12 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         _ if p.run_diagnose => {
             let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
             Some(timed("diagnose", || {
-                cache.try_get_or("diagnose", &key, || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()))
+                cache.try_get_or(
+                    "diagnose",
+                    &key,
+                    |d: &crate::diagnose::Diagnosis| d.check_samples(&work),
+                    || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()),
+                )
             })?)
         }
         _ => None,

@@ -136,7 +136,7 @@ impl Records {
 }
 
 /// One input, opened: read whole, or parsed a batch at a time (CSV, TSV),
-/// or read and parsed block by block (JSON lines).
+/// or read and parsed block by block (JSON lines, a JSON array).
 enum Source {
     Whole(Records),
     Delimited(csv::Delimited),
@@ -175,18 +175,19 @@ fn open_input(
             }
             Ok(Source::Delimited(rows))
         }
-        Format::Json | Format::Vlmevalkit => {
-            let shape = if format == Format::Json { bounded::Shape::Json } else { bounded::Shape::Lines };
-            let bytes = bounded::read(path, shape)?;
+        Format::Json => match json::open_json(path, plan.records.as_deref())? {
+            json::JsonInput::Stream(lines) => Ok(Source::Lines(*lines)),
+            json::JsonInput::Whole(bytes, sha256, size) => {
+                inputs.push(InputFile { path: path.to_path_buf(), sha256, bytes: size });
+                let (records, note) = json::split_json(path, bytes, plan.records.as_deref())?;
+                notes.extend(note);
+                whole(Records::Json(records))
+            }
+        },
+        Format::Vlmevalkit => {
+            let bytes = bounded::read(path, bounded::Shape::Lines)?;
             inputs.push(hash_file(path, Some(&bytes))?);
-            whole(match format {
-                Format::Json => {
-                    let (records, note) = json::split_json(path, bytes, plan.records.as_deref())?;
-                    notes.extend(note);
-                    Records::Json(records)
-                }
-                _ => Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
-            })
+            whole(Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?))
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);

@@ -587,3 +587,28 @@ fn a_large_json_array_is_streamed_in_bounded_memory() {
     // Measured: 163 MB for a 300 MB array, 158 MB for 100 MB (the same as JSON lines).
     assert!(peak > 1024 && peak < size_kb * 4 / 5, "peak RSS {peak} kB for a {size_kb} kB file");
 }
+
+/// A large spreadsheet is hashed as a stream and refused from its members'
+/// sizes: memory stays far below the file's size (it was read whole first).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_spreadsheet_is_refused_without_reading_it_into_memory() {
+    use std::io::Write;
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("big.xlsx");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("xl/worksheets/sheet1.xml", stored.large_file(true)).unwrap();
+    let block = vec![b' '; 1 << 20];
+    for _ in 0..300 {
+        zip.write_all(&block).unwrap();
+    }
+    zip.finish().unwrap();
+    let size_kb = std::fs::metadata(&path).unwrap().len() / 1024;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("blindspot"));
+    cmd.current_dir(work.path()).args(["ingest", "big.xlsx", "-o", "out.parquet"]);
+    let (status, peak) = peak_rss_kb(cmd);
+    assert_eq!(status.code(), Some(1));
+    assert!(!work.path().join("out.parquet").exists());
+    assert!(peak > 1024 && peak < size_kb / 3, "peak RSS {peak} kB for a {size_kb} kB file");
+}

@@ -93,20 +93,20 @@ impl Ingested {
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(path, e))
-}
-
+/// The sha256 and size of an input: of `bytes` when it was read whole, else
+/// of the file streamed from disk (a Parquet file or a spreadsheet is hashed
+/// without holding it in memory).
 fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
-    let owned;
-    let b = match bytes {
-        Some(b) => b,
+    let (sha256, size) = match bytes {
+        Some(b) => (Sha256::digest(b), b.len() as u64),
         None => {
-            owned = read_file(path)?;
-            &owned
+            let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            let mut hasher = Sha256::new();
+            let size = std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
+            (hasher.finalize(), size)
         }
     };
-    Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(Sha256::digest(b)), bytes: b.len() as u64 })
+    Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(sha256), bytes: size })
 }
 
 /// The records of a whole input: JSON is parsed lazily, chunk by chunk, while

@@ -219,19 +219,19 @@ fn split_from(b: &[char], mut i: usize, nested: bool) -> Result<(Vec<Tok>, usize
     Ok((toks, i))
 }
 
-/// The number of cells of a Markdown table row: `|`s not escaped with `\`,
-/// less the leading and trailing one.
+/// The number of cells of a Markdown table row, as GitHub's table extension
+/// splits it (cmark-gfm's `escaped_char = [\\][|]`): a `|` right after a
+/// `\` is escaped whatever comes before that backslash (so `\\|` is a `\`
+/// and an escaped pipe), every other `|` separates cells; less the leading
+/// and trailing one.
 pub fn table_cells(row: &str) -> usize {
     let mut n = 0usize;
-    let mut escaped = false;
+    let mut prev = None;
     for c in row.chars() {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == '|' {
+        if c == '|' && prev != Some('\\') {
             n += 1;
         }
+        prev = Some(c);
     }
     n.saturating_sub(1)
 }

@@ -43,6 +43,14 @@ pub fn run(args: &Args) -> Result<()> {
         }
         return Ok(());
     }
+    for p in &pipelines {
+        let mut written =
+            vec![super::outputs::Output::Folder(args.out_dir.join(&p.dataset.name).join(&p.dataset.version))];
+        if args.out_dir == Path::new(DEFAULT_OUT) {
+            written.push(super::outputs::Output::File(crate::release::lock::path_for(&p.path)));
+        }
+        super::outputs::check(&super::outputs::pipeline_inputs(p), &written)?;
+    }
     let cache = if args.no_cache { StageCache::disabled() } else { StageCache::new(default_dir()) };
     for p in &pipelines {
         let built = crate::pipeline::run(p, &args.out_dir, &cache)?;

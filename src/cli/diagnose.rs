@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::outputs::{self, Output};
 use crate::diagnose::{DiagnoseConfig, GroupBy, check_leakage, diagnose, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
@@ -166,6 +167,9 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
 
 pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
+    let mut written = vec![Output::Folder(args.out.clone())];
+    written.extend(args.export_features.iter().map(|d| Output::Folder(d.clone())));
+    outputs::check(&outputs::inputs_of(pipeline.as_ref(), &plan), &written)?;
     let mut cfg = tst_config(pipeline.as_ref(), &args.tst)?;
     // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
     cfg.method = crate::diagnose::Method::TstRf;

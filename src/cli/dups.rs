@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::embed::{ModelArgs, ingest_input};
+use super::embed::{ModelArgs, input_plan};
 use crate::embed::dups::{self, DEFAULT_THRESHOLD, NearInput};
 use crate::embed::{Embedder, embed_texts, question_with_options};
 use crate::error::{Error, Location, Problem, Result, display_path};
@@ -47,10 +47,21 @@ pub fn run(args: &Args) -> Result<()> {
                 .help("a cosine similarity threshold, e.g. 0.85"),
         ));
     }
+    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
+    let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
+    let train_plan = match &args.train {
+        Some(p) => {
+            let (train_pipeline, train_plan) = input_plan(p, args.train_pipeline.as_deref())?;
+            inputs.extend(super::outputs::inputs_of(train_pipeline.as_ref(), &train_plan));
+            Some(train_plan)
+        }
+        None => None,
+    };
+    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.output.clone())])?;
     let model = if args.exact_only { None } else { Some(args.model.load()?) };
-    let test = ingest_input(&args.input, args.pipeline.as_deref())?.samples;
-    let train = match &args.train {
-        Some(p) => Some(ingest_input(p, args.train_pipeline.as_deref())?.samples),
+    let test = crate::ingest::ingest(&plan)?.samples;
+    let train = match &train_plan {
+        Some(plan) => Some(crate::ingest::ingest(plan)?.samples),
         None => None,
     };
     let settings = args.model.settings();

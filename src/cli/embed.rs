@@ -54,29 +54,43 @@ impl ModelArgs {
 /// Ingests INPUT: a pipeline file, a data file read through `--pipeline`'s
 /// mapping, or a data file with canonical fields.
 pub fn ingest_input(input: &Path, pipeline: Option<&Path>) -> Result<Ingested> {
+    ingest(&input_plan(input, pipeline)?.1)
+}
+
+/// How INPUT is read (see [`ingest_input`]), and the pipeline file that says so.
+pub fn input_plan(input: &Path, pipeline: Option<&Path>) -> Result<(Option<Pipeline>, IngestPlan)> {
     let is_toml = input.extension().and_then(|e| e.to_str()) == Some("toml");
-    let plan = match (pipeline, is_toml) {
+    Ok(match (pipeline, is_toml) {
         (Some(p), false) => {
-            let mut plan = Pipeline::load(p)?.ingest;
+            let p = Pipeline::load(p)?;
+            let mut plan = p.ingest.clone();
             let format = crate::spec::Format::infer(input).unwrap_or(crate::spec::Format::Json);
             plan.inputs = vec![crate::spec::Input { path: input.to_path_buf(), format }];
-            plan
+            (Some(p), plan)
         }
-        (_, true) => Pipeline::load(input)?.ingest,
+        (_, true) => {
+            let p = Pipeline::load(input)?;
+            let plan = p.ingest.clone();
+            (Some(p), plan)
+        }
         (None, false) => {
             if !input.exists() {
                 return Err(Error::io(input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
             }
-            IngestPlan::for_canonical_input(input)?
+            (None, IngestPlan::for_canonical_input(input)?)
         }
-    };
-    ingest(&plan)
+    })
 }
 
 pub fn run(args: &Args) -> Result<()> {
     // The model first: without it nothing is read or written.
+    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
+    super::outputs::check(
+        &super::outputs::inputs_of(pipeline.as_ref(), &plan),
+        &[super::outputs::Output::File(args.output.clone())],
+    )?;
     let model = args.model.load()?;
-    let ingested = ingest_input(&args.input, args.pipeline.as_deref())?;
+    let ingested = ingest(&plan)?;
     let start = std::time::Instant::now();
     let e = embed_samples(&ingested.samples, &model, &args.model.settings())?;
     crate::io::fs::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;

@@ -40,6 +40,12 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<()> {
     let mut configs = read_configs(&args.dir)?;
+    // A release is read whole (its manifest lists every file); so is a
+    // variants folder (every Parquet file in it is a config).
+    super::outputs::check(
+        &[super::outputs::Input::Whole(args.dir.clone())],
+        &[super::outputs::Output::Folder(args.output.clone())],
+    )?;
     if args.to == Harness::LmmsEval {
         let missing = crate::export::images_without_bytes(&configs);
         if !missing.is_empty() && !args.allow_missing_images {

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::outputs::{self, Output};
 use crate::error::{Error, Result, display_path};
 use crate::ingest::ingest_to_parquet;
 use crate::io::fs::{atomic_write, write_bytes};
@@ -23,14 +24,20 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let plan = if args.input.extension().and_then(|e| e.to_str()) == Some("toml") {
-        Pipeline::load(&args.input)?.ingest
+    let (plan, inputs) = if args.input.extension().and_then(|e| e.to_str()) == Some("toml") {
+        let p = Pipeline::load(&args.input)?;
+        let inputs = outputs::pipeline_inputs(&p);
+        (p.ingest, inputs)
     } else {
         if !args.input.exists() {
             return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
         }
-        IngestPlan::for_canonical_input(&args.input)?
+        let plan = IngestPlan::for_canonical_input(&args.input)?;
+        let inputs = outputs::plan_inputs(&plan);
+        (plan, inputs)
     };
+    let rejected_path = args.output.with_extension("rejected.jsonl");
+    outputs::check(&inputs, &[Output::File(args.output.clone()), Output::File(rejected_path.clone())])?;
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
     let mut summary = None;
     atomic_write(&args.output, |tmp| {
@@ -39,7 +46,7 @@ pub fn run(args: &Args) -> Result<()> {
     })?;
     let ingested = summary.ok_or_else(|| Error::Bug("ingest wrote no summary".into()))?;
     if !ingested.rejected.is_empty() {
-        let path = args.output.with_extension("rejected.jsonl");
+        let path = rejected_path;
         let mut text = String::new();
         for r in &ingested.rejected {
             text.push_str(&serde_json::to_string(r).map_err(|e| Error::Bug(e.to_string()))?);

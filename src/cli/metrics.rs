@@ -166,6 +166,12 @@ pub fn run(args: &Args) -> Result<()> {
         model: args.model_field.clone(),
         wide: args.wide.iter().map(|w| crate::predictions::Fields::parse_wide(w)).collect(),
     };
+    use super::outputs::{Input, Output};
+    let mut inputs: Vec<Input> = args.samples.iter().map(|p| Input::File(p.clone())).collect();
+    inputs.extend(args.release.iter().map(|d| Input::Whole(d.clone())));
+    inputs.extend(args.predictions.iter().map(|p| Input::File(PredictionFile::parse(p).path)));
+    inputs.extend(args.manifest.iter().map(|p| Input::File(p.clone())));
+    super::outputs::check(&inputs, &[Output::Folder(args.out.clone())])?;
     let mut files: Vec<PathBuf> = args.samples.clone();
     if let Some(dir) = &args.release {
         files.extend(release_files(dir)?);

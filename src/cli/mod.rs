@@ -9,6 +9,7 @@ pub mod embed;
 pub mod export;
 pub mod ingest;
 pub mod metrics;
+pub mod outputs;
 pub mod prune;
 pub mod schema;
 pub mod synth;

@@ -127,6 +127,9 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
 
 pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
+    let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
+    inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
+    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.out.clone())])?;
     let dcfg = tst_config(pipeline.as_ref(), &args.tst)?;
     let (cfg, control) = prune_config(pipeline.as_ref(), args, dcfg.seed)?;
     if cfg.method == Method::Bclean {

@@ -73,6 +73,11 @@ pub fn run(args: &Args) -> Result<()> {
     if args.skip_invalid_captions {
         cfg.on_invalid = OnInvalid::Skip;
     }
+    let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
+    if let Some(CaptionSource::File { path, .. }) = &cfg.captions {
+        inputs.push(super::outputs::Input::File(path.clone()));
+    }
+    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.output.clone())])?;
     let seed =
         args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::context::DEFAULT_SEED);
     cfg.seed = Some(seed);

@@ -1,6 +1,7 @@
-//! `blindspot verify DIR`: re-hash a release against its manifest. Exit 0
-//! with "verified N files", or 1 with every missing, extra and changed file
-//! named (the first line names the first one, in path order).
+//! `blindspot verify DIR`: re-hash a release against its manifest and check
+//! the card's counts against the data files. Exit 0 with "verified N files",
+//! or 1 with every missing, extra and changed file and every count the data
+//! contradicts named (the first line names the first one, in path order).
 
 use std::path::PathBuf;
 

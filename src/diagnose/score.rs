@@ -137,6 +137,20 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
+    /// Whether this diagnosis is of `input`: at most its questions, and rows
+    /// only of its ids. Why not, otherwise (a cached run that does not belong
+    /// to this input).
+    pub fn check_samples(&self, input: &[Sample]) -> std::result::Result<(), String> {
+        if self.n_samples > input.len() {
+            return Err(format!("it diagnosed {} questions, not {}", self.n_samples, input.len()));
+        }
+        let ids: std::collections::HashSet<&str> = input.iter().map(|s| s.id.as_str()).collect();
+        match self.rows.iter().find(|r| !ids.contains(r.id.as_str())) {
+            Some(r) => Err(format!("it scores \"{}\", which is not among the questions", r.id)),
+            None => Ok(()),
+        }
+    }
+
     /// Per sample id: s(x) averaged over repeats (summed in row order), and chance.
     /// A hash map: IBP looks up every sample of a 700,000-question set in it, each
     /// iteration.

@@ -19,7 +19,8 @@
 use std::path::Path;
 
 use super::file_safe;
-use crate::error::{Error, Result, display_path};
+use crate::error::{Error, Result};
+use crate::io::escape::yaml;
 use crate::io::fs::write_bytes;
 use crate::io::fs::write_json;
 use crate::io::parquet::write_samples;
@@ -41,9 +42,9 @@ pub fn task_name(name: &str, config: &str) -> String {
     raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
 
-/// A YAML double-quoted scalar (JSON string escapes are valid YAML).
+/// A YAML double-quoted scalar on one line.
 fn q(s: &str) -> String {
-    serde_json::Value::from(s).to_string()
+    yaml::quoted(s)
 }
 
 fn max_new_tokens(c: &Config) -> u32 {
@@ -129,7 +130,7 @@ pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> R
     let group = task_name(name, "").trim_end_matches('_').to_string();
     let mut group_yaml = format!(
         "# Written by `blindspot export --to lmms-eval`: every blindspot task of {}.\ngroup: {}\ntask:\n",
-        display_path(Path::new(name)),
+        yaml::comment(name),
         q(&group)
     );
     for n in &names {

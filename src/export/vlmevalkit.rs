@@ -5,7 +5,8 @@
 //! `answer`; other formats give the answer text.
 //!
 //! `image` is base64 (a Python list literal of base64 strings for several
-//! images). Configs whose rows have no image (no_image, mirage, guess,
+//! images, which VLMEvalKit reads with `eval`: every string in it is written
+//! by the Python-literal writer, so no path or value can close its quote). Configs whose rows have no image (no_image, mirage, guess,
 //! caption, phantom, phantom0) get no image column at all: VLMEvalKit drops
 //! rows whose image is empty. When images are references without bytes
 //! (a benchmark ingested without its image folder), `image_path` carries the
@@ -18,6 +19,7 @@ use base64::Engine;
 
 use super::{config_problem, file_safe, gold_label, letter};
 use crate::error::{Error, Result};
+use crate::io::escape::python;
 use crate::io::fs::write_json;
 use crate::io::release_dir::Config;
 use crate::sample::Sample;
@@ -52,10 +54,13 @@ fn image_cell(s: &Sample, col: ImageColumn) -> String {
             .collect(),
         ImageColumn::Paths => s.images.iter().filter_map(|i| i.path.clone()).collect(),
     };
-    match cells.len() {
-        0 => String::new(),
-        1 => cells.into_iter().next().unwrap_or_default(),
-        _ => format!("[{}]", cells.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")),
+    // VLMEvalKit's `toliststr` evaluates a cell that looks like a list: several
+    // images, or one path that starts with `[` and ends with `]`, are written
+    // as a Python list literal whose strings cannot close their quotes.
+    match &cells[..] {
+        [] => String::new(),
+        [one] if !python::evaluated_as_list(one) => one.clone(),
+        _ => python::list_literal(cells.iter().map(String::as_str)),
     }
 }
 

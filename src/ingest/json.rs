@@ -4,6 +4,12 @@
 //! (SugarCrepe), or JSON lines (POPE's COCO files end in `.json`). A small
 //! structural splitter finds each top-level record's byte range first, so that
 //! records are parsed in parallel and every error names the record's own line.
+//!
+//! JSON lines and a top-level array are streamed block by block ([`JsonLines`],
+//! [`open_json`]): memory holds one block, whatever the file's size. Other
+//! shapes (an object of records, a wrapper object) are read whole, and a
+//! file in such a shape larger than [`MAX_WHOLE_JSON_BYTES`] is refused before
+//! it is read.
 
 use std::ops::Range;
 use std::path::Path;
@@ -502,12 +508,13 @@ fn line_spans(bytes: &[u8], mut start: usize, mut line: u64) -> (Vec<Span>, u64)
     (spans, line)
 }
 
-/// A JSON-lines file read block by block: each block holds whole lines, and
-/// only one block's bytes are in memory at a time.
+/// A JSON-lines file, or a `.json` file's top-level array, read block by
+/// block: each block holds whole records, and only one block's bytes are in
+/// memory at a time.
 pub struct JsonLines {
     reader: super::bounded::Reader,
     path: std::path::PathBuf,
-    /// Bytes read but not yet handed out (the start of an unfinished line).
+    /// Bytes read but not yet handed out (the start of an unfinished record).
     carry: Vec<u8>,
     /// The line number of `carry[0]`.
     line: u64,
@@ -515,6 +522,145 @@ pub struct JsonLines {
     started: bool,
     eof: bool,
     block: usize,
+    /// `Some` for a top-level array: where its scan stands at `carry[0]`.
+    array: Option<ArrayAt>,
+}
+
+/// Where the scan of a top-level array stands, between two records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArrayAt {
+    /// Before the `[`.
+    Open,
+    /// After the `[`: a record or the `]`.
+    First,
+    /// After a `,`: a record.
+    Value,
+    /// After a record: a `,` or the `]`.
+    Sep,
+    /// After the `]`: nothing but whitespace.
+    Done,
+}
+
+/// The largest `.json` file read whole (an object of records, a wrapper
+/// object, JSON lines without a record on the first line): larger files in
+/// those shapes are refused before they are read. Arrays and JSON lines are
+/// streamed, whatever their size.
+pub const MAX_WHOLE_JSON_BYTES: u64 = 256 << 20;
+
+/// A `.json` input, opened: streamed block by block, or read whole.
+pub enum JsonInput {
+    Stream(Box<JsonLines>),
+    /// The bytes, their sha256 and size.
+    Whole(Vec<u8>, String, u64),
+}
+
+/// Opens a `.json` file: a top-level array (unless `records` names a member
+/// to read) and JSON lines are streamed; any other shape is read whole, and
+/// refused when the file is larger than [`MAX_WHOLE_JSON_BYTES`].
+pub fn open_json(path: &Path, records: Option<&str>) -> Result<JsonInput> {
+    let mut reader = super::bounded::Reader::open(path, super::bounded::Shape::Json)?;
+    let mut carry = Vec::new();
+    // Read until the first byte of the document is known.
+    let first = loop {
+        let start = if carry.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        if let Some(b) = carry.get(start..).and_then(|c| c.iter().find(|b| !b.is_ascii_whitespace())) {
+            break Some(*b);
+        }
+        if !reader.read_chunk(&mut carry)? {
+            break None;
+        }
+    };
+    if first == Some(b'[') && records.is_none() {
+        return Ok(JsonInput::Stream(Box::new(JsonLines::with(reader, path, carry, Some(ArrayAt::Open)))));
+    }
+    let size = reader.size_hint;
+    if size > MAX_WHOLE_JSON_BYTES {
+        if first == Some(b'{') && records.is_none() && first_value_is_a_line(path)? {
+            // JSON lines in a .json file: each line a record, streamed.
+            return Ok(JsonInput::Stream(Box::new(JsonLines::open(path)?)));
+        }
+        return Err(Error::one(
+            Problem::new(
+                Location::file(path),
+                format!(
+                    "the file is {} MB of JSON that is not an array of records (an object of records, or a wrapper \
+                     around them), which is read whole; blindspot reads such files up to {} MB",
+                    size / 1_000_000,
+                    MAX_WHOLE_JSON_BYTES / 1_000_000
+                ),
+            )
+            .help("convert it to JSON lines (one record per line, read in bounded memory), e.g. `jq -c '.[]'` for an object of records, or `jq -c '.questions[]'` for a wrapper"),
+        ));
+    }
+    while reader.read_chunk(&mut carry)? {}
+    let (sha256, bytes) = reader.finish();
+    Ok(JsonInput::Whole(carry, sha256, bytes))
+}
+
+/// Whether the file's first top-level value ends within the first record's
+/// size limit and is followed by another record on a later line (JSON lines).
+fn first_value_is_a_line(path: &Path) -> Result<bool> {
+    let mut reader = super::bounded::Reader::open(path, super::bounded::Shape::Lines)?;
+    let mut bytes = Vec::new();
+    while (bytes.len() as u64) < super::bounded::MAX_RECORD_BYTES {
+        if !reader.read_chunk(&mut bytes)? {
+            break;
+        }
+        let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let Some(first) = bytes[start..].iter().position(|b| !b.is_ascii_whitespace()) else { continue };
+        let Some(end) = value_end_partial(&bytes, start + first, false) else { continue };
+        return Ok(bytes[end..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'));
+    }
+    Ok(false)
+}
+
+/// End (exclusive) of the JSON value starting at `start`, or `None` when
+/// `bytes` end inside it (a scalar running to the end of `bytes` is complete
+/// only at the end of the file, `eof`).
+fn value_end_partial(bytes: &[u8], start: usize, eof: bool) -> Option<usize> {
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    match bytes[start] {
+        b'"' => string_end(start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'"' => {
+                        i = string_end(i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let end = bytes[start..]
+                .iter()
+                .position(|b| matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                .map(|i| start + i);
+            end.or(eof.then_some(bytes.len()))
+        }
+    }
 }
 
 /// Bytes per block of a streamed JSON-lines file.
@@ -522,20 +668,29 @@ pub const BLOCK_BYTES: usize = 8 << 20;
 
 impl JsonLines {
     pub fn open(path: &Path) -> Result<JsonLines> {
-        Ok(JsonLines {
-            reader: super::bounded::Reader::open(path, super::bounded::Shape::Lines)?,
+        let reader = super::bounded::Reader::open(path, super::bounded::Shape::Lines)?;
+        Ok(JsonLines::with(reader, path, Vec::new(), None))
+    }
+
+    fn with(reader: super::bounded::Reader, path: &Path, carry: Vec<u8>, array: Option<ArrayAt>) -> JsonLines {
+        JsonLines {
+            reader,
             path: path.to_path_buf(),
-            carry: Vec::new(),
+            carry,
             line: 1,
             rows: 0,
             started: false,
             eof: false,
             block: BLOCK_BYTES,
-        })
+            array,
+        }
     }
 
     /// The next block's records (at least one), or `None` after the last.
     pub fn next_block(&mut self) -> Result<Option<JsonRecords>> {
+        if self.array.is_some() {
+            return self.next_array_block();
+        }
         loop {
             while !self.eof && (self.carry.len() < self.block || !self.carry.contains(&b'\n')) {
                 self.eof = !self.reader.read_chunk(&mut self.carry)?;
@@ -557,6 +712,107 @@ impl JsonLines {
             self.line = if bytes.ends_with(b"\n") { next_line } else { next_line - 1 };
             if spans.is_empty() {
                 continue;
+            }
+            let mut records = records_of(&self.path, bytes, spans);
+            records.row_base = self.rows;
+            self.rows += records.len() as u64;
+            return Ok(Some(records));
+        }
+    }
+
+    /// [`JsonLines::next_block`] for a top-level array: the records whose end
+    /// has been read, up to the block size.
+    fn next_array_block(&mut self) -> Result<Option<JsonRecords>> {
+        loop {
+            while !self.eof && self.carry.len() < self.block {
+                self.eof = !self.reader.read_chunk(&mut self.carry)?;
+            }
+            let mut at = self.array.unwrap_or(ArrayAt::Done);
+            let b = &self.carry;
+            let mut i = if !self.started && b.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+            let mut consumed = i;
+            let mut spans = Vec::new();
+            let problem = |pos: usize, message: String| {
+                let line = self.line + memchr_count(&b[..pos.min(b.len())]);
+                Error::one(Problem::new(Location::line(&self.path, line), message))
+            };
+            loop {
+                while i < b.len() && b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                if i == b.len() {
+                    consumed = i;
+                    break;
+                }
+                match at {
+                    ArrayAt::Open if b[i] == b'[' => at = ArrayAt::First,
+                    ArrayAt::Open => {
+                        return Err(problem(i, format!("expected a JSON array '[', found '{}'", b[i] as char)));
+                    }
+                    ArrayAt::First if b[i] == b']' => at = ArrayAt::Done,
+                    ArrayAt::First | ArrayAt::Value => match value_end_partial(b, i, self.eof) {
+                        Some(end) if end > i => {
+                            spans.push(Span { start: i, end, key: None, line: 0 });
+                            at = ArrayAt::Sep;
+                            i = end;
+                            consumed = i;
+                            if consumed >= self.block {
+                                break;
+                            }
+                            continue;
+                        }
+                        Some(_) => return Err(problem(i, format!("expected a record, found '{}'", b[i] as char))),
+                        None if self.eof => {
+                            return Err(problem(
+                                i,
+                                "this value is never closed: the file ends inside it (truncated file?)".into(),
+                            ));
+                        }
+                        None => break,
+                    },
+                    ArrayAt::Sep if b[i] == b',' => at = ArrayAt::Value,
+                    ArrayAt::Sep if b[i] == b']' => at = ArrayAt::Done,
+                    ArrayAt::Sep => {
+                        return Err(problem(
+                            i,
+                            format!("expected ',' or ']' between records, found '{}'", b[i] as char),
+                        ));
+                    }
+                    ArrayAt::Done => {
+                        return Err(problem(i, "unexpected content after the end of the top-level value".into()));
+                    }
+                }
+                i += 1;
+                consumed = i;
+            }
+            self.started = true;
+            self.array = Some(at);
+            if spans.is_empty() {
+                if !self.eof {
+                    // No record ends in what is held: read on (a record is at most the record limit).
+                    self.block = self.block.max(self.carry.len() + 1);
+                    continue;
+                }
+                if at != ArrayAt::Done {
+                    let line = self.line + memchr_count(&self.carry);
+                    return Err(Error::one(Problem::new(
+                        Location::line(&self.path, line),
+                        "the file ends before the closing ']' (truncated file?)",
+                    )));
+                }
+                if self.rows == 0 {
+                    return Err(Error::one(Problem::new(Location::file(&self.path), "the file holds no records")));
+                }
+                return Ok(None);
+            }
+            self.block = BLOCK_BYTES;
+            let rest = self.carry.split_off(consumed);
+            let bytes = std::mem::replace(&mut self.carry, rest);
+            let base = self.line;
+            self.line += memchr_count(&bytes);
+            number_lines(&bytes, &mut spans);
+            for s in &mut spans {
+                s.line += base - 1;
             }
             let mut records = records_of(&self.path, bytes, spans);
             records.row_base = self.rows;
@@ -618,6 +874,77 @@ mod tests {
 
     /// A file read in blocks (of a few bytes here, so that blocks end
     /// everywhere) gives the records, lines, rows and problems of the file read whole.
+    #[test]
+    fn json_arrays_read_in_blocks_are_the_file_read_whole() {
+        let text = "\u{FEFF} [\n{\"id\": 1, \"q\": \"a ] }\"},\n  {\"id\": 2}\r\n, {\"id\": 3, \"q\": [1, {\"x\": \"}\"}]},\n{bad},\n\n{\"id\": 5}\n]\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, text).unwrap();
+        let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
+        let (w_records, w_problems) = whole.parse(0..whole.len());
+        assert_eq!(w_records.len(), 4);
+        for block in [1, 2, 7, 16, 1 << 20] {
+            let JsonInput::Stream(mut lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
+            lines.block = block;
+            let (mut records, mut problems) = (Vec::new(), Vec::new());
+            while let Some(b) = lines.next_block().unwrap() {
+                let (r, p) = b.parse(0..b.len());
+                records.extend(r);
+                problems.extend(p);
+            }
+            let got: Vec<_> = records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            let want: Vec<_> = w_records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            assert_eq!(got, want, "block {block}");
+            let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            assert_eq!(problems, w_problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(), "block {block}");
+            let (sha, bytes) = lines.finish();
+            assert_eq!(bytes, text.len() as u64);
+            assert_eq!(sha, hex::encode(sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(text))));
+        }
+        // A broken array is located; an object of records is read whole.
+        for (bad, want) in [
+            ("[{\"id\": 1}\n{\"id\": 2}]", "a.json:2: expected ',' or ']' between records, found '{'"),
+            ("[{\"id\": 1},\n{\"id\": 2", "a.json:2: this value is never closed"),
+            ("[{\"id\": 1}\n", "a.json:2: the file ends before the closing ']'"),
+            ("[{\"id\": 1}] x", "a.json:1: unexpected content after the end of the top-level value"),
+            ("[{\"id\": 1},\n]", "a.json:2: expected a record, found ']'"),
+            (" [ ] ", "a.json: the file holds no records"),
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let JsonInput::Stream(mut lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
+            let e = loop {
+                match lines.next_block() {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("{bad} was read"),
+                    Err(e) => break e.to_string(),
+                }
+            };
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        std::fs::write(&path, "{\"a\": {\"id\": 1}}").unwrap();
+        assert!(matches!(open_json(&path, None).unwrap(), JsonInput::Whole(..)));
+        std::fs::write(&path, "[{\"id\": 1}]").unwrap();
+        assert!(matches!(open_json(&path, Some("x")).unwrap(), JsonInput::Whole(..)));
+    }
+
+    /// An object of records too large to read whole is refused before it is
+    /// read (a sparse file: its size is all there is).
+    #[test]
+    fn a_large_json_object_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, b"{\"q1\": {\"id\": 1}, ").unwrap();
+        std::io::Write::write_all(&mut &f, &vec![b' '; 2 << 20]).unwrap();
+        f.set_len(2 << 30).unwrap();
+        let Err(e) = open_json(&path, None) else { panic!("a 2 GB object was opened") };
+        let e = e.to_string();
+        assert!(
+            e.contains("big.json") && e.contains("2147 MB of JSON that is not an array") && e.contains("jq -c"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn json_lines_read_in_blocks_are_the_file_read_whole() {
         let text =

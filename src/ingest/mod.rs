@@ -93,20 +93,20 @@ impl Ingested {
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(path, e))
-}
-
+/// The sha256 and size of an input: of `bytes` when it was read whole, else
+/// of the file streamed from disk (a Parquet file or a spreadsheet is hashed
+/// without holding it in memory).
 fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
-    let owned;
-    let b = match bytes {
-        Some(b) => b,
+    let (sha256, size) = match bytes {
+        Some(b) => (Sha256::digest(b), b.len() as u64),
         None => {
-            owned = read_file(path)?;
-            &owned
+            let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            let mut hasher = Sha256::new();
+            let size = std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
+            (hasher.finalize(), size)
         }
     };
-    Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(Sha256::digest(b)), bytes: b.len() as u64 })
+    Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(sha256), bytes: size })
 }
 
 /// The records of a whole input: JSON is parsed lazily, chunk by chunk, while
@@ -136,7 +136,7 @@ impl Records {
 }
 
 /// One input, opened: read whole, or parsed a batch at a time (CSV, TSV),
-/// or read and parsed block by block (JSON lines).
+/// or read and parsed block by block (JSON lines, a JSON array).
 enum Source {
     Whole(Records),
     Delimited(csv::Delimited),
@@ -175,18 +175,19 @@ fn open_input(
             }
             Ok(Source::Delimited(rows))
         }
-        Format::Json | Format::Vlmevalkit => {
-            let shape = if format == Format::Json { bounded::Shape::Json } else { bounded::Shape::Lines };
-            let bytes = bounded::read(path, shape)?;
+        Format::Json => match json::open_json(path, plan.records.as_deref())? {
+            json::JsonInput::Stream(lines) => Ok(Source::Lines(*lines)),
+            json::JsonInput::Whole(bytes, sha256, size) => {
+                inputs.push(InputFile { path: path.to_path_buf(), sha256, bytes: size });
+                let (records, note) = json::split_json(path, bytes, plan.records.as_deref())?;
+                notes.extend(note);
+                whole(Records::Json(records))
+            }
+        },
+        Format::Vlmevalkit => {
+            let bytes = bounded::read(path, bounded::Shape::Lines)?;
             inputs.push(hash_file(path, Some(&bytes))?);
-            whole(match format {
-                Format::Json => {
-                    let (records, note) = json::split_json(path, bytes, plan.records.as_deref())?;
-                    notes.extend(note);
-                    Records::Json(records)
-                }
-                _ => Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?),
-            })
+            whole(Records::Parsed(vlmevalkit::read_vlmevalkit(path, &bytes)?))
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);

@@ -1,8 +1,10 @@
 //! The layer below every stage: durable and atomic writes ([`fs`]), content
-//! hashes ([`hash`]), the canonical Parquet codec ([`parquet`]) and the
-//! reader of folders of canonical files ([`release_dir`]). It knows the
+//! hashes ([`hash`]), the canonical Parquet codec ([`parquet`]), the
+//! reader of folders of canonical files ([`release_dir`]) and the escaping
+//! writers of every generated syntax ([`escape`]). It knows the
 //! canonical record (`sample`) and errors, nothing of any stage.
 
+pub mod escape;
 pub mod fs;
 pub mod hash;
 pub mod parquet;

@@ -8,7 +8,11 @@
 //! A cached value is JSON with exact float round-trips: a build from the
 //! cache writes the same bytes as one without. Each entry starts with the
 //! sha256 of its own JSON: an entry edited or damaged since it was written is
-//! a miss (with a warning) and is recomputed. An unreadable or stale entry is
+//! a miss (with a warning) and is recomputed. That hash catches accidents, not
+//! forgery (whoever edits an entry can recompute it): a cached value is also
+//! checked against the data it is used with (a pruning run must partition
+//! exactly the questions it is given), and the release prints every count from
+//! the data it writes, never from a cached value. An unreadable or stale entry is
 //! a miss, never an error; a failed write only costs the next build its
 //! speed-up. Only the pipeline runner uses it.
 
@@ -53,6 +57,28 @@ impl StageCache {
         self.dir.as_ref().map(|d| d.join(stage).join(format!("{key}.json")))
     }
 
+    /// The cached value, if present, readable, matching its own hash and
+    /// agreeing with the stage's input (`check` says why a value does not: an
+    /// entry forged with its hash recomputed is a miss too, and is recomputed).
+    pub fn get_checked<T: DeserializeOwned>(
+        &self,
+        stage: &str,
+        key: &str,
+        check: impl FnOnce(&T) -> std::result::Result<(), String>,
+    ) -> Option<T> {
+        let value = self.get(stage, key)?;
+        match check(&value) {
+            Ok(()) => Some(value),
+            Err(why) => {
+                eprintln!(
+                    "warning: stage cache: {} does not agree with the data it was stored for ({why}): recomputing {stage}",
+                    self.path(stage, key).map_or_else(String::new, |p| p.display().to_string())
+                );
+                None
+            }
+        }
+    }
+
     /// The cached value, if present, readable and matching its own hash.
     pub fn get<T: DeserializeOwned>(&self, stage: &str, key: &str) -> Option<T> {
         let path = self.path(stage, key)?;
@@ -87,14 +113,16 @@ impl StageCache {
         v
     }
 
-    /// [`StageCache::get_or`] for a computation that can fail (nothing is stored then).
+    /// [`StageCache::get_or`] for a computation that can fail (nothing is stored
+    /// then), whose cached value must pass `check` (see [`StageCache::get_checked`]).
     pub fn try_get_or<T: Serialize + DeserializeOwned>(
         &self,
         stage: &str,
         key: &str,
+        check: impl FnOnce(&T) -> std::result::Result<(), String>,
         compute: impl FnOnce() -> crate::error::Result<T>,
     ) -> crate::error::Result<T> {
-        if let Some(v) = self.get(stage, key) {
+        if let Some(v) = self.get_checked(stage, key, check) {
             return Ok(v);
         }
         let v = compute()?;
@@ -194,5 +222,14 @@ mod tests {
         std::fs::write(&file, "{broken").unwrap();
         assert!(c.get::<Vec<f64>>("s", &k).is_none(), "a corrupt entry is a miss");
         assert!(StageCache::disabled().get::<Vec<f64>>("s", &k).is_none());
+        // A value that disagrees with its input is a miss, and is recomputed.
+        c.put("s", &k, &vec![1.0f64]);
+        assert_eq!(
+            c.get_checked::<Vec<f64>>("s", &k, |v| if v.len() == 1 { Ok(()) } else { Err("".into()) }),
+            Some(vec![1.0])
+        );
+        assert!(c.get_checked::<Vec<f64>>("s", &k, |_| Err("forged".into())).is_none());
+        let v = c.try_get_or("s", &k, |_: &Vec<f64>| Err("forged".into()), || Ok(vec![2.0])).unwrap();
+        assert_eq!(v, vec![2.0]);
     }
 }

@@ -96,7 +96,12 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     }
     let run_prune = |cfg: &PruneConfig| {
         let key = StageCache::key(&ctx, "prune", &[&samples, &tst, &config_bytes(cfg)?]);
-        cache.try_get_or("prune", &key, || prune_with(&work, cfg, &p.diagnose, emb.as_ref()))
+        cache.try_get_or(
+            "prune",
+            &key,
+            |pr: &Pruned| pr.check_partition(&work),
+            || prune_with(&work, cfg, &p.diagnose, emb.as_ref()),
+        )
     };
     let mut bclean_report = None;
     let mut pruned = match p.prune.as_ref() {
@@ -140,11 +145,16 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         _ if p.run_diagnose => {
             let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
             Some(timed("diagnose", || {
-                cache.try_get_or("diagnose", &key, || {
-                    let mut d = crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())?;
-                    measure_null(&work, &p.diagnose, &mut d);
-                    Ok(d)
-                })
+                cache.try_get_or(
+                    "diagnose",
+                    &key,
+                    |d: &crate::diagnose::Diagnosis| d.check_samples(&work),
+                    || {
+                        let mut d = crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())?;
+                        measure_null(&work, &p.diagnose, &mut d);
+                        Ok(d)
+                    },
+                )
             })?)
         }
         _ => None,

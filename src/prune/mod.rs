@@ -550,6 +550,33 @@ impl Pruned {
         self.removed.iter().map(|r| r.id.as_str()).collect()
     }
 
+    /// Whether this run partitions `input` as a run on it does: every removed
+    /// id once and in the input, `kept` the other ids in input order, and
+    /// `n_input` their number. Why not, otherwise (a cached run that does not
+    /// belong to this input).
+    pub fn check_partition(&self, input: &[crate::sample::Sample]) -> std::result::Result<(), String> {
+        let removed = self.removed_ids();
+        if removed.len() != self.removed.len() {
+            return Err("a question is removed twice".into());
+        }
+        if self.n_input != input.len() {
+            return Err(format!("it was run on {} questions, not {}", self.n_input, input.len()));
+        }
+        let found = input.iter().filter(|s| removed.contains(s.id.as_str())).count();
+        if found != removed.len() {
+            return Err(format!("{} removed ids are not among the questions", removed.len() - found));
+        }
+        let kept = input.iter().map(|s| s.id.as_str()).filter(|id| !removed.contains(id));
+        if !kept.eq(self.kept.iter().map(String::as_str)) {
+            return Err(format!(
+                "it keeps {} questions where {} are not removed",
+                self.kept.len(),
+                input.len() - removed.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// Removed counts per (question type, reason kind).
     pub fn removed_per_type(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();

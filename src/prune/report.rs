@@ -227,26 +227,24 @@ impl PruneReport {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
-/// `removed.csv`: one row per removed question, in removal order.
+/// `removed.csv`: one row per removed question, in removal order. Ids, question
+/// types and reasons are text cells, defused where a spreadsheet would read a
+/// formula.
 pub fn removed_csv(p: &Pruned) -> String {
-    let mut out = String::from("order,id,question_type,format,iteration,score,reason\n");
-    for (i, r) in p.removed.iter().enumerate() {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            i + 1,
-            csv_field(&r.id),
-            csv_field(r.question_type.as_deref().unwrap_or("")),
-            r.format.as_str(),
-            r.iteration,
-            r6(r.score),
-            csv_field(&r.reason)
-        ));
-    }
-    out
+    use crate::io::escape::csv::{cell, document};
+    let header = ["order", "id", "question_type", "format", "iteration", "score", "reason"].map(String::from);
+    let rows = p.removed.iter().enumerate().map(|(i, r)| {
+        [
+            (i + 1).to_string(),
+            cell(&r.id).into_owned(),
+            cell(r.question_type.as_deref().unwrap_or("")).into_owned(),
+            r.format.as_str().to_string(),
+            r.iteration.to_string(),
+            r6(r.score).to_string(),
+            cell(&r.reason).into_owned(),
+        ]
+    });
+    document(std::iter::once(header).chain(rows))
 }
 
 /// Writes `prune.json`, `removed.csv`, `kept_ids.txt` and `prune_curve.svg` into `dir`.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupBy};
+use crate::io::escape::{markdown as md, shell, yaml};
 use crate::spec::Pipeline;
 
 fn pct(v: f64) -> String {
@@ -21,7 +22,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         None => "stratified folds".to_string(),
         Some(GroupBy::Image) => "folds grouped by image".to_string(),
         Some(GroupBy::Question) => "folds grouped by question text".to_string(),
-        Some(GroupBy::Meta(f)) => format!("folds grouped by `{f}`"),
+        Some(GroupBy::Meta(f)) => format!("folds grouped by {}", md::code(f)),
     };
     let _ = writeln!(
         out,
@@ -58,7 +59,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
+            md::literal(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
@@ -71,7 +72,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
                 if n.test.tested < n.n { format!(", sample of {}", n.test.tested) } else { String::new() }
             )),
             null.map_or("–".to_string(), |n| format!("{:.3}", n.test.p_value)),
-            top.map_or("–".to_string(), |f| format!("`{}`", f.0))
+            top.map_or("–".to_string(), |f| md::code_cell(&f.0))
         );
     }
     let _ = writeln!(
@@ -97,11 +98,11 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         let _ = writeln!(
             out,
             "\n{} ({}): the question types with fewer than {} {} questions, fit as one group: {}.",
-            super::markdown::text(crate::diagnose::POOLED),
+            md::text(crate::diagnose::POOLED),
             g.format.as_str(),
             cfg.min_group,
             g.format.as_str(),
-            g.pooled_types.iter().map(|t| format!("\"{}\"", super::markdown::cell(t))).collect::<Vec<_>>().join(", ")
+            g.pooled_types.iter().map(|t| format!("\"{}\"", md::literal(t))).collect::<Vec<_>>().join(", ")
         );
     }
     fewer_folds_note(out, d, cfg);
@@ -148,7 +149,7 @@ fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
-            super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
+            md::literal(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
@@ -178,7 +179,7 @@ pub(super) fn fewer_folds_sentence(d: &Diagnosis, cfg: &DiagnoseConfig) -> Optio
             let k = crate::diagnose::report::fewer_folds(g, cfg)?;
             Some(format!(
                 "{} ({}, {} questions) {k}-fold",
-                super::markdown::text(g.question_type.as_deref().unwrap_or("(none)")),
+                md::literal(g.question_type.as_deref().unwrap_or("(none)")),
                 g.format.as_str(),
                 g.n
             ))
@@ -214,8 +215,8 @@ fn duplicates_section(out: &mut String, e: &super::EmbedStage) {
     if let Some(n) = r.n_train {
         let _ = write!(
             out,
-            " Against the {n} questions of the training split `{}`: {} questions have an exact copy",
-            e.train_written.as_deref().unwrap_or("?"),
+            " Against the {n} questions of the training split {}: {} questions have an exact copy",
+            md::code(e.train_written.as_deref().unwrap_or("?")),
             j["train"]["samples_with_exact_copy"]
         );
         if r.threshold.is_some() {
@@ -244,6 +245,7 @@ fn prune_section(
     out: &mut String,
     samples: &[crate::sample::Sample],
     pr: &crate::prune::Pruned,
+    counts: super::PruningCounts,
     control: Option<&crate::prune::Pruned>,
 ) {
     out.push_str(
@@ -257,13 +259,13 @@ fn prune_section(
         crate::prune::Method::Bclean => "B-Clean (questions candidate models answered correctly without the image)",
         crate::prune::Method::Random => "random removal (a control, not a debiasing method)",
     };
-    let configs = if pr.removed.is_empty() {
+    let configs = if counts.removed == 0 {
         "The default config holds every question; `report/prune.json` records the run.".to_string()
     } else {
         format!(
             "The default config holds the {} kept questions, `full` all of them and `removed` the removed ones; \
              `report/prune.json` and `report/removed.csv` give each removal's iteration, score and reason.",
-            pr.kept.len()
+            counts.kept
         )
     };
     let unit = if pr.unit.is_empty() || pr.unit == "question" {
@@ -275,25 +277,25 @@ fn prune_section(
         out,
         "{method} removed **{}** of {} questions, {unit} (budget {}, batch {}, floor {} per question type, \
          allocation {}, ranked by {}, stop rule `{}`); it stopped because: {}. {configs}\n",
-        pr.removed.len(),
-        pr.n_input,
+        counts.removed,
+        counts.input,
         c.budget.describe(),
         c.batch.describe(),
         c.floor,
         c.allocation.as_str(),
         c.rank.as_str(),
         c.stop.as_str(),
-        super::markdown::text(&pr.stop),
+        md::text(&pr.stop),
     );
-    let row = |out: &mut String, name: &str, q: &crate::prune::Pruned| {
+    // The run's kept count is the data's; the control's is its own (no config holds its set).
+    let row = |out: &mut String, name: &str, q: &crate::prune::Pruned, kept: usize| {
         if let (Some(b), Some(a)) = (&q.before, &q.after) {
             let fresh = q.after_independent.as_ref().map_or("–".to_string(), |i| {
                 format!("**{}** ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
             });
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} ({}-{}) | {fresh} | {} ({}-{}) | {} |",
-                q.kept.len(),
+                "| {name} | {kept} | {} ({}-{}) | {fresh} | {} ({}-{}) | {} |",
                 pct(b.weighted),
                 pct(b.ci95.0),
                 pct(b.ci95.1),
@@ -308,9 +310,9 @@ fn prune_section(
         "| run | kept | blind accuracy before (95% CI) | after, fresh seeds (95% CI) | after, selection seed (95% CI) | \
          chance after |\n|---|---:|---:|---:|---:|---:|\n",
     );
-    row(out, pr.method.as_str(), pr);
+    row(out, pr.method.as_str(), pr, counts.kept);
     if let Some(ctl) = control {
-        row(out, "random (matched control)", ctl);
+        row(out, "random (matched control)", ctl, ctl.kept.len());
     }
     out.push_str(
         "\nThe fresh-seed figure re-diagnoses the kept set on fold assignments and forests that chose nothing: it is \
@@ -357,14 +359,14 @@ fn prune_section(
             pct(i.chance)
         );
     }
-    if !pr.removed.is_empty() {
+    if counts.removed > 0 {
         answer_mix(out, samples, &pr.kept, control.map(|c| &c.kept[..]));
     }
     let per_type = pr.removed_per_type();
     if !per_type.is_empty() {
         out.push_str("\n| question type | removed |\n|---|---:|\n");
         for (t, n) in per_type {
-            let _ = writeln!(out, "| {} | {n} |", super::markdown::cell(&t));
+            let _ = writeln!(out, "| {} | {n} |", md::literal(&t));
         }
     }
     out.push('\n');
@@ -430,7 +432,7 @@ fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[Strin
                 out,
                 "| {} | {} | {} | {} | {} |{}",
                 format.as_str(),
-                super::markdown::cell(label),
+                md::literal(label),
                 share(c[0], total[0]),
                 share(c[1], total[1]),
                 share(c[0] - c[1], total[0] - total[1]),
@@ -446,7 +448,7 @@ fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[Strin
         if let Some((label, before, after)) = largest
             && (after - before).abs() >= MIX_SHIFT
         {
-            shifts.push(format!("{} `{}` {} → {}", format.as_str(), label.replace('`', "'"), pct(before), pct(after)));
+            shifts.push(format!("{} {} {} → {}", format.as_str(), md::code(label), pct(before), pct(after)));
         }
     }
     if shifts.is_empty() {
@@ -486,12 +488,12 @@ fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
         let skipped: Vec<String> = v.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} |",
-            v.kind,
-            v.config.as_deref().map_or("—".to_string(), |c| format!("`{c}`")),
+            "| {} | {} | {} | {} | {} |",
+            md::code_cell(&v.kind),
+            v.config.as_deref().map_or("—".to_string(), md::code_cell),
             v.rows,
             v.expected,
-            super::markdown::cell(&skipped.join("; "))
+            md::cell(&skipped.join("; "))
         );
     }
     out.push('\n');
@@ -523,7 +525,7 @@ fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
-            super::markdown::cell(m),
+            md::literal(m),
             cell("full"),
             cell("kept"),
             cell("removed")
@@ -556,8 +558,9 @@ fn metrics_section(out: &mut String, m: &serde_json::Value, by_set: &[crate::met
         for (cond, c) in v["conditions"].as_object().into_iter().flatten() {
             let _ = writeln!(
                 out,
-                "| {} | {cond} | {} | {} ({}–{}) | {} |",
-                super::markdown::cell(model),
+                "| {} | {} | {} | {} ({}–{}) | {} |",
+                md::literal(model),
+                md::literal(cond),
                 c["n"],
                 p(&c["accuracy"]),
                 p(&c["ci95"][0]),
@@ -578,7 +581,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value, by_set: &[crate::met
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
-                super::markdown::cell(model),
+                md::literal(model),
                 paired(&d["visual_dependence"]),
                 paired(&d["mirage_score"]),
                 p(&d["mirage_vs_guess"]["gap"]),
@@ -609,9 +612,9 @@ fn size_category(n: usize) -> &'static str {
     }
 }
 
-/// YAML scalar, quoted when needed.
+/// A YAML scalar of the front matter.
 fn y(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    yaml::quoted(s)
 }
 
 fn duplicates_features_yaml(out: &mut String) {
@@ -677,10 +680,10 @@ fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::ingest::Ingested
         let _ = writeln!(
             out,
             "| {} | {} | `{}` | {} |",
-            super::markdown::cell(&name),
+            md::literal(&name),
             i.bytes,
             i.sha256,
-            super::markdown::cell(&super::manifest::relative_to(&i.path, base))
+            md::literal(&super::manifest::relative_to(&i.path, base))
         );
     }
     if !ing.images.is_empty() {
@@ -692,7 +695,7 @@ fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::ingest::Ingested
             p.ingest
                 .images_dir
                 .as_ref()
-                .map_or("–".to_string(), |d| super::markdown::cell(&super::manifest::relative_to(d, base)))
+                .map_or("–".to_string(), |d| md::literal(&super::manifest::relative_to(d, base)))
         );
         out.push_str(
             "\nThe images' sha256 is taken over their list (each file's path, a NUL, its sha256, a newline, in path \
@@ -709,8 +712,10 @@ fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::ingest::Ingested
     out.push_str("\n## Rebuild\n\n");
     let _ = write!(
         out,
-        "This release was built from the pipeline `{pipeline}`; its lock file `{lock}` records this version and \
-         every file's sha256. "
+        "This release was built from the pipeline {}; its lock file {} records this version and every file's \
+         sha256. ",
+        md::code(&pipeline),
+        md::code(&lock)
     );
     match &ds.repository {
         Some(repo) => {
@@ -718,14 +723,23 @@ fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::ingest::Ingested
         }
         None => out.push_str("(The pipeline names no repository; `[dataset] repository` would name it here.) "),
     }
+    // Every word from the pipeline is quoted for the shell a reader pastes this into.
+    let (pipeline_word, lock_word) = (shell::word(&pipeline), shell::word(&lock));
+    let block = format!(
+        "{}git checkout $(git log -1 --format=%H -G'\"version\": \"{}\"' -- {lock_word})\n\
+         blindspot build {pipeline_word}          # in blindspot's own repository: just build\n\
+         blindspot build --check {pipeline_word}  # compares every byte with the lock\n",
+        ds.repository
+            .as_deref()
+            .map(shell::word)
+            .map_or(String::new(), |r| format!("git clone {r} && cd \"$(basename {r} .git)\"\n")),
+        shell::in_single_quotes(&ds.version),
+    );
+    let fence = md::fence_for(&block);
     let _ = writeln!(
         out,
         "In the repository that holds them, check out the commit that locked this version, put the sources above \
-         where the pipeline names them, and build:\n\n```\n{}git checkout $(git log -1 --format=%H -G'\"version\": \
-         \"{}\"' -- {lock})\nblindspot build {pipeline}          # in blindspot's own repository: just build\n\
-         blindspot build --check {pipeline}  # compares every byte with the lock\n```\n",
-        ds.repository.as_ref().map_or(String::new(), |r| format!("git clone {r} && cd \"$(basename {r} .git)\"\n")),
-        ds.version,
+         where the pipeline names them, and build:\n\n{fence}\n{block}{fence}\n"
     );
     out.push_str(
         "`manifest.json` lists the sha256 of every file; a rebuild from the same inputs, pipeline and seed gives \
@@ -773,13 +787,13 @@ pub fn render(
 
     let _ = writeln!(out, "# {} {}\n", ds.name, ds.version);
     if let Some(d) = &ds.description {
-        let _ = writeln!(out, "{}\n", super::markdown::text(d.trim()));
+        let _ = writeln!(out, "{}\n", md::text(d.trim()));
     }
     let _ = writeln!(
         out,
-        "Built by blindspot {} from `{}` (seed {}).\n",
+        "Built by blindspot {} from {} (seed {}).\n",
         env!("CARGO_PKG_VERSION"),
-        p.path.file_name().map_or("?".into(), |f| f.to_string_lossy()),
+        md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
         ds.seed
     );
     out.push_str("## Contents\n\n");
@@ -798,10 +812,10 @@ pub fn render(
     for note in &ing.stats.notes {
         let _ = writeln!(
             out,
-            "Data quality: {} question(s): {} (first at `{}`).\n",
+            "Data quality: {} question(s): {} (first at {}).\n",
             note.rows,
-            note.what,
-            note.first.replace('`', "'")
+            md::literal(&note.what),
+            md::code(&note.first)
         );
     }
     out.push_str("| answer format | questions |\n|---|---:|\n");
@@ -814,7 +828,7 @@ pub fn render(
     }
     out.push_str("\n| question type | questions |\n|---|---:|\n");
     for (t, c) in &types {
-        let _ = writeln!(out, "| {} | {c} |", super::markdown::cell(t));
+        let _ = writeln!(out, "| {} | {c} |", md::literal(t));
     }
     let images: usize = ing.images.len();
     let _ = writeln!(out, "\n{images} distinct image files.\n");
@@ -824,8 +838,8 @@ pub fn render(
     if let Some(e) = stages.embed {
         duplicates_section(&mut out, e);
     }
-    if let Some(pr) = stages.pruned {
-        prune_section(&mut out, &ing.samples, pr, stages.control);
+    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
+        prune_section(&mut out, &ing.samples, pr, counts, stages.control);
     }
     if !variants.is_empty() {
         variants_section(&mut out, variants);
@@ -836,7 +850,7 @@ pub fn render(
     super::datasheet::render(&mut out, p, stages);
     sources_section(&mut out, p, ing);
     if let Some(c) = &ds.citation {
-        let fence = super::markdown::fence_for(c);
+        let fence = md::fence_for(c);
         let _ = writeln!(out, "\n## Citation\n\n{fence}\n{}\n{fence}", c.trim());
     }
     out

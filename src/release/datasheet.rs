@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::diagnose::GroupBy;
+use crate::io::escape::markdown as md;
 use crate::sample::AnswerFormat;
 use crate::spec::Pipeline;
 
@@ -46,7 +47,7 @@ pub fn render(out: &mut String, p: &Pipeline, stages: &super::Stages<'_>) {
             let _ = writeln!(out, "**{}** <a id=\"{}\"></a>\n", q.text, q.id);
             let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
             if let Some(h) = human {
-                let _ = writeln!(out, "{}\n", super::markdown::text(h));
+                let _ = writeln!(out, "{}\n", md::text(h));
             }
             match computed.get(q.id) {
                 Some(c) => {
@@ -86,7 +87,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
     if let Some(m) = stages.metrics {
         let models: Vec<&String> = m.json["models"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
-        let names: Vec<String> = models.iter().map(|s| format!("`{s}`")).collect();
+        let names: Vec<String> = models.iter().map(|s| md::code(s)).collect();
         a.insert(
             "uses-so-far",
             format!(
@@ -123,9 +124,9 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         .filters
         .iter()
         .map(|f| match (&f.any_of, &f.not_in) {
-            (Some(v), _) => format!("`{}` in [{}]", f.field, v.join(", ")),
-            (None, Some(v)) => format!("`{}` not in [{}]", f.field, v.join(", ")),
-            (None, None) => format!("`{}`", f.field),
+            (Some(v), _) => format!("{} in [{}]", md::code(&f.field), values(v)),
+            (None, Some(v)) => format!("{} not in [{}]", md::code(&f.field), values(v)),
+            (None, None) => md::code(&f.field),
         })
         .collect();
     a.insert(
@@ -138,7 +139,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
             ing.stats.rejected,
             if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
-        ) + &match (stages.pruned, stages.dedup_removed().len()) {
+        ) + &match (stages.pruned.zip(stages.pruning_counts()), stages.dedup_removed().len()) {
             (None, 0) => String::new(),
             (None, d) => format!(
                 " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`; each with its reason \
@@ -146,26 +147,26 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
                  all {n}).",
                 stages.kept_samples().len()
             ),
-            (Some(pr), d) if d > 0 => format!(
+            (Some((pr, c)), d) if d > 0 => format!(
                 " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`, reasons in \
                  `report/duplicates.json`) and {} pruning removed {} questions a blind model answers (reasons in \
                  `report/prune.json`); config `removed` holds both, the default config the {} kept (config `full` \
                  keeps all {n}).",
                 pr.method.as_str(),
-                pr.removed.len(),
+                c.removed,
                 stages.kept_samples().len()
             ),
-            (Some(pr), _) if pr.removed.is_empty() => format!(
+            (Some((pr, c)), _) if c.removed == 0 => format!(
                 " {} pruning removed none of them ({}), so the default config holds all {n}.",
                 pr.method.as_str(),
                 pr.stop
             ),
-            (Some(pr), _) => format!(
+            (Some((pr, c)), _) => format!(
                 " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
                  `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
                 pr.method.as_str(),
-                pr.removed.len(),
-                pr.kept.len()
+                c.removed,
+                c.kept
             ),
         },
     );
@@ -210,8 +211,8 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     a.insert(
         "splits",
         format!(
-            "One split, `{}`: this is an evaluation set and is meant to be used whole, not split for training.",
-            p.ingest.split
+            "One split, {}: this is an evaluation set and is meant to be used whole, not split for training.",
+            md::code(&p.ingest.split)
         ),
     );
     let mut questions: BTreeMap<(&str, &str), usize> = BTreeMap::new();
@@ -333,7 +334,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let sources: Vec<String> = ing
         .inputs
         .iter()
-        .map(|i| format!("`{}` (sha256 `{}`)", super::manifest::relative_to(&i.path, base), i.sha256))
+        .map(|i| format!("{} (sha256 `{}`)", md::code(&super::manifest::relative_to(&i.path, base)), i.sha256))
         .collect();
     a.insert(
         "raw-data",
@@ -346,10 +347,10 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     a.insert(
         "software",
         format!(
-            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline `{}` (sha256 `{}`). `just build` (or \
+            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `just build` (or \
              `cargo run --release -- build`) rebuilds this release byte for byte.",
             env!("CARGO_PKG_VERSION"),
-            p.path.file_name().map_or("?".into(), |f| f.to_string_lossy()),
+            md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
             p.hash
         ),
     );
@@ -362,7 +363,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             .map(|g| {
                 format!(
                     "{} ({}: {} blind vs {} chance, {} majority)",
-                    super::markdown::text(g.question_type.as_deref().unwrap_or("(none)")),
+                    md::literal(g.question_type.as_deref().unwrap_or("(none)")),
                     g.format.as_str(),
                     pct(g.blind_accuracy),
                     pct(g.chance),
@@ -397,7 +398,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         "license",
         format!(
             "{} (SPDX), as declared in the pipeline for the source data; blindspot adds no terms.",
-            p.dataset.license
+            md::literal(&p.dataset.license)
         ),
     );
     a.insert(
@@ -409,6 +410,11 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         ),
     );
     a
+}
+
+/// Filter values, each shown as written.
+fn values(v: &[String]) -> String {
+    v.iter().map(|x| md::literal(x)).collect::<Vec<_>>().join(", ")
 }
 
 /// Each stage's settings, in words.
@@ -433,7 +439,7 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             None => "stratified".to_string(),
             Some(GroupBy::Image) => "grouped by image".to_string(),
             Some(GroupBy::Question) => "grouped by question text".to_string(),
-            Some(GroupBy::Meta(f)) => format!("grouped by `{f}`"),
+            Some(GroupBy::Meta(f)) => format!("grouped by {}", md::code(f)),
         };
         let _ = write!(
             out,
@@ -478,9 +484,9 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
              split. "
         );
     }
-    match stages.pruned {
+    match stages.pruned.zip(stages.pruning_counts()) {
         None => out.push_str("No question was removed by a pruning stage and no answer was changed."),
-        Some(pr) => {
+        Some((pr, counts)) => {
             let c = &pr.config;
             let _ = write!(
                 out,
@@ -488,7 +494,7 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
                  allocation {}, ranked by {}{}; it stopped because: {}. No answer was changed.",
                 pr.method.as_str(),
                 c.seed,
-                pr.removed.len(),
+                counts.removed,
                 c.budget.describe(),
                 c.batch.describe(),
                 c.floor,

@@ -6,43 +6,11 @@
 use std::fmt::Write;
 
 use super::{ConfigInfo, Stages, VariantInfo};
+use crate::io::escape::html::{inline, text as escape};
 use crate::spec::Pipeline;
 
 /// Rows of the removed-question table shown inline (all are in removed.csv).
 const MAX_REMOVED_ROWS: usize = 200;
-
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text from a shared string (descriptions, stop reasons, verdicts), which
-/// marks code with Markdown backticks: escaped, each `…` pair as `<code>`;
-/// an unpaired backtick is dropped, so none reaches the page.
-pub fn inline(s: &str) -> String {
-    let parts: Vec<&str> = s.split('`').collect();
-    let n = parts.len();
-    let mut out = String::with_capacity(s.len() + 16);
-    for (i, part) in parts.iter().enumerate() {
-        let code = i % 2 == 1 && !(n.is_multiple_of(2) && i == n - 1);
-        if code && !part.is_empty() {
-            let _ = write!(out, "<code>{}</code>", escape(part));
-        } else {
-            out.push_str(&escape(part));
-        }
-    }
-    out
-}
 
 /// A relative link to a file of the release, its name in `<code>`.
 fn link(href: &str) -> String {
@@ -109,12 +77,12 @@ pub fn render(
             ),
         );
     }
-    if let Some(pr) = stages.pruned {
+    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
         card(
             &mut out,
             "removed",
-            &pr.removed.len().to_string(),
-            &format!("{} kept ({})", pr.kept.len(), pr.method.as_str()),
+            &counts.removed.to_string(),
+            &format!("{} kept ({})", counts.kept, pr.method.as_str()),
         );
         // The fresh-seed figure first: the selection-seed one is biased by the selection.
         if let Some(i) = &pr.after_independent {
@@ -262,14 +230,14 @@ pub fn render(
         );
     }
 
-    if let Some(pr) = stages.pruned {
+    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
         let _ = writeln!(
             out,
             "<h2>Pruning ({})</h2>\n<p>Removed {} of {}; stopped because: {}.</p>\n<p>Settings, the \
              per-iteration curve and the reasons: {}; removal order: {}; the kept ids: {}.</p>",
             pr.method.as_str(),
-            pr.removed.len(),
-            pr.n_input,
+            counts.removed,
+            counts.input,
             inline(&pr.stop),
             link("prune.json"),
             link("removed.csv"),
@@ -401,25 +369,4 @@ pub fn render(
          </body></html>\n",
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(super::escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-    }
-
-    #[test]
-    fn backticks_become_code_and_never_reach_the_page() {
-        use super::inline;
-        assert_eq!(inline("Variant `no_image` of every question"), "Variant <code>no_image</code> of every question");
-        assert_eq!(inline("`a<b` and `c`"), "<code>a&lt;b</code> and <code>c</code>");
-        // An unpaired backtick is dropped, an empty pair too.
-        assert_eq!(inline("it's `odd"), "it&#39;s odd");
-        assert_eq!(inline("x `` y"), "x  y");
-        assert_eq!(inline("plain"), "plain");
-        let stop = "at chance (0 removed; `stop-at-chance = false` prunes to the budget)";
-        assert!(!inline(stop).contains('`'));
-    }
 }

@@ -14,7 +14,6 @@ pub mod diff;
 pub mod html;
 pub mod lock;
 pub mod manifest;
-pub mod markdown;
 pub mod projection;
 pub mod verify;
 
@@ -119,11 +118,34 @@ impl Stages<'_> {
         ids
     }
 
+    /// Pruning's counts as the data written holds them: the questions it was
+    /// given (all but the dropped duplicates), how many of those the `removed`
+    /// config holds as its removals, and how many the default config keeps.
+    /// The card, the datasheet and the report print these, never the pruning
+    /// run's own lists (which a stage cache could hold stale or forged).
+    pub fn pruning_counts(&self) -> Option<PruningCounts> {
+        let pr = self.pruned?;
+        let dropped: std::collections::BTreeSet<&str> = self.dedup_removed().iter().map(|r| r.id.as_str()).collect();
+        let removed_ids = pr.removed_ids();
+        let given: Vec<&crate::sample::Sample> =
+            self.ingested.samples.iter().filter(|s| !dropped.contains(s.id.as_str())).collect();
+        let removed = given.iter().filter(|s| removed_ids.contains(s.id.as_str())).count();
+        Some(PruningCounts { input: given.len(), removed, kept: given.len() - removed })
+    }
+
     /// Whether anything was removed from the default config's questions (by
     /// pruning, or as duplicates).
     pub fn removes(&self) -> bool {
         self.pruned.is_some_and(|p| !p.removed.is_empty()) || !self.dedup_removed().is_empty()
     }
+}
+
+/// See [`Stages::pruning_counts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruningCounts {
+    pub input: usize,
+    pub removed: usize,
+    pub kept: usize,
 }
 
 /// The columns of a config's data file.

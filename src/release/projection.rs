@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::embed::SampleEmbeddings;
 use crate::embed::pca::pca2;
-use crate::release::html::escape;
+use crate::io::escape::html::text as escape;
 
 /// File of the projection plot in `report/`.
 pub const PROJECTION_SVG: &str = "embedding_projection.svg";

@@ -2,7 +2,10 @@
 //! `manifest.json` (the last step of the flow, run by whoever downloads a
 //! release). Every difference is reported by file name: missing (listed but
 //! absent), extra (present but not listed; `manifest.json` itself excepted)
-//! and changed (other sha256 or size).
+//! and changed (other sha256 or size). The counts the card states (each
+//! config's `num_examples`, the number of questions and of kept questions)
+//! are read back and compared with the rows of the data files: a card whose
+//! manifest entry was rewritten with it still cannot claim other counts.
 //!
 //! Guarantees: reads only; files are hashed as streams, so a release of any
 //! size verifies in constant memory; problems are sorted by path, so the
@@ -27,12 +30,17 @@ pub enum Difference {
     Extra { path: String },
     /// Listed, present, with other content.
     Changed { path: String, expected: Expected, actual: Expected },
+    /// The card states a count the data files do not hold.
+    Count { path: String, what: String },
 }
 
 impl Difference {
     pub fn path(&self) -> &str {
         match self {
-            Difference::Missing { path } | Difference::Extra { path } | Difference::Changed { path, .. } => path,
+            Difference::Missing { path }
+            | Difference::Extra { path }
+            | Difference::Changed { path, .. }
+            | Difference::Count { path, .. } => path,
         }
     }
 }
@@ -199,8 +207,112 @@ pub fn verify(dir: &Path) -> Result<Verification> {
             differences.push(Difference::Missing { path: path.clone() });
         }
     }
+    differences.extend(card_counts(dir)?);
     differences.sort_by(|a, b| a.path().cmp(b.path()));
     Ok(Verification { listed: expected.len(), differences })
+}
+
+/// The card of a release.
+const CARD: &str = "README.md";
+
+/// Every count the card states that its data files contradict. A card
+/// without front matter, or a config whose files are missing, is left to the
+/// hash comparison.
+fn card_counts(dir: &Path) -> Result<Vec<Difference>> {
+    // A card or data file that is not a regular file (a pipe would never end)
+    // is reported by the hash comparison, not read here.
+    let card = dir.join(CARD);
+    if !regular(&card) {
+        return Ok(Vec::new());
+    }
+    let Ok(text) = std::fs::read_to_string(&card) else { return Ok(Vec::new()) };
+    let Some((front, body)) = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---\n")) else {
+        return Ok(Vec::new());
+    };
+    let Ok(front) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    let mut rows: BTreeMap<String, u64> = BTreeMap::new();
+    for c in front["configs"].as_sequence().into_iter().flatten() {
+        let (Some(name), Some(pattern)) = (c["config_name"].as_str(), c["data_files"][0]["path"].as_str()) else {
+            continue;
+        };
+        if let Some(n) = config_rows(dir, pattern)? {
+            rows.insert(name.to_string(), n);
+        }
+    }
+    let mut differ = |what: String| out.push(Difference::Count { path: CARD.into(), what });
+    for c in front["dataset_info"].as_sequence().into_iter().flatten() {
+        let (Some(name), Some(claimed)) = (c["config_name"].as_str(), c["splits"][0]["num_examples"].as_u64()) else {
+            continue;
+        };
+        if let Some(&actual) = rows.get(name)
+            && actual != claimed
+        {
+            differ(format!("num_examples of config \"{name}\" is {claimed}; its data files hold {actual} rows"));
+        }
+    }
+    // The sentences that count questions: every question (config `full`, or
+    // the default config when nothing was removed) and the kept ones.
+    let all = rows.get("full").or(rows.get("default")).copied();
+    let kept = rows.get("default").copied();
+    for (pattern, actual, what) in [
+        (r"(?m)^(\d+) questions \(", all, "questions"),
+        (r"; (\d+) remain in the default config", kept, "questions in the default config"),
+        (r"The default config holds the (\d+) kept questions", kept, "kept questions"),
+        (r"so the default config holds (\d+)", kept, "questions in the default config"),
+        (r"\(config `full` keeps all (\d+)\)", all, "questions"),
+    ] {
+        let re = regex::Regex::new(pattern).map_err(|e| Error::Bug(e.to_string()))?;
+        for m in re.captures_iter(body) {
+            let claimed: u64 = m[1].parse().unwrap_or(u64::MAX);
+            if let Some(actual) = actual
+                && claimed != actual
+            {
+                differ(format!("says {claimed} {what}; the data files hold {actual}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `path` is a regular file (not a link, a pipe or a folder).
+fn regular(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// The rows of a config's data files (`dir/test-*.parquet`, the card's
+/// `data_files` path), from their Parquet footers; `None` when it has none.
+fn config_rows(dir: &Path, pattern: &str) -> Result<Option<u64>> {
+    let Some((folder, file)) = pattern.rsplit_once('/') else { return Ok(None) };
+    let Some((prefix, suffix)) = file.split_once('*') else { return Ok(None) };
+    if !is_release_relative(folder) {
+        return Ok(None);
+    }
+    let Ok(entries) = std::fs::read_dir(dir.join(folder)) else { return Ok(None) };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.starts_with(prefix) && n.ends_with(suffix) && n.len() >= prefix.len() + suffix.len())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut total = 0u64;
+    for n in names {
+        let path = dir.join(folder).join(n);
+        if !regular(&path) {
+            return Ok(None);
+        }
+        let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let Ok(reader) = parquet::file::reader::SerializedFileReader::new(f) else {
+            // Not Parquet: the hash comparison names the file.
+            return Ok(None);
+        };
+        use parquet::file::reader::FileReader;
+        total += u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0);
+    }
+    Ok(Some(total))
 }
 
 /// `Ok(n files verified)` or every difference as a located problem.
@@ -225,6 +337,7 @@ pub fn verify_or_problems(dir: &Path) -> Result<usize> {
                     short(&expected.sha256),
                     expected.bytes
                 ),
+                Difference::Count { what, .. } => format!("count: the card {what}"),
                 Difference::Changed { expected, actual, .. } => format!(
                     "changed: sha256 {} ({} bytes), manifest.json says {} ({} bytes)",
                     short(&actual.sha256),
@@ -232,6 +345,13 @@ pub fn verify_or_problems(dir: &Path) -> Result<usize> {
                     short(&expected.sha256),
                     expected.bytes
                 ),
+            };
+            let help = match d {
+                Difference::Count { .. } => {
+                    "the card and the data disagree although the manifest lists both: one was changed after the \
+                     build; rebuild the release with `blindspot build` (or obtain it again)"
+                }
+                _ => help,
             };
             Problem::new(loc, message).help(help)
         })
@@ -283,6 +403,7 @@ mod tests {
                     Difference::Missing { .. } => "missing",
                     Difference::Extra { .. } => "extra",
                     Difference::Changed { .. } => "changed",
+                    Difference::Count { .. } => "count",
                 };
                 (d.path(), kind)
             })

@@ -284,11 +284,20 @@ impl Pipeline {
                 Some("give an SPDX identifier or expression (\"CC-BY-4.0\", \"MIT OR Apache-2.0\"), or \"other\" and explain it in description".into());
         }
         for (key, url) in [("dataset.homepage", &d.homepage), ("dataset.repository", &d.repository)] {
-            if let Some(url) = url
-                && !valid_url(url)
-            {
+            let Some(url) = url else { continue };
+            if !valid_url(url) {
                 ctx.err(key, format!("\"{}\" is not an http(s) URL", url.escape_debug())).help =
                     Some("write it like \"https://example.org/benchmark\"".into());
+            } else if let Some(c) = outside_rfc_3986(url) {
+                ctx.err(
+                    key,
+                    format!(
+                        "\"{}\" holds {}, which a URL cannot hold as it is (RFC 3986)",
+                        url.escape_debug(),
+                        if c == '%' { "a '%' not followed by two hex digits".to_string() } else { format!("'{}'", c.escape_debug()) }
+                    ),
+                )
+                .help = Some("percent-encode it (a space is %20, '{' is %7B): the card shows this URL and its rebuild commands use it".into());
             }
         }
         if let Some(date) = &d.date_published
@@ -1026,6 +1035,22 @@ fn valid_url(u: &str) -> bool {
     })
 }
 
+/// The first character of `u` that RFC 3986 does not allow in a URL as it is
+/// (outside the unreserved, reserved and percent-encoded characters), or a
+/// `%` that does not start a `%XX` escape.
+fn outside_rfc_3986(u: &str) -> Option<char> {
+    let b = u.as_bytes();
+    for (i, c) in u.char_indices() {
+        let ok = c.is_ascii_alphanumeric()
+            || "-._~:/?#[]@!$&'()*+,;=".contains(c)
+            || (c == '%' && b.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)));
+        if !ok {
+            return Some(c);
+        }
+    }
+    None
+}
+
 /// A calendar date `YYYY-MM-DD`.
 fn valid_date(d: &str) -> bool {
     let b = d.as_bytes();
@@ -1093,6 +1118,12 @@ mod field_tests {
             assert!(!valid_license(bad), "{bad}");
         }
         assert!(valid_url("https://osf.io/89kps/") && valid_url("http://example.org"));
+        assert_eq!(outside_rfc_3986("https://github.com/org/repo.git"), None);
+        assert_eq!(outside_rfc_3986("https://x.org/a%20b?q=1&r=(2)#frag"), None);
+        assert_eq!(outside_rfc_3986("https://x/r;touch${IFS}PWNED;#"), Some('{'));
+        assert_eq!(outside_rfc_3986("https://x/a%2"), Some('%'));
+        assert_eq!(outside_rfc_3986("https://x/é"), Some('é'));
+        assert_eq!(outside_rfc_3986("https://x/a|b"), Some('|'));
         for bad in ["javascript:alert(1)", "https://", "ftp://x", "https://a b", "https:///x"] {
             assert!(!valid_url(bad), "{bad}");
         }

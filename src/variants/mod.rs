@@ -371,7 +371,8 @@ pub struct Ctx<'a> {
 /// Generates the configured variants of `samples` (sorted canonical samples,
 /// as ingest returns them). `seed` is the pipeline seed; `cfg.seed` overrides it.
 /// Errors only on invalid user input (a caption file naming unknown ids, unless
-/// `on_invalid` is skip); kinds that do not apply are skipped and counted.
+/// `on_invalid` is skip; noise images past [`null::MAX_NOISE_BYTES`]); kinds
+/// that do not apply are skipped and counted.
 pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<Variants> {
     generate_from(&samples.iter().collect::<Vec<_>>(), cfg, seed)
 }
@@ -396,6 +397,9 @@ pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Re
     let pool = kinds.iter().any(|k| matches!(k, Kind::DistractorSwap(_))).then(|| trap::OptionPool::new(samples));
     let partners = kinds.contains(&Kind::VisualSubstitution).then(|| trap::Partners::new(samples));
     let whites = kinds.contains(&Kind::WhiteImage).then(|| null::WhiteCache::new(samples));
+    if kinds.contains(&Kind::NoiseImage) {
+        null::check_noise_budget(samples)?;
+    }
 
     let mut out = Vec::with_capacity(kinds.len());
     let bar = crate::progress::bar(kinds.len() as u64, "variants");

@@ -34,6 +34,48 @@ pub const DEFAULT_SIZE: (u32, u32) = (512, 512);
 /// corrupt header must not make blindspot allocate gigabytes.
 pub const MAX_PIXELS: u64 = 100_000_000;
 
+/// The most noise PNG bytes one run generates (all of one kind's rows are in
+/// memory until they are written): noise does not compress, so each image is
+/// 3 bytes per pixel of its source. VQA-RAD's 451 questions need 878 MB.
+pub const MAX_NOISE_BYTES: u64 = 1 << 30;
+
+/// Refuses `noise_image` over `samples` when its images would pass
+/// [`MAX_NOISE_BYTES`], naming the largest source image and its size, before
+/// any is generated.
+pub fn check_noise_budget(samples: &[&Sample]) -> Result<()> {
+    let mut total = 0u64;
+    let mut largest: Option<(u64, &Sample, usize, (u32, u32))> = None;
+    for s in samples {
+        let sizes = sizes(s);
+        if too_large(&sizes) {
+            continue;
+        }
+        for (i, &(w, h)) in sizes.iter().enumerate() {
+            let bytes = u64::from(w) * u64::from(h) * 3;
+            total += bytes;
+            if largest.is_none_or(|(b, ..)| bytes > b) {
+                largest = Some((bytes, s, i, (w, h)));
+            }
+        }
+    }
+    let Some((_, s, i, (w, h))) = largest.filter(|_| total > MAX_NOISE_BYTES) else { return Ok(()) };
+    let image = s.images.get(i).and_then(|im| im.path.clone()).unwrap_or_else(|| "(an image of unknown size)".into());
+    Err(Error::one(
+        Problem::new(
+            Location::file(&image),
+            format!(
+                "noise_image would generate {} MB of noise PNGs for {} questions, more than one run holds in memory \
+                 ({} MB): noise is as large as its source image, and this one declares {w}×{h} pixels (question \"{}\")",
+                total / 1_000_000,
+                samples.len(),
+                MAX_NOISE_BYTES / 1_000_000,
+                s.id
+            ),
+        )
+        .help("leave noise_image out of the kinds (white_image compresses and stays small), or downscale the source images"),
+    ))
+}
+
 fn too_large(sizes: &[(u32, u32)]) -> bool {
     sizes.iter().any(|&(w, h)| w as u64 * h as u64 > MAX_PIXELS)
 }
@@ -323,6 +365,26 @@ mod tests {
         assert_eq!((w, h, px.len()), (5, 4, 60));
         assert_eq!(a, noise_png(5, 4, 1), "same seed, same bytes");
         assert_ne!(a, noise_png(5, 4, 2));
+    }
+
+    #[test]
+    fn noise_past_the_budget_is_refused_before_any_is_made() {
+        let big = |id: &str| {
+            let mut s = Sample::new(id, "q", "a");
+            s.images.push(ImageRef {
+                path: Some("big.png".into()),
+                width: Some(8000),
+                height: Some(5000),
+                ..Default::default()
+            });
+            s
+        };
+        let few: Vec<Sample> = (0..8).map(|i| big(&format!("q{i}"))).collect();
+        check_noise_budget(&few.iter().collect::<Vec<_>>()).unwrap();
+        let many: Vec<Sample> = (0..9).map(|i| big(&format!("q{i}"))).collect();
+        let e = check_noise_budget(&many.iter().collect::<Vec<_>>()).unwrap_err().to_string();
+        assert!(e.contains("big.png: noise_image would generate 1080 MB"), "{e}");
+        assert!(e.contains("8000×5000") && e.contains("\"q0\""), "{e}");
     }
 
     #[test]

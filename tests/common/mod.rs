@@ -10,6 +10,7 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+pub mod syntax;
 pub mod traps;
 pub mod venv;
 

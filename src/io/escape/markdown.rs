@@ -1,5 +1,16 @@
-//! User text in the card body (description, citation, question types, model
-//! names, datasheet answers): Markdown formatting is kept, raw HTML is not.
+//! Markdown (the dataset card): three kinds of text.
+//!
+//! - The publisher's own prose (description, datasheet answers): [`text`]
+//!   keeps its Markdown formatting but no raw HTML and no link that runs
+//!   anything; [`cell`] is the same for a table cell.
+//! - A data string shown as written (a question type, a model name, a file
+//!   name, an answer): [`literal`] escapes every character Markdown or HTML
+//!   would read (backslash, backtick, `*`, `_`, `[`, `]`, `~`, `|`, `<`, `>`,
+//!   `&`; an underscore inside a word is text already) and keeps it on one
+//!   line, in a sentence or a table cell alike.
+//! - A data string shown as code: [`code`] (and [`code_cell`] in a table) opens
+//!   a code span with a backtick run longer than any inside the value, so the
+//!   value cannot close it.
 
 /// `s` for a Markdown paragraph: `<`, `>` and `&` escaped outside inline code
 /// spans, so no tag of the user's (`<script>`) reaches a renderer.
@@ -31,6 +42,55 @@ pub fn text(s: &str) -> String {
 /// `s` for one table cell: [`text`], on one line, with `|` escaped.
 pub fn cell(s: &str) -> String {
     text(&s.replace(['\r', '\n'], " ")).replace('|', "\\|")
+}
+
+/// `s` shown as written, in running text or a table cell: Markdown's
+/// punctuation backslash-escaped, `<`, `>` and `&` as entities, line breaks as
+/// spaces.
+pub fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        // An underscore between two letters or digits neither opens nor closes emphasis.
+        let intraword =
+            |i: usize| i > 0 && chars[i - 1].is_alphanumeric() && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        match c {
+            '_' if intraword(i) => out.push(c),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as an inline code span, on one line: the span's backtick run is longer
+/// than any run inside `s`, and a space pads a value that starts or ends with
+/// a backtick (or starts and ends with a space), so the value is shown whole.
+pub fn code(s: &str) -> String {
+    let s: String = s.chars().map(|c| if matches!(c, '\r' | '\n') { ' ' } else { c }).collect();
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    if s.is_empty() {
+        // "``" is no code span: one space is the empty value shown as code.
+        return "` `".into();
+    }
+    let pad = s.starts_with('`')
+        || s.ends_with('`')
+        || (s.starts_with(' ') && s.ends_with(' ') && !s.chars().all(|c| c == ' '));
+    if pad { format!("{ticks} {s} {ticks}") } else { format!("{ticks}{s}{ticks}") }
+}
+
+/// [`code`] for a table cell: a `|` inside is escaped (GitHub's tables split
+/// cells on it even inside code, and show `\|` there as `|`).
+pub fn code_cell(s: &str) -> String {
+    code(s).replace('|', "\\|")
 }
 
 /// A code fence longer than any backtick run in `s` (at least three).
@@ -112,6 +172,30 @@ mod tests {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
         assert_eq!(fence_for("plain"), "```");
         assert_eq!(fence_for("has ``` inside and ````"), "`````");
+    }
+
+    #[test]
+    fn data_strings_are_shown_as_written() {
+        assert_eq!(literal("PRES, POS"), "PRES, POS");
+        assert_eq!(literal("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+        assert_eq!(literal("a|b`c`*d*_e_[f](javascript:x)"), "a\\|b\\`c\\`\\*d\\*\\_e\\_\\[f\\](javascript:x)");
+        assert_eq!(literal("two\nlines\r\n&amp; \\"), "two lines  &amp;amp; \\\\");
+        assert_eq!(literal("~~gone~~"), "\\~\\~gone\\~\\~");
+        assert_eq!(literal("test_freeform _x_ a_ _b"), "test_freeform \\_x\\_ a\\_ \\_b");
+    }
+
+    #[test]
+    fn code_spans_cannot_be_closed_by_their_value() {
+        assert_eq!(code("vqa-rad.toml"), "`vqa-rad.toml`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("``x"), "``` ``x ```");
+        assert_eq!(code("x`"), "`` x` ``");
+        assert_eq!(code(" a "), "`  a  `");
+        assert_eq!(code("   "), "`   `");
+        assert_eq!(code(""), "` `");
+        assert_eq!(code("a\nb"), "`a b`");
+        assert_eq!(code("<script>"), "`<script>`");
+        assert_eq!(code_cell("a|b"), "`a\\|b`");
     }
 
     #[test]

@@ -1,0 +1,69 @@
+//! HTML and SVG (XML) text and attribute values.
+//!
+//! [`text`] escapes `&`, `<`, `>`, `"` and `'`, which makes a value safe as
+//! element content and inside a quoted attribute alike; control characters
+//! other than tab and line breaks, which XML cannot hold even as references,
+//! become U+FFFD.
+
+use std::fmt::Write;
+
+/// `s` as HTML or XML text (element content or a quoted attribute value).
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text from a shared string (descriptions, stop reasons, verdicts), which
+/// marks code with Markdown backticks: escaped, each `…` pair as `<code>`;
+/// an unpaired backtick is dropped, so none reaches the page.
+pub fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let n = parts.len();
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let code = i % 2 == 1 && !(n.is_multiple_of(2) && i == n - 1);
+        if code && !part.is_empty() {
+            let _ = write!(out, "<code>{}</code>", text(part));
+        } else {
+            out.push_str(&text(part));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(text("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(text("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+        assert_eq!(text("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
+        assert_eq!(text("plain text, 1.0"), "plain text, 1.0");
+    }
+
+    #[test]
+    fn backticks_become_code_and_never_reach_the_page() {
+        assert_eq!(inline("Variant `no_image` of every question"), "Variant <code>no_image</code> of every question");
+        assert_eq!(inline("`a<b` and `c`"), "<code>a&lt;b</code> and <code>c</code>");
+        // An unpaired backtick is dropped, an empty pair too.
+        assert_eq!(inline("it's `odd"), "it&#39;s odd");
+        assert_eq!(inline("x `` y"), "x  y");
+        assert_eq!(inline("plain"), "plain");
+        let stop = "at chance (0 removed; `stop-at-chance = false` prunes to the budget)";
+        assert!(!inline(stop).contains('`'));
+    }
+}

@@ -436,14 +436,17 @@ pub struct Independent {
 /// kept set as well as more would.
 pub const FRESH_SEED_HALF_WIDTH: f64 = 0.005;
 
-/// How many fresh seeds re-measure a kept set whose selection-seed 95% CI is
-/// `selection_ci`: 1 when its half-width is at most [`FRESH_SEED_HALF_WIDTH`],
-/// else `max`.
-pub fn fresh_seed_count(max: usize, selection_ci: Option<(f64, f64)>) -> usize {
-    match selection_ci {
-        Some((lo, hi)) if max > 0 && (hi - lo) / 2.0 <= FRESH_SEED_HALF_WIDTH => 1,
-        _ => max,
-    }
+/// How many fresh seeds re-measure a kept set of `n` questions whose blind
+/// accuracy at the selection seed is `accuracy` with 95% CI `ci`: 1 when the
+/// wider of that interval and the Wilson interval of `n` questions has a
+/// half-width of at most [`FRESH_SEED_HALF_WIDTH`], else `max`. (The Wilson
+/// interval keeps a small set whose bootstrap interval is degenerate, all
+/// right or all wrong, from passing for a precise one.)
+pub fn fresh_seed_count(max: usize, selection: Option<(f64, (f64, f64), usize)>) -> usize {
+    let Some((accuracy, (lo, hi), n)) = selection else { return max };
+    let (wlo, whi) = crate::stats::wilson(accuracy * n as f64, n as f64, 1.959_963_984_540_054);
+    let half_width = ((hi - lo) / 2.0).max((whi - wlo) / 2.0);
+    if max > 0 && half_width <= FRESH_SEED_HALF_WIDTH { 1 } else { max }
 }
 
 /// "1 fresh seed", "3 fresh seeds".
@@ -453,22 +456,22 @@ pub fn fresh_seeds(n: usize) -> String {
 
 impl Independent {
     /// Re-diagnoses `kept` with fresh repeats (None when `max` is 0 or nothing is
-    /// kept): one when `selection_ci`, the kept set's 95% CI at the selection seed,
-    /// is already within ±[`FRESH_SEED_HALF_WIDTH`] (more seeds would narrow
-    /// nothing a reader can see: the interval is dominated by which questions
-    /// were asked, not by the forests' seed), else `max`.
+    /// kept): [`fresh_seed_count`] of them, given the kept set's blind accuracy,
+    /// 95% CI and size at the selection seed (more seeds would narrow nothing a
+    /// reader can see once that interval is narrow: it is dominated by which
+    /// questions were asked, not by the forests' seed).
     pub fn measure(
         kept: &[&Sample],
         dcfg: &DiagnoseConfig,
         seed: u64,
         max: usize,
-        selection_ci: Option<(f64, f64)>,
+        selection: Option<(f64, (f64, f64), usize)>,
         emb: Option<&crate::embed::SampleEmbeddings>,
     ) -> crate::error::Result<Option<Independent>> {
         if max == 0 || kept.is_empty() {
             return Ok(None);
         }
-        let n = fresh_seed_count(max, selection_ci);
+        let n = fresh_seed_count(max, selection);
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
         let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
         let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
@@ -716,9 +719,9 @@ pub fn prune_with(
     if cfg.method != Method::Bclean {
         let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
         let kept: Vec<&Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).collect();
-        let selection_ci = pruned.after.as_ref().map(|a| a.ci95);
+        let selection = pruned.after.as_ref().map(|a| (a.weighted, a.ci95, a.n_samples));
         pruned.after_independent =
-            Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, selection_ci, emb)?;
+            Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, selection, emb)?;
     }
     Ok(pruned)
 }
@@ -824,12 +827,16 @@ mod tests {
 
     #[test]
     fn one_fresh_seed_only_when_the_interval_is_already_narrow() {
-        // ±0.4 points: one seed; ±0.6 points or unknown: the configured maximum.
-        assert_eq!(fresh_seed_count(3, Some((0.450, 0.458))), 1);
-        assert_eq!(fresh_seed_count(3, Some((0.450, 0.462))), 3);
+        // 90,000 questions at 45.5%, CI ±0.3 points: one seed.
+        assert_eq!(fresh_seed_count(3, Some((0.455, (0.452, 0.458), 90_000))), 1);
+        // CI ±0.6 points: the configured maximum.
+        assert_eq!(fresh_seed_count(3, Some((0.455, (0.449, 0.461), 90_000))), 3);
+        // A degenerate interval of 12 questions, all right: Wilson's ±12 points decides.
+        assert_eq!(fresh_seed_count(3, Some((1.0, (1.0, 1.0), 12))), 3);
+        // A narrow bootstrap interval on 10,000 questions: Wilson's ±1 point decides.
+        assert_eq!(fresh_seed_count(3, Some((0.5, (0.499, 0.501), 10_000))), 3);
         assert_eq!(fresh_seed_count(3, None), 3);
-        assert_eq!(fresh_seed_count(0, Some((0.45, 0.45))), 0);
-        assert_eq!(fresh_seed_count(5, Some((0.2, 0.3))), 5);
+        assert_eq!(fresh_seed_count(0, Some((0.5, (0.5, 0.5), 1_000_000))), 0);
     }
 
     #[test]

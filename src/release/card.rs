@@ -522,14 +522,7 @@ fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
                 }
             })
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            md::literal(m),
-            cell("full"),
-            cell("kept"),
-            cell("removed")
-        );
+        let _ = writeln!(out, "| {} | {} | {} | {} |", md::literal(m), cell("full"), cell("kept"), cell("removed"));
     }
     out.push('\n');
 }

@@ -649,3 +649,53 @@ fn embedded_images_keep_only_the_file_name_of_a_label_outside_the_benchmark() {
     assert_eq!(labels, [Some("cat.png"), Some("dog.png"), Some("cow.png")]);
     assert!(s.iter().all(|s| s.images[0].bytes.as_deref() == Some(png.as_slice())));
 }
+
+/// `pipeline` (the text after `[dataset]`) as `p.toml` beside a copy of the canonical
+/// fixture (its data, and its image under `images/`).
+fn canonical_pipeline(pipeline: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let work = common::fixture_workspace();
+    let path = work.path().join("p.toml");
+    let text = format!("[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n{pipeline}");
+    std::fs::write(&path, text).unwrap();
+    (work, path)
+}
+
+#[test]
+fn settings_out_of_their_bounds_are_refused_by_validate_and_the_command_line() {
+    let (work, pipeline) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[prune]\nbudget = 1.0\nbatch = 0\n\
+         threshold = nan\nindependent-seeds = 100000\n",
+    );
+    blindspot()
+        .arg("validate")
+        .arg(&pipeline)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "p.toml:11:10: field \"prune.budget\": 1 is neither a count nor a percentage: is it 1 questions or 100% of \
+             them?",
+        ))
+        .stderr(predicates::str::contains("field \"prune.batch\": is 0: a batch of 0 removes nothing"))
+        .stderr(predicates::str::contains("field \"prune.threshold\": must be between 0 and 1; found NaN"))
+        .stderr(predicates::str::contains("field \"prune.independent-seeds\": must be at most 20; found 100000"));
+    let data = work.path().join("canonical.jsonl");
+    let out = work.path().join("out");
+    for (flags, expect) in [
+        (&["--batch", "0"][..], "command line: --batch is 0: a batch of 0 removes nothing"),
+        (&["--budget", "1.0"], "--budget: 1 is neither a count nor a percentage"),
+        (&["--threshold", "nan"], "--threshold must be between 0 and 1; found NaN"),
+        (&["--independent-seeds", "100000"], "--independent-seeds must be between 0 and 20"),
+        (&["--folds", "1"], "--folds must be between 2 and 100"),
+    ] {
+        blindspot()
+            .arg("prune")
+            .arg(&data)
+            .args(flags)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(expect));
+        assert!(!out.exists());
+    }
+}

@@ -105,25 +105,16 @@ pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)>
 pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<DiagnoseConfig> {
     let mut cfg = pipeline.map(|p| p.diagnose.clone()).unwrap_or_default();
     if let Some(k) = args.folds {
-        if !(2..=100).contains(&k) {
-            return Err(flag_error(format!("--folds must be between 2 and 100; found {k}")));
-        }
         cfg.folds = k;
         cfg.folds_given = Some(crate::diagnose::FoldsGiven::Flag);
     }
     if let Some(r) = args.repeats {
-        if !(1..=100).contains(&r) {
-            return Err(flag_error(format!("--repeats must be between 1 and 100; found {r}")));
-        }
         cfg.repeats = r;
     }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
     if let Some(t) = args.trees {
-        if !(1..=10_000).contains(&t) {
-            return Err(flag_error(format!("--trees must be between 1 and 10000; found {t}")));
-        }
         cfg.trees = t;
     }
     if let Some(g) = &args.group_by {
@@ -141,7 +132,18 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
     if let Some(m) = &args.meta_features {
         cfg.features.meta_fields = Some(m.clone());
     }
+    // The same bounds a pipeline's [diagnose] is checked against (its own values
+    // passed when it was loaded: what fails here, a flag set).
+    bounds_error(crate::spec::bounds::diagnose(&cfg))?;
     Ok(cfg)
+}
+
+/// Settings out of their bounds, as a command-line error naming each flag.
+pub fn bounds_error(violations: Vec<crate::spec::bounds::Violation>) -> Result<()> {
+    if violations.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(violations.iter().map(|v| Problem::new(Location::file("command line"), v.for_flag())).collect()))
 }
 
 pub fn run(args: &Args) -> Result<()> {

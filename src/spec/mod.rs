@@ -4,6 +4,7 @@
 //! structurally against its own generated JSON Schema by [`check`] so every
 //! problem is reported at once; [`plan`] holds the validated domain types.
 
+pub mod bounds;
 pub mod check;
 pub mod datasheet;
 pub mod plan;

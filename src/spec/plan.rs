@@ -332,6 +332,9 @@ impl Pipeline {
         if let Some(e) = &w.embed {
             embed.model_dir = e.model_dir.as_ref().and_then(|raw| ctx.resolve("embed.model-dir", raw));
             embed.max_length = e.max_length;
+            if let Some(v) = e.max_length.and_then(|n| super::bounds::check_count(&super::bounds::MAX_LENGTH, n)) {
+                ctx.err(v.key, v.message);
+            }
         }
         // The first setting that needs the model, where the missing-model error points.
         let uses_diagnose = w.diagnose.is_some()
@@ -463,6 +466,9 @@ fn diagnose_config(
             super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
         };
     }
+    for v in super::bounds::diagnose(&cfg) {
+        ctx.err(v.key, v.message);
+    }
     let sources: Vec<crate::diagnose::recipes::RecipeSource> = w.recipes.iter().map(recipe_source).collect();
     match crate::diagnose::recipes::compile(&sources) {
         Ok(recipes) => cfg.features.recipes = recipes,
@@ -537,7 +543,10 @@ fn metrics_plan(
         }
     }
     if let Some(m) = m {
-        plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples).max(1);
+        plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples);
+        if let Some(v) = super::bounds::check_count(&super::bounds::RESAMPLES, plan.config.resamples) {
+            ctx.err(v.key, v.message);
+        }
         if let Some(n) = &m.numeric {
             match crate::sample::NumericScoring::parse(n) {
                 Ok(n) => plan.config.numeric = n,
@@ -580,14 +589,13 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     let mut amount = |key: &str, v: &AmountWire| -> Option<Amount> {
         let parsed = match v {
             AmountWire::Count(c) => Ok(Amount::Count(*c as usize)),
-            AmountWire::Fraction(f) => Amount::parse(&f.to_string()),
+            AmountWire::Fraction(f) => Err(Amount::not_a_fraction(*f)),
             AmountWire::Text(t) => Amount::parse(t),
         };
         match parsed {
             Ok(a) => Some(a),
             Err(e) => {
-                ctx.err(&format!("prune.{key}"), e).help =
-                    Some("write a count (800), a fraction (0.2) or a percentage (\"20%\")".into());
+                ctx.err(&format!("prune.{key}"), e).help = Some("write a count (800) or a percentage (\"20%\")".into());
                 None
             }
         }
@@ -596,9 +604,6 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         cfg.budget = a;
     }
     if let Some(a) = w.batch.as_ref().and_then(|b| amount("batch", b)) {
-        if a == Amount::Count(0) || a == Amount::Fraction(0.0) {
-            ctx.err("prune.batch", "a batch of 0 removes nothing").help = Some("write at least 1".into());
-        }
         cfg.batch = a;
     }
     if let Some(m) = &w.method {
@@ -625,18 +630,9 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     cfg.threshold = w.threshold;
     cfg.stop_at_chance = w.stop_at_chance.unwrap_or(cfg.stop_at_chance);
     cfg.independent_seeds = w.independent_seeds.unwrap_or(cfg.independent_seeds);
-    cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions).max(1);
-    for (key, v, slot) in
-        [("train-fraction", w.train_fraction, &mut cfg.aflite.train_fraction), ("tau", w.tau, &mut cfg.aflite.tau)]
-    {
-        if let Some(v) = v {
-            if v.is_finite() && v > 0.0 && v <= 1.0 {
-                *slot = v;
-            } else {
-                ctx.err(&format!("prune.{key}"), format!("{v} is not in (0, 1]"));
-            }
-        }
-    }
+    cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions);
+    cfg.aflite.train_fraction = w.train_fraction.unwrap_or(cfg.aflite.train_fraction);
+    cfg.aflite.tau = w.tau.unwrap_or(cfg.aflite.tau);
     if let Some(r) = w.representation {
         cfg.aflite.representation = match r {
             super::wire::RepresentationWire::Features => crate::prune::Representation::Features,
@@ -654,14 +650,16 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         ctx.err("prune.control", "the matched random control is for IBP and AFLite").help =
             Some("remove `control`, or set method = \"ibp\"".into());
     }
+    for v in super::bounds::prune(&cfg) {
+        ctx.err(v.key, v.message);
+    }
     PrunePlan { config: cfg, control: w.control }
 }
 
 fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> LeakagePlan {
     let threshold = w.threshold.unwrap_or(crate::embed::dups::DEFAULT_THRESHOLD);
-    if !(threshold > 0.0 && threshold <= 1.0) {
-        ctx.err("leakage.threshold", format!("{threshold} is not in (0, 1]")).help =
-            Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
+    if let Some(v) = super::bounds::check_share("leakage.threshold", Some("--threshold"), threshold) {
+        ctx.err(v.key, v.message).help = Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
     }
     if w.exact_only && w.threshold.is_some() {
         ctx.err("leakage.threshold", "`threshold` is for near-duplicates, and `exact-only` is set").help =

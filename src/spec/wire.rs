@@ -262,16 +262,16 @@ pub struct DiagnoseWire {
     /// With `method = "both"`: `max` (default) or `mean` of the two s(x).
     pub score: Option<ScoreWire>,
     /// Cross-validation folds (default 5; at most 100).
-    #[schemars(range(min = 2, max = 100))]
+    #[schemars(range(min = super::bounds::FOLDS.min, max = super::bounds::FOLDS.max))]
     pub folds: Option<usize>,
     /// Repeats with seeds seed, seed+1, ... (default 1; at most 100).
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = super::bounds::REPEATS.min, max = super::bounds::REPEATS.max))]
     pub repeats: Option<usize>,
     /// Trees per classification forest (default 100; at most 10,000).
-    #[schemars(range(min = 1, max = 10000))]
+    #[schemars(range(min = super::bounds::TREES.min, max = super::bounds::TREES.max))]
     pub trees: Option<usize>,
     /// Trees per regression forest (default 200; at most 10,000).
-    #[schemars(range(min = 1, max = 10000))]
+    #[schemars(range(min = super::bounds::REGRESSION_TREES.min, max = super::bounds::REGRESSION_TREES.max))]
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
@@ -284,6 +284,7 @@ pub struct DiagnoseWire {
     pub min_group: Option<usize>,
     /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
     /// 0 gives them in-sample statistics, as the TsT release does).
+    #[schemars(range(min = super::bounds::CROSS_FIT.min, max = super::bounds::CROSS_FIT.max))]
     pub cross_fit: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry
     /// the answer (a label read off the image, a model's prediction): list only fields a
@@ -412,7 +413,8 @@ fn yes() -> bool {
     true
 }
 
-/// A count (`800`), a fraction of the input (`0.2`) or a percentage (`"20%"`).
+/// A count (`800`) or a percentage of the input (`"20%"`). A float (`0.2`, `1.0`) is
+/// refused: is `1.0` one question or all of them?
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AmountWire {
@@ -429,9 +431,9 @@ pub struct PruneWire {
     /// (linear probes on random partitions), `random` (matched random removal) or `bclean`
     /// (what models answer in mirage mode; needs `[predictions]`).
     pub method: Option<String>,
-    /// Questions to remove in all (default `"10%"`).
+    /// Questions to remove in all: a count or a percentage (default `"10%"`).
     pub budget: Option<AmountWire>,
-    /// Questions removed per iteration (IBP's b, AFLite's k; default 50).
+    /// Questions removed per iteration (IBP's b, AFLite's k): a count or a percentage (default 50).
     pub batch: Option<AmountWire>,
     /// Fewest questions any question type keeps (default 10).
     pub floor: Option<usize>,
@@ -444,7 +446,8 @@ pub struct PruneWire {
     /// removals take questions a blind model does not answer. `false` prunes to the budget.
     pub stop_at_chance: Option<bool>,
     /// After pruning, the kept set is re-diagnosed on this many fresh seeds, whose
-    /// folds and forests chose nothing (default 3; 0 skips it).
+    /// folds and forests chose nothing (default 3; 0 skips it; at most 20).
+    #[schemars(range(min = super::bounds::INDEPENDENT_SEEDS.min, max = super::bounds::INDEPENDENT_SEEDS.max))]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
     pub rank: Option<String>,
@@ -452,7 +455,7 @@ pub struct PruneWire {
     #[serde(default)]
     pub control: bool,
     /// AFLite: random partitions per round (default 64).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = super::bounds::PARTITIONS.min, max = super::bounds::PARTITIONS.max))]
     pub partitions: Option<usize>,
     /// AFLite: training share of each partition (default 0.8).
     pub train_fraction: Option<f64>,
@@ -501,7 +504,7 @@ pub struct EmbedWire {
     /// else `.blindspot/models/all-MiniLM-L6-v2` in the working folder).
     pub model_dir: Option<String>,
     /// Truncate texts at this many tokens (default: the model's 256).
-    #[schemars(range(min = 8))]
+    #[schemars(range(min = super::bounds::MAX_LENGTH.min, max = super::bounds::MAX_LENGTH.max))]
     pub max_length: Option<usize>,
 }
 
@@ -567,7 +570,7 @@ pub struct PredictionFileWire {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct MetricsWire {
     /// Bootstrap resamples per accuracy (default 1000).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = super::bounds::RESAMPLES.min, max = super::bounds::RESAMPLES.max))]
     pub resamples: Option<usize>,
     /// Scoring of numeric answers: `exact` (default, as published scorers), `mra`
     /// (mean relative accuracy) or `tolerance:<rel>`.

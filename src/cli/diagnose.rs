@@ -75,6 +75,15 @@ pub fn flag_error(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
 }
 
+/// Where the meta fields a run names were written: the command line when a flag
+/// names one, else the pipeline file.
+pub fn settings_at(pipeline: Option<&Pipeline>, args: &TstArgs) -> Location {
+    match pipeline {
+        Some(p) if args.group_by.is_none() && args.meta_features.is_none() => Location::file(&p.path),
+        _ => Location::file("command line"),
+    }
+}
+
 /// Loads the pipeline (if any) and the ingest plan for INPUT.
 pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)> {
     let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
@@ -153,6 +162,7 @@ pub fn run(args: &Args) -> Result<()> {
     cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
     cfg.check_folds(ingested.samples.len())?;
+    cfg.check_meta_fields(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {

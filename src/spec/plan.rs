@@ -689,7 +689,12 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
             path: super::wire::OneOrMany::One(raw.clone()),
             records: None,
             sheet: None,
+            header: None,
+            columns: None,
             images: None,
+            // Only the training split's texts are compared; its images are never read.
+            image_names_only: true,
+            max_image_pixels: None,
             split: Some("train".into()),
             benchmark: None,
             on_invalid: super::wire::OnInvalid::Skip,
@@ -825,11 +830,25 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         }
         Some(p)
     });
+    if w.image_names_only && w.images.is_some() {
+        ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
+            "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
+        );
+    }
     let f = &w.fields;
-    let options = f
-        .options
-        .as_ref()
-        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>());
+    let (options, options_letters) = match &f.options {
+        None => (None, None),
+        Some(super::wire::OptionsWire::Letters(l)) => (None, Some(l.letters)),
+        Some(super::wire::OptionsWire::One(o)) => (accessor(ctx, &k("fields.options"), Some(o)).map(|a| vec![a]), None),
+        Some(super::wire::OptionsWire::Many(list)) => {
+            (Some(list.iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>()), None)
+        }
+    };
+    if let Some(n) = options_letters
+        && !(2..=26).contains(&n)
+    {
+        ctx.err(&k("fields.options.letters"), format!("must be between 2 and 26; found {n}"));
+    }
     let images = f
         .images
         .as_ref()
@@ -839,6 +858,7 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
         context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
         options,
+        options_letters,
         answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
         answer_kind: f.answer_kind.into(),
         question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
@@ -881,11 +901,49 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         ctx.err(&k("sheet"), format!("sheet is set but {} is not a spreadsheet", display_path(&input.path))).help =
             Some("sheet picks the sheet of a .xlsx, .xls or .ods workbook that holds the questions".into());
     }
+    let columns = match (w.header, &w.columns) {
+        (Some(false), Some(c)) if !c.is_empty() => Some(c.clone()),
+        (Some(false), _) => {
+            ctx.err(&k("header"), "header = false, but no columns are named").help =
+                Some("name the file's columns in order: columns = [\"id\", \"question\", \"answer\", ...]".into());
+            None
+        }
+        (_, Some(_)) => {
+            ctx.err(&k("columns"), "columns names the columns of a file without a header row").help =
+                Some("set header = false as well, or remove columns to read the names from the header row".into());
+            None
+        }
+        _ => None,
+    };
+    if columns.is_some()
+        && let Some(input) = inputs.iter().find(|i| !matches!(i.format, Format::Csv | Format::Tsv))
+    {
+        ctx.err(
+            &k("header"),
+            format!("header = false is set but {} is not a CSV or TSV file", display_path(&input.path)),
+        )
+        .help = Some("a headerless file is read with format = \"csv\" or \"tsv\"".into());
+    }
     IngestPlan {
         inputs,
         records: w.records.clone(),
         sheet: w.sheet.clone(),
+        columns,
         images_dir,
+        image_names_only: w.image_names_only,
+        max_image_pixels: match w.max_image_pixels {
+            Some(n) => {
+                let bound = super::bounds::MAX_IMAGE_PIXELS;
+                if n < bound.min || n > bound.max {
+                    ctx.err(
+                        &k("max-image-pixels"),
+                        format!("must be between {} and {}; found {n}", bound.min, bound.max),
+                    );
+                }
+                n
+            }
+            None => crate::ingest::images::MAX_PIXELS,
+        },
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
         on_invalid: w.on_invalid.into(),

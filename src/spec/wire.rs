@@ -149,8 +149,23 @@ pub struct IngestWire {
     pub records: Option<String>,
     /// Spreadsheet inputs: the sheet holding the questions, by name. Default: the first sheet.
     pub sheet: Option<String>,
+    /// CSV and TSV inputs: whether the first row names the columns (default true). A
+    /// file without one (`false`) names them in `columns`.
+    pub header: Option<bool>,
+    /// The column names of a CSV or TSV file without a header row, in order.
+    pub columns: Option<Vec<String>>,
     /// Folder holding the images named by the image field, relative to the pipeline file.
     pub images: Option<String>,
+    /// The image files are not at hand: keep the image field's names (paths) without
+    /// reading them, for diagnose, prune, variants and metrics (default false: an image
+    /// named by path with no `images` folder is an error). `build` refuses it: a
+    /// release holds its images.
+    #[serde(default)]
+    pub image_names_only: bool,
+    /// The most pixels an image may declare (default 40,000,000): a larger one is an
+    /// error naming the file and its size.
+    #[schemars(range(min = super::bounds::MAX_IMAGE_PIXELS.min, max = super::bounds::MAX_IMAGE_PIXELS.max))]
+    pub max_image_pixels: Option<u64>,
     /// Split name written into every sample (and the split read from a Hugging Face folder). Default `test`.
     pub split: Option<String>,
     /// Benchmark name written into every sample. Default: `[dataset].name`.
@@ -193,8 +208,10 @@ pub struct FieldsWire {
     pub question: Option<String>,
     /// Hint or context shown with the question (default `context` when present).
     pub context: Option<String>,
-    /// A list field, a string-encoded list, or several fields (`["A", "B", "C", "D"]`). Default `options` when present.
-    pub options: Option<OneOrMany>,
+    /// A list field, a string-encoded list, several fields (`["A", "B", "C", "D"]`), or
+    /// `{ letters = 4 }` for options drawn in the image (only their letters, A-D, are
+    /// known). Default `options` when present.
+    pub options: Option<OptionsWire>,
     /// Gold answer (default `answer`, else `answer_index`).
     pub answer: Option<String>,
     /// How the answer is written.
@@ -206,6 +223,27 @@ pub struct FieldsWire {
     pub images: Option<OneOrMany>,
     /// Source fields kept in `meta`; `["*"]` keeps every unmapped field. Default: none (canonical inputs: all).
     pub meta: Option<Vec<String>>,
+}
+
+/// Where the options of a question come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OptionsWire {
+    /// One field: a list, a string-encoded list, or lettered lines.
+    One(String),
+    /// One field per option, in letter order.
+    Many(Vec<String>),
+    /// Options drawn in the image: the question has this many, known by letter only.
+    Letters(LettersWire),
+}
+
+/// `{ letters = N }`: N options, A to the N-th letter, drawn in the image.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LettersWire {
+    /// How many options the image shows (2-26).
+    #[schemars(range(min = 2, max = 26))]
+    pub letters: usize,
 }
 
 /// Keep a row when `field` is (`in`) or is not (`not-in`) one of the values.

@@ -527,17 +527,17 @@ const GENERATED: &[Generated] = &[
             std::fs::write(p, &bytes[..bytes.len() / 2]).unwrap();
         },
     },
-    // A 60-byte PNG whose header declares 10000 x 10000 pixels (a decode bomb).
+    // A 60-byte PNG whose header declares 20000 x 10000 pixels (a decode bomb).
     Generated {
         case: Case {
             command: "ingest",
             file: "bomb",
-            expect: &["bomb/metadata.jsonl:1:", "declares 10000x10000 pixels (100 megapixels)"],
+            expect: &["bomb/metadata.jsonl:1:", "declares 20000x10000 pixels (200 megapixels)"],
         },
         make: |p| {
             std::fs::create_dir_all(p).unwrap();
             let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-            png.extend_from_slice(&10000u32.to_be_bytes());
+            png.extend_from_slice(&20000u32.to_be_bytes());
             png.extend_from_slice(&10000u32.to_be_bytes());
             png.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
             png.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");

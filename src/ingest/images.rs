@@ -14,9 +14,10 @@ use super::mapping::{ImageSpec, Mapped};
 use crate::error::{Problem, display_path};
 use crate::sample::ImageRef;
 
-/// The largest image blindspot accepts by default, in pixels (a 10,000 × 4,000
-/// scan); `[ingest] max-image-pixels` sets another limit.
-pub const MAX_PIXELS: u64 = 40_000_000;
+/// The largest image blindspot accepts by default, in pixels (a 10,000 × 10,000
+/// scan, 400 MB once decoded to RGBA); `[ingest] max-image-pixels` sets another
+/// limit.
+pub const MAX_PIXELS: u64 = 100_000_000;
 
 /// Facts about one encoded image.
 #[derive(Debug, Clone)]
@@ -77,23 +78,29 @@ fn facts(bytes: &[u8], max_pixels: u64) -> Result<Facts, String> {
     })
 }
 
-/// A number of pixels as a person reads it: megapixels from one million on.
+/// A number of pixels as a person reads it: whole megapixels, else every
+/// digit in groups of three (a rounded figure could equal the limit it exceeds).
 fn pixel_count(n: u64) -> String {
     if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
-        format!("{} megapixels", n / 1_000_000)
-    } else if n >= 1_000_000 {
-        format!("{:.1} megapixels", n as f64 / 1e6)
-    } else {
-        format!("{n} pixels")
+        return format!("{} megapixels", n / 1_000_000);
     }
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{grouped} pixels")
 }
 
 /// Index of every file below the image folder by file name.
 fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
     let mut by_name: HashMap<String, Vec<PathBuf>> = HashMap::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
-        // A link is indexed too: where it leads is checked when it is used.
-        if (entry.file_type().is_file() || entry.path_is_symlink())
+        // A link to a file is indexed too: where it leads is checked when it is used.
+        if (entry.file_type().is_file() || (entry.path_is_symlink() && entry.path().is_file()))
             && let Some(name) = entry.file_name().to_str()
         {
             by_name.entry(name.to_string()).or_default().push(entry.into_path());
@@ -390,6 +397,34 @@ mod tests {
             e,
             "declares 1x1 pixels (1 pixels), more than the 0 pixels blindspot reads ([ingest] max-image-pixels)"
         );
+    }
+
+    /// The default limit is 100 megapixels: a header declaring one pixel more is
+    /// refused, by its declared size, without decoding anything.
+    #[test]
+    fn the_default_pixel_limit_is_100_megapixels() {
+        let mut png = base64_png();
+        png[16..24].copy_from_slice(&[0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10]);
+        assert_eq!((facts(&png, MAX_PIXELS).unwrap().width, facts(&png, MAX_PIXELS).unwrap().height), (10_000, 10_000));
+        png[16..24].copy_from_slice(&[0, 0, 0x27, 0x11, 0, 0, 0x27, 0x10]);
+        assert_eq!(
+            facts(&png, MAX_PIXELS).unwrap_err(),
+            "declares 10001x10000 pixels (100,010,000 pixels), more than the 100 megapixels blindspot reads ([ingest] \
+             max-image-pixels)"
+        );
+    }
+
+    /// A link to a folder is no image: a file of the same name elsewhere in the
+    /// image folder is found by its name alone.
+    #[test]
+    fn a_link_to_a_folder_is_not_indexed_as_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        std::fs::write(dir.path().join("a/x.png"), base64_png()).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b/x.png")).unwrap();
+        let idx = index_by_name(dir.path());
+        assert_eq!(idx["x.png"], [dir.path().join("a/x.png")]);
     }
 
     fn base64_png() -> Vec<u8> {

@@ -162,7 +162,7 @@ pub struct IngestWire {
     /// release holds its images.
     #[serde(default)]
     pub image_names_only: bool,
-    /// The most pixels an image may declare (default 40,000,000): a larger one is an
+    /// The most pixels an image may declare (default 100,000,000): a larger one is an
     /// error naming the file and its size.
     #[schemars(range(min = super::bounds::MAX_IMAGE_PIXELS.min, max = super::bounds::MAX_IMAGE_PIXELS.max))]
     pub max_image_pixels: Option<u64>,

@@ -886,6 +886,29 @@ fn options_absent_inline_are_dropped_past_26_refused_and_drawn_ones_declared() {
 }
 
 #[test]
+fn a_release_name_over_100_characters_is_refused_by_validate() {
+    let (work, _) = canonical_pipeline("");
+    let pipeline = work.path().join("long.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[dataset]\nname = \"{}\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"canonical.jsonl\"\n\
+             images = \"images\"\n",
+            "a".repeat(300)
+        ),
+    )
+    .unwrap();
+    blindspot()
+        .arg("validate")
+        .arg(&pipeline)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("field \"dataset.name\": \"aaaa"))
+        .stderr(predicates::str::contains("is not a valid release name"))
+        .stderr(predicates::str::contains("100 characters at most"));
+}
+
+#[test]
 fn settings_out_of_their_bounds_are_refused_by_validate_and_the_command_line() {
     let (work, pipeline) = canonical_pipeline(
         "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[prune]\nbudget = 1.0\nbatch = 0\n\

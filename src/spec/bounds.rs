@@ -81,6 +81,10 @@ pub const MAX_IMAGE_PIXELS: Bound = Bound {
     why: "variants decode and draw images of this size",
 };
 
+/// Characters a release or export name may hold: it names a folder and the
+/// files inside it, whose paths the file system limits.
+pub const NAME_LENGTH: usize = 100;
+
 /// One setting out of its bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {

@@ -268,9 +268,11 @@ impl Pipeline {
     fn from_wire(path: &Path, bytes: &[u8], w: PipelineWire, ctx: &mut Ctx<'_>) -> Pipeline {
         let d = &w.dataset;
         if !valid_release_name(&d.name) {
-            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help = Some(
-                "start with a letter or digit, then letters, digits, '-', '_' and '.' (it names a folder inside the output folder)".into(),
-            );
+            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help = Some(format!(
+                "start with a letter or digit, then letters, digits, '-', '_' and '.', {} characters at most (it \
+                     names a folder inside the output folder)",
+                super::bounds::NAME_LENGTH
+            ));
         }
         if !valid_semver(&d.version) {
             ctx.err("dataset.version", format!("\"{}\" is not a MAJOR.MINOR.PATCH version", d.version)).help =
@@ -986,7 +988,8 @@ std::thread_local! {
 /// A folder name that stays inside its parent: a letter or digit first, then
 /// letters, digits, `-`, `_`, `.`.
 fn valid_release_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.len() <= super::bounds::NAME_LENGTH
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
@@ -1081,6 +1084,9 @@ mod field_tests {
         for bad in ["..", ".", ".hidden", "a/b", ""] {
             assert!(!valid_release_name(bad), "{bad}");
         }
+        // A name is a folder name: 100 characters at most.
+        assert!(valid_release_name(&"a".repeat(100)));
+        assert!(!valid_release_name(&"a".repeat(101)));
         assert!(valid_semver("1.0.0") && valid_semver("10.20.0"));
         for bad in ["01.0.0", "99999999999999999999.0.0", "1.0", "1.0.0-rc1"] {
             assert!(!valid_semver(bad), "{bad}");

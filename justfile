@@ -5,7 +5,8 @@ build:
     cargo run --release -- build
 
 # The whole test suite. The real-data suite reads BLINDSPOT_DATA_DIR
-# (default ../shared/data) and is skipped, with a count, when it is absent.
+# (default ../shared/data; `just data` fetches a copy) and is skipped, with a
+# count, when it is absent.
 test:
     cargo test
 
@@ -143,6 +144,12 @@ bench-scale n="700000":
 # against pinned sha256). The only step that downloads; blindspot never does.
 model dir=".blindspot/models/all-MiniLM-L6-v2":
     python3 scripts/fetch_model.py {{dir}}
+
+# The real-data suite's public sources (55 MB from GitHub, each file pinned in
+# scripts/real-data.lock.json as repository @ commit : path with its sha256)
+# into `dir`; then `BLINDSPOT_DATA_DIR=dir cargo test --test real_data`.
+data dir=".blindspot/data":
+    python3 scripts/fetch_data.py --dest {{dir}}
 
 # Embedding figures: throughput at max length 64, ScienceQA embedded, 100k
 # near-duplicate search (needs `just model`; ScienceQA needs BLINDSPOT_DATA_DIR).

@@ -31,6 +31,7 @@ pub mod release;
 pub mod sample;
 pub mod seed;
 pub mod spec;
+pub mod stats;
 pub mod synth;
 pub mod variants;
 

@@ -81,10 +81,10 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("vqa-rad 1.4.0: 451 samples"), "{stdout}");
+        assert!(stdout.contains(&format!("vqa-rad {}: 451 samples", common::demo_version())), "{stdout}");
     }
-    let ta = read_tree(&a.path().join("vqa-rad/1.4.0"));
-    let tb = read_tree(&b.path().join("vqa-rad/1.4.0"));
+    let ta = read_tree(&a.path().join(common::demo_release()));
+    let tb = read_tree(&b.path().join(common::demo_release()));
     let names: Vec<&str> = ta.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
@@ -129,13 +129,13 @@ fn demo_builds_end_to_end_and_rebuilds_byte_identical() {
     // Building again into the same folder is a no-op.
     let again = blindspot().current_dir(root()).args(["build", "--out-dir"]).arg(a.path()).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("[up to date]"));
-    assert_eq!(read_tree(&a.path().join("vqa-rad/1.4.0")), ta);
+    assert_eq!(read_tree(&a.path().join(common::demo_release())), ta);
 
     // VQA-RAD's blind accuracy is not above chance (its 95% CI reaches it), so IBP
     // stops before removing anything: the default config is every question, and
     // there is no `full` copy and no empty `removed` config.
     // The release re-ingests to the same samples, images embedded.
-    let back = ingest_file(&a.path().join("vqa-rad/1.4.0/data/test-00000-of-00001.parquet"));
+    let back = ingest_file(&a.path().join(format!("{}/data/test-00000-of-00001.parquet", common::demo_release())));
     assert_eq!(back.samples.len(), 451);
     assert!(
         back.samples.iter().all(|s| s.images.len() == 1 && s.images[0].bytes.as_ref().is_some_and(|b| b.len() > 1000))

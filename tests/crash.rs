@@ -1,4 +1,4 @@
-//! Crash safety under load (issue 7, item 5), on a generated 100,000-question
+//! Crash safety under load, on a generated 100,000-question
 //! benchmark:
 //! - two `blindspot build` of the same pipeline at once: one waits for the
 //!   other's build lock, both exit 0, one writes the release and the other

@@ -1,6 +1,6 @@
-//! TsT-RF on the real benchmarks (acceptance of the diagnose issue) and on
-//! the committed fixtures: blind accuracies, the leak check, determinism
-//! whatever the thread count, the outputs.
+//! TsT-RF on the committed fixtures: the leak check, the meta-field audit,
+//! fold counts, determinism whatever the thread count, the outputs. Blind
+//! accuracies on the real benchmarks are in `tests/real_data/diagnose.rs`.
 
 mod common;
 

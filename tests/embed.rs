@@ -1,4 +1,4 @@
-//! Sentence embeddings (issue 8), with the real model:
+//! Sentence embeddings, with the real model:
 //! - the candle embedder matches reference values computed once in Python
 //!   (tests/python/minilm_reference.py → tests/fixtures/embed/minilm_reference.json);
 //! - `blindspot embed` writes the same bytes with 1 and 2 threads, and a rerun reads the cache;
@@ -30,10 +30,6 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_blindspot")
-}
-
-fn required(var: &str) -> bool {
-    std::env::var(var).as_deref() == Ok("1")
 }
 
 fn model_dir() -> PathBuf {
@@ -585,7 +581,8 @@ fn vqa_rad_paraphrases_are_near_duplicates() -> Result<(), Failed> {
     Ok(())
 }
 
-/// 400 items per SugarCrepe type (seeded choice), as the issue's reference.
+/// Up to 400 items per SugarCrepe type: every k-th of the type's file, so the
+/// subset is fixed and spread over the file.
 fn sugarcrepe_subset(name: &str) -> Vec<Sample> {
     let mut by_type: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
     for s in ingest(name) {
@@ -667,14 +664,19 @@ fn main() {
         let why = match &model {
             Some(Err(why)) => Some((format!("the embedding model is unavailable: {why}"), "BLINDSPOT_REQUIRE_PYTHON")),
             _ if real_data && !has_data => Some((
-                format!("real data not found at {} (set BLINDSPOT_DATA_DIR)", common::data_dir().display()),
+                format!(
+                    "real data not found at {} (set BLINDSPOT_DATA_DIR; python3 scripts/fetch_data.py fetches a copy)",
+                    common::data_dir().display()
+                ),
                 "BLINDSPOT_REQUIRE_DATA",
             )),
             _ => None,
         };
         trials.push(match why {
             None => Trial::test(name, f),
-            Some((why, var)) if required(var) => Trial::test(name, move || Err(format!("{var}=1 but {why}").into())),
+            Some((why, var)) if common::required(var) => {
+                Trial::test(name, move || Err(format!("{var}=1 but {why}").into()))
+            }
             Some((why, var)) => {
                 if wanted(name) {
                     *skipped.entry(format!("{why} ({var}=1 makes this a failure)")).or_default() += 1;

@@ -1,7 +1,12 @@
 //! Exports read back: VLMEvalKit TSVs parsed (and base64-decoded) reproduce
-//! questions, options, gold and images; lmms-eval YAMLs load (with Python's
-//! `yaml` when it is installed) and name files and functions that exist;
-//! manifests map every harness row to its blindspot id.
+//! questions, options, gold and images; lmms-eval YAMLs load with Python's
+//! `yaml` and name files and functions that exist; the exported `utils.py`
+//! scores responses as blindspot does; manifests map every harness row to its
+//! blindspot id.
+//!
+//! The three tests that run Python (`python3`, and PyYAML from it or from the
+//! pinned `.venv-interop`) say why they skip when it is missing; with
+//! BLINDSPOT_REQUIRE_PYTHON=1 (CI) they fail instead.
 
 mod common;
 
@@ -13,7 +18,7 @@ use blindspot::export::gold_label;
 use blindspot::io::parquet::read_samples;
 use blindspot::sample::{AnswerFormat, Sample};
 use blindspot::variants::harness_question;
-use common::{blindspot, root};
+use common::{blindspot, root, venv};
 
 /// Runs `variants` (every kind) on the fixture and exports it for `harness`.
 fn export(harness: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -97,11 +102,8 @@ fn vlmevalkit_tsv_parsed_back_reproduces_questions_options_gold_and_images() {
 
 #[test]
 fn vlmevalkit_tsv_reads_with_python_csv_when_available() {
-    let has_python = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !has_python {
-        eprintln!("python3 not found: the Rust reader above is the check");
-        return;
-    }
+    let test = "vlmevalkit_tsv_reads_with_python_csv_when_available";
+    let Some(python) = venv::python_or_skip(test, venv::python3()) else { return };
     let (_tmp, variants, out) = export("vlmevalkit");
     let script = r#"
 import base64, csv, json, sys
@@ -110,7 +112,7 @@ rows = list(csv.DictReader(open(sys.argv[1], newline=""), delimiter="\t"))
 print(json.dumps([{"q": r["question"], "a": r["answer"], "A": r.get("A"), "img": len(base64.b64decode(r["image"])) if "image" in r else None} for r in rows]))
 "#;
     for config in ["option_shuffle", "guess", "white_image"] {
-        let o = std::process::Command::new("python3")
+        let o = std::process::Command::new(&python)
             .args(["-c", script])
             .arg(out.join(format!("variants-fixture_{config}.tsv")))
             .output()
@@ -169,14 +171,8 @@ fn lmms_eval_task_folder_names_existing_files_and_functions() {
 
 #[test]
 fn lmms_eval_yaml_loads_with_python_yaml_and_utils_echo_the_id() {
-    let python_yaml =
-        std::process::Command::new("python3").args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success());
-    if !python_yaml {
-        eprintln!(
-            "python3 with PyYAML not found: lmms_eval_task_folder_names_existing_files_and_functions checks the structure"
-        );
-        return;
-    }
+    let test = "lmms_eval_yaml_loads_with_python_yaml_and_utils_echo_the_id";
+    let Some(python) = venv::python_or_skip(test, venv::python_with_yaml()) else { return };
     let (_tmp, _variants, out) = export("lmms-eval");
     let script = r#"
 import glob, json, os, sys
@@ -207,7 +203,7 @@ print(json.dumps({"tasks": found, "echo": r, "target": utils.doc_to_target(doc),
                   "wrong": utils.score(doc, "A"), "yes_no": utils.score(yn, "No, there is none."),
                   "visual": utils.doc_to_visual(doc), "agg": utils.aggregate([r, dict(r, score=0)])}))
 "#;
-    let o = std::process::Command::new("python3").args(["-c", script]).arg(&out).output().unwrap();
+    let o = std::process::Command::new(&python).args(["-c", script]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["tasks"].as_array().unwrap().len(), 19);
@@ -267,7 +263,7 @@ fn a_release_exports_every_config_with_prompts_and_images() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let release = tmp.path().join("rel/vqa-rad/1.4.0");
+    let release = tmp.path().join("rel/vqa-rad/1.5.0");
     let out = tmp.path().join("lmms");
     blindspot().arg("export").arg(&release).args(["--to", "lmms-eval", "-o"]).arg(&out).assert().success();
     let manifest: serde_json::Value =
@@ -317,10 +313,8 @@ fn a_release_exports_every_config_with_prompts_and_images() {
 /// as `predictions::parse`'s unit test, run through Python.
 #[test]
 fn exported_utils_py_scores_the_shared_cases_like_blindspot() {
-    if !std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("python3 not found: the shared parse cases run only on the Rust side");
-        return;
-    }
+    let test = "exported_utils_py_scores_the_shared_cases_like_blindspot";
+    let Some(python) = venv::python_or_skip(test, venv::python3()) else { return };
     let (_tmp, _variants, out) = export("lmms-eval");
     let script = r#"
 import json, sys
@@ -337,7 +331,7 @@ for line in open(sys.argv[2], encoding="utf-8"):
 print(json.dumps(wrong))
 sys.exit(1 if wrong else 0)
 "#;
-    let o = std::process::Command::new("python3")
+    let o = std::process::Command::new(&python)
         .args(["-c", script])
         .arg(&out)
         .arg(root().join("tests/fixtures/parse_cases.jsonl"))

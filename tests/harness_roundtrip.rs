@@ -1,4 +1,4 @@
-//! A real round trip through lmms-eval and VLMEvalKit (issue 22, item 3):
+//! A real round trip through lmms-eval and VLMEvalKit:
 //! blindspot exports a release, the real harness runs it with a stub model,
 //! blindspot imports the harness's output, and every figure must be what the
 //! stub must have scored.
@@ -568,7 +568,7 @@ fn build_release(pipeline: &Path, release_rel: &str, work: &Path) -> Result<Path
 fn releases(tmp: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     let demo = tmp.join("demo");
     std::fs::create_dir_all(&demo).map_err(|e| e.to_string())?;
-    let demo_release = build_release(&root().join("pipelines/vqa-rad.toml"), "vqa-rad/1.4.0", &demo)?;
+    let demo_release = build_release(&root().join("pipelines/vqa-rad.toml"), &common::demo_release(), &demo)?;
     let fixture = tmp.join("fixture");
     let src = root().join("tests/fixtures/good");
     std::fs::create_dir_all(fixture.join("images")).map_err(|e| e.to_string())?;

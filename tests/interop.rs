@@ -1,4 +1,4 @@
-//! Interop and robustness of releases, on the bundled demo (issue 6):
+//! Interop and robustness of releases, on the bundled demo:
 //! - the release loads unmodified in Hugging Face `datasets`, `pyarrow` and
 //!   (when it has croissant.json) `mlcroissant`, from a pinned virtual
 //!   environment at `.venv-interop` (tests/python/requirements.txt);
@@ -23,7 +23,6 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use rand::{Rng, SeedableRng};
 
 const PYTHON_TRIAL: &str = "python_datasets_pyarrow_mlcroissant_load_the_demo_release";
-const REQUIREMENTS: &str = "tests/python/requirements.txt";
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_blindspot")
@@ -55,7 +54,7 @@ fn build(out: &Path, threads: Option<usize>) -> Result<Duration, String> {
 }
 
 fn release(out: &Path) -> PathBuf {
-    out.join("vqa-rad/1.4.0")
+    out.join(common::demo_release())
 }
 
 /// `blindspot verify DIR`: Ok(stdout) or Err(stderr).
@@ -160,11 +159,7 @@ fn killed_build_leaves_the_release_absent_or_complete() -> Result<(), Failed> {
 
 /// `.venv-interop`, with tests/python/requirements.txt.
 fn venv() -> PinnedVenv<'static> {
-    PinnedVenv { dir: root().join(".venv-interop"), requirements: &[REQUIREMENTS] }
-}
-
-fn required(var: &str) -> bool {
-    std::env::var(var).as_deref() == Ok("1")
+    common::venv::interop()
 }
 
 /// Why the Python check cannot run here, if it cannot: `python3` missing or
@@ -293,7 +288,7 @@ fn main() {
     let unavailable = if common::selected(&args, PYTHON_TRIAL) { python_unavailable() } else { None };
     trials.push(match unavailable {
         None => Trial::test(PYTHON_TRIAL, python_check),
-        Some(why) if required("BLINDSPOT_REQUIRE_PYTHON") => Trial::test(PYTHON_TRIAL, move || {
+        Some(why) if common::required("BLINDSPOT_REQUIRE_PYTHON") => Trial::test(PYTHON_TRIAL, move || {
             Err(format!("BLINDSPOT_REQUIRE_PYTHON=1 but the Python interop check cannot run: {why}").into())
         }),
         Some(why) => {

@@ -1,14 +1,15 @@
-//! The module graph stays a DAG that reads as the flow (DESIGN.md, "Code
-//! layout"): every `crate::…` path in `src/` is checked against the modules
-//! its top-level module may use. A stage never reaches sideways into a stage
-//! that does not come before it, nor up into `spec`, `pipeline` or `cli`;
-//! the foundation (errors, io, the canonical sample) uses no stage at all.
+//! The module graph stays a DAG that reads as the flow (`docs/design.md`,
+//! "Layering of the source"): every `crate::…` path in `src/` is checked
+//! against the modules its top-level module may use. A stage never reaches
+//! sideways into a stage that does not come before it, nor up into `spec`,
+//! `pipeline` or `cli`; the foundation (errors, io, the canonical sample)
+//! uses no stage at all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The foundation every module may use.
-const FOUNDATION: &[&str] = &["error", "progress", "seed", "context", "io", "sample"];
+const FOUNDATION: &[&str] = &["error", "progress", "seed", "context", "io", "sample", "stats"];
 
 /// Each top-level module and the modules above the foundation it may use.
 /// The order is the flow: a module lists only modules before it.
@@ -18,6 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("context", &[]),
     ("progress", &[]),
     ("sample", &[]),
+    ("stats", &[]),
     ("io", &[]),
     ("synth", &[]),
     ("ingest", &[]),

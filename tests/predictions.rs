@@ -1,7 +1,7 @@
-//! Predictions import: the shared ScienceQA result files reproduce the
-//! leaderboard, the parser agrees with the published parses on the real
-//! responses, and every importer (generic, lmms-eval, VLMEvalKit, index maps)
-//! maps rows to blindspot ids and keeps their locations.
+//! Predictions import on committed fixtures: real response strings parse,
+//! and every importer (generic, lmms-eval, VLMEvalKit, index maps) maps rows
+//! to blindspot ids and keeps their locations. The published ScienceQA result
+//! files themselves are checked in `tests/real_data/predictions.rs`.
 
 mod common;
 
@@ -24,7 +24,7 @@ fn questions() -> Vec<Sample> {
 
 #[test]
 fn real_response_strings_parse() {
-    // Verbatim from the shared ScienceQA result files (pid 4 and 5, and LLaVA-1.5's −1 cases).
+    // Verbatim from the published ScienceQA result files (pid 4 and 5, and LLaVA-1.5's −1 cases).
     let two = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
     let figures = two("chiasmus", "apostrophe");
     let gpt3 = "The answer is B. BECAUSE: An apostrophe is a figure of speech in which a speaker or writer addresses an absent person, an inanimate object, or a concept.\\nIn the text, the speaker is addressing the goddess. The goddess is absent. So, the figure of speech used in the text is an apostrophe.";

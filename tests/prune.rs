@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use blindspot::diagnose::DiagnoseConfig;
-use blindspot::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune};
+use blindspot::prune::{Allocation, Amount, Method, PruneConfig, Rank, StopRule, Unit, prune};
 use blindspot::sample::{AnswerFormat, Sample};
 use common::{blindspot, root};
 
@@ -52,7 +52,12 @@ fn removed_ids(p: &blindspot::prune::Pruned) -> Vec<String> {
 #[test]
 fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
     let samples = planted();
-    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let cfg = PruneConfig {
+        budget: Amount::Count(60),
+        batch: Amount::Count(20),
+        stop: StopRule::Budget,
+        ..Default::default()
+    };
     let p = prune(&samples, &cfg, &dcfg());
     assert_eq!(p.removed.len(), 60, "{}", p.stop);
     let tell = p.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
@@ -76,10 +81,15 @@ fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
 #[test]
 fn ibp_stops_at_chance_and_is_re_measured_on_fresh_seeds() {
     // 100 of the 300 questions carry the shortcut; a budget of 200 would take fair
-    // questions too once the shortcut is gone. The default stop rule ends the loop
-    // when blind accuracy's 95% CI reaches chance.
+    // questions too once the shortcut is gone. The chance rule ends the loop when
+    // blind accuracy's 95% CI reaches chance.
     let samples = planted();
-    let cfg = PruneConfig { budget: Amount::Count(200), batch: Amount::Count(20), ..Default::default() };
+    let cfg = PruneConfig {
+        budget: Amount::Count(200),
+        batch: Amount::Count(20),
+        stop: StopRule::Chance,
+        ..Default::default()
+    };
     let p = prune(&samples, &cfg, &dcfg());
     assert!(p.stop.starts_with("at chance"), "{}", p.stop);
     assert!((40..200).contains(&p.removed.len()), "{} removed: {}", p.removed.len(), p.stop);
@@ -95,7 +105,7 @@ fn ibp_stops_at_chance_and_is_re_measured_on_fresh_seeds() {
     assert!(!ind.seeds.contains(&cfg.seed), "fresh seeds, not the selection's");
 
     // Without the stop rule the budget is spent.
-    let all = prune(&samples, &PruneConfig { stop_at_chance: false, ..cfg.clone() }, &dcfg());
+    let all = prune(&samples, &PruneConfig { stop: StopRule::Budget, ..cfg.clone() }, &dcfg());
     assert_eq!(all.removed.len(), 200, "{}", all.stop);
 
     // The matched control removes exactly as many, per answer format, at random.
@@ -112,7 +122,12 @@ fn ibp_stops_at_chance_and_is_re_measured_on_fresh_seeds() {
 fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
     use blindspot::diagnose::{GroupCache, diagnose, diagnose_cached};
     let samples = planted();
-    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let cfg = PruneConfig {
+        budget: Amount::Count(60),
+        batch: Amount::Count(20),
+        stop: StopRule::Budget,
+        ..Default::default()
+    };
     let p = prune(&samples, &cfg, &dcfg());
     for it in &p.iterations {
         let gone: BTreeSet<&str> =
@@ -141,6 +156,78 @@ fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
 }
 
 #[test]
+fn the_null_rule_prunes_only_groups_above_their_null() {
+    // Default settings: only `tell` is above its label-permutation null, so the
+    // fair types lose nothing however large the budget.
+    let samples = planted();
+    let cfg = PruneConfig { budget: Amount::Count(150), batch: Amount::Count(20), ..Default::default() };
+    let p = prune(&samples, &cfg, &dcfg());
+    let null = p.before.as_ref().and_then(|d| d.null.as_ref()).expect("the null rule measures the null");
+    assert!(null.overall.above, "{:?}", null.overall);
+    let above: Vec<&str> =
+        null.groups.iter().filter(|g| g.test.above).filter_map(|g| g.question_type.as_deref()).collect();
+    assert_eq!(above, ["tell"]);
+    assert!(!p.removed.is_empty(), "{}", p.stop);
+    assert!(p.removed.iter().all(|r| r.question_type.as_deref() == Some("tell")), "{:?}", p.removed_per_type());
+    // Every `tell` question carries the shortcut: it stays above its null until the
+    // floor (10) stops it; the budget of 150 is never reached.
+    assert_eq!(p.removed.len(), 90, "{}", p.stop);
+    assert!(p.stop.contains("floor"), "{}", p.stop);
+}
+
+/// 200 yes/no questions asked in pairs of one image (opposite answers); in type
+/// `tell` the word "definitely" gives the answer away.
+fn pairs() -> Vec<Sample> {
+    let mut out = Vec::new();
+    for img in 0..100 {
+        for (k, answer) in ["yes", "no"].into_iter().enumerate() {
+            let qtype = if img % 2 == 0 { "tell" } else { "fair" };
+            let tell = qtype == "tell" && answer == "yes";
+            let text = format!("Is there a {} thing {} in scene {img}?", if tell { "definitely" } else { "maybe" }, k);
+            let mut s = Sample::new(format!("p{img:03}-{k}"), text, answer);
+            s.answer_format = AnswerFormat::YesNo;
+            s.question_type = Some(qtype.into());
+            s.images = vec![blindspot::sample::ImageRef { path: Some(format!("img{img}.png")), ..Default::default() }];
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[test]
+fn whole_units_go_together_and_a_pair_is_never_split() {
+    let samples = pairs();
+    let dcfg = DiagnoseConfig { group_by: Some(blindspot::diagnose::GroupBy::Image), ..dcfg() };
+    // Default unit: the fold group (the image).
+    let cfg = PruneConfig {
+        budget: Amount::Count(40),
+        batch: Amount::Count(10),
+        stop: StopRule::Budget,
+        ..Default::default()
+    };
+    let p = prune(&samples, &cfg, &dcfg);
+    assert_eq!(p.unit, "image");
+    assert_eq!(p.removed.len(), 40, "{}", p.stop);
+    assert_eq!(p.units_removed, 20);
+    let removed: BTreeSet<&str> = p.removed.iter().map(|r| r.id.as_str()).collect();
+    for img in 0..100 {
+        let a = removed.contains(format!("p{img:03}-0").as_str());
+        let b = removed.contains(format!("p{img:03}-1").as_str());
+        assert_eq!(a, b, "image {img}: one question of its pair removed without the other");
+    }
+    // One question at a time splits pairs.
+    let single = prune(&samples, &PruneConfig { unit: Unit::Question, ..cfg.clone() }, &dcfg);
+    assert_eq!(single.unit, "question");
+    let split = (0..100)
+        .filter(|img| {
+            let ids = single.removed_ids();
+            ids.contains(format!("p{img:03}-0").as_str()) != ids.contains(format!("p{img:03}-1").as_str())
+        })
+        .count();
+    assert!(split > 0, "removing questions one by one should split some pairs");
+}
+
+#[test]
 fn the_floor_and_per_type_allocation_hold() {
     let samples = planted();
     let cfg = PruneConfig {
@@ -149,6 +236,7 @@ fn the_floor_and_per_type_allocation_hold() {
         floor: 90,
         allocation: Allocation::PerType,
         rank: Rank::SMinusChance,
+        stop: StopRule::Budget,
         ..Default::default()
     };
     let p = prune(&samples, &cfg, &dcfg());
@@ -173,7 +261,12 @@ fn the_threshold_stops_ibp() {
 #[test]
 fn random_control_matches_the_budget_and_batches_but_not_the_choice() {
     let samples = planted();
-    let cfg = PruneConfig { budget: Amount::Count(60), batch: Amount::Count(20), ..Default::default() };
+    let cfg = PruneConfig {
+        budget: Amount::Count(60),
+        batch: Amount::Count(20),
+        stop: StopRule::Budget,
+        ..Default::default()
+    };
     let ibp = prune(&samples, &cfg, &dcfg());
     let random = prune(&samples, &PruneConfig { method: Method::Random, ..cfg.clone() }, &dcfg());
     assert_eq!(random.removed.len(), ibp.removed.len());
@@ -212,7 +305,7 @@ fn prune_cli_writes_its_report_and_rejects_bad_flags() {
     blindspot()
         .current_dir(root())
         .args(["prune", "tests/fixtures/good/canonical.toml", "--budget", "1", "--batch", "1", "--floor", "0"])
-        .args(["--stop-at-chance", "false", "--out"])
+        .args(["--stop", "budget", "--out"])
         .arg(&dir)
         .assert()
         .success();

@@ -6,7 +6,9 @@ mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use arrow::array::{Array, Float64Array};
 use common::{blindspot, root};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use sha2::{Digest, Sha256};
 
 /// The demo release, built once for every test of this file that reads it
@@ -71,7 +73,7 @@ fn the_readme_states_the_demo_as_built() {
 
 #[test]
 fn demo_card_front_matter_and_datasheet() {
-    let card = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/README.md")).unwrap();
+    let card = std::fs::read_to_string(demo().join(format!("{}/README.md", common::demo_release()))).unwrap();
     let (front, body) = card.strip_prefix("---\n").and_then(|c| c.split_once("\n---\n")).expect("YAML front matter");
     for key in ["pretty_name:", "license:", "task_categories:", "size_categories:", "configs:", "dataset_info:"] {
         assert!(front.lines().any(|l| l.starts_with(key)), "no {key} in {front}");
@@ -92,7 +94,7 @@ fn demo_card_front_matter_and_datasheet() {
 /// line per block, entities decoded.
 #[test]
 fn demo_report_page_text() {
-    let html = std::fs::read_to_string(demo().join("vqa-rad/1.4.0/report/index.html")).unwrap();
+    let html = std::fs::read_to_string(demo().join(format!("{}/report/index.html", common::demo_release()))).unwrap();
     let body = html.split_once("<body>").map_or(html.as_str(), |(_, b)| b);
     let mut text = String::new();
     let mut in_tag = false;
@@ -126,11 +128,25 @@ fn demo_report_page_text() {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     assert!(!text.contains('`'), "Markdown backticks on the page");
     insta::assert_snapshot!("demo_report_page", lines.join("\n"));
+    // Independently of the page's own source: its headline blind accuracy is the
+    // mean correctness of the held-out predictions in report/scores.parquet.
+    let scores = std::fs::File::open(demo().join(format!("{}/report/scores.parquet", common::demo_release()))).unwrap();
+    let (mut right, mut n) = (0.0, 0);
+    for batch in ParquetRecordBatchReaderBuilder::try_new(scores).unwrap().build().unwrap() {
+        let batch = batch.unwrap();
+        let correct = batch.column_by_name("correct").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
+        right += correct.values().iter().sum::<f64>();
+        n += batch.num_rows();
+    }
+    assert_eq!(n, 451, "one held-out prediction per demo question");
+    let headline = format!("{:.1}%", 100.0 * right / n as f64);
+    let at = lines.iter().position(|l| l.starts_with("blind accuracy (TsT-RF)")).expect("a blind accuracy headline");
+    assert_eq!(lines[at + 1], headline, "the page's headline is not the mean of scores.parquet's `correct`");
 }
 
 #[test]
 fn demo_croissant_names_every_parquet_file_with_its_hash() {
-    let dir = demo().join("vqa-rad/1.4.0");
+    let dir = demo().join(common::demo_release());
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("croissant.json")).unwrap()).unwrap();
     assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");

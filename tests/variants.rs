@@ -138,6 +138,21 @@ fn prompts_of_every_kind_on_three_samples() {
         }
     }
     insta::assert_snapshot!(text);
+    // Independently of the snapshot: an option_shuffle row's gold is where its
+    // `order` (new position -> the parent's option) puts the parent's gold,
+    // and its prompt gives that letter the parent's gold text.
+    let parents: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    let shuffled = &v.kinds.iter().find(|k| k.kind.name() == "option_shuffle").unwrap().rows;
+    assert_eq!(shuffled.len(), samples.iter().filter(|s| s.answer_format == AnswerFormat::MultipleChoice).count());
+    for r in shuffled {
+        let parent = parents[r.parent_id.as_deref().unwrap()];
+        let params: serde_json::Value = serde_json::from_str(r.variant_params.as_deref().unwrap()).unwrap();
+        let order: Vec<i64> = params["order"].as_array().unwrap().iter().map(|o| o.as_i64().unwrap()).collect();
+        let gold = order.iter().position(|&o| Some(o) == parent.answer_index.map(i64::from)).unwrap();
+        assert_eq!(r.answer_index, Some(gold as i32), "{}: order {order:?}", r.id);
+        let line = format!("{}. {}", char::from(b'A' + gold as u8), parent.answer);
+        assert!(r.prompt.as_deref().unwrap().lines().any(|l| l == line), "{}: no line \"{line}\"", r.id);
+    }
 }
 
 #[test]

@@ -336,13 +336,14 @@ fn diff_of_the_demo_against_a_filtered_rebuild() {
     let end = start + 1 + text[start + 1..].find("\n[").unwrap();
     let text = format!("{}{}", &text[..start], &text[end..]);
     std::fs::write(work.path().join("vqa-rad.toml"), &text).unwrap();
-    let a = build(work.path(), "vqa-rad.toml", "1.4.0");
-    let filtered = text.replace("version = \"1.4.0\"", "version = \"1.5.0\"")
+    let version = common::demo_version();
+    let a = build(work.path(), "vqa-rad.toml", &version);
+    let filtered = text.replace(&format!("version = \"{version}\""), "version = \"99.0.0\"")
         + "\n[[ingest.filter]]\nfield = \"image_organ\"\nnot-in = [\"CHEST\"]\n";
     // Appended [[ingest.filter]] would land inside [diagnose]: put it before.
     let filtered = move_filter_before_diagnose(&filtered);
     std::fs::write(work.path().join("vqa-rad.toml"), filtered).unwrap();
-    let b = build(work.path(), "vqa-rad.toml", "1.5.0");
+    let b = build(work.path(), "vqa-rad.toml", "99.0.0");
 
     // Expected, from the source file itself.
     let source: Value =

@@ -54,7 +54,8 @@ pub struct TstArgs {
     /// Keep questions of one group in one fold: `image`, `question` or `meta:FIELD`.
     #[arg(long)]
     pub group_by: Option<String>,
-    /// Scoring of numeric questions: `mra` (default), `exact` or `tolerance:<rel>`.
+    /// Scoring of numeric questions: `exact` (default, or the pipeline's [dataset]
+    /// numeric), `mra` or `tolerance:<rel>`.
     #[arg(long)]
     pub numeric: Option<String>,
     /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
@@ -68,6 +69,12 @@ pub struct TstArgs {
     /// pipeline's [diagnose] meta-features). Every meta field is audited either way.
     #[arg(long, value_delimiter = ',')]
     pub meta_features: Option<Vec<String>>,
+    /// Most label permutations of the null (default 199; 19 to 9999).
+    #[arg(long)]
+    pub permutations: Option<usize>,
+    /// `decided` (default: stop once p is decided at 0.05) or `all`.
+    #[arg(long)]
+    pub permutation_stop: Option<String>,
 }
 
 /// A command-line mistake, located at "command line".
@@ -141,6 +148,16 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
     if let Some(m) = &args.meta_features {
         cfg.features.meta_fields = Some(m.clone());
     }
+    if let Some(n) = args.permutations {
+        cfg.null.max_permutations = n;
+    }
+    if let Some(r) = &args.permutation_stop {
+        cfg.null.stopping = match r.as_str() {
+            "decided" => crate::stats::Stopping::Decided,
+            "all" => crate::stats::Stopping::All,
+            _ => return Err(flag_error(format!("--permutation-stop \"{r}\" is not \"decided\" or \"all\""))),
+        };
+    }
     // The same bounds a pipeline's [diagnose] is checked against (its own values
     // passed when it was loaded: what fails here, a flag set).
     bounds_error(crate::spec::bounds::diagnose(&cfg))?;
@@ -182,6 +199,8 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     let mut d = diagnose(&ingested.samples, &cfg);
+    let refs: Vec<&crate::sample::Sample> = ingested.samples.iter().collect();
+    d.null = Some(crate::diagnose::null::measure(&refs, &cfg, &d, &cfg.null));
     for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
         eprintln!("warning: diagnose: {w}");
     }
@@ -211,8 +230,18 @@ pub fn run(args: &Args) -> Result<()> {
         super::say(&format!("  blind accuracy mixes: {} (numeric scored {})", parts.join(", "), cfg.numeric.name()));
     }
     for g in &d.groups {
+        let null =
+            d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format)).map_or_else(String::new, |n| {
+                format!(
+                    ", null {:.2}%{} ({}{})",
+                    n.test.mean * 100.0,
+                    n.test.q95.map_or(String::new(), |q| format!(", 95th pct {:.2}%", q * 100.0)),
+                    crate::diagnose::verdict::p_text(n.test.p_value),
+                    if n.test.tested < n.n { format!(", on a sample of {}", n.test.tested) } else { String::new() }
+                )
+            });
         super::say(&format!(
-            "  {} / {}: n {}, blind {:.2}%, chance {:.2}%, majority {:.2}%",
+            "  {} / {}: n {}, blind {:.2}%, chance {:.2}%, majority {:.2}%{null}",
             g.question_type.as_deref().unwrap_or("(no type)"),
             g.format.as_str(),
             g.n,
@@ -221,5 +250,6 @@ pub fn run(args: &Args) -> Result<()> {
             g.majority * 100.0
         ));
     }
+    super::say(&format!("verdict: {}", crate::diagnose::verdict::Verdict::of(&d).sentence));
     Ok(())
 }

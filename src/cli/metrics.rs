@@ -270,7 +270,7 @@ pub fn run(args: &Args) -> Result<()> {
             paired("mirage score", d.mirage_score.as_ref());
             if let Some(c) = &d.circular {
                 parts.push(format!(
-                    "circular accuracy {:.1}% (n {}; first rotation {:.1}%)",
+                    "circular accuracy {:.1}% ({} complete; first rotation {:.1}%)",
                     c.accuracy * 100.0,
                     c.n,
                     c.first_rotation * 100.0

@@ -33,11 +33,17 @@ pub struct Args {
     /// `per-format` (default: each answer format ranked on its own), `global` or `per-type`.
     #[arg(long)]
     pub allocation: Option<String>,
-    /// IBP stops once blind accuracy's 95% CI reaches chance (default true); `false`
-    /// prunes to the budget.
+    /// When IBP stops before the budget: `null` (default: nothing goes unless blind
+    /// accuracy is above its label-permutation null, and each group stops at its
+    /// null), `chance` (once the 95% CI reaches chance) or `budget`.
     #[arg(long)]
-    pub stop_at_chance: Option<bool>,
-    /// Fresh seeds on which the kept set is re-diagnosed after pruning (default 3; 0 skips).
+    pub stop: Option<String>,
+    /// What is removed at once: `question`, `image` or `meta:FIELD` (default: the
+    /// fold group when --group-by is set, else the question).
+    #[arg(long)]
+    pub unit: Option<String>,
+    /// Most fresh seeds on which the kept set is re-diagnosed after pruning (default 3;
+    /// one when its CI is within ±0.5 points; 0 skips).
     #[arg(long)]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
@@ -82,8 +88,11 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
     if let Some(f) = args.floor {
         cfg.floor = f;
     }
-    if let Some(b) = args.stop_at_chance {
-        cfg.stop_at_chance = b;
+    if let Some(r) = &args.stop {
+        cfg.stop = crate::prune::StopRule::parse(r).map_err(|e| flag_error(format!("--stop: {e}")))?;
+    }
+    if let Some(u) = &args.unit {
+        cfg.unit = crate::prune::Unit::parse(u).map_err(|e| flag_error(format!("--unit: {e}")))?;
     }
     if let Some(n) = args.independent_seeds {
         cfg.independent_seeds = n;

@@ -29,7 +29,7 @@ impl GroupBy {
         }
     }
 
-    pub(super) fn key(&self, s: &Sample) -> String {
+    pub fn key(&self, s: &Sample) -> String {
         match self {
             GroupBy::Image => s
                 .images
@@ -55,8 +55,9 @@ pub struct DiagnoseConfig {
     pub trees: usize,
     /// Trees of each regression forest.
     pub regression_trees: usize,
-    /// How a numeric question's blind prediction is scored (default MRA, the
-    /// notes'; `exact` snaps the regression to the nearest training answer).
+    /// How a numeric question's blind prediction is scored: the benchmark's own
+    /// scorer, one setting for every stage (default exact; `exact` snaps the
+    /// regression to the nearest training answer; MRA is the TsT protocol's).
     pub numeric: NumericScoring,
     pub mra: MraRule,
     /// Question types with fewer questions (in one format) share one pooled
@@ -68,6 +69,8 @@ pub struct DiagnoseConfig {
     pub method: Method,
     /// How `Method::Both` combines the two s(x).
     pub combine: Combine,
+    /// The label-permutation null the verdict and IBP's gate compare with.
+    pub null: super::null::NullConfig,
     /// Where `folds` was set by the user; `None` when the default applies. It
     /// changes no result (so it is no part of the stage key), only whether
     /// folds outnumbering the questions is the user's mistake.
@@ -240,12 +243,13 @@ impl Default for DiagnoseConfig {
             group_by: None,
             trees: 100,
             regression_trees: 200,
-            numeric: NumericScoring::Mra,
+            numeric: NumericScoring::Exact,
             mra: MraRule::Strict,
             min_group: 20,
             features: FeatureConfig::default(),
             method: Method::TstRf,
             combine: Combine::Max,
+            null: super::null::NullConfig::default(),
             folds_given: None,
         }
     }

@@ -1,4 +1,4 @@
-//! Fold assignment for TsT cross-validation (protocol notes, "Cross-validation").
+//! Fold assignment for TsT cross-validation (`docs/tst-protocol.md`, "Cross-validation").
 //!
 //! Rows arrive in canonical id order; every assignment is a pure function of
 //! (labels or groups, k, seed), so it is reproducible and independent of the

@@ -1,5 +1,5 @@
 //! Diagnose: TsT-RF — k-fold random forests trained *on the test set* with
-//! non-visual features only (`../shared/papers/tst-protocol-notes.md`).
+//! non-visual features only (`docs/tst-protocol.md`).
 //!
 //! ```text
 //! samples (sorted by id) ─▶ groups (question type × answer format)
@@ -22,12 +22,14 @@ pub mod features;
 pub mod folds;
 pub mod forest;
 mod leakage;
+pub mod null;
 pub mod plots;
 pub mod recipes;
 pub mod report;
 mod run;
 mod score;
 pub mod tst_embed;
+pub mod verdict;
 
 pub use config::{Combine, DiagnoseConfig, FoldsGiven, GroupBy, Method};
 pub use leakage::{check_leakage, perturb_answer};
@@ -36,14 +38,8 @@ pub use score::*;
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use rand::SeedableRng;
-
     use super::*;
     use crate::sample::{AnswerFormat, MraRule, Sample, mra};
-    use crate::seed::rng_for;
-    use rand::Rng;
 
     fn row(id: &str, repeat: usize, correct: f64) -> ScoreRow {
         ScoreRow {
@@ -61,47 +57,27 @@ mod tests {
         }
     }
 
-    /// The resampling `bootstrap_ci` must reproduce: values per id in byte order, each
-    /// resample drawn with `random_range` and summed in draw order.
-    fn plain_bootstrap(rows: &[ScoreRow], seed: u64) -> (f64, f64) {
-        let mut per_id: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-        for r in rows {
-            let e = per_id.entry(r.id.as_str()).or_default();
-            e.0 += r.correct;
-            e.1 += 1;
-        }
-        let values: Vec<f64> = per_id.values().map(|(c, n)| c / *n as f64).collect();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.bootstrap", ""));
-        let mut means: Vec<f64> = (0..1000)
-            .map(|_| {
-                (0..values.len()).map(|_| values[rng.random_range(0..values.len())]).sum::<f64>() / values.len() as f64
-            })
-            .collect();
-        means.sort_by(f64::total_cmp);
-        (means[24], means[974])
-    }
-
     #[test]
-    fn bootstrap_ci_is_the_plain_resampling() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        // Right or wrong, one repeat, ids out of order (and "q10" before "q9" by bytes).
-        let binary: Vec<ScoreRow> =
-            (0..3000).rev().map(|i| row(&format!("q{i}"), 0, f64::from(u8::from(rng.random_bool(0.6))))).collect();
-        // Two repeats that disagree on some questions: averages of 0.5.
-        let halves: Vec<ScoreRow> = (0..2)
-            .flat_map(|repeat| {
-                (0..1500).map(move |i| row(&format!("q{i}"), repeat, f64::from(u8::from(i % 3 == 0 || repeat == 1))))
+    fn bootstrap_ci_resamples_questions_and_clusters() {
+        // 600 questions, 40% right: the interval is the binomial one, about ±3.9 pts
+        // (normal approximation 1.96·sqrt(0.24/600) = 0.0392).
+        let rows: Vec<ScoreRow> =
+            (0..600).map(|i| row(&format!("q{i:03}"), 0, f64::from(u8::from(i % 5 < 2)))).collect();
+        let (lo, hi) = bootstrap_ci(&rows, 42);
+        assert!((lo - (0.4 - 0.0392)).abs() < 0.008 && (hi - (0.4 + 0.0392)).abs() < 0.008, "{lo} {hi}");
+        // The same questions in clusters that are all right or all wrong: only
+        // 120 units (60 right of 4 questions, 60 wrong of 6): the delta method gives an
+        // interval 2.2 times wider.
+        let cluster_of: std::collections::HashMap<&str, String> = rows
+            .iter()
+            .map(|r| {
+                let i: usize = r.id[1..].parse().unwrap_or(0);
+                (r.id.as_str(), format!("c{}", (i % 5 < 2) as usize * 1000 + i / 10))
             })
             .collect();
-        // Numeric scores (MRA) in [0, 1].
-        let graded: Vec<ScoreRow> = (0..2000).map(|i| row(&format!("q{i}"), 0, f64::from(i % 11) / 10.0)).collect();
-        for (name, rows) in [("binary", &binary), ("halves", &halves), ("graded", &graded)] {
-            for seed in [0, 42] {
-                let ci = bootstrap_ci(rows, seed);
-                assert_eq!(ci, plain_bootstrap(rows, seed), "{name}, seed {seed}");
-                assert!(ci.0 < ci.1, "{name}: {ci:?}");
-            }
-        }
+        let (clo, chi) = cluster_bootstrap_ci(&rows, 42, &cluster_of);
+        assert!((chi - clo) > 1.8 * (hi - lo), "{clo} {chi} vs {lo} {hi}");
+        assert!(clo < 0.4 && chi > 0.4);
         assert_eq!(bootstrap_ci(&[], 42), (0.0, 0.0));
     }
 

@@ -2,7 +2,7 @@
 //! beside `diagnose.json`: blind accuracy per group against its chance and
 //! majority baselines, the s(x) distribution per question type (kept and
 //! removed questions when a release pruned), and the feature importances of
-//! every group a blind model answers above its baseline.
+//! every group a blind model answers above its null ([`super::verdict::group_above`]).
 //!
 //! Legends and captions sit outside the data area, so they never hide a bar;
 //! every text's width is estimated from its length (the SVG backend cannot
@@ -80,18 +80,12 @@ pub(crate) fn compact(v: u64) -> String {
     }
 }
 
-/// Wilson score interval (95%) of a proportion `p` over `n` trials; (0, 1) when n = 0.
-pub fn wilson(p: f64, n: usize) -> (f64, f64) {
-    if n == 0 || !p.is_finite() {
+/// Wilson score interval (95%, [`crate::stats::wilson`]) of a proportion `p` over `n` trials.
+fn wilson(p: f64, n: usize) -> (f64, f64) {
+    if !p.is_finite() {
         return (0.0, 1.0);
     }
-    let z = 1.959_963_984_540_054_f64;
-    let (p, n) = (p.clamp(0.0, 1.0), n as f64);
-    let z2 = z * z;
-    let denom = 1.0 + z2 / n;
-    let center = (p + z2 / (2.0 * n)) / denom;
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((center - half).max(0.0), (center + half).min(1.0))
+    crate::stats::wilson(p.clamp(0.0, 1.0) * n as f64, n as f64, crate::stats::Z95)
 }
 
 /// Left-aligned (or otherwise anchored) text at a pixel position.
@@ -423,9 +417,9 @@ pub fn s_histogram(d: &Diagnosis, removed: Option<&BTreeSet<&str>>) -> Result<St
 const MAX_IMPORTANCE_PANELS: usize = 12;
 const MAX_FEATURES: usize = 10;
 
-/// The groups whose blind accuracy is above their baseline, the widest margin first.
+/// The groups above their null ([`super::verdict::group_above`]), the widest margin over their baseline first.
 fn above_baseline(d: &Diagnosis) -> Vec<&GroupSummary> {
-    let mut above: Vec<&GroupSummary> = d.groups.iter().filter(|g| g.blind_accuracy > baseline(g).0).collect();
+    let mut above: Vec<&GroupSummary> = d.groups.iter().filter(|g| super::verdict::group_above(d, g)).collect();
     above.sort_by(|a, b| {
         (b.blind_accuracy - baseline(b).0)
             .total_cmp(&(a.blind_accuracy - baseline(a).0))
@@ -434,18 +428,18 @@ fn above_baseline(d: &Diagnosis) -> Vec<&GroupSummary> {
     above
 }
 
-/// One panel per group answered above its baseline blind (at most
+/// One panel per group answered above its null blind (at most
 /// [`MAX_IMPORTANCE_PANELS`], widest margin first): its non-zero feature
 /// importances (mean decrease in impurity), top 10, values printed. With no
 /// such group, the SVG says so in words.
 pub fn importances(d: &Diagnosis) -> Result<String> {
     let above = above_baseline(d);
-    let title = "Feature importances of the groups a blind model answers above their baseline";
+    let title = "Feature importances of the groups a blind model answers above their null";
     let mut svg = String::new();
     if above.is_empty() {
-        let msg = "No group is answered above its baseline blind; no feature importances to show.";
+        let msg = "No group is answered above its null blind; no feature importances to show.";
         let note = format!(
-            "(baseline = the better of chance and the majority answer, per group; {} groups diagnosed)",
+            "(above: above the label-permutation null and the majority answer, per group; {} groups diagnosed)",
             d.groups.len()
         );
         let width = text_width(title, TITLE).max(text_width(&note, LABEL)) + 40;
@@ -595,6 +589,7 @@ mod tests {
             fingerprint: String::new(),
             tst_embed: None,
             audit: Vec::new(),
+            null: None,
         }
     }
 
@@ -670,7 +665,7 @@ mod tests {
 
         let none = diagnosis(vec![group("POS", 30, 0.2, 0.25, 0.1, &[("q.chars", 0.9)])], Vec::new());
         let svg = importances(&none).unwrap();
-        assert!(svg.contains("No group is answered above its baseline blind; no feature importances to show"));
+        assert!(svg.contains("No group is answered above its null blind; no feature importances to show"));
         assert!(!texts(&svg).contains(&"q.chars"));
     }
 

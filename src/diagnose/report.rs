@@ -67,7 +67,7 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
 }
 
 /// `diagnose.json`: the headline, the settings, every departure from the
-/// protocol notes, the groups, and (when run) the meta-field audit.
+/// TsT protocol (`docs/tst-protocol.md`), the groups, and (when run) the meta-field audit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnoseReport {
     pub method: String,
@@ -75,6 +75,15 @@ pub struct DiagnoseReport {
     pub blind_accuracy: Headline,
     pub chance: f64,
     pub majority: f64,
+    /// `above` or `not above`: blind accuracy against its label-permutation null.
+    pub verdict: String,
+    /// The verdict in words.
+    pub verdict_text: String,
+    /// The null's p-value of the observed blind accuracy (none without a null).
+    pub p_value: Option<f64>,
+    /// The label-permutation null, overall and per group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null: Option<super::null::Null>,
     pub ids_fingerprint: String,
     pub settings: Settings,
     pub departures: Vec<String>,
@@ -246,12 +255,17 @@ impl DiagnoseReport {
         };
         let both = cfg.method == super::Method::Both;
         let audited = !d.audit.is_empty();
+        let verdict = super::verdict::Verdict::of(d);
         DiagnoseReport {
             method: cfg.method.as_str().into(),
             n_samples: d.n_samples,
             blind_accuracy: headline(d),
             chance: r6(d.chance),
             majority: r6(d.majority),
+            verdict: verdict.word().into(),
+            verdict_text: verdict.sentence.clone(),
+            p_value: verdict.p_value.map(r6),
+            null: d.null.clone(),
             ids_fingerprint: d.fingerprint.clone(),
             settings: Settings {
                 folds: cfg.folds,
@@ -390,7 +404,7 @@ fn by_format(d: &Diagnosis) -> Vec<FormatRow> {
         .collect()
 }
 
-/// Where this run departs from the protocol notes (`tst-protocol-notes.md`),
+/// Where this run departs from the TsT protocol (`docs/tst-protocol.md`),
 /// in the words the card and `diagnose.json` print.
 pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     let mut out = vec![
@@ -400,10 +414,10 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     match cfg.numeric {
         NumericScoring::Mra => out.push("numeric questions count their MRA (partial credit) as accuracy".to_string()),
         NumericScoring::Exact => out.push(
-            "numeric questions are scored exact (the notes: MRA): the forest's prediction snaps to the nearest answer seen in the training folds".to_string(),
+            "numeric questions are scored exact (the TsT protocol: MRA): the forest's prediction snaps to the nearest answer seen in the training folds".to_string(),
         ),
         NumericScoring::Tolerance(r) => out.push(format!(
-            "numeric questions are scored right within a relative error of {r} (the notes: MRA)"
+            "numeric questions are scored right within a relative error of {r} (the TsT protocol: MRA)"
         )),
     }
     if cfg.features.cross_fit >= 2 {

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::features::{self, Featurizer};
 use super::forest::{Binner, ForestParams, Matrix};
 use super::score::group_fingerprint;
-use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, bootstrap_ci, combine_scores};
+use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, ScoreRow, combine_scores};
 use super::{folds, forest, tst_embed};
 use crate::sample::{AnswerFormat, NumericScoring, Sample, parse_number};
 use crate::seed::rng_for;
@@ -277,15 +277,7 @@ pub(super) fn diagnose_groups(
         e.1 += 1;
     }
     let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
-    // Grouped folds: the interval resamples the groups (a cluster bootstrap).
-    let ci95 = match &cfg.group_by {
-        Some(g) => {
-            let cluster_of: std::collections::HashMap<&str, String> =
-                samples.iter().map(|s| (s.id.as_str(), g.key(s))).collect();
-            super::score::cluster_bootstrap_ci(&rows, cfg.seed, &cluster_of)
-        }
-        None => bootstrap_ci(&rows, cfg.seed),
-    };
+    let ci95 = super::score::interval(&rows, samples, cfg);
     Diagnosis {
         weighted,
         macro_by_type,
@@ -298,6 +290,7 @@ pub(super) fn diagnose_groups(
         groups,
         tst_embed: None,
         audit: Vec::new(),
+        null: None,
     }
 }
 
@@ -341,7 +334,7 @@ pub fn diagnose_with_cache(
 }
 
 pub(super) struct GroupOut {
-    rows: Vec<ScoreRow>,
+    pub(super) rows: Vec<ScoreRow>,
     majority_hits: f64,
     importance: Vec<f64>,
     names: Vec<String>,
@@ -397,13 +390,26 @@ pub(super) fn run_group(
     cfg: &DiagnoseConfig,
 ) -> GroupOut {
     let fold_of = assign_folds(group, format, repeat, cfg);
+    run_group_with_folds(group, parsed, format, qtype, repeat, cfg, &fold_of)
+}
+
+/// [`run_group`] on a given fold assignment (`fold_of[i]`: the fold of `group[i]`).
+fn run_group_with_folds(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold_of: &[usize],
+) -> GroupOut {
     let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
     // Folds are independent: they run side by side (each forest is parallel too), so
     // one fold's serial featurizing overlaps another's trees. Results are combined in
     // fold order, so the bytes do not depend on the thread count.
     let folds: Vec<FoldOut> = (0..k)
         .into_par_iter()
-        .filter_map(|fold| fit_fold(group, parsed, format, qtype, repeat, cfg, &fold_of, fold, false).map(|f| f.out))
+        .filter_map(|fold| fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out))
         .collect();
     let mut rows = Vec::with_capacity(group.len());
     let mut majority_hits = 0.0;
@@ -506,6 +512,11 @@ pub(super) fn fit_fold(
             // The majority baseline answers the most common answer seen in training;
             // the pooled "other" class (rare open answers) is no answer at all.
             let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
+            // Open answers have no options to guess among: their chance is what
+            // answering the training folds' most common answer gets there.
+            let open_chance = (format == AnswerFormat::Open).then(|| {
+                labels.iter().filter(|&&l| l as usize == majority_class).count() as f64 / labels.len().max(1) as f64
+            });
             for (j, s) in test.iter().enumerate() {
                 let gold = class_of(format, s);
                 let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
@@ -516,7 +527,12 @@ pub(super) fn fit_fold(
                 let s_x = gold_class.map_or(0.0, |c| p[c]);
                 majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
                 let prediction = prediction_text(format, s, class_names[pred].as_deref());
-                rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
+                let mut row = ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x);
+                if let Some(c) = open_chance {
+                    row.chance = c;
+                    row.s_minus_chance = s_x - c;
+                }
+                rows.push(row);
             }
             raw = proba;
             scored.importances
@@ -526,16 +542,18 @@ pub(super) fn fit_fold(
                 ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
             let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test);
             let mut predicted = scored.predictions;
-            let mut baseline = y_keep.iter().sum::<f64>() / y_keep.len().max(1) as f64;
+            let seen = numeric_answers(&y_keep);
             if cfg.numeric == NumericScoring::Exact {
                 // Exact scoring: a blind guess is one of the answers seen in training
-                // (the nearest to the forest's mean; the baseline the most common).
-                let seen = numeric_answers(&y_keep);
+                // (the nearest to the forest's mean).
                 for p in &mut predicted {
                     *p = nearest(&seen, *p);
                 }
-                baseline = seen.iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0))).map_or(f64::NAN, |v| v.0);
             }
+            // The majority baseline answers the constant that scores best on the
+            // training folds under the benchmark's own scorer (exact: the most common
+            // answer); chance is what that constant scores there.
+            let (baseline, chance) = best_constant(&seen, cfg.numeric, cfg.mra);
             for (j, s) in test.iter().enumerate() {
                 let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
                 let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
@@ -545,13 +563,13 @@ pub(super) fn fit_fold(
                     question_type: s.question_type.clone(),
                     format,
                     n_options: 0,
-                    chance: 0.0,
+                    chance,
                     fold,
                     repeat,
                     prediction: format_number(predicted[j]),
                     correct: score,
                     s: score,
-                    s_minus_chance: score,
+                    s_minus_chance: score - chance,
                 });
             }
             raw = predicted;
@@ -574,6 +592,51 @@ fn numeric_answers(y: &[f64]) -> Vec<(f64, usize)> {
         }
     }
     out
+}
+
+/// Candidate constants [`best_constant`] tries: the most common answers.
+const CONSTANT_CANDIDATES: usize = 256;
+
+/// The constant answer that scores best on the training answers `seen`
+/// (ascending, with counts) under `scoring`, and its mean score there. The
+/// candidates are the most common answers (and, for partial credit, the
+/// median); ties go to the more common, then the smaller value. NaN and 0
+/// without answers.
+pub(crate) fn best_constant(
+    seen: &[(f64, usize)],
+    scoring: NumericScoring,
+    rule: crate::sample::MraRule,
+) -> (f64, f64) {
+    let total: usize = seen.iter().map(|v| v.1).sum();
+    if total == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mut by_count: Vec<(f64, usize)> = seen.to_vec();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.total_cmp(&b.0)));
+    by_count.truncate(CONSTANT_CANDIDATES);
+    if scoring != NumericScoring::Exact {
+        // The median: the best constant under a symmetric error, often not itself an answer.
+        let mut below = 0;
+        let half = total.div_ceil(2);
+        if let Some(m) = seen.iter().find(|v| {
+            below += v.1;
+            below >= half
+        }) && !by_count.iter().any(|c| c.0 == m.0)
+        {
+            by_count.push((m.0, 0));
+        }
+    }
+    let mean_score =
+        |c: f64| -> f64 { seen.iter().map(|&(y, n)| scoring.score(c, y, rule) * n as f64).sum::<f64>() / total as f64 };
+    let mut best = (f64::NAN, -1.0, 0usize);
+    for &(c, n) in &by_count {
+        let v = mean_score(c);
+        let better = v > best.1 + 1e-12 || ((v - best.1).abs() <= 1e-12 && (n > best.2 || (n == best.2 && c < best.0)));
+        if better {
+            best = (c, v, n);
+        }
+    }
+    (best.0, best.1.max(0.0))
 }
 
 /// The value of `seen` (ascending) nearest to `x`, ties to the smaller.

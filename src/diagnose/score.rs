@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rand::SeedableRng;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -132,6 +131,9 @@ pub struct Diagnosis {
     /// The audit of answer-bearing meta fields ([`super::audit`]), when run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audit: Vec<super::audit::FieldAudit>,
+    /// The label-permutation null ([`super::null`]), when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null: Option<super::null::Null>,
 }
 
 impl Diagnosis {
@@ -187,87 +189,49 @@ pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
     }
 }
 
+/// The 95% interval of blind accuracy of `rows` (the held-out predictions of
+/// `samples`): a cluster bootstrap over fold groups when `cfg` groups folds,
+/// else a bootstrap over questions. TsT-RF and TsT-Embed both report this one.
+pub fn interval(rows: &[ScoreRow], samples: &[&Sample], cfg: &super::DiagnoseConfig) -> (f64, f64) {
+    match &cfg.group_by {
+        Some(g) => {
+            let cluster_of: HashMap<&str, String> = samples.iter().map(|s| (s.id.as_str(), g.key(s))).collect();
+            cluster_bootstrap_ci(rows, cfg.seed, &cluster_of)
+        }
+        None => bootstrap_ci(rows, cfg.seed),
+    }
+}
+
 /// The 95% interval of blind accuracy when folds keep groups together
 /// (`group-by`): the groups are resampled, not the questions, since questions of
-/// one group are not independent (a cluster bootstrap). Each resample's
-/// accuracy is its drawn questions' mean. Without groups, [`bootstrap_ci`].
+/// one group are not independent (a cluster bootstrap, [`crate::stats::bootstrap_ratio_ci`]).
+/// Each question counts with its mean over repeats. Without groups, [`bootstrap_ci`].
 pub fn cluster_bootstrap_ci(rows: &[ScoreRow], seed: u64, cluster_of: &HashMap<&str, String>) -> (f64, f64) {
-    // Per question: its mean over repeats; per cluster (sorted by key): sum and count.
-    let mut per_question: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    for r in rows {
-        let e = per_question.entry(r.id.as_str()).or_default();
-        e.0 += r.correct;
-        e.1 += 1;
-    }
-    let mut clusters: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    for (id, (sum, k)) in &per_question {
-        let key = cluster_of.get(id).map_or(*id, String::as_str);
+    let mut clusters: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (id, v) in per_question(rows) {
+        let key = cluster_of.get(id).map_or(id, String::as_str);
         let e = clusters.entry(key).or_default();
-        e.0 += sum / *k as f64;
-        e.1 += 1;
+        e.0 += v;
+        e.1 += 1.0;
     }
-    let sums: Vec<(f64, usize)> = clusters.into_values().collect();
-    let n = sums.len();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.bootstrap.cluster", ""));
-    let mut means: Vec<f64> = (0..1000)
-        .map(|_| {
-            let (mut total, mut count) = (0.0, 0usize);
-            for _ in 0..n {
-                let (s, c) = sums[crate::seed::random_below(&mut rng, 0, n)];
-                total += s;
-                count += c;
-            }
-            total / count.max(1) as f64
-        })
-        .collect();
-    means.sort_by(f64::total_cmp);
-    (means[24], means[974])
+    let units: Vec<(f64, f64)> = clusters.into_values().collect();
+    crate::stats::bootstrap_ratio_ci(&units, crate::stats::RESAMPLES, rng_for(seed, "diagnose.bootstrap.cluster", ""))
 }
 
 /// 95% percentile interval of the weighted blind accuracy over 1,000 seeded
-/// resamples of questions (each question's correctness averaged over repeats).
-///
-/// The draws are those of `rng.random_range(0..n)` on one ChaCha8 stream (see
-/// [`crate::seed::random_below`]). When every question is simply right or wrong (one repeat), a
-/// resample's sum is a count, kept exactly whatever the order, and the questions are
-/// read from a bit set that stays in cache: at 700,000 questions the 700 million
-/// draws take about a third of the time of summing `f64` values fetched from memory.
+/// resamples of questions, each question's correctness averaged over repeats
+/// ([`crate::stats::bootstrap_mean_ci`]).
 pub fn bootstrap_ci(rows: &[ScoreRow], seed: u64) -> (f64, f64) {
-    // Questions in id (byte) order, each with its rows in row order.
+    let values: Vec<f64> = per_question(rows).into_iter().map(|(_, v)| v).collect();
+    crate::stats::bootstrap_mean_ci(&values, crate::stats::RESAMPLES, rng_for(seed, "diagnose.bootstrap", ""))
+}
+
+/// Each question's correctness averaged over its rows (repeats), in id (byte) order.
+fn per_question(rows: &[ScoreRow]) -> Vec<(&str, f64)> {
     let mut pairs: Vec<(&str, f64)> = rows.iter().map(|r| (r.id.as_str(), r.correct)).collect();
     pairs.par_sort_by(|a, b| a.0.cmp(b.0));
-    let values: Vec<f64> = pairs
+    pairs
         .chunk_by(|a, b| a.0 == b.0)
-        .map(|question| question.iter().fold(0.0, |sum, (_, c)| sum + c) / question.len() as f64)
-        .collect();
-    let n = values.len();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.bootstrap", ""));
-    let index = |rng: &mut rand_chacha::ChaCha8Rng| crate::seed::random_below(rng, 0, n);
-    let mut means: Vec<f64> = if values.iter().all(|&v| v == 0.0 || v == 1.0) {
-        let mut right = vec![0u64; n.div_ceil(64)];
-        for (i, _) in values.iter().enumerate().filter(|(_, v)| **v == 1.0) {
-            right[i / 64] |= 1 << (i % 64);
-        }
-        (0..1000)
-            .map(|_| {
-                let hits: u64 = (0..n)
-                    .map(|_| {
-                        let i = index(&mut rng);
-                        (right[i / 64] >> (i % 64)) & 1
-                    })
-                    .sum();
-                hits as f64 / n as f64
-            })
-            .collect()
-    } else {
-        (0..1000).map(|_| (0..n).map(|_| values[index(&mut rng)]).sum::<f64>() / n as f64).collect()
-    };
-    means.sort_by(f64::total_cmp);
-    (means[24], means[974])
+        .map(|q| (q[0].0, q.iter().fold(0.0, |sum, (_, c)| sum + c) / q.len() as f64))
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! TsT-Embed: the TsT protocol with sentence-embedding features and a linear
-//! probe — the meaning-level shortcuts hand-made features cannot see (issue 8).
+//! probe — the meaning-level shortcuts hand-made features cannot see.
 //!
 //! ```text
 //! samples + SampleEmbeddings ─▶ groups and folds exactly as TsT-RF (group_samples, assign_folds)
@@ -422,7 +422,7 @@ pub fn tst_embed(
     let diagnosis = Diagnosis {
         weighted,
         macro_by_type,
-        ci95: super::bootstrap_ci(&rows, cfg.seed),
+        ci95: super::score::interval(&rows, samples, cfg),
         chance: rows.iter().map(|r| r.chance).sum::<f64>() / n,
         majority: majority_hits / n,
         fingerprint: super::score::group_fingerprint(&covered),
@@ -431,6 +431,7 @@ pub fn tst_embed(
         groups,
         tst_embed: None,
         audit: Vec::new(),
+        null: None,
     };
     Ok(TstEmbed { diagnosis, skipped })
 }

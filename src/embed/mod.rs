@@ -1,4 +1,4 @@
-//! Sentence embeddings, computed offline in Rust (issue 8).
+//! Sentence embeddings, computed offline in Rust.
 //!
 //! ```text
 //! samples ─▶ texts (question · each option · question+options) ─▶ unique, sorted

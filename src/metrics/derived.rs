@@ -393,7 +393,8 @@ fn circular_eval(model: &str, rows: &[Sample], scored: &Scored) -> Option<Circul
     let complete: Vec<&Seen> = by_parent.values().filter(|v| v.1 == v.0).collect();
     let n = complete.len();
     let share = |f: &dyn Fn(&Seen) -> bool| {
-        if n == 0 { f64::NAN } else { complete.iter().filter(|v| f(v)).count() as f64 / n as f64 }
+        // No complete question: no question is right in every rotation (0 of 0, shown with its n).
+        if n == 0 { 0.0 } else { complete.iter().filter(|v| f(v)).count() as f64 / n as f64 }
     };
     Some(Circular { accuracy: share(&|v| v.2), n, first_rotation: share(&|v| v.3), incomplete: by_parent.len() - n })
 }

@@ -29,7 +29,6 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{Value as J, json};
 
@@ -311,57 +310,69 @@ impl PartialEq for Scored {
     }
 }
 
-/// Percentile bootstrap of the mean of `values`: `resamples` means of
-/// `values.len()` draws with replacement, from a generator seeded by
-/// `(seed, stage, key)`; returns the 2.5th and 97.5th percentiles.
-///
-/// A resample's sum depends only on how many draws land on each distinct
-/// value, and those counts are multinomial(n, share of each value). They are
-/// drawn as successive binomials over the distinct values in ascending order
-/// — the same distribution as drawing n indices, at a cost per resample of
-/// the number of distinct values (2 for right/wrong, 11 for MRA) instead of n.
-pub fn bootstrap_mean_ci(values: &[f64], resamples: usize, seed: u64, stage: &str, key: &str) -> (f64, f64) {
-    if values.is_empty() || resamples == 0 {
-        return (0.0, 0.0);
-    }
-    let mut counts: BTreeMap<u64, (f64, u64)> = BTreeMap::new();
-    for v in values {
-        // Order by value (total order on the bits of non-negative and negative floats alike).
-        let e = counts.entry(ordered_bits(*v)).or_insert((*v, 0));
-        e.1 += 1;
-    }
-    let distinct: Vec<(f64, u64)> = counts.into_values().collect();
-    let n = values.len() as u64;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, stage, key));
-    let mut means: Vec<f64> = (0..resamples)
-        .map(|_| {
-            let (mut left, mut left_weight, mut sum) = (n, n, 0.0);
-            for (j, &(v, c)) in distinct.iter().enumerate() {
-                if left == 0 {
-                    break;
-                }
-                let k = if j + 1 == distinct.len() || c == left_weight {
-                    left
-                } else {
-                    let p = c as f64 / left_weight as f64;
-                    rand_distr::Binomial::new(left, p).map_or(0, |b| rng.sample(b))
-                };
-                sum += v * k as f64;
-                left -= k;
-                left_weight -= c;
-            }
-            sum / n as f64
-        })
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let at = |q: f64| means[((resamples as f64 * q).ceil() as usize).saturating_sub(1).min(resamples - 1)];
-    (at(0.025), at(0.975))
+/// One model's accuracy on the original questions of one set: the full
+/// benchmark, the questions pruning kept, or those it removed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct SetAccuracy {
+    pub model: String,
+    /// `full`, `kept` or `removed`.
+    pub set: String,
+    /// Questions of the set.
+    pub questions: usize,
+    /// Of them, predicted by the model (the accuracy's n).
+    pub n: usize,
+    pub accuracy: f64,
+    pub ci95: (f64, f64),
 }
 
-/// Bits of `x` whose unsigned order is the numeric order.
-fn ordered_bits(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+/// Each model's accuracy on the original questions of `full`, of those `kept`
+/// holds and of the rest, with bootstrap CIs: predictions for removed
+/// questions are scored, never dropped. Variant-condition predictions are
+/// left to [`metrics`].
+pub fn by_set(
+    full: &[Sample],
+    predictions: &[Prediction],
+    cfg: &MetricsConfig,
+    kept: &HashSet<&str>,
+) -> Result<Vec<SetAccuracy>> {
+    let lenient = MetricsConfig { strict: false, ..cfg.clone() };
+    let scored = score_all(full, predictions, &lenient)?;
+    let n_kept = full.iter().filter(|s| kept.contains(s.id.as_str())).count();
+    let mut out = Vec::new();
+    for (model, conds) in &scored.cells {
+        let Some(items) = conds.get(ORIGINAL) else { continue };
+        for (set, questions, keep) in
+            [("full", full.len(), None), ("kept", n_kept, Some(true)), ("removed", full.len() - n_kept, Some(false))]
+        {
+            let values: Vec<f64> = items
+                .iter()
+                .filter(|i| keep.is_none_or(|k| kept.contains(i.id.as_str()) == k))
+                .map(|i| i.outcome.score)
+                .collect();
+            let n = values.len();
+            out.push(SetAccuracy {
+                model: model.clone(),
+                set: set.into(),
+                questions,
+                n,
+                accuracy: if n == 0 { 0.0 } else { values.iter().sum::<f64>() / n as f64 },
+                ci95: bootstrap_mean_ci(
+                    &values,
+                    cfg.resamples,
+                    cfg.seed,
+                    "metrics.bootstrap.set",
+                    &format!("{model}/{set}"),
+                ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Percentile bootstrap of the mean of `values` ([`crate::stats::bootstrap_mean_ci`])
+/// from a generator seeded by `(seed, stage, key)`; returns the 2.5th and 97.5th percentiles.
+pub fn bootstrap_mean_ci(values: &[f64], resamples: usize, seed: u64, stage: &str, key: &str) -> (f64, f64) {
+    crate::stats::bootstrap_mean_ci(values, resamples, rng_for(seed, stage, key))
 }
 
 fn cell_stats(

@@ -153,11 +153,23 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         _ if p.run_diagnose => {
             let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
             Some(timed("diagnose", || {
-                cache.try_get_or("diagnose", &key, || crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref()))
+                cache.try_get_or("diagnose", &key, || {
+                    let mut d = crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())?;
+                    measure_null(&work, &p.diagnose, &mut d);
+                    Ok(d)
+                })
             })?)
         }
         _ => None,
     };
+    // The verdict reads the label-permutation null: a pruner that did not measure it
+    // (another stop rule, B-Clean) leaves it to be measured here.
+    let diagnosis = diagnosis.map(|mut d| {
+        if d.null.is_none() {
+            timed("null (label permutations)", || measure_null(&work, &p.diagnose, &mut d));
+        }
+        d
+    });
     // Meta fields that carry the answer are named, used as features or not.
     let diagnosis = match diagnosis {
         Some(mut d) => {
@@ -193,13 +205,24 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let variants = timed("variants (generate)", || variants(p, &kept, ctx.seed))?;
     let metrics = match (&p.metrics, &imported) {
         (Some(plan), Some(imported)) => {
-            Some(timed("metrics", || metrics(plan, imported, kept.into_iter().cloned().collect(), &variants))?)
+            let kept_ids: std::collections::HashSet<&str> = kept.iter().map(|s| s.id.as_str()).collect();
+            let by_set = crate::metrics::by_set(&ingested.samples, &imported.predictions, &plan.config, &kept_ids)?;
+            let mut m =
+                timed("metrics", || metrics(plan, imported, kept.iter().map(|s| (*s).clone()).collect(), &variants))?;
+            m.by_set = by_set;
+            Some(m)
         }
         _ => None,
     };
     let stages = Stages { metrics: metrics.as_ref(), variants: &variants, ..stages };
     let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
+}
+
+/// Measures the label-permutation null of `d`, the diagnosis of `samples`, into it.
+fn measure_null(samples: &[Sample], cfg: &crate::diagnose::DiagnoseConfig, d: &mut crate::diagnose::Diagnosis) {
+    let refs: Vec<&Sample> = samples.iter().collect();
+    d.null = Some(crate::diagnose::null::measure(&refs, cfg, d, &cfg.null));
 }
 
 /// A copy of `d` that takes its per-question rows, leaving `d` a summary.
@@ -272,7 +295,11 @@ fn metrics(
     }
     rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
     let report = crate::metrics::metrics(&rows, imported, &plan.config)?;
-    Ok(crate::release::MetricsOut { json: report.to_json(imported), per_question: report.per_question_batch(&rows)? })
+    Ok(crate::release::MetricsOut {
+        json: report.to_json(imported),
+        by_set: Vec::new(),
+        per_question: report.per_question_batch(&rows)?,
+    })
 }
 
 /// Writes the pipeline's lock file (only when its content changes).

@@ -71,7 +71,7 @@ fn head(
         out.push_str(&format!(
             ", majority {:.1}%\n  verdict: {}",
             d.majority * 100.0,
-            crate::release::card::verdict(d.weighted, d.ci95, d.chance, d.majority)
+            crate::diagnose::verdict::Verdict::of(d).sentence
         ));
     }
     if s.rejected > 0 {

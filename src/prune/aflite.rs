@@ -136,7 +136,9 @@ pub fn run(
     sizes.insert("all".to_string(), n0);
     let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
     let budget = budgets["all"];
-    let before = diagnose_with(samples, dcfg, emb)?;
+    let mut before = diagnose_with(samples, dcfg, emb)?;
+    // The verdict decides: a set whose blind accuracy is not above its null loses nothing.
+    let gate = super::null_gate(samples, cfg, dcfg, &mut before);
     let mut types = type_counts(samples);
     let mut alive: BTreeMap<&str, bool> = samples.iter().map(|s| (s.id.as_str(), true)).collect();
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
@@ -164,13 +166,23 @@ pub fn run(
             max_bias: scored.iter().map(|x| x.1).fold(0.0, f64::max),
             mean_bias: scored.iter().map(|x| x.1).sum::<f64>() / scored.len().max(1) as f64,
             blind_accuracy: hits as f64 / seen.max(1) as f64,
-            ci95: None,
+            // Held-out outcomes of one question are not independent (it is held out in
+            // about a fifth of the partitions): the interval resamples questions.
+            ci95: Some(crate::stats::bootstrap_ratio_ci(
+                &tally.values().map(|&(c, n)| (c as f64, n as f64)).collect::<Vec<_>>(),
+                crate::stats::RESAMPLES,
+                rng_for(cfg.seed, "prune.aflite.bootstrap", &round.to_string()),
+            )),
             chance: current.iter().map(crate::sample::chance).sum::<f64>() / current.len().max(1) as f64,
             removed: 0,
         };
         if removed.len() >= budget {
             iterations.push(record);
             break format!("budget reached: {} removed", removed.len());
+        }
+        if let Some(why) = &gate {
+            iterations.push(record);
+            break why.clone();
         }
         let mut cands: Vec<(&str, f64)> = scored.into_iter().filter(|(_, p)| *p >= cfg.aflite.tau).collect();
         cands.sort_by(|a, b| rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(a.0, b.0)));
@@ -222,6 +234,7 @@ pub fn run(
         config: cfg.clone(),
         budgets,
         kept: kept_samples.into_iter().map(|s| s.id).collect(),
+        units_removed: removed.len(),
         removed,
         iterations,
         stop,
@@ -229,5 +242,6 @@ pub fn run(
         after: Some(after),
         after_independent: None,
         n_input: n0,
+        unit: "question".into(),
     })
 }

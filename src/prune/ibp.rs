@@ -1,34 +1,64 @@
-//! Iterative Bias Pruning (protocol notes, "Iterative Bias Pruning"), and the
+//! Iterative Bias Pruning (`docs/tst-protocol.md`, "Iterative Bias Pruning"), and the
 //! matched random control.
 //!
 //! ```text
 //! R = 0
 //! while R < B:
 //!     s = TsT(D)                      full diagnose on what remains
-//!     if stop-at-chance and the blind accuracy's 95% CI reaches chance: stop
+//!     stop = "null" (default): on the first pass, measure the label-permutation
+//!         null; nothing goes unless blind accuracy is above it, only groups
+//!         above their own null are pruned, and a group closes once its blind
+//!         accuracy reaches its null's 95th percentile; stop when none is open
+//!     stop = "chance": stop once the blind accuracy's 95% CI reaches chance
 //!     if threshold set and max(s) <= threshold: stop
-//!     per allocation key: take up to min(b, B_k - R_k) in descending score
-//!         (ties: score rounded to 1e-6, then id), skipping any question whose
-//!         type would fall below the floor
+//!     per allocation key: take up to min(b, B_k - R_k) questions in whole units
+//!         (a question, or every question of an image or meta value), units in
+//!         descending score (a unit's score: its highest member's; ties: score
+//!         rounded to 1e-6, then the first id), skipping any unit whose removal
+//!         would take a question type below the floor or overrun a budget
 //!     if none taken: stop
 //!     D = D minus taken
 //! ```
-//! The random control walks the same loop with a seeded order in place of
-//! the ranking, removing exactly what IBP removed per allocation key
-//! ([`Pruned::matched_control`]), with the same batches and floors.
+//! The random control walks the same loop with a seeded order of units in
+//! place of the ranking, removing as many questions per allocation key as IBP
+//! removed ([`Pruned::matched_control`]), with the same batches and floors.
 //!
 //! "Full diagnose" is exact but not wasteful: TsT-RF fits one model per question
 //! type, from that type's questions alone, so a type no batch took a question from
 //! keeps its scores from the iteration before ([`crate::diagnose::GroupCache`]), to
 //! the bit. Batches usually take the few types that carry a shortcut.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, rank_key, split_budget, type_counts};
-use crate::diagnose::{DiagnoseConfig, GroupCache, diagnose_with_cache};
+use super::{
+    Allocation, Iteration, Method, PruneConfig, Pruned, Rank, Removed, StopRule, rank_key, split_budget, type_counts,
+};
+use crate::diagnose::{DiagnoseConfig, GroupCache, diagnose_with_cache, group_samples};
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
 use rayon::prelude::*;
+
+/// A diagnosed group: (question type or the pooled group, answer format).
+type GroupKey = (Option<String>, AnswerFormat);
+
+/// The units of `samples`, as the positions of their members; units numbered in
+/// order of their first member.
+fn units_of(samples: &[Sample], grouping: Option<&crate::diagnose::GroupBy>) -> Vec<Vec<usize>> {
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        let key = match grouping {
+            Some(g) => g.key(s),
+            None => format!("id:{}", s.id),
+        };
+        let u = *index.entry(key).or_insert_with(|| {
+            members.push(Vec::new());
+            members.len() - 1
+        });
+        members[u].push(i);
+    }
+    members
+}
 
 /// Runs IBP (or, with `Method::Random`, the matched random control).
 /// `emb`: the samples' embeddings, for TsT-Embed (or both) as the diagnostic.
@@ -51,12 +81,28 @@ pub fn run(
         Some(m) => sizes.keys().map(|k| (k.clone(), m.get(k).copied().unwrap_or(0).min(sizes[k]))).collect(),
         None => split_budget(&sizes, cfg.budget.resolve(n0)),
     };
+    let grouping = cfg.unit.grouping(dcfg);
+    let members = units_of(samples, grouping.as_ref());
+    // Each sample's diagnosed group, fixed from the whole set (small types pooled as diagnose pools them).
+    let group_of: Vec<GroupKey> = {
+        let mut at: std::collections::HashMap<&str, GroupKey> = std::collections::HashMap::new();
+        for (key, group) in group_samples(samples, dcfg.min_group) {
+            for s in group {
+                at.insert(s.id.as_str(), key.clone());
+            }
+        }
+        samples.iter().map(|s| at[s.id.as_str()].clone()).collect()
+    };
     let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
     let mut types = type_counts(samples);
     let mut alive = vec![true; n0];
+    let mut unit_alive = vec![true; members.len()];
     let mut removed: Vec<Removed> = Vec::new();
+    let mut units_removed = 0;
     let mut iterations: Vec<Iteration> = Vec::new();
-    let mut before = None;
+    let mut before: Option<crate::diagnose::Diagnosis> = None;
+    // Under the null rule: each prunable group's threshold (its null's 95th percentile).
+    let mut open_groups: Option<BTreeMap<GroupKey, f64>> = None;
     let stop;
     let after;
     let mut iteration = 1;
@@ -66,6 +112,7 @@ pub fn run(
     // At most one iteration per batch, and the last diagnose.
     let most = budgets.values().sum::<usize>().div_ceil(batch) + 1;
     let name = if cfg.method == Method::Random { "random control" } else { "ibp" };
+    let null_rule = cfg.method == Method::Ibp && cfg.stop == StopRule::Null;
     loop {
         let _stage = crate::progress::stage(format!("{name} {iteration}/≤{most}"));
         let current: Vec<&Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s).collect();
@@ -82,7 +129,24 @@ pub fn run(
                 )
             },
         );
-        let d = d?;
+        let mut d = d?;
+        if null_rule && before.is_none() {
+            // The one null: the verdict's, measured on the whole set before anything goes.
+            d.null = Some(crate::diagnose::null::measure(&current, dcfg, &d, &dcfg.null));
+            let v = crate::diagnose::verdict::Verdict::of(&d);
+            let null = d.null.as_ref().expect("measured");
+            open_groups = Some(if v.above {
+                d.groups
+                    .iter()
+                    .filter(|g| crate::diagnose::verdict::group_above(&d, g))
+                    .filter_map(|g| null.group(g.question_type.as_deref(), g.format))
+                    // A group above its null was drawn at least 20 times: its 95th percentile exists.
+                    .map(|g| ((g.question_type.clone(), g.format), g.test.q95.unwrap_or(g.test.mean)))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            });
+        }
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
             let (sx, chance) = per_id.get(s.id.as_str()).copied().unwrap_or((0.0, 0.0));
@@ -111,6 +175,28 @@ pub fn run(
         if before.is_none() {
             before = Some(d.clone());
         }
+        // Under the null rule: the groups still above their null's 95th percentile.
+        let prunable: Option<BTreeSet<GroupKey>> = open_groups.as_ref().map(|open| {
+            let mut acc: BTreeMap<&GroupKey, (f64, usize)> = BTreeMap::new();
+            let pos: std::collections::HashMap<&str, usize> =
+                samples.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+            for r in &d.rows {
+                if let Some(&i) = pos.get(r.id.as_str()) {
+                    let e = acc.entry(&group_of[i]).or_default();
+                    e.0 += r.correct;
+                    e.1 += 1;
+                }
+            }
+            // A group stays open while its blind accuracy is above its null's 95th
+            // percentile and above its current majority baseline.
+            let majority = |g: &GroupKey| {
+                d.groups.iter().find(|s| s.question_type == g.0 && s.format == g.1).map_or(0.0, |s| s.majority)
+            };
+            open.iter()
+                .filter(|(g, q95)| acc.get(g).is_some_and(|(c, n)| *n > 0 && c / *n as f64 > q95.max(majority(g))))
+                .map(|(g, _)| g.clone())
+                .collect()
+        });
         let open_keys: Vec<&String> = budgets.keys().filter(|k| taken_per_key[*k] < budgets[*k]).collect();
         if open_keys.is_empty() {
             stop = format!("budget reached: {} removed", removed.len());
@@ -118,11 +204,39 @@ pub fn run(
             after = d;
             break;
         }
-        if cfg.method == Method::Ibp && cfg.stop_at_chance && d.ci95.0 <= d.chance {
+        if let Some(open) = &prunable
+            && open.is_empty()
+        {
+            stop = if removed.is_empty() {
+                let v = crate::diagnose::verdict::Verdict::of(before.as_ref().expect("set above"));
+                if v.above {
+                    format!(
+                        "at the null: no group's blind accuracy is above its own null's 95th percentile, so nothing \
+                         is removed (`stop = \"budget\"` prunes anyway). {}",
+                        v.sentence
+                    )
+                } else {
+                    format!(
+                        "not above the null: {} Nothing is removed from a set its own verdict calls clean \
+                         (`stop = \"budget\"` prunes anyway)",
+                        v.sentence
+                    )
+                }
+            } else {
+                format!(
+                    "at the null: every group IBP pruned has reached its label-permutation null's 95th percentile \
+                     or its majority baseline ({} removed; `stop = \"budget\"` prunes to the budget)",
+                    removed.len()
+                )
+            };
+            iterations.push(record);
+            after = d;
+            break;
+        }
+        if cfg.method == Method::Ibp && cfg.stop == StopRule::Chance && d.ci95.0 <= d.chance {
             stop = format!(
-                "at chance: the 95% CI of blind accuracy {:.1}% ({:.1}-{:.1}) reaches chance {:.1}%, so \
-                 further removals would take questions a blind model does not answer ({} removed; \
-                 `stop-at-chance = false` prunes to the budget)",
+                "at chance: the 95% CI of blind accuracy {:.1}% ({:.1}-{:.1}) reaches chance {:.1}% ({} removed; \
+                 `stop = \"budget\"` prunes to the budget)",
                 d.weighted * 100.0,
                 d.ci95.0 * 100.0,
                 d.ci95.1 * 100.0,
@@ -141,48 +255,82 @@ pub fn run(
             after = d;
             break;
         }
+        // Each alive unit's score (its highest member in a prunable group) and primary key.
+        let eligible = |i: usize| prunable.as_ref().is_none_or(|p| p.contains(&group_of[i]));
+        let mut unit_rank: Vec<(usize, f64, usize)> = Vec::new(); // (unit, score, primary member)
+        for (u, m) in members.iter().enumerate() {
+            if !unit_alive[u] {
+                continue;
+            }
+            let best = m.iter().copied().filter(|&i| eligible(i)).max_by(|&a, &b| {
+                rank_key(score_at[a]).cmp(&rank_key(score_at[b])).then_with(|| id_cmp(&samples[b].id, &samples[a].id))
+            });
+            if let Some(i) = best {
+                unit_rank.push((u, score_at[i], i));
+            }
+        }
         let mut took = 0;
         for key in open_keys {
             let room = (budgets[key] - taken_per_key[key]).min(batch);
-            // Candidates of this key: (position in samples, score).
-            let mut cands: Vec<(usize, f64)> =
-                (0..n0).filter(|&i| alive[i] && keys[i] == *key).map(|i| (i, score_at[i])).collect();
+            // Candidate units whose primary member is of this key.
+            let mut cands: Vec<(usize, f64, usize)> =
+                unit_rank.iter().copied().filter(|&(u, _, i)| unit_alive[u] && keys[i] == *key).collect();
             match cfg.method {
                 Method::Random => {
                     let stage = format!("prune.random/{iteration}");
-                    let mut ordered: Vec<(u64, usize, f64)> = cands
-                        .par_iter()
-                        .map(|&(i, score)| (rng_for(cfg.seed, &stage, &samples[i].id), i, score))
-                        .collect();
-                    ordered.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| id_cmp(&samples[a.1].id, &samples[b.1].id)));
-                    cands = ordered.into_iter().map(|(_, i, score)| (i, score)).collect();
+                    let mut ordered: Vec<(u64, (usize, f64, usize))> =
+                        cands.par_iter().map(|&c| (rng_for(cfg.seed, &stage, &samples[c.2].id), c)).collect();
+                    ordered
+                        .par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| id_cmp(&samples[a.1.2].id, &samples[b.1.2].id)));
+                    cands = ordered.into_iter().map(|(_, c)| c).collect();
                 }
                 _ => cands.par_sort_by(|a, b| {
-                    rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.0].id, &samples[b.0].id))
+                    rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.2].id, &samples[b.2].id))
                 }),
             }
             let n_cands = cands.len();
             let mut here = 0;
-            for (rank, (i, score)) in cands.into_iter().enumerate() {
-                if here == room {
+            for (rank, (u, score, _)) in cands.into_iter().enumerate() {
+                if here >= room {
                     break;
                 }
-                let s = &samples[i];
-                let t = super::type_name(s).to_string();
-                if types[&t] <= cfg.floor {
+                let m: Vec<usize> = members[u].iter().copied().filter(|&i| alive[i]).collect();
+                // Every member charged to its own key; no key past its budget, no type past its floor.
+                let mut per_key: BTreeMap<&str, usize> = BTreeMap::new();
+                let mut per_type: BTreeMap<&str, usize> = BTreeMap::new();
+                for &i in &m {
+                    *per_key.entry(keys[i].as_str()).or_default() += 1;
+                    *per_type.entry(super::type_name(&samples[i])).or_default() += 1;
+                }
+                let fits = per_key.iter().all(|(k, n)| {
+                    let extra = if *k == key.as_str() { here } else { 0 };
+                    taken_per_key[*k] + extra + n <= budgets[*k] && (*k != key.as_str() || here + n <= room)
+                });
+                let floors = per_type.iter().all(|(t, n)| types[*t] >= cfg.floor + n);
+                if !fits || !floors {
                     continue;
                 }
-                *types.get_mut(&t).expect("type counted") -= 1;
-                alive[i] = false;
-                here += 1;
-                removed.push(Removed {
-                    id: s.id.clone(),
-                    question_type: s.question_type.clone(),
-                    format: s.answer_format,
-                    iteration,
-                    score,
-                    reason: reason(cfg, s, score, rank + 1, n_cands, key),
-                });
+                unit_alive[u] = false;
+                units_removed += 1;
+                for &i in &m {
+                    let s = &samples[i];
+                    *types.get_mut(super::type_name(s)).expect("type counted") -= 1;
+                    alive[i] = false;
+                    if keys[i] == *key {
+                        here += 1;
+                    } else {
+                        *taken_per_key.get_mut(&keys[i]).expect("key present") += 1;
+                        took += 1;
+                    }
+                    removed.push(Removed {
+                        id: s.id.clone(),
+                        question_type: s.question_type.clone(),
+                        format: s.answer_format,
+                        iteration,
+                        score: score_at[i],
+                        reason: reason(cfg, s, score_at[i], (rank + 1, n_cands), key, (m.len(), score)),
+                    });
+                }
             }
             *taken_per_key.get_mut(key).expect("key present") += here;
             took += here;
@@ -191,7 +339,7 @@ pub fn run(
         iterations.push(record);
         if took == 0 {
             stop = format!(
-                "no question can go without taking a question type below the floor of {} ({} removed)",
+                "no unit can go without taking a question type below the floor of {} or overrunning a budget ({} removed)",
                 cfg.floor,
                 removed.len()
             );
@@ -217,22 +365,38 @@ pub fn run(
         after: Some(after),
         after_independent: None,
         n_input: n0,
+        unit: cfg.unit.describe(dcfg),
+        units_removed,
     })
 }
 
-fn reason(cfg: &PruneConfig, s: &Sample, score: f64, rank: usize, n: usize, key: &str) -> String {
+fn reason(
+    cfg: &PruneConfig,
+    s: &Sample,
+    score: f64,
+    (rank, n): (usize, usize),
+    key: &str,
+    (unit_size, unit_score): (usize, f64),
+) -> String {
     let within = match cfg.allocation {
         Allocation::Global => String::new(),
         _ => format!(" within {key}"),
     };
+    let unit = if unit_size > 1 {
+        format!(" (removed with its unit of {unit_size} questions, whose highest score is {unit_score:.4})")
+    } else {
+        String::new()
+    };
     match cfg.method {
-        Method::Random => format!("random control (matched to IBP's budget and batches); its s(x) was {score:.4}"),
+        Method::Random => {
+            format!("random control (matched to IBP's budget and batches); its s(x) was {score:.4}{unit}")
+        }
         _ => {
             let what = match (cfg.rank, s.answer_format) {
                 (Rank::SMinusChance, AnswerFormat::MultipleChoice) => "s(x) - chance",
                 _ => "s(x)",
             };
-            format!("blind-answerable: {what} = {score:.4}, rank {rank} of {n}{within}")
+            format!("blind-answerable: {what} = {score:.4}, rank {rank} of {n}{within}{unit}")
         }
     }
 }

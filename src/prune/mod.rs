@@ -7,7 +7,7 @@
 //! predictions (mirage mode) ─▶ B-Clean (the union of what models answer without the image)
 //!   ─▶ Pruned { kept (input order), removed (removal order, with reasons), iterations }
 //! ```
-//! Settings and the loop follow `../shared/papers/tst-protocol-notes.md`;
+//! Settings and the loop follow `docs/tst-protocol.md`;
 //! every choice is a function of (seed, stage, id), never of thread count.
 
 pub mod aflite;
@@ -112,7 +112,7 @@ impl Method {
     }
 }
 
-/// How the budget is shared out (protocol notes: `global`, `per_format`, `per_type`).
+/// How the budget is shared out (`docs/tst-protocol.md`: `global`, `per-format`, `per-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Allocation {
     /// One ranking over every question.
@@ -150,7 +150,7 @@ impl Allocation {
         }
     }
 
-    fn key(self, s: &Sample) -> String {
+    pub(crate) fn key(self, s: &Sample) -> String {
         self.key_of(s.question_type.as_deref(), s.answer_format)
     }
 }
@@ -177,6 +177,87 @@ impl Rank {
             "s" => Ok(Rank::S),
             "s-minus-chance" => Ok(Rank::SMinusChance),
             _ => Err(format!("rank \"{s}\" is not \"s\" or \"s-minus-chance\"")),
+        }
+    }
+}
+
+/// When IBP stops before its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StopRule {
+    /// The verdict decides (default): nothing is removed unless blind accuracy is
+    /// above its label-permutation null, only groups above their own null are
+    /// pruned, and a group stops once its blind accuracy reaches its null's
+    /// 95th percentile.
+    Null,
+    /// The earlier rule: stop once blind accuracy's 95% CI reaches chance.
+    Chance,
+    /// Prune to the budget whatever the evidence.
+    Budget,
+}
+
+impl StopRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopRule::Null => "null",
+            StopRule::Chance => "chance",
+            StopRule::Budget => "budget",
+        }
+    }
+
+    pub fn parse(s: &str) -> std::result::Result<StopRule, String> {
+        match s {
+            "null" => Ok(StopRule::Null),
+            "chance" => Ok(StopRule::Chance),
+            "budget" => Ok(StopRule::Budget),
+            _ => Err(format!("stop \"{s}\" is not \"null\", \"chance\" or \"budget\"")),
+        }
+    }
+}
+
+/// What pruning removes at once: a question, or every question of a unit, so
+/// a benchmark scored by pairs or by image keeps its units whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// The fold group when diagnose groups folds (`group-by`), else the question.
+    Default,
+    Question,
+    /// The questions on one image (the first image's sha256, else its path).
+    Image,
+    /// The questions sharing a meta field's value.
+    Meta(String),
+}
+
+impl Unit {
+    /// Parses `question`, `image` or `meta:FIELD`.
+    pub fn parse(s: &str) -> std::result::Result<Unit, String> {
+        match s.split_once(':') {
+            None if s == "question" => Ok(Unit::Question),
+            None if s == "image" => Ok(Unit::Image),
+            Some(("meta", f)) if !f.is_empty() => Ok(Unit::Meta(f.to_string())),
+            _ => Err(format!("unit \"{s}\" is not \"question\", \"image\" or \"meta:FIELD\"")),
+        }
+    }
+
+    /// The unit in force under `diagnose`'s fold grouping, as a fold grouping
+    /// (`None`: one question per unit).
+    pub fn grouping(&self, diagnose: &DiagnoseConfig) -> Option<crate::diagnose::GroupBy> {
+        use crate::diagnose::GroupBy;
+        match self {
+            Unit::Default => diagnose.group_by.clone(),
+            Unit::Question => None,
+            Unit::Image => Some(GroupBy::Image),
+            Unit::Meta(f) => Some(GroupBy::Meta(f.clone())),
+        }
+    }
+
+    /// The unit in words, resolved: "question", "image", "meta:FIELD", "question text".
+    pub fn describe(&self, diagnose: &DiagnoseConfig) -> String {
+        use crate::diagnose::GroupBy;
+        match self.grouping(diagnose) {
+            None => "question".into(),
+            Some(GroupBy::Image) => "image".into(),
+            Some(GroupBy::Question) => "question text".into(),
+            Some(GroupBy::Meta(f)) => format!("meta:{f}"),
         }
     }
 }
@@ -252,10 +333,10 @@ pub struct PruneConfig {
     /// B-Clean: remove the questions without an image.
     pub bclean_remove_imageless: bool,
     pub seed: u64,
-    /// IBP stops once blind accuracy is no longer above chance (its 95% CI
-    /// reaches chance): past that point it would remove questions a blind
-    /// model does not answer. `false` prunes to the budget.
-    pub stop_at_chance: bool,
+    /// When IBP stops before its budget.
+    pub stop: StopRule,
+    /// What is removed at once.
+    pub unit: Unit,
     /// Fresh fold assignments and forests (seeds never used for selection) on
     /// which the kept set is re-diagnosed after pruning; 0 skips it.
     pub independent_seeds: usize,
@@ -279,7 +360,8 @@ impl Default for PruneConfig {
             bclean_step3: false,
             bclean_remove_imageless: false,
             seed: crate::context::DEFAULT_SEED,
-            stop_at_chance: true,
+            stop: StopRule::Null,
+            unit: Unit::Default,
             independent_seeds: 3,
             matched: None,
         }
@@ -310,7 +392,8 @@ pub struct Iteration {
     pub mean_bias: f64,
     /// TsT-RF blind accuracy of the set (AFLite: the probes' held-out accuracy).
     pub blind_accuracy: f64,
-    /// TsT-RF's bootstrap interval (AFLite: none).
+    /// The 95% bootstrap interval (TsT-RF: over questions or fold groups; AFLite: over questions, of the
+    /// held-out accuracy).
     pub ci95: Option<(f64, f64)>,
     pub chance: f64,
     /// Removed in this iteration.
@@ -339,6 +422,12 @@ pub struct Pruned {
     #[serde(default)]
     pub after_independent: Option<Independent>,
     pub n_input: usize,
+    /// What was removed at once ("question", "image", "meta:FIELD").
+    #[serde(default)]
+    pub unit: String,
+    /// Units removed (each whole).
+    #[serde(default)]
+    pub units_removed: usize,
 }
 
 /// The kept set's blind accuracy on fold assignments and forests that did not
@@ -355,23 +444,43 @@ pub struct Independent {
     pub majority: f64,
 }
 
+/// The 95% CI half-width (a fraction) within which one fresh seed measures the
+/// kept set as well as more would.
+pub const FRESH_SEED_HALF_WIDTH: f64 = 0.005;
+
+/// How many fresh seeds re-measure a kept set whose selection-seed 95% CI is
+/// `selection_ci`: 1 when its half-width is at most [`FRESH_SEED_HALF_WIDTH`],
+/// else `max`.
+pub fn fresh_seed_count(max: usize, selection_ci: Option<(f64, f64)>) -> usize {
+    match selection_ci {
+        Some((lo, hi)) if max > 0 && (hi - lo) / 2.0 <= FRESH_SEED_HALF_WIDTH => 1,
+        _ => max,
+    }
+}
+
 /// "1 fresh seed", "3 fresh seeds".
 pub fn fresh_seeds(n: usize) -> String {
     format!("{n} fresh seed{}", if n == 1 { "" } else { "s" })
 }
 
 impl Independent {
-    /// Re-diagnoses `kept` with `n` fresh repeats (None when `n` is 0 or nothing is kept).
+    /// Re-diagnoses `kept` with fresh repeats (None when `max` is 0 or nothing is
+    /// kept): one when `selection_ci`, the kept set's 95% CI at the selection seed,
+    /// is already within ±[`FRESH_SEED_HALF_WIDTH`] (more seeds would narrow
+    /// nothing a reader can see: the interval is dominated by which questions
+    /// were asked, not by the forests' seed), else `max`.
     pub fn measure(
         kept: &[&Sample],
         dcfg: &DiagnoseConfig,
         seed: u64,
-        n: usize,
+        max: usize,
+        selection_ci: Option<(f64, f64)>,
         emb: Option<&crate::embed::SampleEmbeddings>,
     ) -> crate::error::Result<Option<Independent>> {
-        if n == 0 || kept.is_empty() {
+        if max == 0 || kept.is_empty() {
             return Ok(None);
         }
+        let n = fresh_seed_count(max, selection_ci);
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
         let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
         let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
@@ -399,34 +508,52 @@ impl Pruned {
         PruneConfig { method: Method::Random, matched: Some(per_key), ..self.config.clone() }
     }
 
-    /// Two lines: what was removed and the blind accuracy before and after.
+    /// What was removed and why it stopped, then a short table of blind accuracy
+    /// before and after (fresh seeds first: the figure to quote).
     pub fn summary(&self) -> String {
         let p = self;
-        let acc = |d: Option<&crate::diagnose::Diagnosis>| {
-            d.map_or("-".to_string(), |d| {
-                format!("{:.2}% (95% CI {:.2}-{:.2})", d.weighted * 100.0, d.ci95.0 * 100.0, d.ci95.1 * 100.0)
-            })
+        let units = if p.unit.is_empty() || p.unit == "question" {
+            String::new()
+        } else {
+            format!(", {} whole unit(s) of one {}", p.units_removed, p.unit)
         };
         let mut text = format!(
-            "{}: removed {} of {} in {} iterations ({}); blind accuracy {} -> {} (selection seed), chance {:.2}%",
+            "{}: removed {} of {}{units} in {} iteration(s), stop rule {}: {}",
             p.method.as_str(),
             p.removed.len(),
             p.n_input,
             p.iterations.iter().filter(|i| i.removed > 0).count(),
+            p.config.stop.as_str(),
             p.stop,
-            acc(p.before.as_ref()),
-            acc(p.after.as_ref()),
-            p.after.as_ref().map_or(0.0, |d| d.chance * 100.0)
         );
-        if let Some(i) = &p.after_independent {
+        let line = |text: &mut String, name: &str, n: usize, acc: f64, ci: (f64, f64), chance: f64| {
             text.push_str(&format!(
-                "; on {} {:.2}% (95% CI {:.2}-{:.2}), chance {:.2}%",
-                fresh_seeds(i.seeds.len()),
-                i.blind_accuracy * 100.0,
-                i.ci95.0 * 100.0,
-                i.ci95.1 * 100.0,
-                i.chance * 100.0
+                "\n    {name:<24} {n:>8}  {:>6.2}% ({:.2}-{:.2})  {:>6.2}%",
+                acc * 100.0,
+                ci.0 * 100.0,
+                ci.1 * 100.0,
+                chance * 100.0
             ));
+        };
+        text.push_str(&format!(
+            "\n    {:<24} {:>8}  {:<22} {:>7}",
+            "blind accuracy", "questions", "(95% CI)", "chance"
+        ));
+        if let Some(d) = &p.before {
+            line(&mut text, "before", d.n_samples, d.weighted, d.ci95, d.chance);
+        }
+        if let Some(i) = &p.after_independent {
+            line(
+                &mut text,
+                &format!("after, {}", fresh_seeds(i.seeds.len())),
+                i.n_samples,
+                i.blind_accuracy,
+                i.ci95,
+                i.chance,
+            );
+        }
+        if let Some(d) = &p.after {
+            line(&mut text, "after, selection seed", d.n_samples, d.weighted, d.ci95, d.chance);
         }
         text
     }
@@ -443,6 +570,33 @@ impl Pruned {
         }
         m
     }
+}
+
+/// Under `stop = "null"`, measures the label-permutation null of `before`
+/// (the diagnosis of `samples`) into it and returns why nothing may be removed
+/// when blind accuracy is not above it; `None` when pruning may go on (or
+/// another stop rule is set).
+pub(crate) fn null_gate(
+    samples: &[Sample],
+    cfg: &PruneConfig,
+    dcfg: &DiagnoseConfig,
+    before: &mut Diagnosis,
+) -> Option<String> {
+    if cfg.stop != StopRule::Null {
+        return None;
+    }
+    if before.null.is_none() {
+        let refs: Vec<&Sample> = samples.iter().collect();
+        before.null = Some(crate::diagnose::null::measure(&refs, dcfg, before, &dcfg.null));
+    }
+    let v = crate::diagnose::verdict::Verdict::of(before);
+    (!v.above).then(|| {
+        format!(
+            "not above the null: {} Nothing is removed from a set its own verdict calls clean (`stop = \"budget\"` \
+             prunes anyway)",
+            v.sentence
+        )
+    })
 }
 
 /// A question's type for floors and per-type allocation.
@@ -540,12 +694,16 @@ pub fn prune_with(
             after: None,
             after_independent: None,
             n_input: samples.len(),
+            unit: "question".into(),
+            units_removed: 0,
         },
     };
     if cfg.method != Method::Bclean {
         let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
         let kept: Vec<&Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).collect();
-        pruned.after_independent = Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, emb)?;
+        let selection_ci = pruned.after.as_ref().map(|a| a.ci95);
+        pruned.after_independent =
+            Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, selection_ci, emb)?;
     }
     Ok(pruned)
 }
@@ -625,6 +783,8 @@ pub fn bclean_pruned(
         after,
         after_independent: None,
         n_input: samples.len(),
+        unit: "question".into(),
+        units_removed: reasons.len(),
     }
 }
 
@@ -646,6 +806,16 @@ fn rank_key(score: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_fresh_seed_only_when_the_interval_is_already_narrow() {
+        // ±0.4 points: one seed; ±0.6 points or unknown: the configured maximum.
+        assert_eq!(fresh_seed_count(3, Some((0.450, 0.458))), 1);
+        assert_eq!(fresh_seed_count(3, Some((0.450, 0.462))), 3);
+        assert_eq!(fresh_seed_count(3, None), 3);
+        assert_eq!(fresh_seed_count(0, Some((0.45, 0.45))), 0);
+        assert_eq!(fresh_seed_count(5, Some((0.2, 0.3))), 5);
+    }
 
     #[test]
     fn amounts_parse() {

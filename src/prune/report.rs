@@ -34,6 +34,9 @@ pub struct PruneReport {
     pub n_input: usize,
     pub n_kept: usize,
     pub n_removed: usize,
+    /// Units removed, each whole.
+    #[serde(default)]
+    pub units_removed: usize,
     /// Why the loop ended.
     pub stop: String,
     /// TsT-RF on the input, with the folds and forests that chose the removals.
@@ -61,7 +64,10 @@ pub struct Settings {
     pub allocation: String,
     pub rank: String,
     pub seed: u64,
-    pub stop_at_chance: bool,
+    /// When IBP stops before its budget: `null`, `chance` or `budget`.
+    pub stop: String,
+    /// What is removed at once: `question`, `image`, `question text` or `meta:FIELD`.
+    pub unit: String,
     pub independent_seeds: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aflite: Option<AfliteSettings>,
@@ -86,6 +92,9 @@ pub struct DiagnosisSummary {
     pub chance: f64,
     pub majority: f64,
     pub ids_fingerprint: String,
+    /// The label-permutation null, when measured (IBP's first pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null: Option<crate::diagnose::null::Null>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -132,6 +141,7 @@ fn diagnosis_summary(d: &Diagnosis) -> DiagnosisSummary {
         chance: r6(d.chance),
         majority: r6(d.majority),
         ids_fingerprint: d.fingerprint.clone(),
+        null: d.null.clone(),
     }
 }
 
@@ -150,7 +160,8 @@ impl PruneReport {
                 allocation: c.allocation.as_str().into(),
                 rank: c.rank.as_str().into(),
                 seed: c.seed,
-                stop_at_chance: c.stop_at_chance,
+                stop: c.stop.as_str().into(),
+                unit: p.unit.clone(),
                 independent_seeds: c.independent_seeds,
                 aflite: (p.method == Method::Aflite).then(|| AfliteSettings {
                     partitions: c.aflite.partitions,
@@ -165,6 +176,7 @@ impl PruneReport {
             n_input: p.n_input,
             n_kept: p.kept.len(),
             n_removed: p.removed.len(),
+            units_removed: p.units_removed,
             stop: p.stop.clone(),
             before: p.before.as_ref().map(diagnosis_summary),
             after: p.after.as_ref().map(diagnosis_summary),
@@ -372,6 +384,8 @@ mod tests {
             after: None,
             after_independent: None,
             n_input: 1000,
+            unit: "question".into(),
+            units_removed: 0,
         }
     }
 

@@ -40,36 +40,59 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         pct(d.majority),
         crate::diagnose::report::departures(cfg).join("; ")
     );
-    let _ = writeln!(out, "**Verdict:** {}\n", verdict(d.weighted, d.ci95, d.chance, d.majority));
+    let _ = writeln!(out, "**Verdict:** {}\n", crate::diagnose::verdict::Verdict::of(d).sentence);
     out.push_str(
-        "| question type | format | questions | blind | chance | majority | blind − baseline | top feature |\n\
-         |---|---|---:|---:|---:|---:|---:|---|\n",
+        "| question type | format | questions | blind | chance | majority | null mean (95th pct) | p | top feature |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---|\n",
     );
+    let mut shown: Vec<&str> = Vec::new();
     for g in &d.groups {
-        // A top feature says something only where the forest beats the baseline.
-        let baseline = g.chance.max(g.majority);
-        let above = g.blind_accuracy > baseline;
+        // A top feature says something only where the forest beats its null.
+        let top = g.top_features.first().filter(|_| crate::diagnose::verdict::group_above(d, g));
+        if let Some(f) = top
+            && !shown.contains(&f.0.as_str())
+        {
+            shown.push(&f.0);
+        }
+        let null = d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:+.1} pts | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             super::markdown::cell(g.question_type.as_deref().unwrap_or("(none)")),
             g.format.as_str(),
             g.n,
             pct(g.blind_accuracy),
             pct(g.chance),
             pct(g.majority),
-            (g.blind_accuracy - baseline) * 100.0,
-            g.top_features.first().filter(|_| above).map_or("–".to_string(), |f| format!("`{}`", f.0))
+            null.map_or("–".to_string(), |n| format!(
+                "{} ({}){}",
+                pct(n.test.mean),
+                n.test.q95.map_or("–".to_string(), pct),
+                if n.test.tested < n.n { format!(", sample of {}", n.test.tested) } else { String::new() }
+            )),
+            null.map_or("–".to_string(), |n| format!("{:.3}", n.test.p_value)),
+            top.map_or("–".to_string(), |f| format!("`{}`", f.0))
         );
     }
     let _ = writeln!(
         out,
-        "\n*majority*: what always giving the training folds' most common answer scores on the held-out questions, \
-         fold by fold as the forest is scored (an open answer seen fewer than {} times in training counts as no \
-         answer, so a group of nearly all-distinct answers scores 0). *blind − baseline*: blind accuracy minus the \
-         larger of chance and the majority baseline; top features are shown only for groups above it.",
-        cfg.features.rare_vocab
+        "\n*chance*: guessing among the options (yes/no: one in two; open and numeric answers: what the training \
+         folds' most common answer scores there). *majority*: what always giving the training folds' most common \
+         answer scores on the held-out questions, fold by fold as the forest is scored (an open answer seen fewer \
+         than {} times in training counts as no answer). *null*: the blind accuracy of the same folds, features and \
+         forests with the golds permuted among questions of the same type, format and option count ({} \
+         permutations at most, stopped once p is decided at {}; the 95th percentile needs 20 of them); *p*: \
+         sequential Monte Carlo p-value (Besag and Clifford: 1/L at the first of L permutations reaching the \
+         observed blind accuracy). A group is above its null when p is below that level and its blind accuracy is \
+         above its majority baseline; top features are shown only for such groups.",
+        cfg.features.rare_vocab, cfg.null.max_permutations, cfg.null.alpha
     );
+    if !shown.is_empty() {
+        out.push_str("\nWhat the top features measure:\n\n");
+        for f in shown {
+            let _ = writeln!(out, "- `{f}`: {}", crate::diagnose::features::glossary::describe(f));
+        }
+    }
     for g in d.groups.iter().filter(|g| !g.pooled_types.is_empty()) {
         let _ = writeln!(
             out,
@@ -97,41 +120,6 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
             pct(e.chance),
             cfg.combine.as_str()
         );
-    }
-}
-
-/// The headline in words: blind accuracy against the majority baseline (the
-/// answer distribution alone) and chance.
-pub fn verdict(blind: f64, ci95: (f64, f64), chance: f64, majority: f64) -> String {
-    let baseline = chance.max(majority);
-    let name = if majority >= chance { "the majority baseline" } else { "chance" };
-    if ci95.0 > baseline {
-        format!(
-            "blind accuracy is above {name} by {:.1} pts ({} vs {}, its 95% CI {}-{} clear of it): non-visual \
-             features answer questions the answer distribution alone does not.",
-            (blind - baseline) * 100.0,
-            pct(blind),
-            pct(baseline),
-            pct(ci95.0),
-            pct(ci95.1)
-        )
-    } else if blind > baseline {
-        format!(
-            "blind accuracy is {:.1} pts above {name} ({} vs {}) but its 95% CI ({}-{}) reaches it: weak evidence of \
-             non-visual shortcuts.",
-            (blind - baseline) * 100.0,
-            pct(blind),
-            pct(baseline),
-            pct(ci95.0),
-            pct(ci95.1)
-        )
-    } else {
-        format!(
-            "blind accuracy is not above {name} ({} vs {}): no evidence of non-visual shortcuts beyond the answer \
-             distribution.",
-            pct(blind),
-            pct(baseline)
-        )
     }
 }
 
@@ -278,10 +266,15 @@ fn prune_section(
             pr.kept.len()
         )
     };
+    let unit = if pr.unit.is_empty() || pr.unit == "question" {
+        "one question at a time".to_string()
+    } else {
+        format!("whole units of one {} ({} unit(s) removed, none split)", pr.unit, pr.units_removed)
+    };
     let _ = writeln!(
         out,
-        "{method} removed **{}** of {} questions (budget {}, batch {}, floor {} per question type, allocation {}, \
-         ranked by {}); it stopped because: {}. {configs}\n",
+        "{method} removed **{}** of {} questions, {unit} (budget {}, batch {}, floor {} per question type, \
+         allocation {}, ranked by {}, stop rule `{}`); it stopped because: {}. {configs}\n",
         pr.removed.len(),
         pr.n_input,
         c.budget.describe(),
@@ -289,16 +282,17 @@ fn prune_section(
         c.floor,
         c.allocation.as_str(),
         c.rank.as_str(),
-        pr.stop,
+        c.stop.as_str(),
+        super::markdown::text(&pr.stop),
     );
     let row = |out: &mut String, name: &str, q: &crate::prune::Pruned| {
         if let (Some(b), Some(a)) = (&q.before, &q.after) {
             let fresh = q.after_independent.as_ref().map_or("–".to_string(), |i| {
-                format!("{} ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
+                format!("**{}** ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
             });
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} ({}-{}) | {} ({}-{}) | {fresh} | {} |",
+                "| {name} | {} | {} ({}-{}) | {fresh} | {} ({}-{}) | {} |",
                 q.kept.len(),
                 pct(b.weighted),
                 pct(b.ci95.0),
@@ -311,7 +305,7 @@ fn prune_section(
         }
     };
     out.push_str(
-        "| run | kept | blind accuracy before (95% CI) | after, selection seed (95% CI) | after, fresh seeds (95% CI) | \
+        "| run | kept | blind accuracy before (95% CI) | after, fresh seeds (95% CI) | after, selection seed (95% CI) | \
          chance after |\n|---|---:|---:|---:|---:|---:|\n",
     );
     row(out, pr.method.as_str(), pr);
@@ -319,10 +313,37 @@ fn prune_section(
         row(out, "random (matched control)", ctl);
     }
     out.push_str(
-        "\nThe selection-seed figure re-uses the folds and forests that chose the removals, so it is biased \
-         downward by the selection itself; the fresh-seed figure re-diagnoses the kept set on fold assignments and \
-         forests that chose nothing, and is the one to compare with the matched random control.\n",
+        "\nThe fresh-seed figure re-diagnoses the kept set on fold assignments and forests that chose nothing: it is \
+         the one to quote and to compare with the matched random control. The selection-seed figure re-uses the \
+         folds and forests that chose the removals, so it is biased downward by the selection itself.\n",
     );
+    let steps: Vec<&crate::prune::Iteration> = pr.iterations.iter().collect();
+    if steps.len() > 1 || steps.first().is_some_and(|i| i.removed > 0) {
+        out.push_str(
+            "\n| iteration | questions | removed | blind accuracy (95% CI) | largest s(x) | mean s(x) |\n\
+             |---:|---:|---:|---:|---:|---:|\n",
+        );
+        let shown = 12;
+        for (k, i) in steps.iter().enumerate() {
+            if steps.len() > shown && k >= shown / 2 && k < steps.len() - shown / 2 {
+                if k == shown / 2 {
+                    let _ = writeln!(out, "| … | | | | | |");
+                }
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}{} | {} | {} |",
+                i.iteration,
+                i.size,
+                i.removed,
+                pct(i.blind_accuracy),
+                i.ci95.map_or(String::new(), |c| format!(" ({}-{})", pct(c.0), pct(c.1))),
+                if i.max_bias.is_finite() { format!("{:.3}", i.max_bias) } else { "–".into() },
+                if i.mean_bias.is_finite() { format!("{:.3}", i.mean_bias) } else { "–".into() },
+            );
+        }
+    }
     if let Some(i) = &pr.after_independent
         && i.ci95.1 < i.chance
     {
@@ -476,8 +497,43 @@ fn variants_section(out: &mut String, variants: &[super::VariantInfo]) {
     out.push('\n');
 }
 
+/// Each model's accuracy on the full benchmark, the kept questions and the
+/// removed ones: predictions for removed questions are scored here, not dropped.
+fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "Accuracy on the original questions of the full benchmark, of the questions kept and of those removed \
+         (every prediction scored; n = questions the model answered of the set's questions):\n\n\
+         | model | full (n) | kept (n) | removed (n) |\n|---|---:|---:|---:|\n",
+    );
+    let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    models.dedup();
+    for m in models {
+        let cell = |set: &str| {
+            rows.iter().find(|r| r.model == m && r.set == set).map_or("–".to_string(), |r| {
+                if r.n == 0 {
+                    format!("– (0 of {})", r.questions)
+                } else {
+                    format!("{} ({}–{}) ({} of {})", pct(r.accuracy), pct(r.ci95.0), pct(r.ci95.1), r.n, r.questions)
+                }
+            })
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            super::markdown::cell(m),
+            cell("full"),
+            cell("kept"),
+            cell("removed")
+        );
+    }
+    out.push('\n');
+}
+
 /// `## Model results`: what `report/metrics.json` says, per model and condition.
-fn metrics_section(out: &mut String, m: &serde_json::Value) {
+fn metrics_section(out: &mut String, m: &serde_json::Value, by_set: &[crate::metrics::SetAccuracy]) {
     let num = |v: &serde_json::Value| v.as_f64();
     let p = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{:.1}%", x * 100.0));
     let r = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{x:.3}"));
@@ -485,7 +541,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
     let _ = writeln!(
         out,
         "## Model results\n\nScored by blindspot from {files} prediction file(s) ({} predictions) against the default \
-         config and its variant rows; full figures and the definition of every metric in `report/metrics.json`, \
+         config (the kept questions) and its variant rows, below the full/kept/removed table; full figures and the definition of every metric in `report/metrics.json`, \
          every scored response with the answer read from it in `report/per_question.parquet`. \
          Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; numeric answers scored {}; \
          abstentions count as wrong and are shown apart.\n",
@@ -493,6 +549,7 @@ fn metrics_section(out: &mut String, m: &serde_json::Value) {
         m["settings"]["resamples"],
         m["settings"]["numeric"].as_str().unwrap_or("exact")
     );
+    by_set_table(out, by_set);
     out.push_str("| model | condition | n | accuracy (95% CI) | abstained |\n|---|---|---:|---:|---:|\n");
     let models = m["models"].as_object().cloned().unwrap_or_default();
     for (model, v) in &models {
@@ -774,7 +831,7 @@ pub fn render(
         variants_section(&mut out, variants);
     }
     if let Some(m) = stages.metrics {
-        metrics_section(&mut out, &m.json);
+        metrics_section(&mut out, &m.json, &m.by_set);
     }
     super::datasheet::render(&mut out, p, stages);
     sources_section(&mut out, p, ing);
@@ -787,7 +844,7 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    use super::{answer_mix, verdict};
+    use super::answer_mix;
     use crate::sample::{AnswerFormat, Sample};
 
     #[test]
@@ -809,17 +866,5 @@ mod tests {
         let mut out = String::new();
         answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
         assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
-    }
-
-    #[test]
-    fn the_verdict_names_the_baseline_it_is_judged_against() {
-        let below = verdict(0.317, (0.265, 0.371), 0.278, 0.333);
-        assert!(below.starts_with("blind accuracy is not above the majority baseline (31.7% vs 33.3%)"), "{below}");
-        let weak = verdict(0.36, (0.31, 0.41), 0.278, 0.333);
-        assert!(weak.contains("2.7 pts above the majority baseline") && weak.contains("weak evidence"), "{weak}");
-        let clear = verdict(0.581, (0.566, 0.596), 0.40, 0.4008);
-        assert!(clear.contains("above the majority baseline by 18.0 pts"), "{clear}");
-        let chance = verdict(0.6, (0.55, 0.65), 0.5, 0.3);
-        assert!(chance.contains("above chance by 10.0 pts"), "{chance}");
     }
 }

@@ -373,20 +373,22 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         let above: Vec<String> = d
             .groups
             .iter()
-            .filter(|g| g.blind_accuracy > g.chance.max(g.majority) + 0.05)
+            .filter(|g| crate::diagnose::verdict::group_above(d, g))
             .map(|g| {
                 format!(
-                    "{} ({}: {} blind vs {} chance)",
-                    g.question_type.as_deref().unwrap_or("(none)"),
+                    "{} ({}: {} blind vs {} chance, {} majority)",
+                    super::markdown::text(g.question_type.as_deref().unwrap_or("(none)")),
                     g.format.as_str(),
                     pct(g.blind_accuracy),
-                    pct(g.chance)
+                    pct(g.chance),
+                    pct(g.majority)
                 )
             })
             .collect();
         if above.is_empty() {
             risks.push_str(
-                "No question type is answered blind more than 5 points above both chance and the majority answer. ",
+                "No question type is answered blind above what its answer distribution alone gives (its \
+                 label-permutation null). ",
             );
         } else {
             let _ = write!(

@@ -116,16 +116,34 @@ pub fn render(
             &pr.removed.len().to_string(),
             &format!("{} kept ({})", pr.kept.len(), pr.method.as_str()),
         );
-        if let Some(a) = &pr.after {
+        // The fresh-seed figure first: the selection-seed one is biased by the selection.
+        if let Some(i) = &pr.after_independent {
+            card(
+                &mut out,
+                "blind accuracy after pruning",
+                &pct(i.blind_accuracy),
+                &format!(
+                    "{}: 95% CI {}-{}; chance {}",
+                    crate::prune::fresh_seeds(i.seeds.len()),
+                    pct(i.ci95.0),
+                    pct(i.ci95.1),
+                    pct(i.chance)
+                ),
+            );
+        } else if let Some(a) = &pr.after {
             card(
                 &mut out,
                 "blind accuracy after pruning",
                 &pct(a.weighted),
-                &format!("95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
+                &format!("selection seed: 95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
             );
         }
-        if let Some(a) = stages.control.and_then(|c| c.after.as_ref()) {
-            card(&mut out, "matched random removal", &pct(a.weighted), "blind accuracy of its kept set");
+        if let Some(c) = stages.control {
+            if let Some(i) = &c.after_independent {
+                card(&mut out, "matched random removal", &pct(i.blind_accuracy), "its kept set, on fresh seeds");
+            } else if let Some(a) = &c.after {
+                card(&mut out, "matched random removal", &pct(a.weighted), "its kept set, selection seed");
+            }
         }
     }
     out.push_str("</div>\n");
@@ -133,7 +151,7 @@ pub fn render(
         let _ = writeln!(
             out,
             "<p><strong>Verdict:</strong> {}</p>",
-            inline(&super::card::verdict(d.weighted, d.ci95, d.chance, d.majority))
+            inline(&crate::diagnose::verdict::Verdict::of(d).sentence)
         );
     }
 
@@ -179,33 +197,66 @@ pub fn render(
         }
         out.push_str(
             "<table><tr><th>question type</th><th>format</th><th>questions</th><th>blind</th><th>chance</th>\
-             <th>majority</th><th>blind − baseline</th><th>top feature</th></tr>\n",
+             <th>majority</th><th>null mean (95th pct)</th><th>p</th><th>top feature</th></tr>\n",
         );
         for g in &d.groups {
-            // A top feature only where a blind model beats the baseline: below it
-            // the forest's splits explain nothing worth naming.
-            let baseline = g.chance.max(g.majority);
-            let top = g
-                .top_features
-                .first()
-                .filter(|_| g.blind_accuracy > baseline)
-                .map_or("–".to_string(), |f| format!("<code>{}</code>", escape(&f.0)));
+            // A top feature only where a blind model beats its null: below it the
+            // forest's splits explain nothing worth naming.
+            let top = g.top_features.first().filter(|_| crate::diagnose::verdict::group_above(d, g)).map_or(
+                "–".to_string(),
+                |f| {
+                    format!(
+                        "<code title=\"{}\">{}</code>",
+                        escape(&crate::diagnose::features::glossary::describe(&f.0).replace('`', "")),
+                        escape(&f.0)
+                    )
+                },
+            );
+            let null = d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format));
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{}</td><td class=\"n\">{:+.1} pts</td><td>{top}</td></tr>",
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{top}</td></tr>",
                 escape(g.question_type.as_deref().unwrap_or("(none)")),
                 g.format.as_str(),
                 g.n,
                 pct(g.blind_accuracy),
                 pct(g.chance),
                 pct(g.majority),
-                (g.blind_accuracy - baseline) * 100.0,
+                null.map_or("–".to_string(), |n| format!(
+                    "{} ({})",
+                    pct(n.test.mean),
+                    n.test.q95.map_or("–".to_string(), pct)
+                )),
+                null.map_or("–".to_string(), |n| format!("{:.3}", n.test.p_value)),
             );
+        }
+        // One line per feature the importance plot names.
+        let mut names: Vec<&str> = d
+            .groups
+            .iter()
+            .filter(|g| crate::diagnose::verdict::group_above(d, g))
+            .flat_map(|g| g.top_features.iter().filter(|f| f.1 > 0.0))
+            .map(|f| f.0.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        out.push_str("</table>\n");
+        if !names.is_empty() {
+            out.push_str("<p>What the features in the importance plot measure:</p>\n<ul>\n");
+            for n in names {
+                let _ = writeln!(
+                    out,
+                    "<li><code>{}</code>: {}</li>",
+                    escape(n),
+                    inline(&crate::diagnose::features::glossary::describe(n))
+                );
+            }
+            out.push_str("</ul>\n");
         }
         let _ = writeln!(
             out,
-            "</table>\n<p>Per-question scores: {}; settings and per-group figures: {}.</p>",
+            "<p>Per-question scores: {}; settings and per-group figures: {}.</p>",
             link("scores.parquet"),
             link("diagnose.json")
         );
@@ -259,6 +310,36 @@ pub fn render(
                 n = pr.removed.len()
             );
         }
+    }
+
+    if let Some(m) = stages.metrics.filter(|m| !m.by_set.is_empty()) {
+        out.push_str(
+            "<h2>Models on the full, kept and removed sets</h2>\n<p>Accuracy on the original questions, every \
+             prediction scored (n = questions answered of the set's questions); all conditions in metrics.json.</p>\n\
+             <table><tr><th>model</th><th>full</th><th>kept</th><th>removed</th></tr>\n",
+        );
+        let mut models: Vec<&str> = m.by_set.iter().map(|r| r.model.as_str()).collect();
+        models.dedup();
+        for model in models {
+            let cell = |set: &str| {
+                m.by_set.iter().find(|r| r.model == model && r.set == set).map_or("–".to_string(), |r| {
+                    if r.n == 0 {
+                        format!("– (0 of {})", r.questions)
+                    } else {
+                        format!("{} ({}–{}; {} of {})", pct(r.accuracy), pct(r.ci95.0), pct(r.ci95.1), r.n, r.questions)
+                    }
+                })
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                escape(model),
+                cell("full"),
+                cell("kept"),
+                cell("removed")
+            );
+        }
+        out.push_str("</table>\n");
     }
 
     if let Some(e) = stages.embed {

@@ -1,5 +1,5 @@
 //! Release: a versioned, Hugging Face-compatible folder
-//! `releases/<name>/<version>/` (DESIGN.md, "Release layout").
+//! `releases/<name>/<version>/` (`docs/design.md`, "The release").
 //!
 //! Guarantees: written to a temporary folder beside the target and renamed
 //! into place (never a partial release); an existing version is never
@@ -78,6 +78,8 @@ pub struct Stages<'a> {
 #[derive(Debug, Clone)]
 pub struct MetricsOut {
     pub json: serde_json::Value,
+    /// Each model's original-condition accuracy on the full, kept and removed sets.
+    pub by_set: Vec<crate::metrics::SetAccuracy>,
     /// One row per scored prediction.
     pub per_question: arrow::array::RecordBatch,
 }

@@ -1,5 +1,5 @@
 //! The canonical sample: one row per question, the single record every stage
-//! reads and writes (DESIGN.md, "Canonical sample").
+//! reads and writes (`docs/design.md`, "The canonical sample").
 //!
 //! In memory it is [`Sample`]; on disk it is Parquet with the fixed Arrow
 //! schema of [`arrow_schema`]. Two departures from a naive layout, both for

@@ -59,7 +59,7 @@ pub enum NumericScoring {
     /// 1 when the numbers are equal (`3.50` and `3.5` are), else 0 — the
     /// published scorers of most benchmarks (MathVista, ChartQA's strict form).
     Exact,
-    /// Mean relative accuracy (partial credit; VSI-Bench, the TsT notes).
+    /// Mean relative accuracy (partial credit; VSI-Bench and the TsT protocol).
     Mra,
     /// 1 when |pred − gold| ≤ rel·|gold| (an exact 0 for a gold of 0), else 0.
     Tolerance(f64),

@@ -61,6 +61,14 @@ pub const PARTITIONS: Bound = Bound {
     max: 10_000,
     why: "each partition fits a probe per model group",
 };
+/// Label permutations of the blind-accuracy null.
+pub const PERMUTATIONS: Bound = Bound {
+    key: "diagnose.permutations",
+    flag: Some("--permutations"),
+    min: 19,
+    max: 9999,
+    why: "19 is the fewest that can decide p < 0.05; each one refits the blind forests",
+};
 /// Bootstrap resamples per accuracy.
 pub const RESAMPLES: Bound = Bound {
     key: "metrics.resamples",
@@ -129,6 +137,7 @@ pub fn diagnose(cfg: &DiagnoseConfig) -> Vec<Violation> {
     count(&TREES, cfg.trees, &mut out);
     count(&REGRESSION_TREES, cfg.regression_trees, &mut out);
     count(&CROSS_FIT, cfg.features.cross_fit, &mut out);
+    count(&PERMUTATIONS, cfg.null.max_permutations, &mut out);
     out
 }
 
@@ -189,6 +198,13 @@ mod tests {
         let v = diagnose(&cfg);
         assert_eq!(v.iter().map(|v| v.key).collect::<Vec<_>>(), ["diagnose.folds", "diagnose.trees"]);
         assert_eq!(v[0].for_flag(), "--folds must be between 2 and 100 (each fold fits its own forests); found 1");
+        let mut few = DiagnoseConfig::default();
+        few.null.max_permutations = 5;
+        assert_eq!(
+            diagnose(&few)[0].for_flag(),
+            "--permutations must be between 19 and 9999 (19 is the fewest that can decide p < 0.05; each one refits the \
+             blind forests); found 5"
+        );
         let p = PruneConfig {
             independent_seeds: 100_000,
             batch: Amount::Count(0),

@@ -1,8 +1,9 @@
 //! Pipeline files: `pipelines/<name>.toml` → [`Pipeline`].
 //!
-//! Two layers (CONVENTIONS.md 3): [`wire`] is what a user writes, checked
-//! structurally against its own generated JSON Schema by [`check`] so every
-//! problem is reported at once; [`plan`] holds the validated domain types.
+//! Two layers (`docs/conventions.md`, "Settings have two forms"): [`wire`]
+//! is what a user writes, checked structurally against its own generated JSON
+//! Schema by [`check`] so every problem is reported at once; [`plan`] holds
+//! the validated domain types.
 
 pub mod bounds;
 pub mod check;

@@ -321,10 +321,18 @@ impl Pipeline {
             }
         }
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
-        let diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
+        let mut diagnose = diagnose_config(w.diagnose.as_ref(), dataset.seed, ctx);
         let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
         let prune = w.prune.as_ref().map(|p| prune_plan(p, dataset.seed, ctx));
-        let metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
+        let mut metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
+        // One scoring of numeric answers for every stage.
+        let (numeric, mra) = scoring(d, ctx);
+        diagnose.numeric = numeric;
+        diagnose.mra = mra;
+        if let Some(m) = metrics.as_mut() {
+            m.config.numeric = numeric;
+            m.config.mra = mra;
+        }
         if prune.as_ref().is_some_and(|p| p.config.method == crate::prune::Method::Bclean) && metrics.is_none() {
             ctx.err("prune.method", "B-Clean needs model predictions").help =
                 Some("add [predictions] with the models' mirage-mode prediction files".into());
@@ -385,6 +393,38 @@ impl Pipeline {
     }
 }
 /// A `[[diagnose.recipes]]` entry as the featurizer's recipe source.
+/// `[dataset] numeric` and `mra`: how every stage scores numeric answers.
+fn scoring(d: &super::wire::DatasetWire, ctx: &mut Ctx<'_>) -> (crate::sample::NumericScoring, crate::sample::MraRule) {
+    let mut numeric = crate::sample::NumericScoring::Exact;
+    if let Some(n) = &d.numeric {
+        match crate::sample::NumericScoring::parse(n) {
+            Ok(n) => numeric = n,
+            Err(e) => {
+                ctx.err("dataset.numeric", e).help = Some("write \"exact\", \"mra\" or \"tolerance:0.05\"".into())
+            }
+        }
+    }
+    let mra = match d.mra {
+        Some(super::wire::MraWire::Inclusive) => crate::sample::MraRule::Inclusive,
+        _ => crate::sample::MraRule::Strict,
+    };
+    (numeric, mra)
+}
+
+/// A stage section that sets `numeric` or `mra`, which the dataset sets once for every stage.
+fn moved_to_dataset(ctx: &mut Ctx<'_>, section: &str, numeric: Option<&str>, mra: Option<super::wire::MraWire>) {
+    if let Some(n) = numeric {
+        ctx.err(&format!("{section}.numeric"), "numeric answers are scored one way for every stage").help =
+            Some(format!(
+                "move it to [dataset]: numeric = \"{n}\" (diagnose, its baselines, pruning and metrics all use it)"
+            ));
+    }
+    if mra.is_some() {
+        ctx.err(&format!("{section}.mra"), "numeric answers are scored one way for every stage").help =
+            Some("move it to [dataset]: mra = \"strict\" or \"inclusive\"".into());
+    }
+}
+
 fn recipe_source(w: &super::wire::RecipeWire) -> crate::diagnose::recipes::RecipeSource {
     use super::wire::FamilyWire as W;
     use crate::diagnose::recipes::{ExtractSource, Family, RecipeSource, StatSource};
@@ -436,22 +476,27 @@ fn diagnose_config(
             }
         }
     }
-    if let Some(n) = &w.numeric {
-        match crate::sample::NumericScoring::parse(n) {
-            Ok(n) => cfg.numeric = n,
-            Err(e) => {
-                ctx.err("diagnose.numeric", e).help = Some("write \"mra\", \"exact\" or \"tolerance:0.05\"".into())
+    moved_to_dataset(ctx, "diagnose", w.numeric.as_deref(), w.mra);
+    cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
+    cfg.features.cross_fit = w.cross_fit.unwrap_or(cfg.features.cross_fit);
+    cfg.null.max_permutations = w.permutations.unwrap_or(cfg.null.max_permutations);
+    if let Some(r) = &w.permutation_stop {
+        match r.as_str() {
+            "decided" => cfg.null.stopping = crate::stats::Stopping::Decided,
+            "all" => cfg.null.stopping = crate::stats::Stopping::All,
+            _ => {
+                ctx.err("diagnose.permutation-stop", format!("\"{r}\" is not \"decided\" or \"all\"")).help =
+                    Some("\"decided\" stops once p is decided at 0.05; \"all\" draws every permutation".into())
             }
         }
     }
-    if let Some(m) = w.mra {
-        cfg.mra = match m {
-            super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
-            super::wire::MraWire::Inclusive => crate::sample::MraRule::Inclusive,
-        };
+    if let Some(n) = w.null_sample {
+        if n >= 100 {
+            cfg.null.sample_cap = n;
+        } else {
+            ctx.err("diagnose.null-sample", format!("{n} questions: the null needs a sample of at least 100"));
+        }
     }
-    cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
-    cfg.features.cross_fit = w.cross_fit.unwrap_or(cfg.features.cross_fit);
     if let Some(fields) = &w.meta_features {
         cfg.features.meta_fields = Some(fields.clone());
     }
@@ -549,20 +594,7 @@ fn metrics_plan(
         if let Some(v) = super::bounds::check_count(&super::bounds::RESAMPLES, plan.config.resamples) {
             ctx.err(v.key, v.message);
         }
-        if let Some(n) = &m.numeric {
-            match crate::sample::NumericScoring::parse(n) {
-                Ok(n) => plan.config.numeric = n,
-                Err(e) => {
-                    ctx.err("metrics.numeric", e).help = Some("write \"exact\", \"mra\" or \"tolerance:0.05\"".into())
-                }
-            }
-        }
-        if let Some(r) = m.mra {
-            plan.config.mra = match r {
-                super::wire::MraWire::Strict => crate::sample::MraRule::Strict,
-                super::wire::MraWire::Inclusive => crate::sample::MraRule::Inclusive,
-            };
-        }
+        moved_to_dataset(ctx, "metrics", m.numeric.as_deref(), m.mra);
         for g in &m.group_by {
             match GroupKey::parse(g) {
                 Ok(k) => plan.config.group_by.push(k),
@@ -630,7 +662,25 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     }
     cfg.floor = w.floor.unwrap_or(cfg.floor);
     cfg.threshold = w.threshold;
-    cfg.stop_at_chance = w.stop_at_chance.unwrap_or(cfg.stop_at_chance);
+    if let Some(b) = w.stop_at_chance {
+        ctx.err("prune.stop-at-chance", "stop-at-chance is replaced by `stop`").help = Some(format!(
+            "write stop = \"{}\" instead (stop = \"null\", the default, stops where blind accuracy reaches its \
+             label-permutation null)",
+            if b { "chance" } else { "budget" }
+        ));
+    }
+    if let Some(r) = &w.stop {
+        match crate::prune::StopRule::parse(r) {
+            Ok(r) => cfg.stop = r,
+            Err(e) => ctx.err("prune.stop", e).help = Some("write \"null\", \"chance\" or \"budget\"".into()),
+        }
+    }
+    if let Some(u) = &w.unit {
+        match crate::prune::Unit::parse(u) {
+            Ok(u) => cfg.unit = u,
+            Err(e) => ctx.err("prune.unit", e).help = Some("write \"question\", \"image\" or \"meta:FIELD\"".into()),
+        }
+    }
     cfg.independent_seeds = w.independent_seeds.unwrap_or(cfg.independent_seeds);
     cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions);
     cfg.aflite.train_fraction = w.train_fraction.unwrap_or(cfg.aflite.train_fraction);

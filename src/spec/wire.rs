@@ -62,6 +62,12 @@ pub struct DatasetWire {
     /// named in the card's rebuild instructions.
     pub repository: Option<String>,
     /// Seed of every random choice in the pipeline (default 42).
+    /// How numeric answers are scored, once for every stage (diagnose, its
+    /// baselines, pruning and metrics): `exact` (default, as most published
+    /// scorers), `mra` (mean relative accuracy, partial credit) or `tolerance:<rel>`.
+    pub numeric: Option<String>,
+    /// MRA's comparison, with `numeric = "mra"`: `strict` (<, default) or `inclusive` (<=).
+    pub mra: Option<MraWire>,
     pub seed: Option<u64>,
     /// Publication date written into the card (`YYYY-MM-DD`); never the clock.
     pub date_published: Option<String>,
@@ -291,7 +297,7 @@ pub enum ScoreWire {
     Mean,
 }
 
-/// TsT-RF: k-fold random forests on non-visual features (protocol notes).
+/// TsT-RF: k-fold random forests on non-visual features (`docs/tst-protocol.md`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DiagnoseWire {
@@ -313,10 +319,11 @@ pub struct DiagnoseWire {
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
-    /// Scoring of numeric questions: `mra` (default, the notes'), `exact` (the forest's
-    /// prediction snaps to the nearest training answer) or `tolerance:<rel>`.
+    /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
+    #[schemars(skip)]
     pub numeric: Option<String>,
-    /// Numeric answers: `strict` (default) or `inclusive`.
+    /// Moved to `[dataset] mra`; refused here.
+    #[schemars(skip)]
     pub mra: Option<MraWire>,
     /// Question types with fewer questions share one pooled model per format (default 20).
     pub min_group: Option<usize>,
@@ -324,6 +331,17 @@ pub struct DiagnoseWire {
     /// 0 gives them in-sample statistics, as the TsT release does).
     #[schemars(range(min = super::bounds::CROSS_FIT.min, max = super::bounds::CROSS_FIT.max))]
     pub cross_fit: Option<usize>,
+    /// Most label permutations of the null the verdict and pruning compare blind
+    /// accuracy with (default 199; 19 to 9,999).
+    #[schemars(range(min = super::bounds::PERMUTATIONS.min, max = super::bounds::PERMUTATIONS.max))]
+    pub permutations: Option<usize>,
+    /// `decided` (default: stop once p is decided at 0.05, sequentially) or `all`
+    /// (draw every permutation, for a finer p-value).
+    pub permutation_stop: Option<String>,
+    /// A group larger than this is tested on a seeded sample of this many questions
+    /// (default 4,000; at least 100).
+    #[schemars(range(min = 100))]
+    pub null_sample: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry
     /// the answer (a label read off the image, a model's prediction): list only fields a
     /// blind model may see; diagnose audits every meta field and names suspect ones.
@@ -461,7 +479,7 @@ pub enum AmountWire {
     Text(String),
 }
 
-/// Iterative Bias Pruning and its relatives (protocol notes, "Iterative Bias Pruning").
+/// Iterative Bias Pruning and its relatives (`docs/tst-protocol.md`, "Iterative Bias Pruning").
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PruneWire {
@@ -477,14 +495,24 @@ pub struct PruneWire {
     pub floor: Option<usize>,
     /// Stop once the largest score is at or below this (default: none).
     pub threshold: Option<f64>,
-    /// `per-format` (default: each answer format ranked on its own, as the protocol
-    /// notes ask), `global` or `per-type`: how the budget is shared out.
+    /// `per-format` (default: each answer format ranked on its own, as the TsT
+    /// protocol asks), `global` or `per-type`: how the budget is shared out.
     pub allocation: Option<String>,
-    /// IBP stops once blind accuracy's 95% CI reaches chance (default true): past it,
-    /// removals take questions a blind model does not answer. `false` prunes to the budget.
+    /// When IBP stops before its budget: `null` (default: nothing is removed unless
+    /// blind accuracy is above its label-permutation null, only groups above their
+    /// own null are pruned, each until it reaches its null), `chance` (once blind
+    /// accuracy's 95% CI reaches chance) or `budget` (prune to the budget).
+    pub stop: Option<String>,
+    /// Replaced by `stop`; refused with the equivalent setting.
+    #[schemars(skip)]
     pub stop_at_chance: Option<bool>,
-    /// After pruning, the kept set is re-diagnosed on this many fresh seeds, whose
-    /// folds and forests chose nothing (default 3; 0 skips it; at most 20).
+    /// What is removed at once: `question`, `image` or `meta:FIELD` (default: the
+    /// fold group when `[diagnose] group-by` is set, else the question), so a
+    /// benchmark scored per pair or per image keeps its units whole.
+    pub unit: Option<String>,
+    /// After pruning, the kept set is re-diagnosed on at most this many fresh seeds,
+    /// whose folds and forests chose nothing (default 3; 0 skips it; at most 20);
+    /// one when the kept set's 95% CI is already within ±0.5 points.
     #[schemars(range(min = super::bounds::INDEPENDENT_SEEDS.min, max = super::bounds::INDEPENDENT_SEEDS.max))]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
@@ -610,10 +638,11 @@ pub struct MetricsWire {
     /// Bootstrap resamples per accuracy (default 1000).
     #[schemars(range(min = super::bounds::RESAMPLES.min, max = super::bounds::RESAMPLES.max))]
     pub resamples: Option<usize>,
-    /// Scoring of numeric answers: `exact` (default, as published scorers), `mra`
-    /// (mean relative accuracy) or `tolerance:<rel>`.
+    /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
+    #[schemars(skip)]
     pub numeric: Option<String>,
-    /// Numeric answers: `strict` (default) or `inclusive`.
+    /// Moved to `[dataset] mra`; refused here.
+    #[schemars(skip)]
     pub mra: Option<MraWire>,
     /// Accuracy broken down by `question_type` or `meta:FIELD`.
     #[serde(default)]

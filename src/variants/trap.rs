@@ -16,7 +16,7 @@
 //!   Partners are tried strongest first, and `variant_params.match` says
 //!   which was found: `options` (same question, same option set: the
 //!   partner's image decides between these very options), `question` (same
-//!   question text), `question_type` (multiple choice only: the issue's
+//!   question text), `question_type` (multiple choice only: the
 //!   minimal rule, weakest). A yes/no partner must ask the same question:
 //!   "no" to another question says nothing about this one;
 //! - `gold_removed`: the gold option becomes "None of the other options",

@@ -13,6 +13,19 @@ pub fn root() -> PathBuf {
 pub mod traps;
 pub mod venv;
 
+/// The demo's version, read from `pipelines/vqa-rad.toml` so that a version bump
+/// edits one file.
+pub fn demo_version() -> String {
+    let text = std::fs::read_to_string(root().join("pipelines/vqa-rad.toml")).unwrap();
+    let line = text.lines().find(|l| l.trim_start().starts_with("version")).unwrap();
+    line.split('"').nth(1).unwrap().to_string()
+}
+
+/// The demo's release folder below a build output: `vqa-rad/<version>`.
+pub fn demo_release() -> String {
+    format!("vqa-rad/{}", demo_version())
+}
+
 /// The real-data folder: `BLINDSPOT_DATA_DIR` (relative to the project root)
 /// or `../shared/data`, read when the tests run, so pointing it elsewhere
 /// needs no rebuild.
@@ -22,6 +35,12 @@ pub fn data_dir() -> PathBuf {
         _ => root().join("../shared/data"),
     };
     dir.canonicalize().unwrap_or(dir)
+}
+
+/// Whether `var` is set to 1: a test whose prerequisite (Python, the data,
+/// the model, a harness) is missing then fails instead of skipping.
+pub fn required(var: &str) -> bool {
+    std::env::var(var).as_deref() == Ok("1")
 }
 
 /// Whether the real-data suite is there (its ScienceQA folder marks it).

@@ -70,6 +70,53 @@ impl PinnedVenv<'_> {
     }
 }
 
+/// `.venv-interop`: the pinned environment (tests/python/requirements.txt) of
+/// the tests that load releases with Python libraries.
+pub fn interop() -> PinnedVenv<'static> {
+    PinnedVenv { dir: super::root().join(".venv-interop"), requirements: &["tests/python/requirements.txt"] }
+}
+
+/// `python3` on PATH, or why it cannot run.
+pub fn python3() -> Result<PathBuf, String> {
+    match Command::new("python3").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(PathBuf::from("python3")),
+        Ok(o) => Err(format!("`python3 --version` failed: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Err(format!("python3 not found on PATH ({e})")),
+    }
+}
+
+/// A Python that imports PyYAML: the interop venv when it is installed, else
+/// `python3` when it has PyYAML, else the interop venv installed now (it pins
+/// PyYAML); or why there is none.
+pub fn python_with_yaml() -> Result<PathBuf, String> {
+    let venv = interop();
+    if venv.is_ready() {
+        return Ok(venv.python());
+    }
+    let python = python3()?;
+    if Command::new(&python).args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success()) {
+        return Ok(python);
+    }
+    venv.ensure(|_| Ok(()))
+        .map_err(|e| format!("python3 has no PyYAML, and installing {} failed: {e}", venv.dir.display()))?;
+    Ok(venv.python())
+}
+
+/// The interpreter `test` runs, or `None` once it has said why it skips.
+/// With BLINDSPOT_REQUIRE_PYTHON=1 (CI) a missing interpreter fails the test.
+pub fn python_or_skip(test: &str, python: Result<PathBuf, String>) -> Option<PathBuf> {
+    match python {
+        Ok(python) => Some(python),
+        Err(why) if super::required("BLINDSPOT_REQUIRE_PYTHON") => {
+            panic!("BLINDSPOT_REQUIRE_PYTHON=1 but {test} cannot run: {why}")
+        }
+        Err(why) => {
+            eprintln!("skipping {test}: {why} (BLINDSPOT_REQUIRE_PYTHON=1 makes this a failure)");
+            None
+        }
+    }
+}
+
 /// Runs `cmd`; its stdout and stderr, or an error naming `what` with them.
 pub fn run_ok(cmd: &mut Command, what: &str) -> Result<String, String> {
     let o = cmd.output().map_err(|e| format!("{what}: {e}"))?;

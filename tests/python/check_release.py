@@ -158,7 +158,7 @@ def main():
     if sizes is None:
         fail("the card has no dataset_info: row counts cannot be checked against it")
 
-    # The load named in the issue, exactly.
+    # The load a user runs: `load_dataset(path, "default", split="test")`.
     try:
         ds = datasets.load_dataset(str(root), "default", split="test")
         want = (sizes or {}).get("default", {}).get("test")

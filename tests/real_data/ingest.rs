@@ -29,7 +29,7 @@ fn scienceqa_flat_matches_readme_counts() {
     assert_eq!(n_opts, BTreeMap::from([(2, 2228), (3, 971), (4, 1004), (5, 38)]));
     let letters = count_by(s, letter);
     assert_eq!(letters, BTreeMap::from([('A', 1700), ('B', 1689), ('C', 583), ('D', 261), ('E', 8)]));
-    // Images are references only (no image folder in the shared data).
+    // Images are references only (the real-data suite has no ScienceQA images).
     let with_image = s.iter().filter(|x| !x.images.is_empty()).count();
     assert_eq!(with_image, 2017, "IMG context group");
     let txt = s.iter().filter(|x| x.meta.get("context_groups").is_some_and(|g| g.contains("TXT"))).count();

@@ -1,5 +1,6 @@
 //! The real-data suite: every test that reads the public benchmarks in
-//! `BLINDSPOT_DATA_DIR` (default `../shared/data`, read when the tests run).
+//! `BLINDSPOT_DATA_DIR` (default `../shared/data`, read when the tests run;
+//! `scripts/fetch_data.py` fetches a copy from the pinned public sources).
 //! Without that folder each test is reported as ignored, and one line says
 //! how many and where the data was looked for; `.ci/run` sets
 //! `BLINDSPOT_REQUIRE_DATA=1`, which turns a missing folder into a failure.
@@ -49,7 +50,10 @@ fn main() {
     let dir = common::data_dir();
     let mut trials = Vec::new();
     if required && !found {
-        let why = format!("BLINDSPOT_REQUIRE_DATA=1 but no real data at {} (set BLINDSPOT_DATA_DIR)", dir.display());
+        let why = format!(
+            "BLINDSPOT_REQUIRE_DATA=1 but no real data at {} (set BLINDSPOT_DATA_DIR; python3 scripts/fetch_data.py fetches a copy)",
+            dir.display()
+        );
         trials.push(Trial::test("real_data_is_present", move || Err(why.into())));
     }
     let mut skipped = 0;
@@ -66,7 +70,7 @@ fn main() {
     }
     if skipped > 0 {
         println!(
-            "real data not found at {}: {skipped} real-data tests skipped (set BLINDSPOT_DATA_DIR; default ../shared/data)",
+            "real data not found at {}: {skipped} real-data tests skipped (set BLINDSPOT_DATA_DIR, default ../shared/data; python3 scripts/fetch_data.py fetches a copy)",
             dir.display()
         );
     }

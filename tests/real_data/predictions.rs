@@ -1,4 +1,4 @@
-//! The shared ScienceQA result files: the leaderboard reproduced, the parser
+//! The published ScienceQA result files: the leaderboard reproduced, the parser
 //! against the published parses, visual dependence on the image questions.
 
 use std::collections::BTreeMap;
@@ -124,8 +124,8 @@ fn parser_agrees_with_the_published_parses_of_real_responses() {
     }
 }
 
-/// Visual Dependence on ScienceQA compares the 2,017 image questions only. The shared
-/// data holds no no-image run of any model, so the no-image condition here is a real
+/// Visual Dependence on ScienceQA compares the 2,017 image questions only. The real-data
+/// suite holds no no-image run of any model, so the no-image condition here is a real
 /// text-only run: GPT-3's published answers (it saw captions, never the image) on the
 /// image questions, filed as LLaVA-1.5's `no_image` rows. Paired, VD is
 /// (71.64 − 67.43) / 71.64 = 5.88% from the leaderboard's IMG column; whole cells

@@ -1,8 +1,8 @@
-//! IBP on ScienceQA: the acceptance run.
+//! IBP on ScienceQA against matched random removal.
 
 use crate::common::{blindspot, root};
 
-/// The acceptance: IBP on ScienceQA (budget 20%, batch 50, floor 10)
+/// IBP on ScienceQA (budget 20%, batch 50, floor 10)
 /// brings blind accuracy toward chance and below matched random removal; the
 /// removal list is the same on two runs and with 1 or 2 threads.
 fn scienceqa_ibp_beats_random_removal_and_is_deterministic() {

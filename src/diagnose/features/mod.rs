@@ -33,7 +33,7 @@
 //!   most common answer for open ones. This family exposes priors such as POPE's
 //!   object names.
 //!
-//! Leak discipline (`tst-protocol-notes.md`, "Features"): every statistic comes from
+//! Leak discipline (`docs/tst-protocol.md`, "Features"): every statistic comes from
 //! training samples only, and [`Featurizer::transform`] reads a sample only through
 //! `Inputs`, which carries no answer, so changing a held-out answer cannot change a
 //! row. Keys unseen in training have count 0 and NaN statistics; categorical values
@@ -67,6 +67,7 @@ use super::forest::Matrix;
 use super::recipes::{Family, Recipe, StatSpec, Texts};
 use crate::sample::{AnswerFormat, Sample};
 
+pub mod glossary;
 mod inputs;
 mod statistics;
 mod templates;

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! It mirrors scikit-learn's `RandomForestClassifier` / `RandomForestRegressor` as the
-//! TsT release uses them (`tst-protocol-notes.md`, "Forest"): bootstrap samples, a fresh
+//! TsT release uses them (`docs/tst-protocol.md`, "Forest"): bootstrap samples, a fresh
 //! random subset of candidate features at every node (scikit-learn's rule for constant
 //! features included), fully grown trees, Gini or squared-error splits, missing values
 //! sent to the side that lowers impurity most, leaf class frequencies averaged over

@@ -419,6 +419,59 @@ const CASES: &[Case] = &[
         expect: &["fuzz-bitmap-out-of-bounds.parquet:", "not a readable Parquet file", "corrupt"],
     },
     Case { command: "build", file: "non-utf8.toml", expect: &["non-utf8.toml:2:12:", "not valid UTF-8"] },
+    // A gold that reads as two options is an error naming answer-kind, never a choice.
+    Case {
+        command: "ingest",
+        file: "gold-letter-or-text.jsonl",
+        expect: &[
+            "gold-letter-or-text.jsonl:1: field \"answer\": the answer \"B\" names two options: as option text it is \
+             option A (\"B\"), as a letter it is option B (\"C\")",
+            "set [ingest.fields] answer-kind to the way the source writes its answers (\"text\" or \"letter\")",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "gold-index-or-text.jsonl",
+        expect: &[
+            "gold-index-or-text.jsonl:1: field \"answer\": the answer \"2\" names two options: as option text it is \
+             option B (\"2\"), as a 0-based index it is option C (\"3\")",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "gold-case-twins.jsonl",
+        expect: &[
+            "gold-case-twins.jsonl:1: field \"answer\": the answer \"YES\" is the text of options A (\"Yes\") and B \
+             (\"yes\") once case and Unicode normalization are ignored",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "options-nfc-twins.jsonl",
+        expect: &[
+            "options-nfc-twins.jsonl:1: field \"options\": options A (\"caf\u{e9}\") and B (\"cafe\u{301}\") are the \
+             same text once case and Unicode normalization are ignored, and the answer is given as text",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "gold-two-readings.jsonl",
+        expect: &[
+            "gold-two-readings.jsonl:1: field \"answer-kind\": no one reading of the gold answers fits every row: \
+             gold-two-readings.jsonl:1 reads only as option text; gold-two-readings.jsonl:2 reads only as a letter",
+        ],
+    },
+    Case {
+        command: "ingest",
+        file: "id-invisible-twins.jsonl",
+        expect: &[
+            "id-invisible-twins.jsonl:2: field \"id\": duplicate id \"a\\u{200b}b\" (first seen at \
+             id-invisible-twins.jsonl:1, written \"ab\": the same text in another Unicode normalization, or with \
+             invisible characters",
+            "id-invisible-twins.jsonl:4: field \"id\": duplicate id \"c d\" (first seen at id-invisible-twins.jsonl:3",
+            "id-invisible-twins.jsonl:5: field \"id\": the id \"e::no_image\" contains \"::\"",
+        ],
+    },
 ];
 
 const GENERATED: &[Generated] = &[
@@ -474,17 +527,17 @@ const GENERATED: &[Generated] = &[
             std::fs::write(p, &bytes[..bytes.len() / 2]).unwrap();
         },
     },
-    // A 60-byte PNG whose header declares 10000 x 10000 pixels (a decode bomb).
+    // A 60-byte PNG whose header declares 20000 x 10000 pixels (a decode bomb).
     Generated {
         case: Case {
             command: "ingest",
             file: "bomb",
-            expect: &["bomb/metadata.jsonl:1:", "declares 10000x10000 pixels (100 megapixels)"],
+            expect: &["bomb/metadata.jsonl:1:", "declares 20000x10000 pixels (200 megapixels)"],
         },
         make: |p| {
             std::fs::create_dir_all(p).unwrap();
             let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-            png.extend_from_slice(&10000u32.to_be_bytes());
+            png.extend_from_slice(&20000u32.to_be_bytes());
             png.extend_from_slice(&10000u32.to_be_bytes());
             png.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
             png.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");

@@ -188,13 +188,13 @@ fn canonical_with_image_folder_records_facts() {
 }
 
 #[test]
-fn csv_with_one_column_per_option_and_letter_or_index_answers() {
+fn csv_with_one_column_per_option_and_letter_answers() {
     let ing = ingest_file(&root().join("tests/fixtures/good/letters.toml"));
     let s = &ing.samples;
     assert_eq!(s[0].options, vec!["circle", "square", "triangle"]);
     assert_eq!((s[0].answer.as_str(), s[0].answer_index), ("triangle", Some(2)));
     assert_eq!(s[1].options, vec!["red", "green"]);
-    assert_eq!((s[1].answer.as_str(), s[1].answer_index), ("green", Some(1)), "an integer string is a 0-based index");
+    assert_eq!((s[1].answer.as_str(), s[1].answer_index), ("green", Some(1)));
 }
 
 #[test]
@@ -648,4 +648,349 @@ fn embedded_images_keep_only_the_file_name_of_a_label_outside_the_benchmark() {
     let labels: Vec<_> = s.iter().map(|s| s.images[0].path.as_deref()).collect();
     assert_eq!(labels, [Some("cat.png"), Some("dog.png"), Some("cow.png")]);
     assert!(s.iter().all(|s| s.images[0].bytes.as_deref() == Some(png.as_slice())));
+}
+
+/// `pipeline` (the text after `[dataset]`) as `p.toml` beside a copy of the canonical
+/// fixture (its data, and its image under `images/`).
+fn canonical_pipeline(pipeline: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let work = common::fixture_workspace();
+    let path = work.path().join("p.toml");
+    let text = format!("[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n{pipeline}");
+    std::fs::write(&path, text).unwrap();
+    (work, path)
+}
+
+#[test]
+fn a_mapped_field_no_record_has_is_an_error_and_one_some_lack_is_counted() {
+    // A typo in a mapping used to turn every multiple-choice question into an open one.
+    let (_work, typo) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[ingest.fields]\noptions = \"option\"\n\
+         question-type = \"categroy\"\n",
+    );
+    ingest_fails(
+        &typo,
+        &[
+            "canonical.jsonl: field \"ingest.fields.options\": the source field \"option\" is in no record",
+            "did you mean \"options\"? (set [ingest.fields] options)",
+            "field \"ingest.fields.question-type\": the source field \"categroy\" is in no record",
+            "the first record's fields are: id, question, options, answer, question_type, image, source",
+        ],
+    );
+    // A meta field three of four records lack: kept where it is, the rest counted.
+    let (_work, sparse) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[ingest.fields]\nmeta = [\"source\"]\n",
+    );
+    let (samples, stderr) = ingest_cli(&sparse);
+    assert_eq!(samples.iter().filter(|s| s.meta.contains_key("source")).count(), 1);
+    assert!(
+        stderr.contains("warning: ingest: 3 rows: the mapped source field \"source\" ([ingest.fields] meta) is absent")
+            && stderr.contains("canonical.jsonl:2)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn grouping_by_a_meta_field_no_question_has_is_an_error() {
+    let (work, pipeline) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[diagnose]\ngroup-by = \"meta:sorce\"\n",
+    );
+    let out = work.path().join("d");
+    blindspot()
+        .arg("diagnose")
+        .arg(&pipeline)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "p.toml: field \"diagnose.group-by\": no question has the meta field \"sorce\"",
+        ))
+        .stderr(predicates::str::contains("did you mean \"source\"?"));
+    assert!(!out.exists());
+    blindspot()
+        .arg("diagnose")
+        .arg(work.path().join("canonical.jsonl"))
+        .args(["--group-by", "meta:nonexistent", "--meta-features", "source,colour", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "command line: field \"diagnose.group-by\": no question has the meta field \"nonexistent\"",
+        ))
+        .stderr(predicates::str::contains(
+            "field \"diagnose.meta-features\": no question has the meta field \"colour\"",
+        ));
+    assert!(!out.exists());
+}
+
+#[test]
+fn images_named_without_a_folder_fail_ingest_and_build_and_a_built_card_counts_them() {
+    // The image column is found by its canonical name; no [ingest] images folder.
+    let (work, no_folder) = canonical_pipeline("[ingest]\npath = \"canonical.jsonl\"\n");
+    ingest_fails(
+        &no_folder,
+        &[
+            "canonical.jsonl:1: field \"images\": image \"cat.png\" is named by path, but no image folder is set",
+            "set [ingest] images = \"<the folder that holds the images>\"",
+        ],
+    );
+    let releases = work.path().join("releases");
+    let build =
+        |pipeline: &Path| blindspot().arg("build").arg(pipeline).arg("--out-dir").arg(&releases).output().unwrap();
+    let o = build(&no_folder);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(files_below(&releases).is_empty());
+    // Declared names only: diagnose-style ingest keeps them (counted); build refuses.
+    let (_w, names) = canonical_pipeline("[ingest]\npath = \"canonical.jsonl\"\nimage-names-only = true\n");
+    let (samples, stderr) = ingest_cli(&names);
+    assert!(samples.iter().all(|s| s.images[0].path.as_deref() == Some("cat.png") && s.images[0].bytes.is_none()));
+    assert!(stderr.contains("warning: ingest: 4 rows: images named by path were kept as names only"), "{stderr}");
+    blindspot().arg("build").arg(&names).arg("--out-dir").arg(&releases).assert().code(1).stderr(
+        predicates::str::contains(
+            "p.toml: field \"ingest.image-names-only\": a release cannot be built from image names only",
+        ),
+    );
+    assert!(files_below(&releases).is_empty());
+    // Found and embedded: the card says so from what it holds.
+    let (_w, found) = canonical_pipeline("[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n");
+    let o = build(&found);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let card = std::fs::read_to_string(releases.join("p/1.0.0/README.md")).unwrap();
+    assert!(
+        card.contains("Self-contained: the questions' 4 images (1 distinct file) are embedded in the Parquet files."),
+        "{card}"
+    );
+}
+
+#[test]
+fn an_image_linked_from_outside_its_folder_is_an_error_and_a_link_inside_is_not() {
+    let work = common::fixture_workspace();
+    let outside = work.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::copy(work.path().join("images/cat.png"), outside.join("secret.png")).unwrap();
+    let images = work.path().join("images");
+    std::fs::remove_file(images.join("cat.png")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.png"), images.join("cat.png")).unwrap();
+    let pipeline = work.path().join("p.toml");
+    std::fs::write(
+        &pipeline,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"canonical.jsonl\"\n\
+         images = \"images\"\n",
+    )
+    .unwrap();
+    ingest_fails(
+        &pipeline,
+        &[
+            "canonical.jsonl:1: field \"images\": image \"cat.png\" is reached through the symbolic link",
+            "images/cat.png to ",
+            "elsewhere/secret.png, outside the image folder",
+        ],
+    );
+    // A link that stays inside the folder is an image like any other.
+    std::fs::remove_file(images.join("cat.png")).unwrap();
+    std::fs::rename(outside.join("secret.png"), images.join("real.png")).unwrap();
+    std::os::unix::fs::symlink("real.png", images.join("cat.png")).unwrap();
+    let (samples, _) = ingest_cli(&pipeline);
+    assert_eq!(samples[0].images[0].path.as_deref(), Some("cat.png"));
+    assert_eq!(samples[0].images[0].width, Some(1));
+}
+
+#[test]
+fn the_pixel_limit_is_a_setting_and_names_the_file_and_its_size() {
+    let (_work, small) =
+        canonical_pipeline("[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\nmax-image-pixels = 1\n");
+    let (samples, _) = ingest_cli(&small);
+    assert_eq!(samples.len(), 4);
+    let big = tempfile::tempdir().unwrap();
+    std::fs::create_dir(big.path().join("images")).unwrap();
+    // A PNG header declaring 3 x 2 pixels, with a limit of 5.
+    let mut png = std::fs::read(root().join("tests/fixtures/good/images/cat.png")).unwrap();
+    png[16..24].copy_from_slice(&[0, 0, 0, 3, 0, 0, 0, 2]);
+    std::fs::write(big.path().join("images/wide.png"), png).unwrap();
+    std::fs::write(
+        big.path().join("q.jsonl"),
+        r#"{"id": "1", "question": "q?", "answer": "yes", "image": "wide.png"}"#,
+    )
+    .unwrap();
+    let pipeline = big.path().join("p.toml");
+    std::fs::write(
+        &pipeline,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"q.jsonl\"\n\
+         images = \"images\"\nmax-image-pixels = 5\n",
+    )
+    .unwrap();
+    ingest_fails(
+        &pipeline,
+        &["q.jsonl:1: field \"images\": image \"wide.png\" declares 3x2 pixels (6 pixels), more than the 5 pixels \
+           blindspot reads ([ingest] max-image-pixels)"],
+    );
+    // Decoded once: a PNG whose header reads but whose pixel data is damaged is kept, counted and named.
+    let mut damaged = std::fs::read(root().join("tests/fixtures/good/images/cat.png")).unwrap();
+    let at = damaged.len() - 20;
+    damaged[at] ^= 0xff;
+    std::fs::write(big.path().join("images/wide.png"), damaged).unwrap();
+    let (samples, stderr) = ingest_cli(&pipeline);
+    assert_eq!(samples[0].images[0].width, Some(1));
+    assert!(stderr.contains("warning: ingest: 1 row: images whose header reads but whose pixel data does not decode"));
+    assert!(stderr.contains("warning: ingest: 1 image do not decode past their header: wide.png ("), "{stderr}");
+}
+
+#[test]
+fn options_absent_inline_are_dropped_past_26_refused_and_drawn_ones_declared() {
+    // `missing` applies to options written in the question as to any other.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("q.jsonl"),
+        [
+            r#"{"id": "1", "question": "Is it a cat? A. yes B. no C. N/A D. N/A", "answer": "A"}"#,
+            r#"{"id": "2", "question": "Is it a dog? A. yes B. no C. nan D. nan", "answer": "B"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let pipeline = dir.path().join("p.toml");
+    std::fs::write(
+        &pipeline,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"q.jsonl\"\n\
+         options-in-question = true\nmissing = [\"N/A\"]\n",
+    )
+    .unwrap();
+    let (samples, stderr) = ingest_cli(&pipeline);
+    assert!(samples.iter().all(|s| s.options == ["yes", "no"]), "{:?}", samples[0].options);
+    assert!(stderr.contains("warning: ingest: 2 rows: absent option cells"), "{stderr}");
+    // More options than letters.
+    let many: Vec<String> = (0..27).map(|i| format!("\"o{i}\"")).collect();
+    let (_d, data) = jsonl_file(&[&format!(
+        r#"{{"id": "1", "question": "Which?", "options": [{}], "answer": "o3"}}"#,
+        many.join(", ")
+    )]);
+    ingest_fails(&data, &["q.jsonl:1: field \"options\": the question has 27 options, more than the 26 letters A-Z"]);
+    // Options drawn in the image: only the letter is in the file.
+    std::fs::write(
+        dir.path().join("drawn.jsonl"),
+        r#"{"id": "1", "question": "Which shape is red? Choose A-D.", "answer": "C"}"#,
+    )
+    .unwrap();
+    let drawn = dir.path().join("drawn.toml");
+    std::fs::write(
+        &drawn,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"drawn.jsonl\"\n\
+         [ingest.fields]\noptions = { letters = 4 }\n",
+    )
+    .unwrap();
+    let (samples, _) = ingest_cli(&drawn);
+    assert_eq!((samples[0].options.join(""), samples[0].answer_index), ("ABCD".to_string(), Some(2)));
+    assert_eq!(samples[0].answer_format, AnswerFormat::MultipleChoice);
+    let prompt = blindspot::variants::prompt::render_prompt(&samples[0]);
+    assert!(prompt.contains("Options A-D are shown in the image.") && !prompt.contains("A. A"), "{prompt}");
+}
+
+#[test]
+fn a_release_name_over_100_characters_is_refused_by_validate() {
+    let (work, _) = canonical_pipeline("");
+    let pipeline = work.path().join("long.toml");
+    std::fs::write(
+        &pipeline,
+        format!(
+            "[dataset]\nname = \"{}\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"canonical.jsonl\"\n\
+             images = \"images\"\n",
+            "a".repeat(300)
+        ),
+    )
+    .unwrap();
+    blindspot()
+        .arg("validate")
+        .arg(&pipeline)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("field \"dataset.name\": \"aaaa"))
+        .stderr(predicates::str::contains("is not a valid release name"))
+        .stderr(predicates::str::contains("100 characters at most"));
+}
+
+#[test]
+fn settings_out_of_their_bounds_are_refused_by_validate_and_the_command_line() {
+    let (work, pipeline) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[prune]\nbudget = 1.0\nbatch = 0\n\
+         threshold = nan\nindependent-seeds = 100000\n",
+    );
+    blindspot()
+        .arg("validate")
+        .arg(&pipeline)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "p.toml:11:10: field \"prune.budget\": 1 is neither a count nor a percentage: is it 1 questions or 100% of \
+             them?",
+        ))
+        .stderr(predicates::str::contains("field \"prune.batch\": is 0: a batch of 0 removes nothing"))
+        .stderr(predicates::str::contains("field \"prune.threshold\": must be between 0 and 1; found NaN"))
+        .stderr(predicates::str::contains("field \"prune.independent-seeds\": must be at most 20; found 100000"));
+    let data = work.path().join("canonical.jsonl");
+    let out = work.path().join("out");
+    for (flags, expect) in [
+        (&["--batch", "0"][..], "command line: --batch is 0: a batch of 0 removes nothing"),
+        (&["--budget", "1.0"], "--budget: 1 is neither a count nor a percentage"),
+        (&["--threshold", "nan"], "--threshold must be between 0 and 1; found NaN"),
+        (&["--independent-seeds", "100000"], "--independent-seeds must be between 0 and 20"),
+        (&["--folds", "1"], "--folds must be between 2 and 100"),
+    ] {
+        blindspot()
+            .arg("prune")
+            .arg(&data)
+            .args(flags)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(expect));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_headerless_tsv_is_read_with_named_columns_and_skipped_rows_give_their_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("q.tsv"), "1\tIs it a cat?\tyes\n2\tIs it a dog?\tno\n").unwrap();
+    let pipeline = dir.path().join("p.toml");
+    std::fs::write(
+        &pipeline,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"q.tsv\"\n\
+         header = false\ncolumns = [\"id\", \"question\", \"answer\"]\n",
+    )
+    .unwrap();
+    let (samples, _) = ingest_cli(&pipeline);
+    assert_eq!(samples.iter().map(|s| s.question.as_str()).collect::<Vec<_>>(), ["Is it a cat?", "Is it a dog?"]);
+    // on-invalid = "skip": each reason counted, with its first three rows.
+    let mut lines = vec![r#"{"id": "ok", "question": "Is it?", "answer": "yes"}"#.to_string()];
+    for i in 0..4 {
+        lines.push(format!(r#"{{"id": "e{i}", "question": "Which?", "options": ["a", "b"], "answer": "E"}}"#));
+    }
+    lines.push(r#"{"id": "q", "question": "", "answer": "yes"}"#.to_string());
+    std::fs::write(dir.path().join("bad.jsonl"), lines.join("\n")).unwrap();
+    let skip = dir.path().join("skip.toml");
+    std::fs::write(
+        &skip,
+        "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"bad.jsonl\"\n\
+         on-invalid = \"skip\"\n",
+    )
+    .unwrap();
+    let (samples, stderr) = ingest_cli(&skip);
+    assert_eq!(samples.len(), 1);
+    let reasons: Vec<&str> = stderr.lines().filter(|l| l.contains("rejected row")).collect();
+    assert_eq!(reasons.len(), 2, "{stderr}");
+    assert!(
+        reasons[0].starts_with(
+            "warning: ingest: 4 rejected rows: field \"answer\": the answer is \"…\" but the question has N options \
+             (A-B) (first: "
+        ) && reasons[0].contains("bad.jsonl:2, ")
+            && reasons[0].contains("bad.jsonl:3, ")
+            && reasons[0].ends_with("bad.jsonl:4)"),
+        "{stderr}"
+    );
+    assert!(
+        reasons[1].contains("1 rejected row: field \"question\": the question is empty (source field \"…\") (first: ")
+            && reasons[1].ends_with("bad.jsonl:6)"),
+        "{stderr}"
+    );
 }

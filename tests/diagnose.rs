@@ -236,3 +236,43 @@ fn folds_beyond_the_questions_are_an_error_when_set_and_stated_when_defaulted() 
         serde_json::from_slice(&std::fs::read(dir.path().join("d3/diagnose.json")).unwrap()).unwrap();
     assert_eq!(json["groups"][0]["folds"], 3, "{json:#}");
 }
+
+#[test]
+fn the_meta_audit_flags_an_annotators_copy_of_the_gold_and_ablates_listed_fields() {
+    // Open questions whose gold an annotator field repeats on 9 of 10 (its values are
+    // too varied for the per-value lookup), and a listed yes/no clue that gives the gold.
+    let mut rows = Vec::new();
+    for i in 0..120 {
+        let gold = format!("organ number {i}");
+        let annotator = if i % 10 == 0 { "unsure".to_string() } else { format!("Organ number {i}.") };
+        rows.push(serde_json::json!({"id": format!("o{i}"), "question": format!("What organ is shown in scan {i}?"),
+            "answer": gold, "annotator": annotator}));
+        let yes = i % 2 == 0;
+        rows.push(serde_json::json!({"id": format!("y{i}"), "question": "Is there a fracture?",
+            "answer": if yes { "yes" } else { "no" }, "clue": if yes { "c1" } else { "c0" }}));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    std::fs::write(&data, rows.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("\n")).unwrap();
+    let out = dir.path().join("d");
+    let run =
+        blindspot().arg("diagnose").arg(&data).args(["--meta-features", "clue", "-o"]).arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("meta field \"annotator\" is the gold answer on 90.0% of the questions carrying it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("meta field \"clue\" raises blind accuracy from"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("diagnose.json")).unwrap()).unwrap();
+    let fields = report["meta_audit"]["fields"].as_array().unwrap();
+    let clue = fields.iter().find(|f| f["name"] == "clue").unwrap();
+    let a = &clue["ablation"];
+    assert!(a["ci95"][0].as_f64().unwrap() > 0.0, "{clue}");
+    assert!(
+        (a["with"].as_f64().unwrap() - a["without"].as_f64().unwrap() - a["difference"].as_f64().unwrap()).abs() < 1e-5
+    );
+    let annotator = fields.iter().find(|f| f["name"] == "annotator").unwrap();
+    assert_eq!((annotator["gold_equal"].as_f64(), annotator["suspect"].as_bool()), (Some(0.9), Some(true)));
+}

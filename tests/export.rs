@@ -344,3 +344,27 @@ sys.exit(1 if wrong else 0)
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A name is in every file and task name an export writes: one longer than 100
+/// characters is refused before anything is written, never a raw OS error.
+#[test]
+fn an_export_name_over_100_characters_is_refused() {
+    let (tmp, variants, _) = export("vlmevalkit");
+    let out = tmp.path().join("long");
+    for harness in ["vlmevalkit", "lmms-eval"] {
+        let o = blindspot()
+            .arg("export")
+            .arg(&variants)
+            .args(["--to", harness, "--name", &"a".repeat(300), "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{harness}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("command line: --name has 300 characters, more than the 100 a file name may take"),
+            "{harness}: {stderr}"
+        );
+        assert!(!out.exists(), "{harness}");
+    }
+}

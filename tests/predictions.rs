@@ -292,3 +292,70 @@ fn unparseable_responses_are_wrong_never_a_crash() {
 fn samples_by_format(f: AnswerFormat) -> Vec<String> {
     questions().into_iter().filter(|s| s.answer_format == f).map(|s| s.id).collect()
 }
+
+/// Where a file could mean two things, the import stops and names the flag
+/// that says which: two response fields, two model names, the questions file
+/// itself, a `--wide` column that is not there.
+#[test]
+fn prediction_import_never_guesses_a_field_a_model_or_a_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // A text-only baseline's file holding two runs, `response` and `prediction`.
+    let two = dir.path().join("two.jsonl");
+    std::fs::write(
+        &two,
+        "{\"id\": \"q1\", \"response\": \"A\", \"prediction\": \"B\"}\n{\"id\": \"q2\", \"response\": \"A\", \"prediction\": \"B\"}\n",
+    )
+    .unwrap();
+    let err = import_all(&[file(&two, Some("m"))], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "two.jsonl:1: field \"response\": the record has several fields that could hold the response: \
+             \"response\", \"prediction\""
+        ) && err.contains("--response-field prediction"),
+        "{err}"
+    );
+    let mut chosen = file(&two, Some("m"));
+    chosen.fields.response = Some("prediction".into());
+    let imported = import_all(&[chosen], None).unwrap();
+    assert_eq!(imported.predictions[0].response, Response::Text("B".into()));
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let s: Vec<f64> = scored.cell("m", "original").unwrap().iter().map(|i| i.outcome.score).collect();
+    assert_eq!(s, [1.0, 1.0], "B is the gold of q1 and q2");
+
+    // MODEL= on the command line and a model column that names another model.
+    let named = dir.path().join("named.jsonl");
+    std::fs::write(&named, "{\"model\": \"llava\", \"id\": \"q1\", \"response\": \"B\"}\n").unwrap();
+    let err = import_all(&[file(&named, Some("gpt"))], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "named.jsonl:1: field \"model\": the model is named \"gpt\" (--predictions gpt=FILE) and \"llava\" (field \
+             \"model\")"
+        ) && err.contains("--model-field model"),
+        "{err}"
+    );
+    assert_eq!(import_all(&[file(&named, Some("llava"))], None).unwrap().predictions[0].model, "llava");
+    let mut column_wins = file(&named, Some("gpt"));
+    column_wins.fields.model = Some("model".into());
+    assert_eq!(import_all(&[column_wins], None).unwrap().predictions[0].model, "llava");
+
+    // The questions file passed as predictions: its gold would score 100%.
+    let err = import_all(&[file(&fixture("questions.jsonl"), Some("m"))], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "questions.jsonl:1: field \"answer\": these rows look like the questions, not a model's predictions"
+        ) && err.contains("on 5 of 5 rows"),
+        "{err}"
+    );
+
+    // One answer column per model, one of them misspelt.
+    let wide = dir.path().join("wide.csv");
+    std::fs::write(&wide, "id,gpt4o,llava\nq1,B,A\n").unwrap();
+    let mut w = file(&wide, None);
+    w.fields.wide = vec![("gpt4".into(), "GPT".into()), ("llava".into(), "LLaVA".into())];
+    let err = import_all(&[w], None).unwrap_err().to_string();
+    assert!(
+        err.contains("wide.csv:2: field \"gpt4\": --wide gpt4=GPT: no record has the column \"gpt4\"")
+            && err.contains("did you mean --wide gpt4o=GPT?"),
+        "{err}"
+    );
+}

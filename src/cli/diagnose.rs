@@ -83,6 +83,15 @@ pub fn flag_error(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
 }
 
+/// Where the meta fields a run names were written: the command line when a flag
+/// names one, else the pipeline file.
+pub fn settings_at(pipeline: Option<&Pipeline>, args: &TstArgs) -> Location {
+    match pipeline {
+        Some(p) if args.group_by.is_none() && args.meta_features.is_none() => Location::file(&p.path),
+        _ => Location::file("command line"),
+    }
+}
+
 /// Loads the pipeline (if any) and the ingest plan for INPUT.
 pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)> {
     let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
@@ -113,25 +122,16 @@ pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)>
 pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<DiagnoseConfig> {
     let mut cfg = pipeline.map(|p| p.diagnose.clone()).unwrap_or_default();
     if let Some(k) = args.folds {
-        if !(2..=100).contains(&k) {
-            return Err(flag_error(format!("--folds must be between 2 and 100; found {k}")));
-        }
         cfg.folds = k;
         cfg.folds_given = Some(crate::diagnose::FoldsGiven::Flag);
     }
     if let Some(r) = args.repeats {
-        if !(1..=100).contains(&r) {
-            return Err(flag_error(format!("--repeats must be between 1 and 100; found {r}")));
-        }
         cfg.repeats = r;
     }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
     if let Some(t) = args.trees {
-        if !(1..=10_000).contains(&t) {
-            return Err(flag_error(format!("--trees must be between 1 and 10000; found {t}")));
-        }
         cfg.trees = t;
     }
     if let Some(g) = &args.group_by {
@@ -150,9 +150,6 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
         cfg.features.meta_fields = Some(m.clone());
     }
     if let Some(n) = args.permutations {
-        if !(19..=9999).contains(&n) {
-            return Err(flag_error(format!("--permutations must be between 19 and 9999; found {n}")));
-        }
         cfg.null.max_permutations = n;
     }
     if let Some(r) = &args.permutation_stop {
@@ -162,7 +159,18 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
             _ => return Err(flag_error(format!("--permutation-stop \"{r}\" is not \"decided\" or \"all\""))),
         };
     }
+    // The same bounds a pipeline's [diagnose] is checked against (its own values
+    // passed when it was loaded: what fails here, a flag set).
+    bounds_error(crate::spec::bounds::diagnose(&cfg))?;
     Ok(cfg)
+}
+
+/// Settings out of their bounds, as a command-line error naming each flag.
+pub fn bounds_error(violations: Vec<crate::spec::bounds::Violation>) -> Result<()> {
+    if violations.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(violations.iter().map(|v| Problem::new(Location::file("command line"), v.for_flag())).collect()))
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -175,6 +183,7 @@ pub fn run(args: &Args) -> Result<()> {
     cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
     cfg.check_folds(ingested.samples.len())?;
+    cfg.check_meta_fields(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {

@@ -41,10 +41,9 @@ fn texts(samples: &[Sample]) -> Vec<String> {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
+    if let Some(v) = crate::spec::bounds::check_share("leakage.threshold", Some("--threshold"), args.threshold) {
         return Err(Error::one(
-            Problem::new(Location::file("command line"), format!("--threshold {} is not in (0, 1]", args.threshold))
-                .help("a cosine similarity threshold, e.g. 0.85"),
+            Problem::new(Location::file("command line"), v.for_flag()).help("a cosine similarity threshold, e.g. 0.85"),
         ));
     }
     let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;

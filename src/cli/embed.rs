@@ -43,6 +43,11 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// Loads the model, or explains how to obtain it (exit 1).
     pub fn load(&self) -> Result<MiniLm> {
+        if let Some(v) =
+            self.max_length.and_then(|n| crate::spec::bounds::check_count(&crate::spec::bounds::MAX_LENGTH, n))
+        {
+            return Err(super::diagnose::flag_error(v.for_flag()));
+        }
         let dir = resolve_model_dir(self.model_dir.as_deref())?;
         MiniLm::load(&dir, self.max_length)
     }

@@ -68,6 +68,22 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     let name = export_name(&configs, args.name.as_deref());
+    // The name is in every file and task name the export writes.
+    let limit = crate::spec::bounds::NAME_LENGTH;
+    if name.chars().count() > limit {
+        let (loc, what, help) = match &args.name {
+            Some(_) => ("command line", "--name", format!("give a --name of at most {limit} characters")),
+            None => ("", "the rows' benchmark name", format!("give --name, at most {limit} characters")),
+        };
+        let loc = if loc.is_empty() { &args.dir } else { std::path::Path::new(loc) };
+        return Err(crate::error::Error::one(
+            crate::error::Problem::new(
+                crate::error::Location::file(loc),
+                format!("{what} has {} characters, more than the {limit} a file name may take", name.chars().count()),
+            )
+            .help(help),
+        ));
+    }
     let mut manifest = serde_json::Value::Null;
     crate::io::fs::atomic_dir(&args.output, |tmp| {
         manifest = match args.to {

@@ -152,6 +152,9 @@ pub fn run(args: &Args) -> Result<()> {
         mra: crate::sample::MraRule::parse(&args.mra).map_err(flag)?,
         ..MetricsConfig::default()
     };
+    if let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::RESAMPLES, cfg.resamples) {
+        return Err(flag(v.for_flag()));
+    }
     for g in &args.group_by {
         cfg.group_by.push(GroupKey::parse(g).map_err(flag)?);
     }

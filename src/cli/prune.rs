@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::diagnose::{InputArgs, TstArgs, flag_error, resolve_input, tst_config};
+use super::diagnose::{InputArgs, TstArgs, bounds_error, flag_error, resolve_input, tst_config};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank, prune_with, report};
@@ -18,10 +18,10 @@ pub struct Args {
     /// `ibp` (default), `aflite` or `random` (the matched control).
     #[arg(long)]
     pub method: Option<String>,
-    /// Questions to remove: a count (`800`), a fraction (`0.2`) or a percentage (`20%`). Default 10%.
+    /// Questions to remove: a count (`800`) or a percentage (`20%`). Default 10%.
     #[arg(long)]
     pub budget: Option<String>,
-    /// Removed per iteration (IBP's b, AFLite's k): a count or a fraction of the input. Default 50.
+    /// Removed per iteration (IBP's b, AFLite's k): a count or a percentage of the input. Default 50.
     #[arg(long)]
     pub batch: Option<String>,
     /// Fewest questions any question type keeps (default 10).
@@ -107,12 +107,9 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
         cfg.rank = Rank::parse(r).map_err(flag_error)?;
     }
     if let Some(m) = args.partitions {
-        cfg.aflite.partitions = m.max(1);
+        cfg.aflite.partitions = m;
     }
     if let Some(t) = args.tau {
-        if !(0.0..=1.0).contains(&t) {
-            return Err(flag_error(format!("--tau {t} is not between 0 and 1")));
-        }
         cfg.aflite.tau = t;
     }
     if let Some(r) = &args.representation {
@@ -122,6 +119,7 @@ fn prune_config(pipeline: Option<&crate::spec::Pipeline>, args: &Args, seed: u64
         cfg.seed = s;
     }
     control |= args.control;
+    bounds_error(crate::spec::bounds::prune(&cfg))?;
     Ok((cfg, control))
 }
 
@@ -151,6 +149,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let ingested = ingest(&plan)?;
     dcfg.check_folds(ingested.samples.len())?;
+    dcfg.check_meta_fields(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,

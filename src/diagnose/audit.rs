@@ -10,7 +10,16 @@
 //! compared with the **majority baseline** (the training folds' most common
 //! gold). A field is **suspect** when, over at least [`MIN_ROWS`] questions,
 //! its solo accuracy reaches [`NEAR_PERFECT`] or beats the baseline by
-//! [`FAR_ABOVE`] or more.
+//! [`FAR_ABOVE`] or more; or, whatever its solo accuracy, when its value *is*
+//! the gold answer (compared as the answer scorer compares: normalised text,
+//! the option's text or letter, equal numbers) on more than [`GOLD_EQUAL`] of
+//! the questions carrying it: an annotator's answer, a copy under another name,
+//! whose values are too varied for the per-value lookup to learn.
+//!
+//! Each field listed as a feature (`meta-features`) is also **ablated**: blind
+//! accuracy with every listed field against the same run without it, paired per
+//! question, with a bootstrap 95% interval of the difference (resampling the
+//! fold groups under `group-by`); an interval above 0 is a warning.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -25,6 +34,8 @@ pub const MIN_ROWS: usize = 20;
 pub const NEAR_PERFECT: f64 = 0.95;
 /// Lift over the majority baseline that marks a field as answer-bearing.
 pub const FAR_ABOVE: f64 = 0.25;
+/// Share of questions whose field value is the gold, above which it is a copy.
+pub const GOLD_EQUAL: f64 = 0.5;
 
 /// The audit of one meta field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,12 +47,67 @@ pub struct FieldAudit {
     pub n: usize,
     pub solo_accuracy: f64,
     pub majority: f64,
+    /// Share of the questions carrying the field whose value is their gold answer.
+    pub gold_equal: f64,
     pub suspect: bool,
+    /// For a field listed as a feature: blind accuracy with and without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ablation: Option<Ablation>,
+}
+
+/// Blind accuracy with every listed meta field and without one of them, on the
+/// same folds and seeds, paired per question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ablation {
+    pub with: f64,
+    pub without: f64,
+    /// `with - without`.
+    pub difference: f64,
+    /// Bootstrap 95% interval of the difference.
+    pub ci95: (f64, f64),
+}
+
+impl Ablation {
+    /// Whether the field raises blind accuracy beyond chance variation.
+    pub fn raises(&self) -> bool {
+        self.ci95.0 > 0.0
+    }
 }
 
 impl FieldAudit {
+    /// The warning a person reads for a listed field that raises blind accuracy.
+    pub fn ablation_warning(&self) -> Option<String> {
+        let a = self.ablation.as_ref().filter(|a| a.raises())?;
+        Some(format!(
+            "meta field \"{}\" raises blind accuracy from {:.1}% to {:.1}% (+{:.1} pts, 95% CI {:.1} to {:.1}): a \
+             feature a blind model may not see would count as a shortcut of the benchmark; keep it in [diagnose] \
+             meta-features only if it is a property of the question itself",
+            self.field,
+            a.without * 100.0,
+            a.with * 100.0,
+            a.difference * 100.0,
+            a.ci95.0 * 100.0,
+            a.ci95.1 * 100.0
+        ))
+    }
+
     /// The warning a person reads for a suspect field.
     pub fn warning(&self) -> String {
+        let solo_suspect = self.n >= MIN_ROWS
+            && (self.solo_accuracy >= NEAR_PERFECT || self.solo_accuracy - self.majority >= FAR_ABOVE);
+        if self.gold_equal > GOLD_EQUAL && !solo_suspect {
+            let todo = if self.used {
+                "remove it from [diagnose] meta-features: blind accuracy with it is not blind"
+            } else {
+                "keep it out of [diagnose] meta-features"
+            };
+            return format!(
+                "meta field \"{}\" is the gold answer on {:.1}% of the questions carrying it (a copy of the answer, \
+                 or an annotator's); {todo}",
+                self.field,
+                self.gold_equal * 100.0
+            );
+        }
         let what = if self.used {
             "is used as a blind feature and predicts the gold answer on its own"
         } else {
@@ -80,10 +146,113 @@ pub fn used_fields(samples: &[Sample], cfg: &super::DiagnoseConfig) -> Vec<Strin
     }
 }
 
-/// Audits `samples` under `cfg` into `d`, and returns the warnings of its suspect fields.
+/// Audits `samples` under `cfg` into `d` (a TsT-RF diagnosis under `cfg`),
+/// ablates each listed meta field, and returns the warnings: suspect fields, and
+/// listed fields that raise blind accuracy.
 pub fn attach(d: &mut super::Diagnosis, samples: &[Sample], cfg: &super::DiagnoseConfig) -> Vec<String> {
     d.audit = audit(samples, &used_fields(samples, cfg), cfg.seed, cfg.group_by.as_ref());
-    d.audit.iter().filter(|f| f.suspect).map(FieldAudit::warning).collect()
+    if let Some(listed) = &cfg.features.meta_fields {
+        let ablations: Vec<(usize, Ablation)> = d
+            .audit
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| listed.contains(&f.field))
+            .map(|(i, f)| (i, ablate(d, samples, cfg, &f.field)))
+            .collect();
+        for (i, a) in ablations {
+            d.audit[i].ablation = Some(a);
+        }
+    }
+    let mut warnings: Vec<String> = d.audit.iter().filter(|f| f.suspect).map(FieldAudit::warning).collect();
+    warnings.extend(d.audit.iter().filter_map(FieldAudit::ablation_warning));
+    warnings
+}
+
+/// Blind accuracy of `d` against a TsT-RF run without `field` among the meta
+/// features, paired per question.
+fn ablate(d: &super::Diagnosis, samples: &[Sample], cfg: &super::DiagnoseConfig, field: &str) -> Ablation {
+    let mut without_cfg = cfg.clone();
+    without_cfg.method = super::Method::TstRf;
+    without_cfg.features.meta_fields =
+        cfg.features.meta_fields.as_ref().map(|l| l.iter().filter(|f| *f != field).cloned().collect());
+    let without = super::diagnose(samples, &without_cfg);
+    // The same blind model on both sides: TsT-RF (a combined TsT-Embed score is not).
+    let own;
+    let d = if cfg.method == super::Method::TstRf {
+        d
+    } else {
+        own = super::diagnose(samples, &super::DiagnoseConfig { method: super::Method::TstRf, ..cfg.clone() });
+        &own
+    };
+    // Per question: its correctness averaged over repeats, in each run.
+    fn per_question(rows: &[super::ScoreRow]) -> BTreeMap<&str, f64> {
+        let mut m: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+        for r in rows {
+            let e = m.entry(r.id.as_str()).or_default();
+            e.0 += r.correct;
+            e.1 += 1;
+        }
+        m.into_iter().map(|(id, (sum, k))| (id, sum / k as f64)).collect()
+    }
+    let (a, b) = (per_question(&d.rows), per_question(&without.rows));
+    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    // Differences summed per cluster (a fold group, or the question itself).
+    let mut clusters: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    let (mut with_sum, mut without_sum, mut n) = (0.0, 0.0, 0usize);
+    for (id, x) in &a {
+        let Some(y) = b.get(id) else { continue };
+        let key = match (cfg.group_by.as_ref(), by_id.get(id)) {
+            (Some(g), Some(s)) => g.key(s),
+            _ => (*id).to_string(),
+        };
+        let e = clusters.entry(key).or_default();
+        e.0 += x - y;
+        e.1 += 1;
+        with_sum += x;
+        without_sum += y;
+        n += 1;
+    }
+    let sums: Vec<(f64, usize)> = clusters.into_values().collect();
+    let ci95 = if sums.is_empty() {
+        (0.0, 0.0)
+    } else {
+        use rand::SeedableRng;
+        let mut rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(crate::seed::rng_for(cfg.seed, "diagnose.audit.ablation", field));
+        let mut diffs: Vec<f64> = (0..1000)
+            .map(|_| {
+                let (mut total, mut count) = (0.0, 0usize);
+                for _ in 0..sums.len() {
+                    let (s, c) = sums[crate::seed::random_below(&mut rng, 0, sums.len())];
+                    total += s;
+                    count += c;
+                }
+                total / count.max(1) as f64
+            })
+            .collect();
+        diffs.sort_by(f64::total_cmp);
+        (diffs[24], diffs[974])
+    };
+    let n = n.max(1) as f64;
+    Ablation { with: with_sum / n, without: without_sum / n, difference: (with_sum - without_sum) / n, ci95 }
+}
+
+/// Whether a field's value is the question's gold answer, compared as the answer
+/// scorer compares: the option's text or letter, yes/no and open answers as
+/// normalised text, numbers by value.
+fn is_gold(value: &str, s: &Sample) -> bool {
+    use crate::sample::{normalize_text, parse_number};
+    let norm = normalize_text(value);
+    match s.answer_format {
+        AnswerFormat::MultipleChoice => {
+            let letter = s.answer_index.and_then(|i| usize::try_from(i).ok()).map(crate::sample::option_letter);
+            let bare = value.trim().trim_matches(|c: char| "()[].: ".contains(c));
+            letter.is_some_and(|l| bare.eq_ignore_ascii_case(&l))
+                || (!norm.is_empty() && norm == normalize_text(&s.answer))
+        }
+        AnswerFormat::Numeric => parse_number(value).zip(parse_number(&s.answer)).is_some_and(|(v, g)| v == g),
+        _ => !norm.is_empty() && norm == normalize_text(&s.answer),
+    }
 }
 
 /// The gold class of a question: its option index, yes/no, or the normalised
@@ -120,13 +289,19 @@ pub fn audit(samples: &[Sample], used: &[String], seed: u64, group_by: Option<&s
             }
             let (solo_accuracy, majority) =
                 if n == 0 { (0.0, 0.0) } else { (solo as f64 / n as f64, base as f64 / n as f64) };
+            let carrying: Vec<&Sample> = samples.iter().filter(|s| s.meta.contains_key(field)).collect();
+            let equal = carrying.iter().filter(|s| is_gold(&s.meta[field], s)).count();
+            let gold_equal = if carrying.is_empty() { 0.0 } else { equal as f64 / carrying.len() as f64 };
             FieldAudit {
                 field: field.to_string(),
                 used: used.iter().any(|u| u == field),
                 n,
                 solo_accuracy,
                 majority,
-                suspect: n >= MIN_ROWS && (solo_accuracy >= NEAR_PERFECT || solo_accuracy - majority >= FAR_ABOVE),
+                gold_equal,
+                suspect: (n >= MIN_ROWS && (solo_accuracy >= NEAR_PERFECT || solo_accuracy - majority >= FAR_ABOVE))
+                    || gold_equal > GOLD_EQUAL,
+                ablation: None,
             }
         })
         .collect()
@@ -200,5 +375,25 @@ mod tests {
         assert!(noise.used && !noise.suspect, "{noise:?}");
         assert!(noise.solo_accuracy <= copy.majority + 0.05, "{noise:?}");
         assert!(copy.warning().contains("\"copy\"") && copy.warning().contains("100.0%"));
+    }
+
+    #[test]
+    fn an_annotators_answer_equal_to_the_gold_is_suspect_whatever_its_solo_accuracy() {
+        // Open answers, each question its own: a value lookup learns nothing from
+        // them, but the annotator wrote the gold on 9 questions in 10.
+        let samples: Vec<Sample> = (0..200)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i}"), "What organ?", format!("organ number {i}"));
+                s.answer_format = AnswerFormat::Open;
+                let written = if i % 10 == 0 { "unsure".to_string() } else { format!("Organ number {i}.") };
+                s.meta.insert("annotator".into(), written);
+                s
+            })
+            .collect();
+        let a = audit(&samples, &[], 42, None);
+        let f = &a[0];
+        assert!(f.solo_accuracy < 0.2, "{f:?}");
+        assert!((f.gold_equal - 0.9).abs() < 1e-9 && f.suspect, "{f:?}");
+        assert!(f.warning().contains("is the gold answer on 90.0% of the questions carrying it"), "{}", f.warning());
     }
 }

@@ -124,6 +124,44 @@ impl DiagnoseConfig {
         };
         Err(Error::one(problem.help(help)))
     }
+
+    /// A meta field these settings name (`group-by = "meta:FIELD"`, `meta-features`)
+    /// that no question carries is a typo, never a choice: grouping by it would make
+    /// every question its own group while the report says "grouped by FIELD". `at`
+    /// is where the settings were written (the pipeline file, or the command line).
+    pub fn check_meta_fields(&self, samples: &[Sample], at: &crate::error::Location) -> crate::error::Result<()> {
+        use crate::error::{Error, Problem, did_you_mean};
+        let mut wanted: Vec<(&str, &str)> = Vec::new();
+        if let Some(GroupBy::Meta(f)) = &self.group_by {
+            wanted.push(("diagnose.group-by", f));
+        }
+        for f in self.features.meta_fields.iter().flatten() {
+            wanted.push(("diagnose.meta-features", f));
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let have: std::collections::BTreeSet<&str> =
+            samples.iter().flat_map(|s| s.meta.keys().map(String::as_str)).collect();
+        let problems: Vec<Problem> = wanted
+            .into_iter()
+            .filter(|(_, f)| !have.contains(f))
+            .map(|(key, f)| {
+                let help = match did_you_mean(f, have.iter().copied()) {
+                    Some(m) => format!("did you mean \"{m}\"?"),
+                    None if have.is_empty() => {
+                        "the questions carry no meta field: keep the field with [ingest.fields] meta".into()
+                    }
+                    None => format!(
+                        "the questions' meta fields are: {} (a source field reaches meta through [ingest.fields] meta)",
+                        have.iter().copied().collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                Problem::new(at.clone(), format!("no question has the meta field \"{f}\"")).field(key).help(help)
+            })
+            .collect();
+        if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+    }
 }
 
 /// The blind diagnostic of a pipeline (`[diagnose] method`).

@@ -200,7 +200,21 @@ pub struct AuditedField {
     pub n: usize,
     pub solo_blind_accuracy: f64,
     pub majority: f64,
+    /// Share of the questions carrying the field whose value is their gold answer.
+    pub gold_equal: f64,
     pub suspect: bool,
+    /// Listed fields: blind accuracy with and without the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ablation: Option<AblationRow>,
+}
+
+/// Blind accuracy with every listed meta field and without this one, paired per question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AblationRow {
+    pub with: f64,
+    pub without: f64,
+    pub difference: f64,
+    pub ci95: [f64; 2],
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -322,10 +336,14 @@ impl DiagnoseReport {
                 rule: format!(
                     "per meta field: 5-fold cross-validated accuracy of predicting the gold from the field's value \
                      alone (the training folds' most common gold per value), against the majority baseline; suspect \
-                     when n >= {} and it reaches {} or beats the baseline by {} or more",
+                     when n >= {} and it reaches {} or beats the baseline by {} or more, or when the value is the \
+                     gold answer (as the scorer compares answers) on more than {} of the questions carrying it; each \
+                     field listed in meta-features is ablated: blind accuracy with and without it, paired per \
+                     question, with a bootstrap 95% interval of the difference",
                     super::audit::MIN_ROWS,
                     super::audit::NEAR_PERFECT,
-                    super::audit::FAR_ABOVE
+                    super::audit::FAR_ABOVE,
+                    super::audit::GOLD_EQUAL
                 ),
                 fields: d
                     .audit
@@ -336,7 +354,14 @@ impl DiagnoseReport {
                         n: f.n,
                         solo_blind_accuracy: r6(f.solo_accuracy),
                         majority: r6(f.majority),
+                        gold_equal: r6(f.gold_equal),
                         suspect: f.suspect,
+                        ablation: f.ablation.as_ref().map(|a| AblationRow {
+                            with: r6(a.with),
+                            without: r6(a.without),
+                            difference: r6(a.difference),
+                            ci95: [r6(a.ci95.0), r6(a.ci95.1)],
+                        }),
                     })
                     .collect(),
             }),

@@ -85,11 +85,37 @@ def unbox(text):
     return _P["boxed"].sub(r"[[\1]]", _P["latex_text"].sub(r"\1", text))
 
 
+def plain(text):
+    """The response without markup around its answer, as plain in parse.rs."""
+    t = unbox(text)
+    t = _P["latex_delimiter"].sub("", t)
+    t = _P["dollar_math"].sub(r"\1", t)
+    t = _P["bold_stars"].sub(r"\1", t)
+    return _P["bold_underscores"].sub(r"\1", t)
+
+
+def _collapsed(s):
+    return " ".join(str(s).split())
+
+
 def parse_choice(response, options):
     """(index, explicit) or None, as parse_choice in parse.rs."""
     n = min(len(options), 26)
     if n == 0:
         return None
+    raw = _collapsed(response)
+    same = [i for i in range(n) if raw and _collapsed(options[i]) == raw]
+    by_rules = _choice_by_rules(plain(response), options, n)
+    if len(same) == 1:
+        if by_rules is not None and by_rules[0] != same[0]:
+            return None
+        return (same[0], True)
+    if len(same) > 1:
+        return None
+    return by_rules
+
+
+def _choice_by_rules(response, options, n):
     text = response.strip()
     for marker in (_P["double_bracket"], _P["marker_letter"]):
         found = _letters(marker, text, n)
@@ -104,9 +130,11 @@ def parse_choice(response, options):
         return None
     norm = normalize_text(text)
     opts = [normalize_text(o) for o in options[:n]]
-    for i, o in enumerate(opts):
-        if o and o == norm:
-            return (i, False)
+    equal = [i for i, o in enumerate(opts) if o and o == norm]
+    if len(equal) == 1:
+        return (equal[0], False)
+    if len(equal) > 1:
+        return None
     hits = [i for i in range(n) if _contains_words(norm, opts[i])]
     maximal = [i for i in hits if not any(j != i and opts[j] != opts[i] and _contains_words(opts[j], opts[i]) for j in hits)]
     if len(maximal) == 1:
@@ -139,39 +167,73 @@ def parse_yes_no(response):
     return None
 
 
-def _last_number(text):
-    digits = None
+def _numbers(text):
+    found = []
     for m in _P["number"].finditer(text):
-        digits = (m.end(), m.group(0))
-    word = None
+        try:
+            found.append((m.end(), float(m.group(0).replace(",", ""))))
+        except ValueError:
+            pass
     pos = 0
     for w in re.split(r"[^0-9A-Za-z\u00C0-\uFFFF]", text.lower()):
         end = pos + len(w)
         if w in _NUMBER_WORDS:
-            word = (end, float(_NUMBER_WORDS.index(w)))
+            found.append((end, float(_NUMBER_WORDS.index(w))))
         pos = end + 1
-    d = None
-    if digits is not None:
-        try:
-            d = float(digits[1].replace(",", ""))
-        except ValueError:
-            d = None
-    if d is not None and word is not None:
-        return word[1] if word[0] > digits[0] else d
-    if d is not None:
-        return d
-    return word[1] if word is not None else None
+    found.sort(key=lambda x: x[0])
+    return found
+
+
+def _last_number(text):
+    found = _numbers(text)
+    return found[-1][1] if found else None
+
+
+def _final_answers(text):
+    bracketed = [m.group(1) for m in _P["double_bracket"].finditer(text)]
+    if bracketed:
+        return bracketed
+    out = []
+    for m in _P["answer_marker"].finditer(text):
+        rest = text[m.end():].split("\n", 1)[0]
+        end = _P["sentence_end"].search(rest)
+        out.append(rest[: end.start()] if end else rest)
+    return out
 
 
 def parse_number(response):
     text = response.strip()
-    marked = [v for v in (_last_number(m.group(1)) for m in _P["double_bracket"].finditer(text)) if v is not None]
-    if not marked:
-        marked = [float(m.group(1).replace(",", "")) for m in _P["marker_number"].finditer(text)]
-    if marked:
-        return (marked[-1], True) if all(v == marked[-1] for v in marked) else None
+    marked = None
+    for answer in _final_answers(text):
+        values = [v for _, v in _numbers(answer)]
+        if not values:
+            continue
+        if any(v != values[0] for v in values) or (marked is not None and marked != values[0]):
+            return None
+        marked = values[0]
+    if marked is not None:
+        return (marked, True)
     v = _last_number(text)
     return None if v is None else (v, False)
+
+
+def gold_number(s):
+    """A numeric gold read strictly, as sample::parse_number in blindspot."""
+    t = str(s).strip()
+    if not t or "_" in t or any(c.isalpha() and c not in "eE" for c in t):
+        return None
+    if "," in t:
+        m = re.match(r"[-+]?[0-9,]*", t)
+        head, rest = m.group(0), t[m.end():]
+        groups = head.lstrip("-+").split(",")
+        if not 1 <= len(groups[0]) <= 3 or any(len(g) != 3 for g in groups[1:]) or "," in rest:
+            return None
+        t = t.replace(",", "")
+    try:
+        v = float(t)
+    except ValueError:
+        return None
+    return v if v == v and abs(v) != float("inf") else None
 
 
 def open_answer(response):
@@ -195,10 +257,11 @@ def score(doc, prediction):
     text = str(prediction or "")
     if not text.strip():
         return 0
-    text = unbox(text)
+    raw = text
+    text = plain(text)
     fmt = doc["answer_format"]
     if fmt == "multiple_choice":
-        c = parse_choice(text, list(doc.get("options") or []))
+        c = parse_choice(raw, list(doc.get("options") or []))
         if c is None or (not c[1] and abstains(text)):
             return 0
         return int(doc.get("answer_index") is not None and c[0] == doc["answer_index"])
@@ -211,8 +274,8 @@ def score(doc, prediction):
         v = parse_number(text)
         if v is None or (not v[1] and abstains(text)):
             return 0
-        gold = parse_number(str(doc["answer"]))
-        return int(gold is not None and v[0] == gold[0])
+        gold = gold_number(doc["answer"])
+        return int(gold is not None and v[0] == gold)
     answer, explicit = open_answer(text)
     if not explicit and abstains(text):
         return 0

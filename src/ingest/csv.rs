@@ -1,5 +1,6 @@
-//! CSV and TSV reader: a header row, then one record per row. Every value is
-//! text; a ragged row or a non-UTF-8 byte is a located error.
+//! CSV and TSV reader: a header row (or the column names `[ingest] columns`
+//! gives a headerless file), then one record per row. Every value is text; a
+//! ragged row or a non-UTF-8 byte is a located error.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use crate::error::{Error, Location, Problem, Result, display_path};
 
 /// Reads a delimited file with a header row.
 pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<RawRecord>> {
-    let mut rows = Delimited::open(path, bytes.to_vec(), delimiter)?;
+    let mut rows = Delimited::open(path, bytes.to_vec(), delimiter, None)?;
     let mut records = Vec::new();
     while let Some(batch) = rows.next_batch(usize::MAX)? {
         records.extend(batch);
@@ -31,6 +32,8 @@ pub struct Delimited {
     pub semicolons: bool,
     /// Per column, whether the header left it without a name (see [`name_columns`]).
     unnamed: Vec<bool>,
+    /// The columns are named by `[ingest] columns`: every row is a record.
+    headerless: bool,
 }
 
 impl Delimited {
@@ -40,12 +43,16 @@ impl Delimited {
     /// semicolon-separated, as spreadsheets write CSV where the comma is the decimal
     /// mark: read with commas its header would be one field, and no benchmark has
     /// a single column.
-    pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8) -> Result<Delimited> {
+    ///
+    /// With `columns`, the file has no header row: every row is a record and the
+    /// columns are named, in order, by `columns` (`[ingest] header = false`).
+    pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8, columns: Option<&[String]>) -> Result<Delimited> {
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
         }
-        let semicolons =
-            delimiter == b',' && first_line(&bytes).is_some_and(|header| header.contains(';') && !header.contains(','));
+        let semicolons = delimiter == b','
+            && columns.is_none()
+            && first_line(&bytes).is_some_and(|header| header.contains(';') && !header.contains(','));
         let delimiter = if semicolons { b';' } else { delimiter };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(Error::one(
@@ -74,9 +81,27 @@ impl Delimited {
         let quoting = delimiter != b'\t' || quotes_are_rfc(&bytes, delimiter);
         let mut reader = csv::ReaderBuilder::new()
             .delimiter(delimiter)
-            .flexible(false)
+            .flexible(columns.is_some())
+            .has_headers(columns.is_none())
             .quoting(quoting)
             .from_reader(std::io::Cursor::new(bytes));
+        if let Some(columns) = columns {
+            let headers: Vec<super::raw::Key> = columns.iter().map(|c| super::raw::intern(c.trim())).collect();
+            check_header(&headers, || Location::file(path))?;
+            return Ok(Delimited {
+                path: path.to_path_buf(),
+                reader,
+                unnamed: vec![false; headers.len()],
+                headers,
+                stem: path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into(),
+                file: display_path(path).into(),
+                row: 0,
+                problems: crate::error::Capped::default(),
+                done: false,
+                semicolons,
+                headerless: true,
+            });
+        }
         let headers = reader
             .byte_headers()
             .map_err(|e| csv_problem(path, &e))?
@@ -105,6 +130,7 @@ impl Delimited {
             done: false,
             semicolons,
             unnamed,
+            headerless: false,
         })
     }
 
@@ -130,7 +156,18 @@ impl Delimited {
                 }
             }
             self.row += 1;
-            let line = rec.position().map_or(self.row + 1, |p| p.line());
+            let line = rec.position().map_or(self.row + u64::from(!self.headerless), |p| p.line());
+            if rec.len() != self.headers.len() {
+                // Only a headerless file gets here (a header fixes the count for the csv reader).
+                self.problems.push(
+                    Problem::new(
+                        Location::line(path, line),
+                        format!("this row has {} fields but [ingest] columns names {}", rec.len(), self.headers.len()),
+                    )
+                    .help("name every column of the file in [ingest] columns, in order"),
+                );
+                continue;
+            }
             let mut fields = Vec::with_capacity(self.headers.len());
             for (i, value) in rec.iter().enumerate() {
                 match std::str::from_utf8(value) {
@@ -157,7 +194,9 @@ impl Delimited {
                 return Err(Error::Invalid(std::mem::take(&mut self.problems).into_vec()));
             }
             if self.row == 0 {
-                return Err(Error::one(Problem::new(Location::file(path), "the file has a header but no records")));
+                let what =
+                    if self.headerless { "the file has no records" } else { "the file has a header but no records" };
+                return Err(Error::one(Problem::new(Location::file(path), what)));
             }
         }
         Ok((!records.is_empty()).then_some(records))
@@ -334,7 +373,7 @@ mod tests {
     fn batches_are_the_file_read_whole() {
         let text = b"id,question\n1,\"a\nb\"\n2,c\n3,d\n4,e\n5,f\n";
         let whole = read_delimited(Path::new("t.csv"), text, b',').unwrap();
-        let mut rows = Delimited::open(Path::new("t.csv"), text.to_vec(), b',').unwrap();
+        let mut rows = Delimited::open(Path::new("t.csv"), text.to_vec(), b',', None).unwrap();
         let mut batched = Vec::new();
         while let Some(b) = rows.next_batch(2).unwrap() {
             assert!(b.len() <= 2);
@@ -345,7 +384,7 @@ mod tests {
         assert_eq!(whole[1].loc.to_string(), "t.csv:4");
 
         let bad = b"id,question\n1,a\n2\n3,c\n4,d,x\n";
-        let mut rows = Delimited::open(Path::new("t.csv"), bad.to_vec(), b',').unwrap();
+        let mut rows = Delimited::open(Path::new("t.csv"), bad.to_vec(), b',', None).unwrap();
         let first = rows.next_batch(1).unwrap().unwrap();
         assert_eq!(first.len(), 1);
         let e = loop {

@@ -1,7 +1,8 @@
 //! Image resolution: each sample's image names → files under the pipeline's
 //! image folder (found by relative path, else by file name anywhere below it,
 //! walked once with `walkdir`), with sha256, width and height. Dimensions come
-//! from the header (`imagesize`), never a full decode.
+//! from the header (`imagesize`), never a full decode. A file reached through a
+//! symbolic link must lie inside the image folder too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,10 @@ use super::mapping::{ImageSpec, Mapped};
 use crate::error::{Problem, display_path};
 use crate::sample::ImageRef;
 
-/// The largest image blindspot accepts, in pixels (a 10,000 × 4,000 scan).
-pub const MAX_PIXELS: u64 = 40_000_000;
+/// The largest image blindspot accepts by default, in pixels (a 10,000 × 10,000
+/// scan, 400 MB once decoded to RGBA); `[ingest] max-image-pixels` sets another
+/// limit.
+pub const MAX_PIXELS: u64 = 100_000_000;
 
 /// Facts about one encoded image.
 #[derive(Debug, Clone)]
@@ -22,9 +25,26 @@ struct Facts {
     sha256: String,
     width: u32,
     height: u32,
+    /// Why its pixel data does not decode, when its header does (PNG only: the
+    /// one format blindspot holds a decoder for).
+    body_error: Option<String>,
 }
 
-fn facts(bytes: &[u8]) -> Result<Facts, String> {
+/// Whether a PNG's pixel data decodes to its end: a truncated or damaged body
+/// passes the header check. Other formats are checked by their header.
+fn png_body_error(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return None;
+    }
+    let mut reader = match png::Decoder::new(std::io::Cursor::new(bytes)).read_info() {
+        Ok(r) => r,
+        Err(e) => return Some(e.to_string()),
+    };
+    let mut buf = vec![0; reader.output_buffer_size()?];
+    reader.next_frame(&mut buf).err().map(|e| e.to_string())
+}
+
+fn facts(bytes: &[u8], max_pixels: u64) -> Result<Facts, String> {
     if bytes.is_empty() {
         return Err("is an empty file (0 bytes), not an image".to_string());
     }
@@ -41,27 +61,46 @@ fn facts(bytes: &[u8]) -> Result<Facts, String> {
     // Headers are read, not decoded: a tiny file may declare a huge canvas, which
     // the variants that decode or draw images would then allocate.
     let pixels = (size.width as u64).saturating_mul(size.height as u64);
-    if pixels > MAX_PIXELS {
+    if pixels > max_pixels {
         return Err(format!(
-            "declares {}x{} pixels ({} megapixels), more than blindspot reads ({} megapixels)",
+            "declares {}x{} pixels ({}), more than the {} blindspot reads ([ingest] max-image-pixels)",
             size.width,
             size.height,
-            pixels / 1_000_000,
-            MAX_PIXELS / 1_000_000
+            pixel_count(pixels),
+            pixel_count(max_pixels)
         ));
     }
     Ok(Facts {
         sha256: hex::encode(Sha256::digest(bytes)),
         width: u32::try_from(size.width).unwrap_or(u32::MAX),
         height: u32::try_from(size.height).unwrap_or(u32::MAX),
+        body_error: png_body_error(bytes),
     })
+}
+
+/// A number of pixels as a person reads it: whole megapixels, else every
+/// digit in groups of three (a rounded figure could equal the limit it exceeds).
+fn pixel_count(n: u64) -> String {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
+        return format!("{} megapixels", n / 1_000_000);
+    }
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{grouped} pixels")
 }
 
 /// Index of every file below the image folder by file name.
 fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
     let mut by_name: HashMap<String, Vec<PathBuf>> = HashMap::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
-        if entry.file_type().is_file()
+        // A link to a file is indexed too: where it leads is checked when it is used.
+        if (entry.file_type().is_file() || (entry.path_is_symlink() && entry.path().is_file()))
             && let Some(name) = entry.file_name().to_str()
         {
             by_name.entry(name.to_string()).or_default().push(entry.into_path());
@@ -88,25 +127,51 @@ fn escapes(p: &str) -> bool {
 /// folder is indexed by file name once, when a path first needs it.
 pub struct Resolver {
     dir: Option<PathBuf>,
+    /// The folder with every link resolved, once: what a file must lie under.
+    real_dir: Option<PathBuf>,
     index: Option<HashMap<String, Vec<PathBuf>>>,
+    /// Paths without an image folder are kept as names (else they are errors).
+    names_only: bool,
+    max_pixels: u64,
+    /// Images whose header reads but whose pixel data does not decode, with why.
+    pub undecodable: BTreeMap<String, String>,
 }
 
 impl Resolver {
-    pub fn new(dir: Option<PathBuf>) -> Resolver {
-        Resolver { dir, index: None }
+    pub fn new(dir: Option<PathBuf>, names_only: bool, max_pixels: u64) -> Resolver {
+        let real_dir = dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()));
+        Resolver { dir, real_dir, index: None, names_only, max_pixels, undecodable: BTreeMap::new() }
     }
 
     /// Resolves every sample's images in place; returns (sample index, problem) pairs.
     pub fn resolve(&mut self, mapped: &mut [Mapped]) -> Vec<(usize, Problem)> {
-        resolve(mapped, self.dir.as_deref(), &mut self.index)
+        resolve(mapped, self)
     }
 }
 
-fn resolve(
-    mapped: &mut [Mapped],
-    dir: Option<&Path>,
-    index: &mut Option<HashMap<String, Vec<PathBuf>>>,
-) -> Vec<(usize, Problem)> {
+/// When `file` (below `dir`) leads outside `real_dir` through a symbolic link: the
+/// link (the file itself or a folder on its way) and where it leads.
+fn link_outside(dir: &Path, real_dir: &Path, file: &Path) -> Option<(PathBuf, PathBuf)> {
+    let real = std::fs::canonicalize(file).ok()?;
+    if real.starts_with(real_dir) {
+        return None;
+    }
+    let rel = file.strip_prefix(dir).unwrap_or(file);
+    let mut at = dir.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(&at).unwrap_or_else(|_| real.clone());
+            return Some((at, target));
+        }
+    }
+    Some((file.to_path_buf(), real))
+}
+
+fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
+    let dir = r.dir.clone();
+    let dir = dir.as_deref();
+    let (names_only, max_pixels) = (r.names_only, r.max_pixels);
     let mut problems = Vec::new();
     // Which file each path-named image is, per sample.
     let mut located: Vec<Vec<Option<PathBuf>>> = Vec::with_capacity(mapped.len());
@@ -150,38 +215,62 @@ fn resolve(
                 continue;
             };
             let direct = dir.join(p);
-            if direct.is_file() {
-                row.push(Some(direct));
-                continue;
-            }
-            let name = Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p);
-            let idx = index.get_or_insert_with(|| index_by_name(dir));
-            match idx.get(name).map(Vec::as_slice) {
-                Some([one]) => row.push(Some(one.clone())),
-                Some(many) => {
+            let found = if direct.is_file() {
+                Some(direct)
+            } else {
+                let name = Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p);
+                let idx = r.index.get_or_insert_with(|| index_by_name(dir));
+                match idx.get(name).map(Vec::as_slice) {
+                    Some([one]) => Some(one.clone()),
+                    Some(many) => {
+                        problems.push((
+                            i,
+                            Problem::new(
+                                mapped[i].sample_loc(),
+                                format!("image \"{p}\" matches {} files under {}", many.len(), display_path(dir)),
+                            )
+                            .field("images")
+                            .help("give the image's path relative to the image folder"),
+                        ));
+                        None
+                    }
+                    None => {
+                        problems.push((
+                            i,
+                            Problem::new(
+                                mapped[i].sample_loc(),
+                                format!("image \"{p}\" not found under {}", display_path(dir)),
+                            )
+                            .field("images")
+                            .help("check [ingest] images and the image field"),
+                        ));
+                        None
+                    }
+                }
+            };
+            // A link may stay inside the folder; one that leads out of it would
+            // publish a file the benchmark does not hold.
+            let real_dir = r.real_dir.as_deref().unwrap_or(dir);
+            match found.as_deref().and_then(|f| link_outside(dir, real_dir, f)) {
+                Some((link, target)) => {
                     problems.push((
                         i,
                         Problem::new(
                             mapped[i].sample_loc(),
-                            format!("image \"{p}\" matches {} files under {}", many.len(), display_path(dir)),
+                            format!(
+                                "image \"{p}\" is reached through the symbolic link {} to {}, outside the image \
+                                 folder {}",
+                                display_path(&link),
+                                display_path(&target),
+                                display_path(dir)
+                            ),
                         )
                         .field("images")
-                        .help("give the image's path relative to the image folder"),
+                        .help("copy the image into the image folder, or set [ingest] images to a folder that holds it"),
                     ));
                     row.push(None);
                 }
-                None => {
-                    problems.push((
-                        i,
-                        Problem::new(
-                            mapped[i].sample_loc(),
-                            format!("image \"{p}\" not found under {}", display_path(dir)),
-                        )
-                        .field("images")
-                        .help("check [ingest] images and the image field"),
-                    ));
-                    row.push(None);
-                }
+                None => row.push(found),
             }
         }
         located.push(row);
@@ -192,7 +281,7 @@ fn resolve(
     let file_facts: HashMap<PathBuf, Result<Facts, String>> = files
         .into_par_iter()
         .map(|(p, ())| {
-            let r = std::fs::read(&p).map_err(|e| format!("cannot be read: {e}")).and_then(|b| facts(&b));
+            let r = std::fs::read(&p).map_err(|e| format!("cannot be read: {e}")).and_then(|b| facts(&b, max_pixels));
             (p, r)
         })
         .collect();
@@ -202,40 +291,72 @@ fn resolve(
         for (spec, file) in m.images.iter().zip(row) {
             match (spec, file) {
                 (ImageSpec::Path(p), Some(file)) => match &file_facts[file] {
-                    Ok(f) => refs.push(ImageRef {
-                        path: Some(relative(dir.unwrap_or(Path::new("")), file)),
-                        bytes: None,
-                        sha256: Some(f.sha256.clone()),
-                        width: Some(f.width),
-                        height: Some(f.height),
-                        source: Some(file.clone()),
-                    }),
+                    Ok(f) => {
+                        if let Some(why) = &f.body_error {
+                            m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_UNDECODABLE));
+                            r.undecodable
+                                .entry(relative(dir.unwrap_or(Path::new("")), file))
+                                .or_insert_with(|| why.clone());
+                        }
+                        refs.push(ImageRef {
+                            path: Some(relative(dir.unwrap_or(Path::new("")), file)),
+                            bytes: None,
+                            sha256: Some(f.sha256.clone()),
+                            width: Some(f.width),
+                            height: Some(f.height),
+                            source: Some(file.clone()),
+                        })
+                    }
                     Err(e) => {
                         problems.push((i, Problem::new(m.sample_loc(), format!("image \"{p}\" {e}")).field("images")))
                     }
                 },
                 (ImageSpec::Path(p), None) => {
                     if dir.is_none() && !escapes(p) {
-                        refs.push(ImageRef { path: Some(p.clone()), ..Default::default() });
+                        if names_only {
+                            m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_IMAGE_NAMES_ONLY));
+                            refs.push(ImageRef { path: Some(p.clone()), ..Default::default() });
+                        } else {
+                            problems.push((
+                                i,
+                                Problem::new(
+                                    m.sample_loc(),
+                                    format!("image \"{p}\" is named by path, but no image folder is set"),
+                                )
+                                .field("images")
+                                .help(
+                                    "set [ingest] images = \"<the folder that holds the images>\" (relative to the \
+                                     pipeline file); if the image files are not at hand, set [ingest] \
+                                     image-names-only = true to keep their names (no release can be built then)",
+                                ),
+                            ));
+                        }
                     }
                 }
-                (ImageSpec::Bytes { bytes, path }, _) => match facts(bytes) {
-                    Ok(f) => refs.push(ImageRef {
-                        // The path of embedded bytes is a label, never opened; one that
-                        // leaves its root keeps its file name only, as Hugging Face
-                        // `datasets` does when it embeds image files.
-                        path: match path {
-                            Some(p) if escapes(p) => {
-                                m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_IMAGE_LABEL_NAME));
-                                Path::new(p).file_name().map(|n| n.to_string_lossy().into_owned())
-                            }
-                            other => other.clone(),
-                        },
-                        bytes: Some(bytes.clone()),
-                        sha256: Some(f.sha256),
-                        width: Some(f.width),
-                        height: Some(f.height),
-                        source: None,
+                (ImageSpec::Bytes { bytes, path }, _) => match facts(bytes, max_pixels) {
+                    Ok(f) => refs.push({
+                        if let Some(why) = &f.body_error {
+                            m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_UNDECODABLE));
+                            let name = format!("{} (embedded)", m.loc);
+                            r.undecodable.entry(name).or_insert_with(|| why.clone());
+                        }
+                        ImageRef {
+                            // The path of embedded bytes is a label, never opened; one that
+                            // leaves its root keeps its file name only, as Hugging Face
+                            // `datasets` does when it embeds image files.
+                            path: match path {
+                                Some(p) if escapes(p) => {
+                                    m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_IMAGE_LABEL_NAME));
+                                    Path::new(p).file_name().map(|n| n.to_string_lossy().into_owned())
+                                }
+                                other => other.clone(),
+                            },
+                            bytes: Some(bytes.clone()),
+                            sha256: Some(f.sha256),
+                            width: Some(f.width),
+                            height: Some(f.height),
+                            source: None,
+                        }
                     }),
                     Err(e) => {
                         problems.push((i, Problem::new(m.sample_loc(), format!("embedded image {e}")).field("images")))
@@ -262,9 +383,48 @@ mod tests {
     fn png_header_gives_dimensions() {
         // 1×1 PNG
         let png = base64_png();
-        let f = facts(&png).unwrap();
+        let f = facts(&png, MAX_PIXELS).unwrap();
         assert_eq!((f.width, f.height), (1, 1));
-        assert!(facts(b"not an image at all").is_err());
+        assert!(facts(b"not an image at all", MAX_PIXELS).is_err());
+        assert_eq!(f.body_error, None);
+        // A damaged body behind a good header: its pixel data does not decode.
+        let mut damaged = png.clone();
+        let at = damaged.len() - 20;
+        damaged[at] ^= 0xff;
+        assert!(facts(&damaged, MAX_PIXELS).unwrap().body_error.is_some());
+        let e = facts(&png, 0).unwrap_err();
+        assert_eq!(
+            e,
+            "declares 1x1 pixels (1 pixels), more than the 0 pixels blindspot reads ([ingest] max-image-pixels)"
+        );
+    }
+
+    /// The default limit is 100 megapixels: a header declaring one pixel more is
+    /// refused, by its declared size, without decoding anything.
+    #[test]
+    fn the_default_pixel_limit_is_100_megapixels() {
+        let mut png = base64_png();
+        png[16..24].copy_from_slice(&[0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10]);
+        assert_eq!((facts(&png, MAX_PIXELS).unwrap().width, facts(&png, MAX_PIXELS).unwrap().height), (10_000, 10_000));
+        png[16..24].copy_from_slice(&[0, 0, 0x27, 0x11, 0, 0, 0x27, 0x10]);
+        assert_eq!(
+            facts(&png, MAX_PIXELS).unwrap_err(),
+            "declares 10001x10000 pixels (100,010,000 pixels), more than the 100 megapixels blindspot reads ([ingest] \
+             max-image-pixels)"
+        );
+    }
+
+    /// A link to a folder is no image: a file of the same name elsewhere in the
+    /// image folder is found by its name alone.
+    #[test]
+    fn a_link_to_a_folder_is_not_indexed_as_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        std::fs::write(dir.path().join("a/x.png"), base64_png()).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b/x.png")).unwrap();
+        let idx = index_by_name(dir.path());
+        assert_eq!(idx["x.png"], [dir.path().join("a/x.png")]);
     }
 
     fn base64_png() -> Vec<u8> {

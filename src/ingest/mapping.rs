@@ -36,6 +36,10 @@ pub struct Mapped {
     /// Data-quality notes: what ingest kept or dropped that a designer should
     /// know of (counted per kind in the ingest summary).
     pub notes: Vec<Cow<'static, str>>,
+    /// The readings of the gold that name its option under `answer-kind = "auto"`
+    /// (`READ_*` bits; 0 when the kind is set or there are no options): one
+    /// reading must fit every row of a dataset.
+    pub readings: u8,
 }
 
 /// Note: absent option cells after the last present option were dropped.
@@ -52,6 +56,14 @@ pub const NOTE_LETTER_COLUMNS: &str = "options read from the columns A, B, ... (
 /// Note: an embedded image's path label was absolute or climbed with `..`.
 pub const NOTE_IMAGE_LABEL_NAME: &str = "embedded images' path labels were absolute or climbed with '..'; only their \
      file names were kept (the bytes are unchanged; a release keeps no path outside itself)";
+
+/// Note: images named by path were kept as names, their files unread.
+pub const NOTE_IMAGE_NAMES_ONLY: &str = "images named by path were kept as names only, their files unread (no image \
+     folder; [ingest] image-names-only): no release can be built from them";
+
+/// Note: images whose header reads but whose pixel data does not decode.
+pub const NOTE_UNDECODABLE: &str = "images whose header reads but whose pixel data does not decode (truncated or \
+     damaged files) were kept as they are: re-export them";
 
 /// Result of mapping one record.
 pub enum Outcome {
@@ -351,11 +363,21 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
                     Some("options are read from the end of the question: lines `A. x` / `B. y`, or inline `A: x, B: y`, `(A) x (B) y`, `A. x B. y`; map the options field instead if they are elsewhere".into());
             }
             question = Some(stem);
-            opts
+            // Absent options written in the question (`C. nan`) count as absent ones anywhere do.
+            let names: Vec<String> = (0..opts.len())
+                .map(|i| format!("option {} of the question", crate::sample::option_letter(i)))
+                .collect();
+            let cells: Vec<Option<String>> =
+                opts.into_iter().map(|o| (!m.absent_option(&Raw::Str(o.clone()))).then_some(o)).collect();
+            m.keep_letters(cells, &names)
         }
         _ => map_options(&mut m, vlm),
     };
     let labelled = strip_option_labels(&mut options);
+    if options.len() > 26 {
+        m.problem("options", format!("the question has {} options, more than the 26 letters A-Z", options.len())).help =
+            Some("blindspot's prompts, answer parser and exports label options A-Z: split the question, or keep at most 26 options".into());
+    }
 
     let ctx_acc = m.pick(&f.context, &["context", "hint"]);
     let context = ctx_acc.and_then(|a| m.text("context", a));
@@ -414,6 +436,8 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         other => other,
     };
     let by_index = matches!(kind, AnswerKind::Index | AnswerKind::Index1);
+    // How the gold named its option (`READ_*` bits; 0 without options).
+    let mut readings = 0u8;
     let (answer, answer_index) = if options.is_empty() {
         if by_index {
             m.problem(
@@ -428,7 +452,10 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
         (raw_answer.scalar_text().unwrap_or_default(), None)
     } else {
         match resolve_choice(&raw_answer, &options, kind) {
-            Ok(i) => (options[i].clone(), Some(i)),
+            Ok((i, read)) => {
+                readings = read;
+                (options[i].clone(), Some(i))
+            }
             Err(msg) => {
                 m.problem(&answer_src, msg.0).help = msg.1;
                 (String::new(), None)
@@ -439,8 +466,8 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     if f.answer.is_none() && answer_src == "answer" && m.has("answer_index") {
         match (m.get("answer_index").map(Cow::into_owned), answer_index) {
             (Some(raw_index), Some(i)) => match resolve_choice(&raw_index, &options, AnswerKind::Index) {
-                Ok(j) if j == i => {}
-                Ok(j) => {
+                Ok((j, _)) if j == i => {}
+                Ok((j, _)) => {
                     m.problem(
                         "answer_index",
                         format!(
@@ -517,16 +544,35 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     if answer.is_empty() && m.problems.is_empty() {
         m.problem(&answer_src, "the answer is empty");
     }
-    if let Some(dup) = first_duplicate(&options) {
+    if let Some((a, b)) = folded_twins(&options) {
         // Repeated texts are kept when the gold is named by letter or index; a gold
-        // given as a text that repeats cannot say which option it is.
-        let gold_text = raw_answer.scalar_text().unwrap_or_default();
-        let gold_by_text = answer_index.is_some_and(|i| options[i].trim().eq_ignore_ascii_case(gold_text.trim()));
+        // given as text cannot say which of two options alike it is, nor can a
+        // response that gives that text.
+        let by_text_only = readings & READ_TEXT != 0 && readings & (READ_LETTER | READ_INDEX) == 0;
         let gold_repeats = answer_index.is_some_and(|i| options.iter().filter(|o| **o == options[i]).count() > 1);
-        if gold_by_text && gold_repeats {
-            m.problem("options", format!("the answer \"{}\" is the text of more than one option", short(dup))).help =
-                Some("give the gold by letter or index (answer-kind = \"letter\" or \"index\"), or make the options distinct".into());
-        } else if answer_index.is_some() || options.is_empty() {
+        if by_text_only && gold_repeats {
+            m.problem("options", format!("the answer \"{}\" is the text of more than one option", short(&answer)))
+                .help = Some(
+                "give the gold by letter or index (answer-kind = \"letter\" or \"index\"), or make the options distinct"
+                    .into(),
+            );
+        } else if by_text_only {
+            m.problem(
+                "options",
+                format!(
+                    "options {} (\"{}\") and {} (\"{}\") are the same text once case and Unicode normalization are \
+                     ignored, and the answer is given as text",
+                    crate::sample::option_letter(a),
+                    short(&options[a]),
+                    crate::sample::option_letter(b),
+                    short(&options[b])
+                ),
+            )
+            .help = Some(
+                "make the options distinct, or give the gold by letter or index (set [ingest.fields] answer-kind)"
+                    .into(),
+            );
+        } else if answer_index.is_some() {
             m.notes.push(Cow::Borrowed(NOTE_REPEATED_OPTIONS));
         }
     }
@@ -545,6 +591,19 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let benchmark = canonical("benchmark");
     let split = canonical("split");
     let variant_fields = ["parent_id", "variant", "variant_params", "prompt", "expected"].map(&mut canonical);
+    // `::` joins a variant's parent id and kind (`<parent_id>::<kind>`): a question's
+    // own id holding it could name another question's variant.
+    let variant_id = match &variant_fields {
+        [Some(parent), Some(kind), ..] => Some(format!("{parent}::{kind}")),
+        _ => None,
+    };
+    if id.contains("::") && variant_id.as_deref() != Some(id.as_str()) {
+        m.problem("id", format!("the id \"{}\" contains \"::\"", short(&id))).help = Some(
+            "\"::\" is reserved: it joins a variant's parent id and kind (\"<id>::no_image\"); map another id, or a \
+             template that writes another separator (\"{a}-{b}\")"
+                .into(),
+        );
+    }
     // Recomputed from the bytes or files on ingest, never kept as meta.
     if canonical_input {
         let _ = m.get("image_facts");
@@ -565,11 +624,16 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     sample.answer_index = answer_index.map(|i| i as i32);
     sample.answer_format = format;
     sample.meta = meta;
-    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone(), notes: m.notes }))
+    let readings = if kind == AnswerKind::Auto { readings } else { 0 };
+    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone(), notes: m.notes, readings }))
 }
 
 fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
     let plan = m.plan;
+    // Options drawn in the image: each is its own letter.
+    if let Some(n) = plan.fields.options_letters {
+        return (0..n).map(crate::sample::option_letter).collect();
+    }
     let accs: Vec<&Accessor> = match &plan.fields.options {
         Some(a) => a.iter().collect(),
         None if vlm => letter_columns(m, 1),
@@ -847,14 +911,55 @@ fn letters_range(n: usize) -> String {
     }
 }
 
-fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usize, ChoiceError> {
+/// The readings of a gold answer that `answer-kind = "auto"` tries, as bits: the
+/// text of an option, an option letter (or `B. text`), a 0-based index.
+pub const READ_TEXT: u8 = 1;
+pub const READ_LETTER: u8 = 2;
+pub const READ_INDEX: u8 = 4;
+
+/// The names of the readings in `mask`, for messages.
+pub fn reading_names(mask: u8) -> String {
+    let names: Vec<&str> = [(READ_TEXT, "option text"), (READ_LETTER, "a letter"), (READ_INDEX, "a 0-based index")]
+        .iter()
+        .filter(|(b, _)| mask & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    names.join(" or ")
+}
+
+/// A text as compared when case and Unicode normalization are ignored.
+pub fn folded(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    s.trim().nfc().collect::<String>().to_lowercase()
+}
+
+/// The option a gold answer names, and the readings (`READ_*` bits) that name it.
+/// Under `auto`, every reading is tried: two that name different options are an
+/// error naming `answer-kind`, never a choice.
+fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<(usize, u8), ChoiceError> {
     let n = options.len();
     let text = raw.scalar_text().unwrap_or_default().trim().to_string();
-    let by_text = || {
-        options
-            .iter()
-            .position(|o| *o == text)
-            .or_else(|| options.iter().position(|o| o.trim().eq_ignore_ascii_case(&text)))
+    let quoted = |i: usize| format!("{} (\"{}\")", crate::sample::option_letter(i), short(&options[i]));
+    // The option whose text the gold is: written alike, else alike once case and
+    // Unicode normalization are ignored, when that names one option only.
+    let by_text = || -> Result<Option<usize>, ChoiceError> {
+        if let Some(i) = options.iter().position(|o| *o == text) {
+            return Ok(Some(i));
+        }
+        let key = folded(&text);
+        let alike: Vec<usize> = (0..n).filter(|&i| folded(&options[i]) == key).collect();
+        match alike[..] {
+            [] => Ok(None),
+            [i] => Ok(Some(i)),
+            _ => Err(ChoiceError(
+                format!(
+                    "the answer \"{}\" is the text of options {} once case and Unicode normalization are ignored",
+                    short(&text),
+                    alike.iter().map(|&i| quoted(i)).collect::<Vec<_>>().join(" and ")
+                ),
+                Some("write the answer as one option is written, give it by letter or index (set [ingest.fields] answer-kind), or make the options distinct".into()),
+            )),
+        }
     };
     let by_letter = || -> Option<Result<usize, ChoiceError>> {
         let t = text.trim_matches(|c: char| c == '(' || c == ')' || c == '.' || c.is_whitespace());
@@ -918,28 +1023,67 @@ fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<usi
             Some("set [ingest.fields] answer-kind = \"letter\" | \"index\" | \"index1\" | \"text\" if the answer is written another way".into()),
         )
     };
+    let only = |r: Result<usize, ChoiceError>, bit: u8| r.map(|i| (i, bit));
     match kind {
-        AnswerKind::Text => by_text().ok_or_else(not_found),
-        AnswerKind::Letter => by_letter().or_else(by_label).unwrap_or_else(|| {
-            Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&text)), None))
-        }),
-        AnswerKind::Index => by_index(0).unwrap_or_else(|| {
-            Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
-        }),
-        AnswerKind::Index1 => by_index(1).unwrap_or_else(|| {
-            Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
-        }),
+        AnswerKind::Text => only(by_text()?.ok_or_else(not_found), READ_TEXT),
+        AnswerKind::Letter => only(
+            by_letter().or_else(by_label).unwrap_or_else(|| {
+                Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&text)), None))
+            }),
+            READ_LETTER,
+        ),
+        AnswerKind::Index => only(
+            by_index(0).unwrap_or_else(|| {
+                Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
+            }),
+            READ_INDEX,
+        ),
+        AnswerKind::Index1 => only(
+            by_index(1).unwrap_or_else(|| {
+                Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
+            }),
+            READ_INDEX,
+        ),
         AnswerKind::Auto => {
-            if matches!(raw, Raw::Int(_)) {
-                return by_index(0).unwrap_or_else(|| Err(not_found()));
+            // Every reading that names an option; the first error of those that do not.
+            let mut read: Vec<(u8, usize)> = Vec::new();
+            let mut first_error = None;
+            if let Some(i) = by_text()? {
+                read.push((READ_TEXT, i));
             }
-            if let Some(i) = by_text() {
-                return Ok(i);
+            for (bit, r) in [(READ_LETTER, by_letter().or_else(by_label)), (READ_INDEX, by_index(0))] {
+                match r {
+                    Some(Ok(i)) => read.push((bit, i)),
+                    Some(Err(e)) => {
+                        first_error.get_or_insert(e);
+                    }
+                    None => {}
+                }
             }
-            if let Some(r) = by_letter().or_else(by_label) {
-                return r;
+            let Some(&(_, first)) = read.first() else { return Err(first_error.unwrap_or_else(not_found)) };
+            if read.iter().any(|&(_, i)| i != first) {
+                let readings: Vec<String> = read
+                    .iter()
+                    .map(|&(bit, i)| format!("as {} it is option {}", reading_names(bit), quoted(i)))
+                    .collect();
+                return Err(ChoiceError(
+                    format!("the answer \"{}\" names two options: {}", short(&text), readings.join(", ")),
+                    Some(format!(
+                        "set [ingest.fields] answer-kind to the way the source writes its answers ({})",
+                        read.iter()
+                            .map(|&(bit, _)| match bit {
+                                READ_TEXT => "\"text\"",
+                                READ_LETTER => "\"letter\"",
+                                _ => "\"index\"",
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )),
+                ));
             }
-            by_index(0).unwrap_or_else(|| Err(not_found()))
+            // A reading that fails with an error (a letter beyond the options) beside one
+            // that succeeds is no reading at all: the one that succeeds names the option.
+            Ok((first, read.iter().fold(0, |m, &(bit, _)| m | bit)))
         }
     }
 }
@@ -989,9 +1133,12 @@ pub fn infer_format(options: &[String], answer: &str) -> AnswerFormat {
     }
 }
 
-fn first_duplicate(options: &[String]) -> Option<&str> {
+/// The first two options that are the same text once case and Unicode
+/// normalization are ignored.
+fn folded_twins(options: &[String]) -> Option<(usize, usize)> {
     // Option lists are short: a quadratic scan beats building a hash set per question.
-    options.iter().enumerate().find(|(i, o)| options[..*i].contains(o)).map(|(_, o)| o.as_str())
+    let keys: Vec<String> = options.iter().map(|o| folded(o)).collect();
+    keys.iter().enumerate().find_map(|(j, k)| keys[..j].iter().position(|x| x == k).map(|i| (i, j)))
 }
 
 fn short(s: &str) -> String {
@@ -1053,7 +1200,7 @@ mod tests {
     #[test]
     fn choices_resolve_every_way() {
         let opts: Vec<String> = ["cat", "dog", "cow", "hen"].iter().map(|s| s.to_string()).collect();
-        let r = |v: Raw, k| resolve_choice(&v, &opts, k).map_err(|e| e.0);
+        let r = |v: Raw, k| resolve_choice(&v, &opts, k).map(|(i, _)| i).map_err(|e| e.0);
         assert_eq!(r(Raw::Str("dog".into()), AnswerKind::Auto), Ok(1));
         assert_eq!(r(Raw::Str("C".into()), AnswerKind::Auto), Ok(2));
         assert_eq!(r(Raw::Str("(D)".into()), AnswerKind::Letter), Ok(3));

@@ -165,7 +165,7 @@ fn open_input(
             let bytes = bounded::read(path, bounded::Shape::Lines)?;
             inputs.push(hash_file(path, Some(&bytes))?);
             let delimiter = if format == Format::Csv { b',' } else { b'\t' };
-            let rows = csv::Delimited::open(path, bytes, delimiter)?;
+            let rows = csv::Delimited::open(path, bytes, delimiter, plan.columns.as_deref())?;
             if rows.semicolons {
                 notes.push(
                     "read as semicolon-separated: the CSV's header row holds semicolons and no comma (as spreadsheets \
@@ -220,7 +220,7 @@ fn open_input(
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {
                 let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
                 inputs.push(hash_file(&meta, Some(&bytes))?);
-                Ok(Source::Delimited(csv::Delimited::open(&meta, bytes, b',')?))
+                Ok(Source::Delimited(csv::Delimited::open(&meta, bytes, b',', None)?))
             } else {
                 Ok(Source::Lines(json::JsonLines::open(&meta)?))
             }
@@ -241,20 +241,58 @@ struct ChunkOut {
     parse_problems: Vec<Problem>,
     /// Per filter: whether any record of the chunk has its field.
     filter_seen: Vec<bool>,
+    /// Per optional mapped source field ([`plan::FieldMap::optional_sources`]).
+    sources_seen: Vec<SourceSeen>,
 }
 
-fn process_chunk(records: &Records, range: std::ops::Range<usize>, format: Format, plan: &IngestPlan) -> ChunkOut {
+/// Whether the records hold one mapped source field: any of them, and how many
+/// of those the filters keep lack it, with the first.
+#[derive(Debug, Clone, Default)]
+struct SourceSeen {
+    any: bool,
+    absent: usize,
+    first_absent: Option<Location>,
+}
+
+impl SourceSeen {
+    /// Adds what a later part of the input saw.
+    fn merge(&mut self, later: SourceSeen) {
+        self.any |= later.any;
+        self.absent += later.absent;
+        if self.first_absent.is_none() {
+            self.first_absent = later.first_absent;
+        }
+    }
+}
+
+fn process_chunk(
+    records: &Records,
+    range: std::ops::Range<usize>,
+    format: Format,
+    plan: &IngestPlan,
+    sources: &[(&'static str, String)],
+) -> ChunkOut {
     let (records, parse_problems) = records.chunk(range);
     let filter_seen = plan.filters.iter().map(|f| records.iter().any(|r| r.has(&f.field))).collect();
+    let mut sources_seen = vec![SourceSeen::default(); sources.len()];
     let items = records
         .iter()
         .map(|r| {
             let outcome = mapping::map_record(r, plan, format);
+            let kept = !matches!(outcome, Outcome::Filtered);
+            for ((_, field), seen) in sources.iter().zip(&mut sources_seen) {
+                if r.has(field) {
+                    seen.any = true;
+                } else if kept {
+                    seen.absent += 1;
+                    seen.first_absent.get_or_insert_with(|| r.loc.clone());
+                }
+            }
             let invalid_raw = matches!(outcome, Outcome::Invalid(_)).then(|| (r.clone(), format));
             Item { outcome, invalid_raw }
         })
         .collect();
-    ChunkOut { items, parse_problems, filter_seen }
+    ChunkOut { items, parse_problems, filter_seen, sources_seen }
 }
 
 /// Records mapped at a time: the unit of memory, whatever the input's size
@@ -272,13 +310,18 @@ struct IdSet {
     hasher: foldhash::fast::RandomState,
 }
 
-/// An id as compared: composed and decomposed forms of the same text are one id.
+/// An id as compared: composed and decomposed forms of the same text are one id,
+/// and so are ids that differ only by invisible characters (zero-width and other
+/// format characters, bidi marks) or by the kind of space (no-break, thin, ...).
 fn id_key(id: &str) -> std::borrow::Cow<'_, str> {
     if id.is_ascii() {
         std::borrow::Cow::Borrowed(id)
     } else {
+        use unicode_categories::UnicodeCategories;
         use unicode_normalization::UnicodeNormalization;
-        std::borrow::Cow::Owned(id.nfc().collect())
+        std::borrow::Cow::Owned(
+            id.nfc().filter(|c| !c.is_other_format()).map(|c| if c.is_separator_space() { ' ' } else { c }).collect(),
+        )
     }
 }
 
@@ -332,6 +375,9 @@ struct Run<'p> {
     plan: &'p IngestPlan,
     resolver: images::Resolver,
     filter_seen: Vec<bool>,
+    /// The optional source fields the mapping names, and what the records held of them.
+    sources: Vec<(&'static str, String)>,
+    sources_seen: Vec<SourceSeen>,
     parse_problems: Vec<Problem>,
     /// Every problem of an invalid sample, in record order (on-invalid = "error").
     invalid: Vec<Problem>,
@@ -342,6 +388,10 @@ struct Run<'p> {
     read_notes: Vec<String>,
     images: BTreeMap<String, String>,
     stats: IngestStats,
+    /// `answer-kind = "auto"`: the readings of the gold every row so far allows,
+    /// and the first row of each combination of readings met.
+    readings: u8,
+    reading_rows: BTreeMap<u8, Location>,
 }
 
 impl Run<'_> {
@@ -356,12 +406,17 @@ impl Run<'_> {
         let plan = self.plan;
         let units: Vec<std::ops::Range<usize>> =
             range.clone().step_by(json::CHUNK).map(|a| a..(a + json::CHUNK).min(range.end)).collect();
-        let chunks: Vec<ChunkOut> = units.into_par_iter().map(|r| process_chunk(records, r, format, plan)).collect();
+        let sources = &self.sources;
+        let chunks: Vec<ChunkOut> =
+            units.into_par_iter().map(|r| process_chunk(records, r, format, plan, sources)).collect();
         let mut items = Vec::with_capacity(range.len());
         for c in chunks {
             self.parse_problems.extend(c.parse_problems);
             for (seen, s) in self.filter_seen.iter_mut().zip(c.filter_seen) {
                 *seen |= s;
+            }
+            for (seen, s) in self.sources_seen.iter_mut().zip(c.sources_seen) {
+                seen.merge(s);
             }
             items.extend(c.items);
         }
@@ -401,11 +456,18 @@ impl Run<'_> {
                 let same = if first_id == id {
                     String::new()
                 } else {
-                    format!(", written \"{first_id}\": the same text in another Unicode normalization")
+                    format!(
+                        ", written \"{}\": the same text in another Unicode normalization, or with invisible \
+                         characters (zero-width, no-break spaces, bidi marks)",
+                        first_id.escape_debug()
+                    )
                 };
-                let p = Problem::new(m.loc.clone(), format!("duplicate id \"{id}\" (first seen at {first}{same})"))
-                    .field("id")
-                    .help("ids must be unique: map a unique field, or a template like \"{_file}-{id}\"");
+                let p = Problem::new(
+                    m.loc.clone(),
+                    format!("duplicate id \"{}\" (first seen at {first}{same})", id.escape_debug()),
+                )
+                .field("id")
+                .help("ids must be unique: map a unique field, or a template like \"{_file}-{id}\"");
                 invalid.entry(*i).or_default().push(p);
             }
         }
@@ -446,6 +508,10 @@ impl Run<'_> {
             }
             for what in &m.notes {
                 self.notes.entry(what.clone()).or_insert_with(|| (0, m.loc.to_string())).0 += 1;
+            }
+            if m.readings != 0 {
+                self.readings &= m.readings;
+                self.reading_rows.entry(m.readings).or_insert_with(|| m.loc.clone());
             }
             for im in &m.sample.images {
                 if let (Some(p), Some(h)) = (&im.path, &im.sha256) {
@@ -500,10 +566,13 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         .images_dir
         .clone()
         .or_else(|| plan.inputs.iter().find(|i| i.format == Format::Imagefolder).map(|i| i.path.clone()));
+    let sources = plan.fields.optional_sources();
     let mut run = Run {
         plan,
-        resolver: images::Resolver::new(image_dir),
+        resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels),
         filter_seen: vec![false; plan.filters.len()],
+        sources_seen: vec![SourceSeen::default(); sources.len()],
+        sources,
         parse_problems: Vec::new(),
         invalid: Vec::new(),
         rejected: Vec::new(),
@@ -512,6 +581,8 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         read_notes: Vec::new(),
         images: BTreeMap::new(),
         stats: IngestStats::default(),
+        readings: u8::MAX,
+        reading_rows: BTreeMap::new(),
     };
     let mut inputs = Vec::new();
     let mut read_problems = Vec::new();
@@ -578,6 +649,8 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
         return Err(Error::Invalid(run.parse_problems));
     }
     check_filter_fields(plan, &run.filter_seen)?;
+    check_mapped_sources(plan, &run.sources, &run.sources_seen, &mut run.notes)?;
+    check_one_reading(&run)?;
 
     if !run.invalid.is_empty() {
         let mut problems = run.invalid;
@@ -604,6 +677,20 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
     }
     let mut stats = run.stats;
     stats.rejected = run.rejected.len();
+    for line in rejected_summary(&run.rejected) {
+        eprintln!("warning: ingest: {line}");
+    }
+    let undecodable = &run.resolver.undecodable;
+    if !undecodable.is_empty() {
+        let names: Vec<String> = undecodable.iter().take(10).map(|(f, why)| format!("{f} ({why})")).collect();
+        eprintln!(
+            "warning: ingest: {} image{} do not decode past their header: {}{}",
+            undecodable.len(),
+            if undecodable.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if undecodable.len() > 10 { ", ..." } else { "" }
+        );
+    }
     stats.notes = run.notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
     for n in &stats.notes {
         eprintln!(
@@ -665,6 +752,67 @@ pub fn ingest_to_parquet(plan: &IngestPlan, out: &Path, embed: crate::sample::Em
     Ok(summary)
 }
 
+/// Rows left out under `on-invalid = "skip"`, counted per reason (a reason with its
+/// values blanked), each with its first three rows: a count alone says nothing of
+/// what to fix.
+pub fn rejected_summary(rejected: &[Rejected]) -> Vec<String> {
+    let mut by_reason: BTreeMap<String, (usize, Vec<&str>)> = BTreeMap::new();
+    for r in rejected {
+        for reason in &r.reasons {
+            let e = by_reason.entry(reason_kind(reason)).or_default();
+            e.0 += 1;
+            if e.1.len() < 3 {
+                e.1.push(&r.location);
+            }
+        }
+    }
+    let mut lines: Vec<(usize, String)> = by_reason
+        .into_iter()
+        .map(|(reason, (n, first))| {
+            (n, format!("{n} rejected row{}: {reason} (first: {})", if n == 1 { "" } else { "s" }, first.join(", ")))
+        })
+        .collect();
+    // Most frequent first; ties in reason order.
+    lines.sort_by_key(|l| std::cmp::Reverse(l.0));
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+/// A rejection reason with its values blanked (quoted text and numbers after the
+/// field name), so that rows rejected for one cause count together.
+fn reason_kind(reason: &str) -> String {
+    let (field, rest) = match reason.strip_prefix("field \"").and_then(|r| r.split_once("\": ")) {
+        Some((f, rest)) => (format!("field \"{f}\": "), rest),
+        None => (String::new(), reason),
+    };
+    let mut out = field;
+    let mut in_quote = false;
+    let mut last_digit = false;
+    for c in rest.chars() {
+        match c {
+            '"' => {
+                if !in_quote {
+                    out.push_str("\"…");
+                }
+                in_quote = !in_quote;
+                if !in_quote {
+                    out.push('"');
+                }
+            }
+            _ if in_quote => {}
+            d if d.is_ascii_digit() => {
+                if !last_digit {
+                    out.push('N');
+                }
+                last_digit = true;
+                continue;
+            }
+            other => out.push(other),
+        }
+        last_digit = false;
+    }
+    out
+}
+
 /// A filter on a field that no record has is a typo, not an empty result.
 fn check_filter_fields(plan: &IngestPlan, seen: &[bool]) -> Result<()> {
     let mut problems = Vec::new();
@@ -682,6 +830,62 @@ fn check_filter_fields(plan: &IngestPlan, seen: &[bool]) -> Result<()> {
         problems.push(p);
     }
     if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
+/// A mapped optional field that no record has is a typo: without this check the
+/// questions would silently lose their options, type, context or meta. One that
+/// only some records lack is a counted note naming the first of them.
+fn check_mapped_sources(
+    plan: &IngestPlan,
+    sources: &[(&'static str, String)],
+    seen: &[SourceSeen],
+    notes: &mut BTreeMap<std::borrow::Cow<'static, str>, (usize, String)>,
+) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut names: Option<Vec<String>> = None;
+    for ((key, field), s) in sources.iter().zip(seen) {
+        if !s.any {
+            let names = names.get_or_insert_with(|| first_record_fields(plan));
+            let p = Problem::new(
+                Location::file(plan.inputs.first().map_or(Path::new("?"), |i| i.path.as_path())),
+                format!("the source field \"{field}\" is in no record"),
+            )
+            .field(format!("ingest.fields.{key}"));
+            let help = match did_you_mean(field, names.iter().map(String::as_str)) {
+                Some(m) => format!("did you mean \"{m}\"? (set [ingest.fields] {key})"),
+                None => format!("the first record's fields are: {}; fix [ingest.fields] {key}", names.join(", ")),
+            };
+            problems.push(p.help(help));
+        } else if let (n @ 1.., Some(first)) = (s.absent, &s.first_absent) {
+            let what = format!("the mapped source field \"{field}\" ([ingest.fields] {key}) is absent");
+            let entry = notes.entry(std::borrow::Cow::Owned(what)).or_insert((0, first.to_string()));
+            entry.0 += n;
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
+/// `answer-kind = "auto"` decides once for the whole dataset: some reading of
+/// the gold (option text, letter, index) must fit every row. Rows that each
+/// read one way only, and not the same way, are an error naming the setting.
+fn check_one_reading(run: &Run<'_>) -> Result<()> {
+    if run.reading_rows.is_empty() || run.readings != 0 {
+        return Ok(());
+    }
+    let rows: Vec<String> = run
+        .reading_rows
+        .iter()
+        .map(|(mask, loc)| format!("{loc} reads only as {}", mapping::reading_names(*mask)))
+        .collect();
+    let first = run.reading_rows.values().min().cloned().unwrap_or_else(|| Location::file("?"));
+    Err(Error::one(
+        Problem::new(first, format!("no one reading of the gold answers fits every row: {}", rows.join("; ")))
+            .field("answer-kind")
+            .help(
+                "set [ingest.fields] answer-kind = \"text\", \"letter\" or \"index\" to the way the source writes its \
+             answers, and fix the rows written another way",
+            ),
+    ))
 }
 
 /// Field names of the first record of the first input (for "did you mean").

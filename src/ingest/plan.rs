@@ -170,6 +170,8 @@ pub struct FieldMap {
     pub question: Option<Accessor>,
     pub context: Option<Accessor>,
     pub options: Option<Vec<Accessor>>,
+    /// Options drawn in the image: this many, known by their letters only.
+    pub options_letters: Option<usize>,
     pub answer: Option<Accessor>,
     pub answer_kind: AnswerKind,
     pub question_type: Option<Accessor>,
@@ -178,6 +180,38 @@ pub struct FieldMap {
 }
 
 impl FieldMap {
+    /// The source fields the mapping names for optional canonical fields, each with
+    /// the `[ingest.fields]` key that names it (`options`, `question-type`, `meta`,
+    /// ...), in key order. The required fields (id, question, answer) are checked
+    /// record by record; these are not, so a misspelt one would silently read as
+    /// absent.
+    pub fn optional_sources(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut add = |key: &'static str, acc: &Accessor| {
+            for f in acc.fields() {
+                if !out.iter().any(|(k, x): &(&str, String)| *k == key && x == f) {
+                    out.push((key, f.to_string()));
+                }
+            }
+        };
+        for (key, acc) in [("context", &self.context), ("question-type", &self.question_type)] {
+            if let Some(a) = acc {
+                add(key, a);
+            }
+        }
+        for (key, list) in [("options", &self.options), ("images", &self.images)] {
+            for a in list.iter().flatten() {
+                add(key, a);
+            }
+        }
+        if let MetaKeep::Fields(list) = &self.meta {
+            for f in list {
+                add("meta", &Accessor::Path(f.clone()));
+            }
+        }
+        out
+    }
+
     /// For inputs whose fields already carry the canonical names.
     pub fn canonical() -> Self {
         FieldMap {
@@ -185,6 +219,7 @@ impl FieldMap {
             question: None,
             context: None,
             options: None,
+            options_letters: None,
             answer: None,
             answer_kind: AnswerKind::Auto,
             question_type: None,
@@ -209,7 +244,15 @@ pub struct IngestPlan {
     pub records: Option<String>,
     /// Spreadsheet inputs: the name of the sheet holding the questions (`[ingest] sheet`).
     pub sheet: Option<String>,
+    /// CSV and TSV inputs without a header row: their columns' names, in order
+    /// (`[ingest] header = false`, `columns`).
+    pub columns: Option<Vec<String>>,
     pub images_dir: Option<PathBuf>,
+    /// Images named by path are kept as names, unread (`[ingest] image-names-only`,
+    /// and a data file ingested without a pipeline, which has no image folder).
+    pub image_names_only: bool,
+    /// The most pixels an image may declare.
+    pub max_image_pixels: u64,
     pub split: String,
     pub benchmark: String,
     pub on_invalid: OnInvalid,
@@ -237,7 +280,10 @@ impl IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],
             records: None,
             sheet: None,
+            columns: None,
             images_dir: None,
+            image_names_only: true,
+            max_image_pixels: crate::ingest::images::MAX_PIXELS,
             split: "test".into(),
             benchmark: name,
             on_invalid: OnInvalid::Error,

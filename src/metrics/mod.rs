@@ -32,7 +32,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use rayon::prelude::*;
 use serde_json::{Value as J, json};
 
-use crate::error::{Error, Problem, Result};
+use crate::error::{Error, Location, Problem, Result};
 use crate::predictions::{Imported, Outcome, Prediction, parse};
 use crate::sample::{MraRule, NumericScoring};
 use crate::sample::{Sample, id_cmp};
@@ -494,8 +494,36 @@ impl Report {
 
 /// [`score_all`] then [`compute`].
 pub fn metrics(rows: &[Sample], imported: &Imported, cfg: &MetricsConfig) -> Result<Report> {
+    check_group_fields(rows, cfg)?;
     let scored = score_all(rows, &imported.predictions, cfg)?;
     Ok(compute(rows, scored, cfg))
+}
+
+/// A `meta:FIELD` grouping that no row carries is a typo: every row would fall in
+/// one "(none)" group while the report names the field.
+fn check_group_fields(rows: &[Sample], cfg: &MetricsConfig) -> Result<()> {
+    let have: std::collections::BTreeSet<&str> = rows.iter().flat_map(|s| s.meta.keys().map(String::as_str)).collect();
+    let problems: Vec<Problem> = cfg
+        .group_by
+        .iter()
+        .filter_map(|g| match g {
+            GroupKey::Meta(f) if !have.contains(f.as_str()) => Some(f),
+            _ => None,
+        })
+        .map(|f| {
+            let help = match crate::error::did_you_mean(f, have.iter().copied()) {
+                Some(m) => format!("did you mean \"meta:{m}\"?"),
+                None => format!("the rows' meta fields are: {}", have.iter().copied().collect::<Vec<_>>().join(", ")),
+            };
+            Problem::new(
+                Location::file("[metrics] group-by (--group-by)"),
+                format!("no row has the meta field \"{f}\""),
+            )
+            .field("group-by")
+            .help(help)
+        })
+        .collect();
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
 }
 
 /// A number for the JSON report: rounded to 6 decimals (what is printed

@@ -63,6 +63,18 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
 /// and writes its release under `out_dir`.
 pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let ctx = RunContext::new(p.dataset.seed);
+    // A release holds its images: names without the files would publish a set
+    // that no one can load.
+    if p.ingest.image_names_only {
+        return Err(Error::one(
+            Problem::new(Location::file(&p.path), "a release cannot be built from image names only")
+                .field("ingest.image-names-only")
+                .help(
+                    "set [ingest] images to the folder that holds the images (and remove image-names-only); \
+                     diagnose, prune, variants and metrics run without them",
+                ),
+        ));
+    }
     // The model first: a pipeline that needs it and lacks it reads no data.
     let model = embed::load_model(p)?;
     let ingested = timed("ingest", || ingest(&p.ingest))?;
@@ -85,6 +97,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     };
     // Folds the pipeline sets must not outnumber the questions diagnosed.
     p.diagnose.check_folds(work.len())?;
+    p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
     // Predictions are read once: B-Clean and the metrics both use them.
     let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
 

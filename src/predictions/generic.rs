@@ -62,9 +62,41 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
         None => RESPONSE_FIELDS.to_vec(),
     };
     let records = records(path)?;
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !fields.wide.is_empty() {
+        check_wide_columns(&records, &fields.wide)?;
+    }
+    // A record with several fields that could hold the response: scoring one of them
+    // would be a guess (a result file's `response` and `prediction` can be different runs).
+    if fields.wide.is_empty()
+        && let Some((rec, several)) = records.iter().find_map(|r| {
+            let here: Vec<&str> = response_fields.iter().copied().filter(|f| r.has(f)).collect();
+            (here.len() > 1).then_some((r, here))
+        })
+    {
+        let names = several.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ");
+        return Err(Error::one(
+            crate::error::Problem::new(
+                rec.loc.clone(),
+                format!("the record has several fields that could hold the response: {names}"),
+            )
+            .field(several[0])
+            .help(format!(
+                "name the one that holds the model's answers with --response-field (response-field in a pipeline), \
+                 e.g. --response-field {}",
+                several[1]
+            )),
+        ));
+    }
+    let present = records.iter().any(|r| response_fields.iter().any(|f| r.has(f)));
+    if fields.wide.is_empty() && present {
+        check_not_the_questions(&records, &response_fields)?;
+    }
     // A file none of whose records has a response field names it otherwise: scoring
     // every answer as empty would report a model wrong on every question.
-    if fields.wide.is_empty() && !records.iter().any(|r| response_fields.iter().any(|f| r.has(f))) {
+    if fields.wide.is_empty() && !present {
         let first = &records[0];
         let names = response_fields.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ");
         return Err(Error::one(
@@ -101,7 +133,29 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
             }
             continue;
         }
-        let m = text_field(&rec, &model_fields).filter(|m| !m.is_empty()).or_else(|| model.map(str::to_string));
+        let column = text_field(&rec, &model_fields).filter(|m| !m.is_empty());
+        // A model named twice, by the command line and by the file, names it once only
+        // when both agree, or when --model-field says the column wins.
+        if let (Some(named), Some(col), None) = (model, column.as_deref(), &fields.model)
+            && named != col
+        {
+            let field = model_fields.iter().find(|f| rec.has(f)).copied().unwrap_or("model");
+            problems.push(
+                crate::error::Problem::new(
+                    rec.loc.clone(),
+                    format!(
+                        "the model is named \"{named}\" (--predictions {named}=FILE) and \"{col}\" (field \"{field}\")"
+                    ),
+                )
+                .field(field)
+                .help(format!(
+                    "say which wins: --model-field {field} reads the column (\"{named}\" only where it is empty), or \
+                     give the file without \"{named}=\" to read the column alone"
+                )),
+            );
+            continue;
+        }
+        let m = column.or_else(|| model.map(str::to_string));
         let Some(m) = m else {
             problems.push(missing(
                 &rec,
@@ -114,4 +168,72 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
         out.push(Prediction { model: m, id, response: Response::Text(response), loc: rec.loc.clone() });
     }
     if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems.into_vec())) }
+}
+
+/// `--wide` columns that no record has name nothing: importing nothing and
+/// exiting 0 would report the model as never having answered.
+fn check_wide_columns(records: &[RawRecord], wide: &[(String, String)]) -> Result<()> {
+    let names: Vec<String> = records[0].field_names().into_iter().map(String::from).collect();
+    let problems: Vec<crate::error::Problem> = wide
+        .iter()
+        .filter(|(column, _)| !records.iter().any(|r| r.has(column)))
+        .map(|(column, model)| {
+            let help = match crate::error::did_you_mean(column, names.iter().map(String::as_str)) {
+                Some(m) => format!("did you mean --wide {m}={model}?"),
+                None => format!("the first record's fields are: {}", names.join(", ")),
+            };
+            crate::error::Problem::new(
+                records[0].loc.clone(),
+                format!("--wide {column}={model}: no record has the column \"{column}\""),
+            )
+            .field(column.clone())
+            .help(help)
+        })
+        .collect();
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
+/// Fields that hold a benchmark's gold answer in the files people pass around.
+const GOLD_FIELDS: [&str; 5] = ["answer", "gt_answer", "gold", "label", "ground_truth"];
+
+/// A file whose rows are questions (a `question` field) and whose gold field
+/// equals the response on more than 95% of them is the benchmark itself, or its
+/// answers copied: scoring it would report a perfect model.
+fn check_not_the_questions(records: &[RawRecord], response_fields: &[&str]) -> Result<()> {
+    if !records.iter().any(|r| r.has("question")) {
+        return Ok(());
+    }
+    let norm = |s: &str| s.trim().to_lowercase();
+    for gold in GOLD_FIELDS {
+        let pairs: Vec<(&str, String, String)> = records
+            .iter()
+            .filter_map(|r| {
+                let field = response_fields.iter().copied().find(|f| r.has(f))?;
+                Some((field, text_field(r, &[gold])?, text_field(r, &[field])?))
+            })
+            .filter(|(_, g, _)| !g.trim().is_empty())
+            .collect();
+        let same = pairs.iter().filter(|(_, g, r)| norm(g) == norm(r)).count();
+        if !pairs.is_empty() && same * 100 > pairs.len() * 95 {
+            let response = pairs[0].0;
+            let what = if gold == response {
+                format!("the response field \"{response}\" is their gold field")
+            } else {
+                format!("the response field \"{response}\" equals the gold field \"{gold}\"")
+            };
+            return Err(Error::one(
+                crate::error::Problem::new(
+                    records[0].loc.clone(),
+                    format!(
+                        "these rows look like the questions, not a model's predictions: they hold a question, and {what} \
+                         on {same} of {} rows",
+                        pairs.len()
+                    ),
+                )
+                .field(response)
+                .help("pass the model's result file (--predictions MODEL=FILE), or name the field holding its answers with --response-field"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -2,6 +2,13 @@
 //! yes/no, number or text it gives → a score in [0, 1] against the row's gold
 //! (predictions → **parse** → metrics).
 //!
+//! A response is first read as it is: when, whitespace collapsed, it is the text
+//! of exactly one option, that option is the answer (`1 = 2 = 3.` is not `1 < 2 <
+//! 3.`, although normalisation makes them alike), unless a letter rule below reads
+//! another option from it (the response is then ambiguous). Markup is then
+//! dropped: Markdown emphasis (`**B**`, `__B__`), LaTeX delimiters (`\(E\)`,
+//! `\[E\]`, `$E$`), and `\boxed{B}` becomes `[[B]]`.
+//!
 //! Multiple choice, in order of trust (the first rule that finds a letter in
 //! range wins; "explicit" rules beat an abstention phrase):
 //! 1. `[[B]]` (the *Mirage* prompts' format), the last one — explicit;
@@ -13,18 +20,23 @@
 //!    `B) ...`, `B: ...` — explicit; a response that is or starts with a
 //!    label beyond the options (`C. common` with two options) is unparsed,
 //!    whatever its text says (label and text disagree; LLaVA's scorer agrees);
-//! 5. option text: the response equals one option, or exactly one option
-//!    (ignoring options contained in a longer matching one) occurs in it as
-//!    whole words;
+//! 5. option text: the response equals one option once normalised (several
+//!    options alike once normalised: unparsed, never the first), or exactly one
+//!    option (ignoring options contained in a longer matching one) occurs in it
+//!    as whole words;
 //! 6. a parenthesised letter `(B)` anywhere, the last one.
 //!
 //! Yes/no: `[[yes]]`, an answer marker, a leading "yes"/"no", else the only
-//! one of the two words present. Numbers: `[[3]]`, an answer marker, else the
-//! last number of the response (digits with `,` thousands, or a number word
-//! up to twenty), scored by MRA against the gold. Open answers: the `[[...]]`
-//! content or the text after an answer marker, else the whole response;
-//! correct when equal to the gold after normalisation (lowercase, punctuation
-//! and the articles a/an/the removed, whitespace collapsed).
+//! one of the two words present. Numbers: a final answer (`[[...]]`, or what
+//! follows an answer marker up to the end of its sentence) holding one number
+//! (several different ones: unparsed), else the last number of the response;
+//! a number is digits with `,` only between groups of three (`1,234`; `1,5` is
+//! two numbers), an optional fraction and exponent (`1e3`), or a number word up
+//! to twenty. Numeric golds are read strictly ([`crate::sample::parse_number`]).
+//! Open answers: the `[[...]]` content or the text after an answer marker, else
+//! the whole response; correct when equal to the gold after normalisation
+//! (lowercase, punctuation and the articles a/an/the removed, whitespace
+//! collapsed).
 //!
 //! Never panics; a response nothing parses from scores 0 and is counted as
 //! unparsed.
@@ -80,11 +92,18 @@ pub struct Choice {
 /// `blindspot export --to lmms-eval` writes the same strings into the task
 /// folder's `utils.py`, so the harness-side score reads responses by the
 /// same rules (one definition; `tests/fixtures/parse_cases.jsonl` checks both).
-pub const PATTERNS: [(&str, &str); 11] = [
+pub const PATTERNS: [(&str, &str); 16] = [
     // `\boxed{X}` (LaTeX final answers), read as the explicit marker `[[X]]`.
     ("boxed", r"\\boxed\{\s*([^{}]*?)\s*\}"),
     // `\text{X}` / `\mathrm{X}` inside a box: the text itself.
     ("latex_text", r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}"),
+    // LaTeX math delimiters `\(` `\)` `\[` `\]`, dropped.
+    ("latex_delimiter", r"\\[()\[\]]"),
+    // `$X$` inline math: X.
+    ("dollar_math", r"\$([^$\n]{1,40})\$"),
+    // Markdown emphasis `**X**` and `__X__`: X.
+    ("bold_stars", r"\*\*([^*\n]+?)\*\*"),
+    ("bold_underscores", r"__([^_\n]+?)__"),
     ("double_bracket", r"\[\[\s*([^\[\]]*?)\s*\]\]"),
     (
         "marker_letter",
@@ -94,12 +113,12 @@ pub const PATTERNS: [(&str, &str); 11] = [
     ("leading_letter", r"^[\(\[]?([A-Z])(?:[\)\]][.:]?|[.:])(?:\s|$)"),
     ("paren_letter", r"\(([A-Z])\)"),
     ("marker_text", r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?\s*(.+)$"),
-    // A final-answer marker and the first number after it (within a few words).
-    (
-        "marker_number",
-        r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?[^\d\n]{0,30}?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+)",
-    ),
-    ("number", r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+"),
+    // A final-answer marker: the final answer follows it, to the end of its line
+    // or sentence (`sentence_end`).
+    ("answer_marker", r"(?i)(?:final answer|the answer|answer)(?:\s+(?:is|would be|should be|will be))?\s*[:=]?"),
+    ("sentence_end", r"[.!?;](?:\s|$)"),
+    // A number: `,` only between groups of three digits, a fraction, an exponent.
+    ("number", r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+(?:[eE][-+]?\d+)?"),
     ("yes_no", r"\b(yes|no)\b"),
 ];
 
@@ -110,13 +129,18 @@ fn pattern(name: &str) -> Regex {
 
 static BOXED: LazyLock<Regex> = LazyLock::new(|| pattern("boxed"));
 static LATEX_TEXT: LazyLock<Regex> = LazyLock::new(|| pattern("latex_text"));
+static LATEX_DELIMITER: LazyLock<Regex> = LazyLock::new(|| pattern("latex_delimiter"));
+static DOLLAR_MATH: LazyLock<Regex> = LazyLock::new(|| pattern("dollar_math"));
+static BOLD_STARS: LazyLock<Regex> = LazyLock::new(|| pattern("bold_stars"));
+static BOLD_UNDERSCORES: LazyLock<Regex> = LazyLock::new(|| pattern("bold_underscores"));
+static ANSWER_MARKER: LazyLock<Regex> = LazyLock::new(|| pattern("answer_marker"));
+static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| pattern("sentence_end"));
 static DOUBLE_BRACKET: LazyLock<Regex> = LazyLock::new(|| pattern("double_bracket"));
 static MARKER_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("marker_letter"));
 static ONLY_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("only_letter"));
 static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("leading_letter"));
 static PAREN_LETTER: LazyLock<Regex> = LazyLock::new(|| pattern("paren_letter"));
 static MARKER_TEXT: LazyLock<Regex> = LazyLock::new(|| pattern("marker_text"));
-static MARKER_NUMBER: LazyLock<Regex> = LazyLock::new(|| pattern("marker_number"));
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| pattern("number"));
 static YES_NO: LazyLock<Regex> = LazyLock::new(|| pattern("yes_no"));
 
@@ -163,18 +187,22 @@ pub fn unbox(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(BOXED.replace_all(&plain, "[[$1]]").into_owned())
 }
 
-/// Text compared for equality: lowercase, punctuation to spaces, the
-/// articles a/an/the dropped, whitespace collapsed.
-pub fn normalize_text(s: &str) -> String {
-    let lowered = s.to_lowercase();
-    let cleaned: String = lowered.chars().map(|c| if c.is_alphanumeric() || c == '.' { c } else { ' ' }).collect();
-    cleaned
-        .split_whitespace()
-        .map(|w| w.trim_matches('.'))
-        .filter(|w| !w.is_empty() && !matches!(*w, "a" | "an" | "the"))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The response without markup around its answer: `\boxed{X}` as `[[X]]`,
+/// LaTeX delimiters dropped, `$X$`, `**X**` and `__X__` as X.
+pub fn plain(text: &str) -> String {
+    let t = unbox(text);
+    let t = LATEX_DELIMITER.replace_all(&t, "");
+    let t = DOLLAR_MATH.replace_all(&t, "$1");
+    let t = BOLD_STARS.replace_all(&t, "$1");
+    BOLD_UNDERSCORES.replace_all(&t, "$1").into_owned()
 }
+
+/// Whitespace collapsed: how a response is compared with an option's own text.
+fn collapsed(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub use crate::sample::normalize_text;
 
 /// Whether `needle` occurs in `hay` as whole words (both normalized).
 fn contains_words(hay: &str, needle: &str) -> bool {
@@ -191,6 +219,20 @@ pub fn parse_choice(response: &str, options: &[String]) -> Option<Choice> {
     if n == 0 {
         return None;
     }
+    // The response as written, against each option as written.
+    let raw = collapsed(response);
+    let same: Vec<usize> = (0..n).filter(|&i| !raw.is_empty() && collapsed(&options[i]) == raw).collect();
+    let by_rules = choice_by_rules(&plain(response), options, n);
+    match (same.as_slice(), by_rules) {
+        ([i], Some(c)) if c.index != *i => None,
+        ([i], _) => Some(Choice { index: *i, explicit: true }),
+        ([_, _, ..], _) => None,
+        ([], found) => found,
+    }
+}
+
+/// Rules 1-6 of the module docs on a response without markup.
+fn choice_by_rules(response: &str, options: &[String], n: usize) -> Option<Choice> {
     let text = response.trim();
     let explicit = |index| Some(Choice { index, explicit: true });
     // Explicit final answers; two that disagree leave the response unparsed.
@@ -213,8 +255,12 @@ pub fn parse_choice(response: &str, options: &[String]) -> Option<Choice> {
     }
     let norm = normalize_text(text);
     let opts: Vec<String> = options.iter().take(n).map(|o| normalize_text(o)).collect();
-    if let Some(i) = opts.iter().position(|o| !o.is_empty() && *o == norm) {
-        return Some(Choice { index: i, explicit: false });
+    let equal: Vec<usize> = (0..n).filter(|&i| !opts[i].is_empty() && opts[i] == norm).collect();
+    match equal[..] {
+        [i] => return Some(Choice { index: i, explicit: false }),
+        // Options alike once normalised: the response cannot say which it is.
+        [_, _, ..] => return None,
+        [] => {}
     }
     let hits: Vec<usize> = (0..n).filter(|&i| contains_words(&norm, &opts[i])).collect();
     // An option inside a longer matching option ("red" in "red and blue") is not a hit of its own.
@@ -283,39 +329,75 @@ const NUMBER_WORDS: [&str; 21] = [
     "twenty",
 ];
 
-/// The last number in `text` (digits, or a number word up to twenty).
-fn last_number(text: &str) -> Option<f64> {
-    let digits = NUMBER.find_iter(text).last().map(|m| (m.end(), m.as_str().replace(',', "").parse::<f64>().ok()));
+/// Every number in `text` with where it ends (digits, or a number word up to
+/// twenty), in order.
+fn numbers(text: &str) -> Vec<(usize, f64)> {
+    let mut found: Vec<(usize, f64)> = NUMBER
+        .find_iter(text)
+        .filter_map(|m| Some((m.end(), m.as_str().replace(',', "").parse::<f64>().ok()?)))
+        .collect();
     let lowered = text.to_lowercase();
-    let mut word: Option<(usize, f64)> = None;
     let mut pos = 0;
     for w in lowered.split(|c: char| !c.is_alphanumeric()) {
         let end = pos + w.len();
         if let Some(v) = NUMBER_WORDS.iter().position(|n| *n == w) {
-            word = Some((end, v as f64));
+            found.push((end, v as f64));
         }
         pos = end + 1;
     }
-    match (digits, word) {
-        (Some((de, Some(d))), Some((we, w))) => Some(if we > de { w } else { d }),
-        (Some((_, Some(d))), None) => Some(d),
-        (_, Some((_, w))) => Some(w),
-        _ => None,
+    found.sort_by_key(|(end, _)| *end);
+    found
+}
+
+/// The last number in `text`.
+fn last_number(text: &str) -> Option<f64> {
+    numbers(text).last().map(|(_, v)| *v)
+}
+
+/// The one number of a final answer: `Ok(None)` without any, `Err(())` when it
+/// holds several different ones ("3 or 4").
+fn one_number(answer: &str) -> Result<Option<f64>, ()> {
+    let found = numbers(answer);
+    match found.first() {
+        None => Ok(None),
+        Some(&(_, v)) if found.iter().all(|(_, x)| *x == v) => Ok(Some(v)),
+        Some(_) => Err(()),
     }
+}
+
+/// The final answers of a response: each `[[...]]`, else the text after each
+/// answer marker up to the end of its sentence.
+fn final_answers(text: &str) -> Vec<String> {
+    let bracketed: Vec<String> = DOUBLE_BRACKET.captures_iter(text).map(|c| c[1].to_string()).collect();
+    if !bracketed.is_empty() {
+        return bracketed;
+    }
+    ANSWER_MARKER
+        .find_iter(text)
+        .map(|m| {
+            let rest = &text[m.end()..];
+            let rest = &rest[..rest.find('\n').unwrap_or(rest.len())];
+            let end = SENTENCE_END.find(rest).map_or(rest.len(), |e| e.start());
+            rest[..end].to_string()
+        })
+        .collect()
 }
 
 /// Parses a number: `(value, explicit)`.
 pub fn parse_number(response: &str) -> Option<(f64, bool)> {
     let text = response.trim();
-    // Explicit final answers; two different numbers leave the response unparsed.
-    let marked: Vec<f64> = DOUBLE_BRACKET.captures_iter(text).filter_map(|c| last_number(&c[1])).collect();
-    let marked = if marked.is_empty() {
-        MARKER_NUMBER.captures_iter(text).filter_map(|c| c[1].replace(',', "").parse::<f64>().ok()).collect()
-    } else {
-        marked
-    };
-    if let Some(&last) = marked.last() {
-        return marked.iter().all(|v| *v == last).then_some((last, true));
+    // Explicit final answers; several different numbers, in one or across them,
+    // leave the response unparsed.
+    let mut marked: Option<f64> = None;
+    for answer in final_answers(text) {
+        match one_number(&answer) {
+            Ok(None) => {}
+            Ok(Some(v)) if marked.is_none_or(|m| m == v) => marked = Some(v),
+            _ => return None,
+        }
+    }
+    if let Some(v) = marked {
+        return Some((v, true));
     }
     last_number(text).map(|v| (v, false))
 }
@@ -362,13 +444,14 @@ pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, ru
     if text.trim().is_empty() {
         return Outcome { score: 0.0, abstained: false, parsed: false, empty: true, answer: None };
     }
-    let unboxed = unbox(text);
-    let text = unboxed.as_ref();
+    let raw = text;
+    let cleaned = plain(text);
+    let text = cleaned.as_str();
     // Only a response without an explicit answer marker is checked for abstention (the marker wins).
     let abstains = || abstain::detect(text).is_some();
     let abstained = Outcome { score: 0.0, abstained: true, parsed: false, empty: false, answer: None };
     match row.answer_format {
-        AnswerFormat::MultipleChoice => match parse_choice(text, &row.options) {
+        AnswerFormat::MultipleChoice => match parse_choice(raw, &row.options) {
             Some(c) if c.explicit || !abstains() => {
                 hit(row.answer_index.is_some_and(|g| g >= 0 && g as usize == c.index), option_letter(c.index))
             }
@@ -385,7 +468,8 @@ pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, ru
         },
         AnswerFormat::Numeric => match parse_number(text) {
             Some((v, explicit)) if explicit || !abstains() => {
-                let gold = parse_number(&row.answer).map_or(f64::NAN, |g| g.0);
+                // The gold is read strictly: `1,5` or `3 or 4` is no number, never its last digits.
+                let gold = crate::sample::parse_number(&row.answer).unwrap_or(f64::NAN);
                 Outcome {
                     score: numeric.score(v, gold, rule),
                     abstained: false,
@@ -498,6 +582,29 @@ mod tests {
         assert_eq!(choice("dog or cat, hard to say", &o), None, "two options named");
         assert_eq!(choice("B", &[]), None, "no options");
         assert_eq!(choice("C. cat", &o), None, "the label names no option");
+    }
+
+    #[test]
+    fn an_option_written_exactly_wins_and_options_alike_are_ambiguous() {
+        let o = ["1 < 2 < 3.", "1 = 2 = 3.", "1 > 2 > 3."];
+        assert_eq!(choice("1 = 2 = 3.", &o), Some(1));
+        assert_eq!(choice("  1 =  2 = 3. ", &o), Some(1));
+        assert_eq!(choice("1 2 3", &o), None, "alike once normalised: never the first");
+        // An option that is itself a letter: "B" is option A by its text and option B as a letter.
+        assert_eq!(choice("B", &["B", "C", "A", "D"]), None);
+        assert_eq!(choice("A", &["A", "B"]), Some(0));
+        assert_eq!(choice("**Answer:** B", &o), Some(1));
+        assert_eq!(choice("Answer: \\(C\\)", &o), Some(2));
+        assert_eq!(choice("__C__", &o), Some(2));
+    }
+
+    #[test]
+    fn final_answers_hold_one_number() {
+        assert_eq!(parse_number("The answer is 2e3 metres."), Some((2000.0, true)));
+        assert_eq!(parse_number("[[3 or 4]]"), None);
+        assert_eq!(parse_number("Answer: 1,5"), None);
+        assert_eq!(parse_number("Answer: 1,500 m. I also checked 7 others."), Some((1500.0, true)));
+        assert_eq!(parse_number("I see 3 dogs, maybe 1.5e1"), Some((15.0, false)));
     }
 
     #[test]

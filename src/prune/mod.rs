@@ -39,7 +39,8 @@ impl Amount {
         }
     }
 
-    /// Parses `50`, `0.2` or `20%`.
+    /// Parses a count (`50`) or a percentage (`20%`). A bare fraction is refused:
+    /// `1.0` could be one question or all of them.
     pub fn parse(s: &str) -> std::result::Result<Amount, String> {
         let t = s.trim();
         if let Some(p) = t.strip_suffix('%') {
@@ -49,8 +50,19 @@ impl Amount {
         if let Ok(c) = t.parse::<usize>() {
             return Ok(Amount::Count(c));
         }
-        let v: f64 = t.parse().map_err(|_| format!("\"{s}\" is not a count, a fraction or a percentage"))?;
-        Amount::fraction(v).ok_or_else(|| format!("\"{s}\" is not a count or a fraction between 0 and 1"))
+        Err(match t.parse::<f64>() {
+            Ok(v) if v.is_finite() => Amount::not_a_fraction(v),
+            _ => format!("\"{s}\" is neither a count nor a percentage"),
+        })
+    }
+
+    /// Why a bare number with a decimal point is no amount.
+    pub fn not_a_fraction(v: f64) -> String {
+        let pct = crate::io::r6(v * 100.0);
+        format!(
+            "{v} is neither a count nor a percentage: is it {v} questions or {pct}% of them? Write a count without a \
+             decimal point, or a share as a percentage (\"{pct}%\")"
+        )
     }
 
     fn fraction(v: f64) -> Option<Amount> {
@@ -843,7 +855,10 @@ mod tests {
     fn amounts_parse() {
         assert_eq!(Amount::parse("50"), Ok(Amount::Count(50)));
         assert_eq!(Amount::parse("20%"), Ok(Amount::Fraction(0.2)));
-        assert_eq!(Amount::parse("0.25"), Ok(Amount::Fraction(0.25)));
+        // A bare fraction could be a count: refused, with the percentage to write.
+        let e = Amount::parse("0.25").unwrap_err();
+        assert!(e.contains("is it 0.25 questions or 25% of them?") && e.contains("\"25%\""), "{e}");
+        assert!(Amount::parse("1.0").unwrap_err().contains("is it 1 questions or 100% of them?"));
         assert!(Amount::parse("150%").is_err());
         assert!(Amount::parse("-1").is_err());
         assert!(Amount::parse("lots").is_err());

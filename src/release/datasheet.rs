@@ -319,14 +319,29 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         }
     }
     a.insert("errors", errors);
+    // Said of the images the default config holds, which the release writer
+    // checked are all there (bytes embedded, or files hashed).
+    let kept = stages.kept_samples();
+    let images: usize = kept.iter().map(|s| s.images.len()).sum();
+    let files: std::collections::BTreeSet<&str> =
+        kept.iter().flat_map(|s| s.images.iter().filter_map(|i| i.sha256.as_deref())).collect();
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
     a.insert(
         "external",
-        if p.release.embed_images {
-            "Self-contained: the image bytes are embedded in the Parquet files.".to_string()
-        } else {
-            "Not self-contained: the Parquet files hold image paths only (`[release] embed-images = false`); the \
-             images must be obtained from the source."
-                .to_string()
+        match (images, p.release.embed_images) {
+            (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
+            (n, true) => format!(
+                "Self-contained: the questions' {} ({}) are embedded in the Parquet files.",
+                plural(n, "image", "images"),
+                plural(files.len(), "distinct file", "distinct files")
+            ),
+            (n, false) => format!(
+                "Not self-contained: the Parquet files hold the paths of the questions' {} ({}, each with its sha256 \
+                 in `image_facts`), not their bytes (`[release] embed-images = false`); the images must be obtained \
+                 from the source.",
+                plural(n, "image", "images"),
+                plural(files.len(), "distinct file", "distinct files")
+            ),
         },
     );
     a.insert("preprocessing", preprocessing(p, stages));

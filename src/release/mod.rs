@@ -248,6 +248,28 @@ fn write_variants(
     Ok((configs, infos))
 }
 
+/// Ingest guarantees every image of a release's samples is held: its bytes (or
+/// its file, to embed) when embedding, its hash when writing paths only. A name
+/// without either would publish a release that cannot be loaded.
+fn images_held(samples: &[crate::sample::Sample], embed: Embed) -> Result<()> {
+    for s in samples {
+        for im in &s.images {
+            let held = match embed {
+                Embed::Images => im.bytes.is_some() || im.source.is_some(),
+                Embed::PathsOnly => im.sha256.is_some(),
+            };
+            if !held {
+                return Err(Error::Bug(format!(
+                    "sample \"{}\" names the image {:?}, which ingest did not read",
+                    s.id,
+                    im.path.as_deref().unwrap_or("")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Builds the release of `pipeline` under `out_root`.
 pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
     let ingested = stages.ingested;
@@ -264,6 +286,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
 
     let embed = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
     let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
+    images_held(&stages.ingested.samples, embed)?;
     let mut configs = Vec::new();
     let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
         let path = dir.join(file);

@@ -12,7 +12,7 @@
 //!   sorted by key) because `datasets` has no feature type for Arrow maps.
 
 mod rules;
-pub use rules::{MraRule, NumericScoring, chance, mra, option_letter, parse_number};
+pub use rules::{MraRule, NumericScoring, chance, mra, normalize_text, option_letter, parse_number};
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

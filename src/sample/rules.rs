@@ -103,6 +103,19 @@ impl NumericScoring {
     }
 }
 
+/// Text compared for equality (answer parsing, the meta audit): lowercase,
+/// punctuation to spaces, the articles a/an/the dropped, whitespace collapsed.
+pub fn normalize_text(s: &str) -> String {
+    let lowered = s.to_lowercase();
+    let cleaned: String = lowered.chars().map(|c| if c.is_alphanumeric() || c == '.' { c } else { ' ' }).collect();
+    cleaned
+        .split_whitespace()
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty() && !matches!(*w, "a" | "an" | "the"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The label of option `i`: `A`..`Z`, then its 1-based number.
 pub fn option_letter(i: usize) -> String {
     match u8::try_from(i) {
@@ -111,12 +124,27 @@ pub fn option_letter(i: usize) -> String {
     }
 }
 
-/// A finite number written plainly (`3`, `-2.5`, `1e3`, `1,000`).
+/// A finite number written plainly (`3`, `-2.5`, `1e3`, `1,000`): a comma only
+/// between groups of three digits (`1,5` and `1.000.000` are not numbers, rather
+/// than 15 and a guess).
 pub fn parse_number(s: &str) -> Option<f64> {
-    let t = s.trim().replace(',', "");
+    let t = s.trim();
     if t.is_empty() || t.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') {
         return None;
     }
+    let t = if t.contains(',') {
+        let digits_end = t.find(|c: char| c != '-' && c != '+' && c != ',' && !c.is_ascii_digit()).unwrap_or(t.len());
+        let (int, rest) = t.split_at(digits_end);
+        let unsigned = int.trim_start_matches(['-', '+']);
+        let mut groups = unsigned.split(',');
+        let first_ok = groups.next().is_some_and(|g| (1..=3).contains(&g.len()));
+        if !first_ok || !groups.all(|g| g.len() == 3) || rest.contains(',') {
+            return None;
+        }
+        std::borrow::Cow::Owned(t.replace(',', ""))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    };
     t.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
@@ -128,6 +156,10 @@ mod tests {
     fn numbers_read_from_answers() {
         assert_eq!(parse_number("1e3"), Some(1000.0));
         assert_eq!(parse_number("1,234"), Some(1234.0));
+        assert_eq!(parse_number("-12,345,678.5"), Some(-12_345_678.5));
+        for not_one in ["1,5", "1.000.000", "3 or 4", "12,34,567", ",123", "1_000"] {
+            assert_eq!(parse_number(not_one), None, "{not_one}");
+        }
         assert_eq!(parse_number("inf"), None);
         assert_eq!(parse_number("two"), None);
     }

@@ -5,6 +5,7 @@
 //! Schema by [`check`] so every problem is reported at once; [`plan`] holds
 //! the validated domain types.
 
+pub mod bounds;
 pub mod check;
 pub mod datasheet;
 pub mod plan;

@@ -268,9 +268,11 @@ impl Pipeline {
     fn from_wire(path: &Path, bytes: &[u8], w: PipelineWire, ctx: &mut Ctx<'_>) -> Pipeline {
         let d = &w.dataset;
         if !valid_release_name(&d.name) {
-            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help = Some(
-                "start with a letter or digit, then letters, digits, '-', '_' and '.' (it names a folder inside the output folder)".into(),
-            );
+            ctx.err("dataset.name", format!("\"{}\" is not a valid release name", d.name)).help = Some(format!(
+                "start with a letter or digit, then letters, digits, '-', '_' and '.', {} characters at most (it \
+                     names a folder inside the output folder)",
+                super::bounds::NAME_LENGTH
+            ));
         }
         if !valid_semver(&d.version) {
             ctx.err("dataset.version", format!("\"{}\" is not a MAJOR.MINOR.PATCH version", d.version)).help =
@@ -349,6 +351,9 @@ impl Pipeline {
         if let Some(e) = &w.embed {
             embed.model_dir = e.model_dir.as_ref().and_then(|raw| ctx.resolve("embed.model-dir", raw));
             embed.max_length = e.max_length;
+            if let Some(v) = e.max_length.and_then(|n| super::bounds::check_count(&super::bounds::MAX_LENGTH, n)) {
+                ctx.err(v.key, v.message);
+            }
         }
         // The first setting that needs the model, where the missing-model error points.
         let uses_diagnose = w.diagnose.is_some()
@@ -483,14 +488,7 @@ fn diagnose_config(
     moved_to_dataset(ctx, "diagnose", w.numeric.as_deref(), w.mra);
     cfg.min_group = w.min_group.unwrap_or(cfg.min_group);
     cfg.features.cross_fit = w.cross_fit.unwrap_or(cfg.features.cross_fit);
-    if let Some(n) = w.permutations {
-        if (19..=9999).contains(&n) {
-            cfg.null.max_permutations = n;
-        } else {
-            ctx.err("diagnose.permutations", format!("{n} permutations: must be between 19 and 9999")).help =
-                Some("19 is the fewest that can decide p < 0.05; 199 (the default) resolves p to 0.005".into());
-        }
-    }
+    cfg.null.max_permutations = w.permutations.unwrap_or(cfg.null.max_permutations);
     if let Some(r) = &w.permutation_stop {
         match r.as_str() {
             "decided" => cfg.null.stopping = crate::stats::Stopping::Decided,
@@ -523,6 +521,9 @@ fn diagnose_config(
             super::wire::ScoreWire::Max => crate::diagnose::Combine::Max,
             super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
         };
+    }
+    for v in super::bounds::diagnose(&cfg) {
+        ctx.err(v.key, v.message);
     }
     let sources: Vec<crate::diagnose::recipes::RecipeSource> = w.recipes.iter().map(recipe_source).collect();
     match crate::diagnose::recipes::compile(&sources) {
@@ -598,7 +599,10 @@ fn metrics_plan(
         }
     }
     if let Some(m) = m {
-        plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples).max(1);
+        plan.config.resamples = m.resamples.unwrap_or(plan.config.resamples);
+        if let Some(v) = super::bounds::check_count(&super::bounds::RESAMPLES, plan.config.resamples) {
+            ctx.err(v.key, v.message);
+        }
         moved_to_dataset(ctx, "metrics", m.numeric.as_deref(), m.mra);
         for g in &m.group_by {
             match GroupKey::parse(g) {
@@ -628,14 +632,13 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
     let mut amount = |key: &str, v: &AmountWire| -> Option<Amount> {
         let parsed = match v {
             AmountWire::Count(c) => Ok(Amount::Count(*c as usize)),
-            AmountWire::Fraction(f) => Amount::parse(&f.to_string()),
+            AmountWire::Fraction(f) => Err(Amount::not_a_fraction(*f)),
             AmountWire::Text(t) => Amount::parse(t),
         };
         match parsed {
             Ok(a) => Some(a),
             Err(e) => {
-                ctx.err(&format!("prune.{key}"), e).help =
-                    Some("write a count (800), a fraction (0.2) or a percentage (\"20%\")".into());
+                ctx.err(&format!("prune.{key}"), e).help = Some("write a count (800) or a percentage (\"20%\")".into());
                 None
             }
         }
@@ -644,9 +647,6 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         cfg.budget = a;
     }
     if let Some(a) = w.batch.as_ref().and_then(|b| amount("batch", b)) {
-        if a == Amount::Count(0) || a == Amount::Fraction(0.0) {
-            ctx.err("prune.batch", "a batch of 0 removes nothing").help = Some("write at least 1".into());
-        }
         cfg.batch = a;
     }
     if let Some(m) = &w.method {
@@ -691,18 +691,9 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         }
     }
     cfg.independent_seeds = w.independent_seeds.unwrap_or(cfg.independent_seeds);
-    cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions).max(1);
-    for (key, v, slot) in
-        [("train-fraction", w.train_fraction, &mut cfg.aflite.train_fraction), ("tau", w.tau, &mut cfg.aflite.tau)]
-    {
-        if let Some(v) = v {
-            if v.is_finite() && v > 0.0 && v <= 1.0 {
-                *slot = v;
-            } else {
-                ctx.err(&format!("prune.{key}"), format!("{v} is not in (0, 1]"));
-            }
-        }
-    }
+    cfg.aflite.partitions = w.partitions.unwrap_or(cfg.aflite.partitions);
+    cfg.aflite.train_fraction = w.train_fraction.unwrap_or(cfg.aflite.train_fraction);
+    cfg.aflite.tau = w.tau.unwrap_or(cfg.aflite.tau);
     if let Some(r) = w.representation {
         cfg.aflite.representation = match r {
             super::wire::RepresentationWire::Features => crate::prune::Representation::Features,
@@ -720,14 +711,16 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         ctx.err("prune.control", "the matched random control is for IBP and AFLite").help =
             Some("remove `control`, or set method = \"ibp\"".into());
     }
+    for v in super::bounds::prune(&cfg) {
+        ctx.err(v.key, v.message);
+    }
     PrunePlan { config: cfg, control: w.control }
 }
 
 fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> LeakagePlan {
     let threshold = w.threshold.unwrap_or(crate::embed::dups::DEFAULT_THRESHOLD);
-    if !(threshold > 0.0 && threshold <= 1.0) {
-        ctx.err("leakage.threshold", format!("{threshold} is not in (0, 1]")).help =
-            Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
+    if let Some(v) = super::bounds::check_share("leakage.threshold", Some("--threshold"), threshold) {
+        ctx.err(v.key, v.message).help = Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
     }
     if w.exact_only && w.threshold.is_some() {
         ctx.err("leakage.threshold", "`threshold` is for near-duplicates, and `exact-only` is set").help =
@@ -757,7 +750,12 @@ fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'
             path: super::wire::OneOrMany::One(raw.clone()),
             records: None,
             sheet: None,
+            header: None,
+            columns: None,
             images: None,
+            // Only the training split's texts are compared; its images are never read.
+            image_names_only: true,
+            max_image_pixels: None,
             split: Some("train".into()),
             benchmark: None,
             on_invalid: super::wire::OnInvalid::Skip,
@@ -893,11 +891,25 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         }
         Some(p)
     });
+    if w.image_names_only && w.images.is_some() {
+        ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
+            "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
+        );
+    }
     let f = &w.fields;
-    let options = f
-        .options
-        .as_ref()
-        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>());
+    let (options, options_letters) = match &f.options {
+        None => (None, None),
+        Some(super::wire::OptionsWire::Letters(l)) => (None, Some(l.letters)),
+        Some(super::wire::OptionsWire::One(o)) => (accessor(ctx, &k("fields.options"), Some(o)).map(|a| vec![a]), None),
+        Some(super::wire::OptionsWire::Many(list)) => {
+            (Some(list.iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>()), None)
+        }
+    };
+    if let Some(n) = options_letters
+        && !(2..=26).contains(&n)
+    {
+        ctx.err(&k("fields.options.letters"), format!("must be between 2 and 26; found {n}"));
+    }
     let images = f
         .images
         .as_ref()
@@ -907,6 +919,7 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
         context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
         options,
+        options_letters,
         answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
         answer_kind: f.answer_kind.into(),
         question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
@@ -949,11 +962,49 @@ fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ct
         ctx.err(&k("sheet"), format!("sheet is set but {} is not a spreadsheet", display_path(&input.path))).help =
             Some("sheet picks the sheet of a .xlsx, .xls or .ods workbook that holds the questions".into());
     }
+    let columns = match (w.header, &w.columns) {
+        (Some(false), Some(c)) if !c.is_empty() => Some(c.clone()),
+        (Some(false), _) => {
+            ctx.err(&k("header"), "header = false, but no columns are named").help =
+                Some("name the file's columns in order: columns = [\"id\", \"question\", \"answer\", ...]".into());
+            None
+        }
+        (_, Some(_)) => {
+            ctx.err(&k("columns"), "columns names the columns of a file without a header row").help =
+                Some("set header = false as well, or remove columns to read the names from the header row".into());
+            None
+        }
+        _ => None,
+    };
+    if columns.is_some()
+        && let Some(input) = inputs.iter().find(|i| !matches!(i.format, Format::Csv | Format::Tsv))
+    {
+        ctx.err(
+            &k("header"),
+            format!("header = false is set but {} is not a CSV or TSV file", display_path(&input.path)),
+        )
+        .help = Some("a headerless file is read with format = \"csv\" or \"tsv\"".into());
+    }
     IngestPlan {
         inputs,
         records: w.records.clone(),
         sheet: w.sheet.clone(),
+        columns,
         images_dir,
+        image_names_only: w.image_names_only,
+        max_image_pixels: match w.max_image_pixels {
+            Some(n) => {
+                let bound = super::bounds::MAX_IMAGE_PIXELS;
+                if n < bound.min || n > bound.max {
+                    ctx.err(
+                        &k("max-image-pixels"),
+                        format!("must be between {} and {}; found {n}", bound.min, bound.max),
+                    );
+                }
+                n
+            }
+            None => crate::ingest::images::MAX_PIXELS,
+        },
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
         on_invalid: w.on_invalid.into(),
@@ -996,7 +1047,8 @@ std::thread_local! {
 /// A folder name that stays inside its parent: a letter or digit first, then
 /// letters, digits, `-`, `_`, `.`.
 fn valid_release_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.len() <= super::bounds::NAME_LENGTH
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
@@ -1107,6 +1159,9 @@ mod field_tests {
         for bad in ["..", ".", ".hidden", "a/b", ""] {
             assert!(!valid_release_name(bad), "{bad}");
         }
+        // A name is a folder name: 100 characters at most.
+        assert!(valid_release_name(&"a".repeat(100)));
+        assert!(!valid_release_name(&"a".repeat(101)));
         assert!(valid_semver("1.0.0") && valid_semver("10.20.0"));
         for bad in ["01.0.0", "99999999999999999999.0.0", "1.0", "1.0.0-rc1"] {
             assert!(!valid_semver(bad), "{bad}");

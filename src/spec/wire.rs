@@ -155,8 +155,23 @@ pub struct IngestWire {
     pub records: Option<String>,
     /// Spreadsheet inputs: the sheet holding the questions, by name. Default: the first sheet.
     pub sheet: Option<String>,
+    /// CSV and TSV inputs: whether the first row names the columns (default true). A
+    /// file without one (`false`) names them in `columns`.
+    pub header: Option<bool>,
+    /// The column names of a CSV or TSV file without a header row, in order.
+    pub columns: Option<Vec<String>>,
     /// Folder holding the images named by the image field, relative to the pipeline file.
     pub images: Option<String>,
+    /// The image files are not at hand: keep the image field's names (paths) without
+    /// reading them, for diagnose, prune, variants and metrics (default false: an image
+    /// named by path with no `images` folder is an error). `build` refuses it: a
+    /// release holds its images.
+    #[serde(default)]
+    pub image_names_only: bool,
+    /// The most pixels an image may declare (default 100,000,000): a larger one is an
+    /// error naming the file and its size.
+    #[schemars(range(min = super::bounds::MAX_IMAGE_PIXELS.min, max = super::bounds::MAX_IMAGE_PIXELS.max))]
+    pub max_image_pixels: Option<u64>,
     /// Split name written into every sample (and the split read from a Hugging Face folder). Default `test`.
     pub split: Option<String>,
     /// Benchmark name written into every sample. Default: `[dataset].name`.
@@ -199,8 +214,10 @@ pub struct FieldsWire {
     pub question: Option<String>,
     /// Hint or context shown with the question (default `context` when present).
     pub context: Option<String>,
-    /// A list field, a string-encoded list, or several fields (`["A", "B", "C", "D"]`). Default `options` when present.
-    pub options: Option<OneOrMany>,
+    /// A list field, a string-encoded list, several fields (`["A", "B", "C", "D"]`), or
+    /// `{ letters = 4 }` for options drawn in the image (only their letters, A-D, are
+    /// known). Default `options` when present.
+    pub options: Option<OptionsWire>,
     /// Gold answer (default `answer`, else `answer_index`).
     pub answer: Option<String>,
     /// How the answer is written.
@@ -212,6 +229,27 @@ pub struct FieldsWire {
     pub images: Option<OneOrMany>,
     /// Source fields kept in `meta`; `["*"]` keeps every unmapped field. Default: none (canonical inputs: all).
     pub meta: Option<Vec<String>>,
+}
+
+/// Where the options of a question come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OptionsWire {
+    /// One field: a list, a string-encoded list, or lettered lines.
+    One(String),
+    /// One field per option, in letter order.
+    Many(Vec<String>),
+    /// Options drawn in the image: the question has this many, known by letter only.
+    Letters(LettersWire),
+}
+
+/// `{ letters = N }`: N options, A to the N-th letter, drawn in the image.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LettersWire {
+    /// How many options the image shows (2-26).
+    #[schemars(range(min = 2, max = 26))]
+    pub letters: usize,
 }
 
 /// Keep a row when `field` is (`in`) or is not (`not-in`) one of the values.
@@ -268,16 +306,16 @@ pub struct DiagnoseWire {
     /// With `method = "both"`: `max` (default) or `mean` of the two s(x).
     pub score: Option<ScoreWire>,
     /// Cross-validation folds (default 5; at most 100).
-    #[schemars(range(min = 2, max = 100))]
+    #[schemars(range(min = super::bounds::FOLDS.min, max = super::bounds::FOLDS.max))]
     pub folds: Option<usize>,
     /// Repeats with seeds seed, seed+1, ... (default 1; at most 100).
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = super::bounds::REPEATS.min, max = super::bounds::REPEATS.max))]
     pub repeats: Option<usize>,
     /// Trees per classification forest (default 100; at most 10,000).
-    #[schemars(range(min = 1, max = 10000))]
+    #[schemars(range(min = super::bounds::TREES.min, max = super::bounds::TREES.max))]
     pub trees: Option<usize>,
     /// Trees per regression forest (default 200; at most 10,000).
-    #[schemars(range(min = 1, max = 10000))]
+    #[schemars(range(min = super::bounds::REGRESSION_TREES.min, max = super::bounds::REGRESSION_TREES.max))]
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
@@ -291,10 +329,11 @@ pub struct DiagnoseWire {
     pub min_group: Option<usize>,
     /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
     /// 0 gives them in-sample statistics, as the TsT release does).
+    #[schemars(range(min = super::bounds::CROSS_FIT.min, max = super::bounds::CROSS_FIT.max))]
     pub cross_fit: Option<usize>,
     /// Most label permutations of the null the verdict and pruning compare blind
     /// accuracy with (default 199; 19 to 9,999).
-    #[schemars(range(min = 19, max = 9999))]
+    #[schemars(range(min = super::bounds::PERMUTATIONS.min, max = super::bounds::PERMUTATIONS.max))]
     pub permutations: Option<usize>,
     /// `decided` (default: stop once p is decided at 0.05, sequentially) or `all`
     /// (draw every permutation, for a finer p-value).
@@ -431,7 +470,8 @@ fn yes() -> bool {
     true
 }
 
-/// A count (`800`), a fraction of the input (`0.2`) or a percentage (`"20%"`).
+/// A count (`800`) or a percentage of the input (`"20%"`). A float (`0.2`, `1.0`) is
+/// refused: is `1.0` one question or all of them?
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AmountWire {
@@ -448,9 +488,9 @@ pub struct PruneWire {
     /// (linear probes on random partitions), `random` (matched random removal) or `bclean`
     /// (what models answer in mirage mode; needs `[predictions]`).
     pub method: Option<String>,
-    /// Questions to remove in all (default `"10%"`).
+    /// Questions to remove in all: a count or a percentage (default `"10%"`).
     pub budget: Option<AmountWire>,
-    /// Questions removed per iteration (IBP's b, AFLite's k; default 50).
+    /// Questions removed per iteration (IBP's b, AFLite's k): a count or a percentage (default 50).
     pub batch: Option<AmountWire>,
     /// Fewest questions any question type keeps (default 10).
     pub floor: Option<usize>,
@@ -472,8 +512,9 @@ pub struct PruneWire {
     /// benchmark scored per pair or per image keeps its units whole.
     pub unit: Option<String>,
     /// After pruning, the kept set is re-diagnosed on at most this many fresh seeds,
-    /// whose folds and forests chose nothing (default 3; 0 skips it); one when the
-    /// kept set's 95% CI is already within ±0.5 points.
+    /// whose folds and forests chose nothing (default 3; 0 skips it; at most 20);
+    /// one when the kept set's 95% CI is already within ±0.5 points.
+    #[schemars(range(min = super::bounds::INDEPENDENT_SEEDS.min, max = super::bounds::INDEPENDENT_SEEDS.max))]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
     pub rank: Option<String>,
@@ -481,7 +522,7 @@ pub struct PruneWire {
     #[serde(default)]
     pub control: bool,
     /// AFLite: random partitions per round (default 64).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = super::bounds::PARTITIONS.min, max = super::bounds::PARTITIONS.max))]
     pub partitions: Option<usize>,
     /// AFLite: training share of each partition (default 0.8).
     pub train_fraction: Option<f64>,
@@ -530,7 +571,7 @@ pub struct EmbedWire {
     /// else `.blindspot/models/all-MiniLM-L6-v2` in the working folder).
     pub model_dir: Option<String>,
     /// Truncate texts at this many tokens (default: the model's 256).
-    #[schemars(range(min = 8))]
+    #[schemars(range(min = super::bounds::MAX_LENGTH.min, max = super::bounds::MAX_LENGTH.max))]
     pub max_length: Option<usize>,
 }
 
@@ -596,7 +637,7 @@ pub struct PredictionFileWire {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct MetricsWire {
     /// Bootstrap resamples per accuracy (default 1000).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = super::bounds::RESAMPLES.min, max = super::bounds::RESAMPLES.max))]
     pub resamples: Option<usize>,
     /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
     #[schemars(skip)]

@@ -88,7 +88,15 @@ pub fn render_prompt(s: &Sample) -> String {
     if bare {
         return lines.join("\n");
     }
-    if s.answer_format == AnswerFormat::MultipleChoice {
+    let drawn = !s.options.is_empty() && s.options.iter().enumerate().all(|(i, o)| *o == option_label(i));
+    if s.answer_format == AnswerFormat::MultipleChoice && drawn {
+        // Options drawn in the image (`options = { letters = N }`): only their letters are known.
+        lines.push(format!(
+            "Options {}-{} are shown in the image.",
+            option_label(0),
+            option_label(s.options.len() - 1)
+        ));
+    } else if s.answer_format == AnswerFormat::MultipleChoice {
         for (i, o) in s.options.iter().enumerate() {
             lines.push(format!("{}. {o}", option_label(i)));
         }

@@ -23,7 +23,8 @@
 //!   which is the new gold.
 //!
 //! Multiple-choice kinds skip samples that are not multiple choice, that
-//! have fewer than two options, or whose source repeats an option.
+//! have fewer than two options, whose source repeats an option, or whose
+//! options are drawn in the image (each option its own letter).
 
 use std::collections::{HashMap, HashSet};
 
@@ -53,6 +54,11 @@ fn mc_gold(s: &Sample) -> Result<usize, Skip> {
         .and_then(|i| usize::try_from(i).ok())
         .filter(|&i| i < s.options.len())
         .ok_or("no gold option index")?;
+    // Options drawn in the image are known by their letters only: moving or
+    // replacing them would move nothing the model sees.
+    if s.options.iter().enumerate().all(|(i, o)| *o == crate::sample::option_letter(i)) {
+        return Err("options drawn in the image (known by letter only)");
+    }
     let distinct: HashSet<String> = s.options.iter().map(|o| option_key(o)).collect();
     if distinct.len() != s.options.len() {
         return Err("the source repeats an option");

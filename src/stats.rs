@@ -191,6 +191,22 @@ impl PermutationTest {
         ((1.0 / self.alpha).floor() as usize).max(1)
     }
 
+    /// Whether, in sequential mode, no draw has reached the observed value and
+    /// it lies so far above the draws that a normal null puts it beyond the
+    /// one-sided 99.9% prediction bound of the next draw: at least
+    /// [`FIT_DRAWS`] draws, and (observed − mean) / (sd · √(1 + 1/L)) at or above
+    /// Student's t quantile with L − 1 ≥ 4 degrees of freedom (the 4-degree value,
+    /// 7.173, for every L: conservative). The p-value is then reported as the
+    /// bound [`FIT_P`], not as a Monte Carlo estimate.
+    pub fn clear_by_fit(&self) -> bool {
+        let l = self.draws.len();
+        if self.stopping != Stopping::Decided || self.exceed > 0 || l < FIT_DRAWS {
+            return false;
+        }
+        let (mean, sd) = mean_sd(&self.draws);
+        sd > 0.0 && (self.observed - mean) / (sd * (1.0 + 1.0 / l as f64).sqrt()) >= T_999_DF4
+    }
+
     /// Whether the decision at alpha is made.
     pub fn decided(&self) -> bool {
         match self.stopping {
@@ -199,6 +215,7 @@ impl PermutationTest {
                 self.first_exceedance.is_some()
                     || self.draws.len() >= self.clear_after()
                     || self.draws.len() >= self.max_draws
+                    || self.clear_by_fit()
             }
         }
     }
@@ -214,6 +231,7 @@ impl PermutationTest {
             Stopping::All => (1 + self.exceed) as f64 / (1 + self.draws.len()) as f64,
             Stopping::Decided => match self.first_exceedance {
                 Some(l) => 1.0 / l as f64,
+                None if self.clear_by_fit() => FIT_P,
                 // No draw reached it: as if the next one will.
                 None => 1.0 / (1 + self.draws.len()) as f64,
             },
@@ -240,6 +258,14 @@ impl PermutationTest {
         })
     }
 }
+
+/// Draws before a sequential test may decide by a fit to them.
+pub const FIT_DRAWS: usize = 5;
+/// The p-value bound a decision by fit reports.
+pub const FIT_P: f64 = 0.001;
+/// Student's t one-sided 0.999 quantile with 4 degrees of freedom
+/// (`scipy.stats.t.ppf(0.999, 4)` = 7.173182).
+const T_999_DF4: f64 = 7.173_182;
 
 /// Bits of `x` whose unsigned order is the numeric order.
 fn ordered_bits(x: f64) -> u64 {
@@ -339,6 +365,30 @@ mod tests {
         assert!((seq - 1.0 / 21.0).abs() < 0.011, "{seq}");
         let all = null_rejections(Stopping::All, 1000);
         assert!((all - 9.0 / 200.0).abs() < 0.02, "{all}");
+    }
+
+    #[test]
+    fn a_value_far_above_five_draws_is_decided_by_fit() {
+        // Draws 0.50 ± 0.0158 (sd): 0.80 is 17 prediction SDs above, past t(0.999, 4).
+        let draws = [0.48, 0.50, 0.52, 0.49, 0.51];
+        let mut t = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::Decided);
+        for d in draws {
+            assert!(!t.done());
+            t.push(d);
+        }
+        assert!(t.done() && t.clear_by_fit() && t.above());
+        assert_eq!((t.draws.len(), t.p_value()), (5, FIT_P));
+        // 0.58 is 4.6 prediction SDs above: not decided by fit, the Monte Carlo rule goes on.
+        let mut near = PermutationTest::new(0.58, 199, 2, 0.05, Stopping::Decided);
+        draws.iter().for_each(|d| near.push(*d));
+        assert!(!near.clear_by_fit() && !near.done());
+        // Never when every draw is recorded, nor after a draw reached the value.
+        let mut all = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::All);
+        draws.iter().for_each(|d| all.push(*d));
+        assert!(!all.clear_by_fit());
+        let mut reached = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::Decided);
+        draws.iter().chain([0.81].iter()).for_each(|d| reached.push(*d));
+        assert!(!reached.clear_by_fit());
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub fn run(args: &Args) -> Result<()> {
                     ", null {:.2}%{} ({}{})",
                     n.test.mean * 100.0,
                     n.test.q95.map_or(String::new(), |q| format!(", 95th pct {:.2}%", q * 100.0)),
-                    crate::diagnose::verdict::p_text(n.test.p_value),
+                    n.test.p_text(),
                     if n.test.tested < n.n { format!(", on a sample of {}", n.test.tested) } else { String::new() }
                 )
             });

@@ -78,13 +78,32 @@ pub struct NullTest {
     /// The null's 95th percentile (from 20 draws or more; none when the test was
     /// decided with fewer).
     pub q95: Option<f64>,
-    /// Sequential Monte Carlo p-value of the observed value.
+    /// Sequential Monte Carlo p-value of the observed value; with `p_by_fit`, the
+    /// bound 0.001.
     pub p_value: f64,
+    /// No draw reached the observed value, which lies beyond the 99.9% t
+    /// prediction bound of the draws (at least 5): decided early, p < 0.001.
+    #[serde(default)]
+    pub p_by_fit: bool,
     /// Whether the observed value is above the null (p < alpha).
     pub above: bool,
 }
 
 impl NullTest {
+    /// The p-value for a table cell: "0.250", or "< 0.001" when decided by fit.
+    pub fn p_cell(&self) -> String {
+        if self.p_by_fit { format!("< {}", crate::stats::FIT_P) } else { format!("{:.3}", self.p_value) }
+    }
+
+    /// "p = 0.250", or "p < 0.001 (t-fit to 5 permutations)".
+    pub fn p_text(&self) -> String {
+        if self.p_by_fit {
+            format!("p < {} (t-fit to {} permutations, none reaching it)", crate::stats::FIT_P, self.permutations)
+        } else {
+            super::verdict::p_text(self.p_value)
+        }
+    }
+
     fn of(t: &PermutationTest, tested: usize) -> NullTest {
         NullTest {
             observed: t.observed,
@@ -94,6 +113,7 @@ impl NullTest {
             mean: t.mean(),
             q95: t.q95(),
             p_value: t.p_value(),
+            p_by_fit: t.clear_by_fit(),
             above: t.above(),
         }
     }

@@ -50,7 +50,7 @@ impl Verdict {
                     "label-permutation null: mean {}{}, {}, {} permutation(s){sample_note}",
                     pct(o.mean),
                     o.q95.map_or(String::new(), |q| format!(", 95th percentile {}", pct(q))),
-                    p_text(o.p_value),
+                    o.p_text(),
                     o.permutations
                 );
                 let has_mc = d.groups.iter().any(|g| g.format == AnswerFormat::MultipleChoice);

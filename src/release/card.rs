@@ -71,7 +71,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
                 n.test.q95.map_or("–".to_string(), pct),
                 if n.test.tested < n.n { format!(", sample of {}", n.test.tested) } else { String::new() }
             )),
-            null.map_or("–".to_string(), |n| format!("{:.3}", n.test.p_value)),
+            null.map_or("–".to_string(), |n| n.test.p_cell()),
             top.map_or("–".to_string(), |f| md::code_cell(&f.0))
         );
     }

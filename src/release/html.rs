@@ -196,7 +196,7 @@ pub fn render(
                     pct(n.test.mean),
                     n.test.q95.map_or("–".to_string(), pct)
                 )),
-                null.map_or("–".to_string(), |n| format!("{:.3}", n.test.p_value)),
+                escape(&null.map_or("–".to_string(), |n| n.test.p_cell())),
             );
         }
         // One line per feature the importance plot names.

@@ -856,6 +856,29 @@ fn has_surrogate_escape(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Reading `text` through `open()` in blocks of every size gives the records,
+    /// problems, sha256 and size of reading it whole.
+    fn streams_like_whole(text: &str, w_records: &[RawRecord], w_problems: &[Problem], open: impl Fn() -> JsonLines) {
+        for block in [1, 2, 7, 16, 1 << 20] {
+            let mut lines = open();
+            lines.block = block;
+            let (mut records, mut problems) = (Vec::new(), Vec::new());
+            while let Some(b) = lines.next_block().unwrap() {
+                let (r, p) = b.parse(0..b.len());
+                records.extend(r);
+                problems.extend(p);
+            }
+            let got: Vec<_> = records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            let want: Vec<_> = w_records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
+            assert_eq!(got, want, "block {block}");
+            let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            assert_eq!(problems, w_problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(), "block {block}");
+            let (sha, bytes) = lines.finish();
+            assert_eq!(bytes, text.len() as u64);
+            assert_eq!(sha, hex::encode(sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(text))));
+        }
+    }
+
     fn read(text: &str) -> Result<Vec<RawRecord>> {
         read_json(Path::new("t.json"), text.as_bytes())
     }
@@ -883,24 +906,10 @@ mod tests {
         let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
         let (w_records, w_problems) = whole.parse(0..whole.len());
         assert_eq!(w_records.len(), 4);
-        for block in [1, 2, 7, 16, 1 << 20] {
-            let JsonInput::Stream(mut lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
-            lines.block = block;
-            let (mut records, mut problems) = (Vec::new(), Vec::new());
-            while let Some(b) = lines.next_block().unwrap() {
-                let (r, p) = b.parse(0..b.len());
-                records.extend(r);
-                problems.extend(p);
-            }
-            let got: Vec<_> = records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
-            let want: Vec<_> = w_records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
-            assert_eq!(got, want, "block {block}");
-            let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-            assert_eq!(problems, w_problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(), "block {block}");
-            let (sha, bytes) = lines.finish();
-            assert_eq!(bytes, text.len() as u64);
-            assert_eq!(sha, hex::encode(sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(text))));
-        }
+        streams_like_whole(text, &w_records, &w_problems, || {
+            let JsonInput::Stream(lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
+            *lines
+        });
         // A broken array is located; an object of records is read whole.
         for (bad, want) in [
             ("[{\"id\": 1}\n{\"id\": 2}]", "a.json:2: expected ',' or ']' between records, found '{'"),
@@ -954,24 +963,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let whole = split_jsonl(&path, text.as_bytes().to_vec()).unwrap();
         let (w_records, w_problems) = whole.parse(0..whole.len());
-        for block in [1, 2, 7, 16, 1 << 20] {
-            let mut lines = JsonLines::open(&path).unwrap();
-            lines.block = block;
-            let (mut records, mut problems) = (Vec::new(), Vec::new());
-            while let Some(b) = lines.next_block().unwrap() {
-                let (r, p) = b.parse(0..b.len());
-                records.extend(r);
-                problems.extend(p);
-            }
-            let got: Vec<_> = records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
-            let want: Vec<_> = w_records.iter().map(|r| (r.loc.to_string(), r.row, r.value.to_json())).collect();
-            assert_eq!(got, want, "block {block}");
-            let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-            assert_eq!(problems, w_problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(), "block {block}");
-            let (sha, bytes) = lines.finish();
-            assert_eq!(bytes, text.len() as u64);
-            assert_eq!(sha, hex::encode(sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(text))));
-        }
+        streams_like_whole(text, &w_records, &w_problems, || JsonLines::open(&path).unwrap());
         assert_eq!(w_records.len(), 4);
         let empty = dir.path().join("e.jsonl");
         std::fs::write(&empty, "\n \n").unwrap();

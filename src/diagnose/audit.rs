@@ -9,7 +9,8 @@
 //! and the held-out questions are predicted from their own value. It is
 //! compared with the **majority baseline** (the training folds' most common
 //! gold). A field is **suspect** when, over at least [`MIN_ROWS`] questions,
-//! its solo accuracy reaches [`NEAR_PERFECT`] or beats the baseline by
+//! its solo accuracy reaches [`NEAR_PERFECT`] above the baseline (on questions
+//! that all share one gold a constant scores 100% too) or beats the baseline by
 //! [`FAR_ABOVE`] or more; or, whatever its solo accuracy, when its value *is*
 //! the gold answer (compared as the answer scorer compares: normalised text,
 //! the option's text or letter, equal numbers) on more than [`GOLD_EQUAL`] of
@@ -32,6 +33,12 @@ use crate::sample::{AnswerFormat, Sample};
 pub const MIN_ROWS: usize = 20;
 /// Solo accuracy at which a field predicts the gold near-perfectly.
 pub const NEAR_PERFECT: f64 = 0.95;
+
+/// Whether a field's solo accuracy over `n` questions makes it suspect: near
+/// perfect and above the majority baseline, or far above the baseline.
+fn solo_suspect(n: usize, solo: f64, majority: f64) -> bool {
+    n >= MIN_ROWS && ((solo >= NEAR_PERFECT && solo > majority) || solo - majority >= FAR_ABOVE)
+}
 /// Lift over the majority baseline that marks a field as answer-bearing.
 pub const FAR_ABOVE: f64 = 0.25;
 /// Share of questions whose field value is the gold, above which it is a copy.
@@ -93,8 +100,7 @@ impl FieldAudit {
 
     /// The warning a person reads for a suspect field.
     pub fn warning(&self) -> String {
-        let solo_suspect = self.n >= MIN_ROWS
-            && (self.solo_accuracy >= NEAR_PERFECT || self.solo_accuracy - self.majority >= FAR_ABOVE);
+        let solo_suspect = solo_suspect(self.n, self.solo_accuracy, self.majority);
         if self.gold_equal > GOLD_EQUAL && !solo_suspect {
             let todo = if self.used {
                 "remove it from [diagnose] meta-features: blind accuracy with it is not blind"
@@ -299,8 +305,7 @@ pub fn audit(samples: &[Sample], used: &[String], seed: u64, group_by: Option<&s
                 solo_accuracy,
                 majority,
                 gold_equal,
-                suspect: (n >= MIN_ROWS && (solo_accuracy >= NEAR_PERFECT || solo_accuracy - majority >= FAR_ABOVE))
-                    || gold_equal > GOLD_EQUAL,
+                suspect: solo_suspect(n, solo_accuracy, majority) || gold_equal > GOLD_EQUAL,
                 ablation: None,
             }
         })
@@ -355,6 +360,30 @@ mod tests {
             s.meta.insert((*k).into(), v.clone());
         }
         s
+    }
+
+    #[test]
+    fn a_field_only_on_questions_of_one_gold_is_not_suspect() {
+        // "frame" is set on the 40 "yes" questions only: its solo accuracy there is
+        // 100%, and so is always answering "yes" on them.
+        let samples: Vec<Sample> = (0..100)
+            .map(|i| {
+                let answer = if i < 40 {
+                    "yes"
+                } else if i % 2 == 0 {
+                    "yes"
+                } else {
+                    "no"
+                };
+                let meta: Vec<(&str, String)> =
+                    if i < 40 { vec![("frame", format!("f{}", i % 3))] } else { Vec::new() };
+                yes_no(i, answer, &meta)
+            })
+            .collect();
+        let a = audit(&samples, &[], 42, None);
+        let f = a.iter().find(|f| f.field == "frame").unwrap();
+        assert_eq!((f.n, f.solo_accuracy, f.majority), (40, 1.0, 1.0), "{f:?}");
+        assert!(!f.suspect, "{f:?}");
     }
 
     #[test]

@@ -368,13 +368,7 @@ mod tests {
         // 100%, and so is always answering "yes" on them.
         let samples: Vec<Sample> = (0..100)
             .map(|i| {
-                let answer = if i < 40 {
-                    "yes"
-                } else if i % 2 == 0 {
-                    "yes"
-                } else {
-                    "no"
-                };
+                let answer = if i < 40 || i % 2 == 0 { "yes" } else { "no" };
                 let meta: Vec<(&str, String)> =
                     if i < 40 { vec![("frame", format!("f{}", i % 3))] } else { Vec::new() };
                 yes_no(i, answer, &meta)

@@ -85,40 +85,19 @@ impl Delimited {
             .has_headers(columns.is_none())
             .quoting(quoting)
             .from_reader(std::io::Cursor::new(bytes));
-        if let Some(columns) = columns {
+        // The columns of a headerless file are named, all of them; else the header row.
+        let (headers, unnamed, headerless) = if let Some(columns) = columns {
             let headers: Vec<super::raw::Key> = columns.iter().map(|c| super::raw::intern(c.trim())).collect();
             check_header(&headers, || Location::file(path))?;
-            return Ok(Delimited {
-                path: path.to_path_buf(),
-                reader,
-                unnamed: vec![false; headers.len()],
-                headers,
-                stem: path.file_stem().and_then(|s| s.to_str()).unwrap_or("").into(),
-                file: display_path(path).into(),
-                row: 0,
-                problems: crate::error::Capped::default(),
-                done: false,
-                semicolons,
-                headerless: true,
-            });
-        }
-        let headers = reader
-            .byte_headers()
-            .map_err(|e| csv_problem(path, &e))?
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
-                    Error::one(Problem::new(
-                        Location::line(path, 1),
-                        format!("header column {} is not valid UTF-8", i + 1),
-                    ))
-                })
-            })
-            .collect::<Result<Vec<super::raw::Key>>>()?;
-        let unnamed: Vec<bool> = headers.iter().map(|h| h.is_empty()).collect();
-        let headers = name_columns(headers);
-        check_header(&headers, || Location::line(path, 1))?;
+            let unnamed = vec![false; headers.len()];
+            (headers, unnamed, true)
+        } else {
+            let headers = read_header(&mut reader, path)?;
+            let unnamed: Vec<bool> = headers.iter().map(|h| h.is_empty()).collect();
+            let headers = name_columns(headers);
+            check_header(&headers, || Location::line(path, 1))?;
+            (headers, unnamed, false)
+        };
         Ok(Delimited {
             path: path.to_path_buf(),
             reader,
@@ -130,7 +109,7 @@ impl Delimited {
             done: false,
             semicolons,
             unnamed,
-            headerless: false,
+            headerless,
         })
     }
 
@@ -340,6 +319,21 @@ fn csv_problem_inner(path: &Path, e: &csv::Error) -> Problem {
         ),
         _ => Problem::new(Location::file(path), format!("cannot read the file: {e}")),
     }
+}
+
+/// The header row of `reader`: each column name trimmed, as UTF-8.
+fn read_header<R: std::io::Read>(reader: &mut csv::Reader<R>, path: &Path) -> Result<Vec<super::raw::Key>> {
+    reader
+        .byte_headers()
+        .map_err(|e| csv_problem(path, &e))?
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
+                Error::one(Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1)))
+            })
+        })
+        .collect::<Result<Vec<super::raw::Key>>>()
 }
 
 #[cfg(test)]

@@ -361,6 +361,62 @@ fn bclean_in_a_pipeline_removes_what_models_answer_without_the_image() {
     assert!(err.contains("prune.method") && err.contains("predictions"), "{err}");
 }
 
+/// `[filter] preset = "emma"`: a question any model answers from its text alone or
+/// from its text and a caption leaves the default config for `removed`, with the
+/// models that answered it in `report/filter.json` and the rule on the card.
+#[test]
+fn a_filter_preset_in_a_pipeline_removes_what_blind_models_answer() {
+    let work = common::fixture_workspace();
+    let preds = [
+        // c1: m1 right with a caption; c2: m2 right from the text alone in one of two tries
+        // (no majority: kept), c3: m2 right in both tries; c10: right only with the image.
+        r#"{"model": "m1", "id": "c1::caption", "response": "C"}"#,
+        r#"{"model": "m2", "id": "c2::no_image", "response": "no"}"#,
+        r#"{"model": "m2", "id": "c2::no_image", "response": "yes"}"#,
+        r#"{"model": "m2", "id": "c3::no_image", "response": "sleeping"}"#,
+        r#"{"model": "m2", "id": "c3::no_image", "response": "sleeping"}"#,
+        r#"{"model": "m1", "id": "c10", "response": "7"}"#,
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[filter]\npreset = \"emma\"\n\n[predictions]\nfiles = [{{ path = \"preds.jsonl\" }}]\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(rel.join("report/filter.json")).unwrap()).unwrap();
+    let removed: Vec<(&str, &str)> = f["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["models"][0].as_str().unwrap()))
+        .collect();
+    assert_eq!(removed, [("c1", "m1"), ("c3", "m2")], "{f:#}");
+    assert_eq!((f["n_questions"].as_u64(), f["kept_count"].as_u64()), (Some(4), Some(2)), "{f:#}");
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    assert!(card.contains("## Blind-model filter"), "{card}");
+    assert!(card.contains("2 of 4 questions removed before pruning: removed when any of the 2 models"), "{card}");
+    assert!(card.contains("config_name: \"removed\""), "{card}");
+    let ingested = blindspot::io::parquet::read_samples(&rel.join("removed/test-00000-of-00001.parquet")).unwrap();
+    let ids: Vec<&str> = ingested.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c3"]);
+    let kept = blindspot::io::parquet::read_samples(&rel.join("data/test-00000-of-00001.parquet")).unwrap();
+    assert_eq!(kept.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["c2", "c10"]);
+
+    // A preset with a threshold of its own, and a filter without predictions, are located errors.
+    std::fs::write(work.path().join("bad.toml"), format!("{toml}\n[filter]\npreset = \"mmmu-pro\"\nmin-models = 2\n"))
+        .unwrap();
+    let out = blindspot().current_dir(work.path()).args(["validate", "bad.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("filter.min-models") && err.contains("fixes"), "{err}");
+    assert!(err.contains("a filter needs model predictions"), "{err}");
+}
+
 /// Hostile text in the description, the citation and a datasheet answer reaches the
 /// card as text: HTML escaped, a link that would run script shown without its link
 /// syntax, and a citation holding a code fence kept inside a longer fence.

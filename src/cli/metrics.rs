@@ -124,6 +124,9 @@ pub struct Args {
     /// full, kept, removed and control-kept sets.
     #[arg(long)]
     pub prune: Option<PathBuf>,
+    /// Gold-label audit: `all` (every model that answered, at least 3) or how many sighted models must agree on one non-gold answer.
+    #[arg(long, default_value = "all")]
+    pub audit_agree: String,
     /// Run B-Clean on the mirage predictions and write bclean.json.
     #[arg(long)]
     pub bclean: bool,
@@ -255,7 +258,8 @@ pub fn run(args: &Args) -> Result<()> {
     };
     // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
     let all: HashSet<&str> = rows.iter().filter(|r| r.variant.is_none()).map(|r| r.id.as_str()).collect();
-    let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, Default::default());
+    let audit_rule = crate::metrics::evidence::AuditRule::parse(&args.audit_agree).map_err(flag)?;
+    let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, audit_rule);
     let gap = match &args.prune {
         Some(path) => Some(gap_from_prune(path, &rows, &scored, &cfg)?),
         None => None,
@@ -358,7 +362,7 @@ pub fn run(args: &Args) -> Result<()> {
     super::say(&format!(
         "gold-label audit: {} question(s) where {} agree on another answer than the gold (listed in label_audit.csv, nothing removed)",
         audit.len(),
-        crate::metrics::evidence::AuditRule::default().describe()
+        audit_rule.describe()
     ));
     super::say(&format!("-> {}", display_path(&args.out.join("metrics.json"))));
     Ok(())

@@ -155,18 +155,18 @@ pub fn gap(full: &[Sample], scored: &Scored, sets: &Sets<'_>, cfg: &MetricsConfi
         let pct = |v: f64| format!("{:.1}", v * 100.0);
         let sentence = match &versus {
             Some(v) => format!(
-                "{model}: the gap with and without the image is {} points on the kept set vs {} on the full set and {} on a matched random removal; pruning left it {} than random removal ({:+} points, 95% CI {} to {}).",
+                "{model}: the gap with and without the image is {} points on the kept set vs {} on the full set and {} on a matched random removal; pruning left it {} ({:+.1} points, 95% CI {:+.1} to {:+.1}).",
                 pct(cells[1].gap),
                 pct(cells[0].gap),
                 pct(cells[3].gap),
                 if v.verdict == "no different" {
-                    "no different".to_string()
+                    "no wider than random removal did".to_string()
                 } else {
-                    format!("{} (beyond the CI)", v.verdict)
+                    format!("{} than random removal did, beyond the CI", v.verdict)
                 },
-                pct(v.difference),
-                pct(v.ci95.0),
-                pct(v.ci95.1)
+                v.difference * 100.0,
+                v.ci95.0 * 100.0,
+                v.ci95.1 * 100.0
             ),
             None => format!(
                 "{model}: the gap with and without the image is {} points on the kept set vs {} on the full set; no matched random removal to compare with (set `control = true` in [prune]).",
@@ -237,7 +237,7 @@ impl AuditRule {
 
     pub fn describe(self) -> String {
         match self {
-            AuditRule::All { at_least } => format!("every sighted model that answered (at least {at_least})"),
+            AuditRule::All { at_least } => format!("all sighted models that answered (at least {at_least})"),
             AuditRule::AtLeast(k) => format!("at least {k} sighted models"),
         }
     }
@@ -384,7 +384,7 @@ mod tests {
         // so the difference's interval is about 0.53 ± 0.23.
         assert!(v.ci95.0 > 0.25 && v.ci95.0 < 0.4 && v.ci95.1 > 0.7 && v.ci95.1 <= 1.0, "{:?}", v.ci95);
         assert_eq!(v.verdict, "wider");
-        assert!(m.sentence.contains("wider (beyond the CI)"), "{}", m.sentence);
+        assert!(m.sentence.contains("wider than random removal did, beyond the CI (+52.6 points"), "{}", m.sentence);
         // Without blind predictions the report says what to run.
         let only: Vec<Prediction> = preds.iter().filter(|p| !p.id.contains("::")).cloned().collect();
         let g = gap(&qs, &score_all(&qs, &only, &cfg).unwrap(), &Sets { kept: &kept, control_kept: None }, &cfg);

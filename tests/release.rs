@@ -449,3 +449,65 @@ fn hostile_text_in_the_card_stays_text() {
     assert!(fence.trim_end().chars().take_while(|&c| c == '`').count() >= 4, "fence {fence:?}:\n{body}");
     assert!(body.contains("<img src=x onerror=alert(3)>"), "inside the fence the citation is verbatim:\n{body}");
 }
+
+/// Every CircularEval rotation is one `circular` config whose `rotation`
+/// column is the k of each row's `circular@k`, and the card's front matter,
+/// croissant.json and the file agree on it (counted from the rows here).
+#[test]
+fn circular_rotations_are_one_config_with_a_rotation_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = common::variants_fixture_release(tmp.path());
+    let file = release.join("variants/circular/test-00000-of-00001.parquet");
+    let rows = blindspot::io::parquet::read_samples(&file).unwrap();
+    let ks: Vec<i32> = rows
+        .iter()
+        .map(|r| r.variant.as_deref().and_then(|v| v.strip_prefix("circular@")).unwrap().parse().unwrap())
+        .collect();
+    // The fixture's six multiple-choice questions: 6 + 6 + 5 + 1 rotations, in rotation order.
+    assert_eq!(ks, [vec![0; 6], vec![1; 6], vec![2; 5], vec![3]].concat());
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file).unwrap()).unwrap().build().unwrap();
+    let mut column = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let col = batch.column_by_name("rotation").expect("a rotation column");
+        let ints = col.as_any().downcast_ref::<arrow::array::Int32Array>().expect("rotation is int32");
+        assert_eq!(ints.null_count(), 0);
+        column.extend(ints.values().iter().copied());
+    }
+    assert_eq!(column, ks);
+    let dirs: Vec<String> = std::fs::read_dir(release.join("variants"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("circular"))
+        .collect();
+    assert_eq!(dirs, ["circular"], "no per-rotation configs");
+
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let front: serde_yaml_ng::Value = serde_yaml_ng::from_str(card.split("---\n").nth(1).unwrap()).unwrap();
+    let names: Vec<&str> =
+        front["configs"].as_sequence().unwrap().iter().map(|c| c["config_name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"circular") && !names.iter().any(|n| n.starts_with("circular-")), "{names:?}");
+    let info = front["dataset_info"].as_sequence().unwrap().iter().find(|c| c["config_name"] == "circular").unwrap();
+    assert_eq!(info["splits"][0]["num_examples"].as_u64(), Some(ks.len() as u64));
+    let features = info["features"].as_sequence().unwrap();
+    let rotation = features.iter().find(|f| f["name"] == "rotation").expect("rotation in dataset_info");
+    assert_eq!(rotation["dtype"], "int32");
+    assert_eq!(features.len(), 19, "the 18 canonical columns and rotation");
+    for k in 0..4 {
+        assert!(
+            card.contains(&format!("| `circular@{k}` | `circular` |")),
+            "the variants table names the config of circular@{k}"
+        );
+    }
+
+    let croissant: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release.join("croissant.json")).unwrap()).unwrap();
+    let set = croissant["recordSet"].as_array().unwrap().iter().find(|s| s["@id"] == "circular").unwrap();
+    let field = set["field"].as_array().unwrap().iter().find(|f| f["@id"] == "circular/rotation").unwrap();
+    assert_eq!(field["dataType"], "sc:Integer");
+    assert_eq!(field["source"]["fileObject"]["@id"], "variants/circular/test-00000-of-00001.parquet");
+    assert!(!croissant.to_string().contains("circular-"), "no per-rotation record set or file");
+    blindspot().arg("verify").arg(&release).assert().success();
+}

@@ -859,6 +859,12 @@ pub fn render(
         match c.schema {
             super::ConfigSchema::Samples => features_yaml(&mut out),
             super::ConfigSchema::Duplicates => duplicates_features_yaml(&mut out),
+            super::ConfigSchema::Rotations => {
+                features_yaml(&mut out);
+                for c in super::extra_columns(c.schema) {
+                    let _ = writeln!(out, "  - name: {}\n    dtype: int32", c.name);
+                }
+            }
         }
         let _ = writeln!(out, "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}", c.bytes, c.rows);
         let _ = writeln!(out, "  download_size: {}\n  dataset_size: {}", c.bytes, c.bytes);

@@ -172,6 +172,8 @@ pub enum ConfigSchema {
     Samples,
     /// Duplicate and leakage pairs (`duplicates`).
     Duplicates,
+    /// Variant rows with a `rotation` column (`circular`, every CircularEval rotation).
+    Rotations,
 }
 
 /// One Hugging Face config of a release: a name, what it holds, its data file.
@@ -198,12 +200,24 @@ pub struct VariantInfo {
     pub config: Option<String>,
 }
 
-/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`.
+/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`,
+/// every `circular@k` → `circular` (one config, its `rotation` column).
 pub fn variant_config_name(kind: &str) -> String {
-    kind.replace('@', "-")
+    match crate::variants::parse_kind(kind) {
+        Ok(crate::variants::KindSel::One(k)) => k.config_name(),
+        _ => kind.replace('@', "-"),
+    }
 }
 
-/// Writes the variant kinds with rows as configs under `variants/`.
+/// The columns a config's file has after the canonical ones: `rotation` in
+/// the `circular` config.
+pub fn extra_columns(schema: ConfigSchema) -> &'static [crate::io::parquet::IntColumn] {
+    match schema {
+        ConfigSchema::Rotations => crate::variants::CIRCULAR_COLUMNS,
+        ConfigSchema::Samples | ConfigSchema::Duplicates => &[],
+    }
+}
+
 /// Advances a bar by one when dropped, however its step ends.
 struct Tick<'a>(&'a indicatif::ProgressBar);
 
@@ -213,55 +227,76 @@ impl Drop for Tick<'_> {
     }
 }
 
+/// The variant configs: kinds that share a config (every CircularEval
+/// rotation) together, in kind order; only kinds with rows.
+fn variant_configs(generated: &[crate::variants::KindRows]) -> Vec<(String, Vec<&crate::variants::KindRows>)> {
+    let mut out: Vec<(String, Vec<&crate::variants::KindRows>)> = Vec::new();
+    for k in generated.iter().filter(|k| !k.rows.is_empty()) {
+        let config = k.kind.config_name();
+        match out.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, kinds)) => kinds.push(k),
+            None => out.push((config, vec![k])),
+        }
+    }
+    out
+}
+
+/// Writes the variant kinds with rows as configs under `variants/`: one per
+/// kind, except the CircularEval rotations, which share the `circular` config
+/// (rows in rotation order, each with its `rotation`).
 fn write_variants(
     generated: &[crate::variants::KindRows],
     dir: &Path,
     embed: Embed,
 ) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
-    // Each kind's file is written on its own thread (Parquet encoding is serial
-    // within a file); their sizes come back in kind order.
-    let bar = crate::progress::bar(generated.len() as u64, "release · writing variant configs");
-    let files: Vec<Result<Option<(String, String, u64)>>> = generated
+    let groups = variant_configs(generated);
+    // Each config's file is written on its own thread (Parquet encoding is serial
+    // within a file); their sizes come back in config order.
+    let bar = crate::progress::bar(groups.len() as u64, "release · writing variant configs");
+    let files: Vec<Result<ConfigInfo>> = groups
         .par_iter()
-        .map(|k| {
+        .map(|(config, kinds)| {
             let _tick = Tick(&bar);
-            if k.rows.is_empty() {
-                return Ok(None);
-            }
-            let config = variant_config_name(&k.kind.name());
             let file = format!("variants/{config}/test-00000-of-00001.parquet");
             let path = dir.join(&file);
             mkdir_for(&path)?;
-            write_samples(&path, &k.rows, embed)?;
-            let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
-            Ok(Some((config, file, bytes)))
+            let info = |schema, description, rows, bytes| ConfigInfo {
+                name: config.clone(),
+                description,
+                file: file.clone(),
+                rows,
+                bytes,
+                schema,
+            };
+            Ok(match kinds.as_slice() {
+                [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
+                    let bytes = write_samples(&path, &one.rows, embed)?;
+                    info(ConfigSchema::Samples, one.kind.config_description(one.rows.len()), one.rows.len(), bytes)
+                }
+                rotations => {
+                    let rows: Vec<crate::sample::Sample> =
+                        rotations.iter().flat_map(|k| k.rows.iter().cloned()).collect();
+                    let schema = ConfigSchema::Rotations;
+                    let bytes = crate::io::parquet::write_samples_with(&path, &rows, embed, extra_columns(schema))?;
+                    let description = crate::variants::circular_config_description(rows.len(), rotations.len());
+                    info(schema, description, rows.len(), bytes)
+                }
+            })
         })
         .collect();
     bar.finish_and_clear();
-    // The first failure in kind order, whichever thread met it first.
-    let files = files.into_iter().collect::<Result<Vec<_>>>()?;
-    let (mut configs, mut infos) = (Vec::new(), Vec::new());
-    for (k, written) in generated.iter().zip(files) {
-        let name = k.kind.name();
-        let config = written.map(|(config, file, bytes)| {
-            configs.push(ConfigInfo {
-                name: config.clone(),
-                description: k.kind.config_description(k.rows.len()),
-                bytes,
-                file,
-                rows: k.rows.len(),
-                schema: ConfigSchema::Samples,
-            });
-            config
-        });
-        infos.push(VariantInfo {
-            kind: name,
+    // The first failure in config order, whichever thread met it first.
+    let configs = files.into_iter().collect::<Result<Vec<_>>>()?;
+    let infos = generated
+        .iter()
+        .map(|k| VariantInfo {
+            kind: k.kind.name(),
             expected: k.kind.expected().as_str().to_string(),
             rows: k.rows.len(),
             skipped: k.skipped.clone(),
-            config,
-        });
-    }
+            config: (!k.rows.is_empty()).then(|| k.kind.config_name()),
+        })
+        .collect();
     Ok((configs, infos))
 }
 

@@ -329,9 +329,8 @@ pub fn audit_csv(rows: &[AuditRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Location;
     use crate::metrics::score_all;
-    use crate::predictions::{Prediction, Response};
+    use crate::predictions::Prediction;
     use crate::sample::AnswerFormat;
 
     fn mc(id: &str) -> Sample {
@@ -343,12 +342,7 @@ mod tests {
     }
 
     fn p(model: &str, id: &str, r: &str) -> Prediction {
-        Prediction {
-            model: model.into(),
-            id: id.into(),
-            response: Response::Text(r.into()),
-            loc: Location::line("p", 1),
-        }
+        Prediction::text(model, id, r, 1)
     }
 
     #[test]

@@ -283,7 +283,7 @@ pub fn blind_correct(train: &[&Sample], test: &[&Sample], cfg: &DiagnoseConfig) 
 mod tests {
     use super::*;
     use crate::metrics::MetricsConfig;
-    use crate::predictions::{Prediction, Response};
+    use crate::predictions::Prediction;
 
     fn mc(id: &str) -> Sample {
         let mut s = Sample::new(id, format!("Question {id}?"), "a");
@@ -294,12 +294,7 @@ mod tests {
     }
 
     fn pred(model: &str, id: &str, letter: &str) -> Prediction {
-        Prediction {
-            model: model.into(),
-            id: id.into(),
-            response: Response::Text(letter.into()),
-            loc: Location::line("p.jsonl", 1),
-        }
+        Prediction::text(model, id, letter, 1)
     }
 
     #[test]

@@ -426,7 +426,6 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predictions::Response;
     use crate::sample::AnswerFormat;
 
     /// Two-option questions q1..qN, gold A.
@@ -444,14 +443,7 @@ mod tests {
 
     /// `total` samples of `model` for `id`, the first `right` of them right.
     fn samples(model: &str, id: &str, right: usize, total: usize) -> Vec<Prediction> {
-        (0..total)
-            .map(|k| Prediction {
-                model: model.into(),
-                id: id.into(),
-                response: Response::Text(if k < right { "A" } else { "B" }.into()),
-                loc: Location::line("p.jsonl", k as u64 + 1),
-            })
-            .collect()
+        (0..total).map(|k| Prediction::text(model, id, if k < right { "A" } else { "B" }, k as u64 + 1)).collect()
     }
 
     fn removed(r: &FilterReport) -> Vec<&str> {

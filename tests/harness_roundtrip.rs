@@ -87,7 +87,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 const TRIAL: &str = "lmms_eval_runs_every_exported_task_and_blindspot_imports_the_stub_scores";
 const VLM_TRIAL: &str = "vlmevalkit_loads_the_exported_tsvs_and_its_scores_and_blindspots_match_the_stub";
-const REQUIREMENTS: &str = "tests/harness/requirements.txt";
+const REQUIREMENTS: &str = common::venv::HARNESS_REQUIREMENTS;
 const VLM_REQUIREMENTS: &str = "tests/harness/requirements-vlmeval.txt";
 /// The model name lmms-eval writes the logs under (`--model_args pretrained=`).
 const MODEL: &str = "blindspot-stub";
@@ -118,7 +118,7 @@ fn venv_dir() -> PathBuf {
 
 /// lmms-eval's venv.
 fn venv() -> PinnedVenv<'static> {
-    PinnedVenv { dir: venv_dir(), requirements: &[REQUIREMENTS] }
+    common::venv::harness()
 }
 
 fn venv_python() -> PathBuf {

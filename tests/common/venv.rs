@@ -43,11 +43,19 @@ impl PinnedVenv<'_> {
 
     /// Creates the venv and installs its requirements unless it is ready;
     /// `prepare` runs on the new venv's interpreter before pip does.
+    /// Test binaries run as separate processes (in parallel under nextest), so
+    /// the check and the install hold a file lock beside the venv.
     pub fn ensure(&self, prepare: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
         if self.is_ready() {
             return Ok(());
         }
         let (dir, start) = (&self.dir, Instant::now());
+        let lock_path = dir.with_extension("lock");
+        let lock = std::fs::File::create(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
+        lock.lock().map_err(|e| format!("{}: {e}", lock_path.display()))?;
+        if self.is_ready() {
+            return Ok(());
+        }
         // Start clean: a venv from other requirements may hold packages no longer pinned.
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -85,9 +93,21 @@ pub fn harness_dir() -> PathBuf {
     }
 }
 
-/// The harness venv's interpreter when it imports lmms-eval, or why not
-/// (it is installed by the harness round trip, 7.5 GB, never here).
+/// The pinned requirements of the harness venv.
+pub const HARNESS_REQUIREMENTS: &str = "tests/harness/requirements.txt";
+
+/// lmms-eval's venv (7.5 GB with torch).
+pub fn harness() -> PinnedVenv<'static> {
+    PinnedVenv { dir: harness_dir(), requirements: &[HARNESS_REQUIREMENTS] }
+}
+
+/// The harness venv's interpreter when it imports lmms-eval, or why not.
+/// With BLINDSPOT_REQUIRE_HARNESS=1 (CI) it installs the venv first, whichever
+/// test binary asks first; otherwise it never installs 7.5 GB unasked.
 pub fn harness_python() -> Result<PathBuf, String> {
+    if super::required("BLINDSPOT_REQUIRE_HARNESS") {
+        harness().ensure(|_| Ok(()))?;
+    }
     let python = harness_dir().join("bin/python");
     if !python.exists() {
         return Err(format!("lmms-eval is not installed at {}", harness_dir().display()));

@@ -26,7 +26,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 use crate::error::OnInvalid;
 use crate::error::{Error, Location, Problem, Result, did_you_mean, display_path};
@@ -97,16 +96,14 @@ impl Ingested {
 /// of the file streamed from disk (a Parquet file or a spreadsheet is hashed
 /// without holding it in memory).
 fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
-    let (sha256, size) = match bytes {
-        Some(b) => (Sha256::digest(b), b.len() as u64),
+    let (sha256, bytes) = match bytes {
+        Some(b) => crate::io::hash::content_hash(b),
         None => {
-            let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-            let mut hasher = Sha256::new();
-            let size = std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
-            (hasher.finalize(), size)
+            let d = crate::io::hash::hash_file(path)?;
+            (d.sha256, d.bytes)
         }
     };
-    Ok(InputFile { path: path.to_path_buf(), sha256: hex::encode(sha256), bytes: size })
+    Ok(InputFile { path: path.to_path_buf(), sha256, bytes })
 }
 
 /// The records of a whole input: JSON is parsed lazily, chunk by chunk, while

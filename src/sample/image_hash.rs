@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 /// Default Hamming threshold (of 64 bits) at which two images' `phash` make
 /// them near-duplicates. Chosen on the fixture of the shared VQA-RAD images
-/// (`tests/image_dups.rs`): at 6 a resize to half size, a JPEG re-encode at
+/// (`tests/real_data/images.rs`): at 6 a resize to half size, a JPEG re-encode at
 /// quality 60 and a grayscale copy are all found (recall 1.0) and no distinct
 /// radiograph is joined to another; at 8 distinct scans start to join
 /// (precision 0.98), at 10 one pair in six is wrong.

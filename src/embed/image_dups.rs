@@ -151,9 +151,9 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, listed: Option<&HashList>
         parent[ra.max(rb)] = ra.min(rb);
     }
     let mut groups: BTreeMap<usize, Vec<ImageEntry>> = BTreeMap::new();
-    for i in 0..hashes.len() {
+    for (i, (_, entry)) in mine.iter().enumerate() {
         let r = root(&mut parent, i);
-        groups.entry(r).or_default().push(mine[i].1.clone());
+        groups.entry(r).or_default().push(entry.clone());
     }
     let mut clusters: Vec<Vec<ImageEntry>> = groups.into_values().filter(|g| g.len() > 1).collect();
     for c in &mut clusters {

@@ -132,15 +132,17 @@ bench-prune:
 # option_shuffle, unknown_option and gold_removed and writes the release; each
 # stage's wall time and peak and current RSS go to stderr, /usr/bin/time gives
 # the totals.
-# Goal at 700,000: < 5 minutes, < 4 GB. `just bench-scale 10000`: smaller.
-bench-scale n="700000":
+# Goal at 700,000: < 5 minutes, < 4 GB. `just bench-scale 10000`: smaller;
+# `just bench-scale 100000 16`: on 16 threads (peak RSS should not grow with them).
+bench-scale n="700000" threads="":
     #!/usr/bin/env bash
     set -euo pipefail
     cargo build --release -q
     bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    echo "load before: $(uptime)"
+    if [ -n "{{threads}}" ]; then export RAYON_NUM_THREADS={{threads}}; fi
+    echo "threads: ${RAYON_NUM_THREADS:-one per core}; load before: $(uptime)"
     /usr/bin/time -f "synth {{n}}: %e s wall, %M KB peak RSS" "$bin" synth --questions {{n}} --seed 42 -o "$tmp/synth"
     /usr/bin/time -f "build {{n}} (ingest -> diagnose -> IBP -> variants -> release): %e s wall, %M KB peak RSS" \
         "$bin" build --timings --no-cache --out-dir "$tmp/releases" "$tmp/synth/synth.toml"

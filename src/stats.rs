@@ -44,6 +44,29 @@ pub fn bootstrap_ratio_ci(units: &[(f64, f64)], resamples: usize, seed: u64) -> 
     if units.is_empty() || resamples == 0 {
         return (0.0, 0.0);
     }
+    let mut stats = resampled_ratios(units, resamples, &mut ChaCha8Rng::seed_from_u64(seed));
+    stats.sort_by(f64::total_cmp);
+    (order_statistic(&stats, 0.025), order_statistic(&stats, 0.975))
+}
+
+/// Percentile bootstrap 95% interval of `mean(a) − mean(b)`, the two samples
+/// resampled independently from one generator seeded with `seed` (`a`'s
+/// resamples first). `(0, 0)` when either is empty.
+pub fn bootstrap_difference_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
+    if a.is_empty() || b.is_empty() || resamples == 0 {
+        return (0.0, 0.0);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let units = |v: &[f64]| -> Vec<(f64, f64)> { v.iter().map(|&x| (x, 1.0)).collect() };
+    let ra = resampled_ratios(&units(a), resamples, &mut rng);
+    let rb = resampled_ratios(&units(b), resamples, &mut rng);
+    let mut stats: Vec<f64> = ra.iter().zip(&rb).map(|(x, y)| x - y).collect();
+    stats.sort_by(f64::total_cmp);
+    (order_statistic(&stats, 0.025), order_statistic(&stats, 0.975))
+}
+
+/// `resamples` bootstrap values of the ratio of sums of `units` (see [`bootstrap_ratio_ci`]), unsorted.
+fn resampled_ratios(units: &[(f64, f64)], resamples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let mut counts: BTreeMap<(u64, u64), (f64, f64, u64)> = BTreeMap::new();
     for &(s, w) in units {
         let e = counts.entry((ordered_bits(s), ordered_bits(w))).or_insert((s, w, 0));
@@ -51,8 +74,7 @@ pub fn bootstrap_ratio_ci(units: &[(f64, f64)], resamples: usize, seed: u64) -> 
     }
     let distinct: Vec<(f64, f64, u64)> = counts.into_values().collect();
     let n = units.len() as u64;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut stats: Vec<f64> = (0..resamples)
+    (0..resamples)
         .map(|_| {
             let (mut left, mut left_weight, mut sum, mut weight) = (n, n, 0.0, 0.0);
             for (j, &(s, w, c)) in distinct.iter().enumerate() {
@@ -72,9 +94,7 @@ pub fn bootstrap_ratio_ci(units: &[(f64, f64)], resamples: usize, seed: u64) -> 
             }
             if weight > 0.0 { sum / weight } else { 0.0 }
         })
-        .collect();
-    stats.sort_by(f64::total_cmp);
-    (order_statistic(&stats, 0.025), order_statistic(&stats, 0.975))
+        .collect()
 }
 
 /// The `ceil(q·n)`-th smallest of `sorted` (the first for q = 0): the

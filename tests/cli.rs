@@ -1059,3 +1059,46 @@ fn dups_clusters_near_duplicate_images_and_checks_a_hash_list() {
     assert!(stderr.contains("bad.txt:2") && stderr.contains("is not a perceptual hash"), "{stderr}");
     assert!(!tmp.path().join("out2").exists());
 }
+
+/// `blindspot filter` by hand: a written rule over the canonical fixture's
+/// predictions writes the removals with their models and the kept ids; a preset
+/// with a threshold of its own is refused by the command line.
+#[test]
+fn filter_writes_what_a_rule_removes_and_what_it_keeps() {
+    let work = common::fixture_workspace();
+    let preds = [
+        // c1 and c3: both models right from the text alone; c2: only m1 right.
+        r#"{"model": "m1", "id": "c1::no_image", "response": "C"}"#,
+        r#"{"model": "m2", "id": "c1::no_image", "response": "ginger"}"#,
+        r#"{"model": "m1", "id": "c2::no_image", "response": "yes"}"#,
+        r#"{"model": "m2", "id": "c2::no_image", "response": "no"}"#,
+        r#"{"model": "m1", "id": "c3::no_image", "response": "sleeping"}"#,
+        r#"{"model": "m2", "id": "c3::no_image", "response": "Sleeping."}"#,
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let out = blindspot()
+        .current_dir(work.path())
+        .args(["filter", "--samples", "canonical.toml", "--predictions", "preds.jsonl"])
+        .args(["--conditions", "no_image", "--min-models", "all", "-o", "f"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let f: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.path().join("f/filter.json")).unwrap()).unwrap();
+    let removed: Vec<&str> = f["removed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(removed, ["c1", "c3"], "{f:#}");
+    assert_eq!(f["rule"]["min_models"], 2, "{f:#}");
+    assert_eq!(f["unpredicted"], 1, "c10 has no prediction: {f:#}");
+    let kept = std::fs::read_to_string(work.path().join("f/kept_ids.txt")).unwrap();
+    assert_eq!(kept.lines().collect::<Vec<_>>(), ["c2", "c10"]);
+    let out = blindspot()
+        .current_dir(work.path())
+        .args(["filter", "--samples", "canonical.toml", "--predictions", "preds.jsonl"])
+        .args(["--preset", "mmstar", "--min-models", "2", "-o", "g"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--min-models") && err.contains("--preset"), "{err}");
+    assert!(!work.path().join("g").exists(), "nothing written");
+}

@@ -7,8 +7,10 @@
 //! seven variant configs) and the variant fixture `tests/fixtures/good/
 //! variants.toml` (every variant kind, multiple choice and numeric rows,
 //! CircularEval rotations) — the trial
-//! 1. builds the release and runs `blindspot export REL --to lmms-eval -o EXP`;
-//! 2. runs lmms-eval 0.7.3 (PyPI, in `.venv-harness`) on every exported task
+//! 1. builds the release, runs `blindspot export REL --to lmms-eval -o DIR`
+//!    and moves DIR to EXP (the task folder must work wherever it is);
+//! 2. runs lmms-eval 0.7.3 (PyPI, in `.venv-harness`), from a working
+//!    directory that is neither EXP nor its parent, on every exported task
 //!    at once: `python tests/harness/lmms_eval_stub.py --model blindspot_stub
 //!    --model_args pretrained=blindspot-stub --include_path EXP --tasks T1,T2,..
 //!    --log_samples --output_path OUT` (the launcher only registers the stub
@@ -111,10 +113,7 @@ fn required() -> bool {
 }
 
 fn venv_dir() -> PathBuf {
-    match std::env::var_os("BLINDSPOT_HARNESS_VENV") {
-        Some(d) if !d.is_empty() => root().join(d),
-        _ => root().join(".venv-harness"),
-    }
+    common::venv::harness_dir()
 }
 
 /// lmms-eval's venv.
@@ -319,8 +318,12 @@ fn run_logged(mut cmd: Command, log: &Path, timeout: Duration, what: &str) -> Re
 fn run_lmms_eval(export: &Path, tasks: &[Task], work: &Path) -> Result<PathBuf> {
     let out = work.join("lmms-eval-out");
     let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+    // A working directory that is neither the export nor its parent: the
+    // task files must not depend on where lmms-eval is started.
+    let cwd = work.join("elsewhere");
+    std::fs::create_dir_all(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
     let mut cmd = Command::new(venv_python());
-    cmd.current_dir(work)
+    cmd.current_dir(&cwd)
         .arg(root().join("tests/harness/lmms_eval_stub.py"))
         .args(["--model", "blindspot_stub", "--model_args", &format!("pretrained={MODEL}"), "--include_path"])
         .arg(export)
@@ -434,6 +437,15 @@ fn check_harness_logs(logs: &Path, tasks: &[Task]) -> Result<Vec<PathBuf>> {
             let reply = response_text(&rec["filtered_resps"]);
             if reply != Some(stub_reply(row)) {
                 problems.push(format!("{at}: row {}: the stub replied {reply:?}, not {:?}", row.id, stub_reply(row)));
+            }
+            // The circular task's rows carry their rotation (k of circular@k); no other row has one.
+            let rotation =
+                row.variant.as_deref().and_then(|v| v.strip_prefix("circular@")).and_then(|k| k.parse().ok());
+            if echo["rotation"].as_i64() != rotation {
+                problems.push(format!(
+                    "{at}: row {}: utils.py echoed rotation {}, not {rotation:?}",
+                    row.id, echo["rotation"]
+                ));
             }
             let score = echo["score"].as_i64();
             if score != Some(i64::from(expected_outcome(row).0)) {
@@ -584,8 +596,22 @@ fn releases(tmp: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
 
 /// Export → lmms-eval → checks → import → checks, for one release.
 fn lmms_round_trip(release: &Path, work: &Path) -> Result<()> {
-    let export = export_to(release, "lmms-eval", &work.join("export"))?;
+    let written = export_to(release, "lmms-eval", &work.join("export"))?;
+    // The task folder is run after a move: nothing in it may name where it was written.
+    let export = work.join("moved/lmms-eval-tasks");
+    std::fs::create_dir_all(work.join("moved")).map_err(|e| e.to_string())?;
+    std::fs::rename(&written, &export).map_err(|e| format!("moving {}: {e}", written.display()))?;
     let tasks = exported_tasks(&export)?;
+    // Every CircularEval rotation is in the one `circular` task.
+    for t in &tasks {
+        let rotations = t.rows.iter().filter(|r| r.variant.as_deref().is_some_and(|v| v.starts_with("circular@")));
+        if rotations.count() > 0
+            && (!t.name.ends_with("_circular")
+                || t.rows.iter().any(|r| r.variant.as_deref().is_none_or(|v| !v.starts_with("circular@"))))
+        {
+            return Err(format!("{}: CircularEval rows outside one `circular` task", t.name).into());
+        }
+    }
     let logs = run_lmms_eval(&export, &tasks, work)?;
     let files = check_harness_logs(&logs, &tasks)?;
     let rows: Vec<&Sample> = tasks.iter().flat_map(|t| &t.rows).collect();

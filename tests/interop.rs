@@ -1,7 +1,9 @@
 //! Interop and robustness of releases, on the bundled demo:
 //! - the release loads unmodified in Hugging Face `datasets`, `pyarrow` and
 //!   (when it has croissant.json) `mlcroissant`, from a pinned virtual
-//!   environment at `.venv-interop` (tests/python/requirements.txt);
+//!   environment at `.venv-interop` (tests/python/requirements.txt); so do a
+//!   text-only release with a `duplicates` config and the variant fixture's
+//!   (every variant kind, the `circular` config with its `rotation` column);
 //! - a rebuild with RAYON_NUM_THREADS=1 and =2 gives byte-identical trees;
 //! - a build SIGKILLed at seeded random points leaves the release absent or
 //!   complete (it verifies), and the next build completes.
@@ -271,6 +273,17 @@ fn python_check() -> Result<(), Failed> {
     // Twins q03/q03-twin, and q05, q07 copied from the training split.
     if !report.contains("config duplicates split test: 3 rows, as the card says") {
         return Err(format!("the duplicates config did not load with its 3 pairs:\n{report}").into());
+    }
+    // Every variant kind, CircularEval's rotations in one config with a rotation column.
+    let fixture = common::variants_fixture_release(&tmp.path().join("fixture"));
+    let report = check_with_python(&fixture, &tmp.path().join("hf-home"), &[])?;
+    for line in [
+        "config circular split test: 18 rows, as the card says",
+        "config circular split test: rotation is the k of circular@k in all 18 rows",
+    ] {
+        if !report.contains(line) {
+            return Err(format!("the variant fixture's circular config: no \"{line}\" in\n{report}").into());
+        }
     }
     eprintln!("python interop checks passed in {:.0}s", start.elapsed().as_secs_f64());
     Ok(())

@@ -156,7 +156,7 @@ fn exported(harness: &str, out: &Path) -> (Vec<Sample>, serde_json::Value) {
     std::fs::create_dir_all(out).unwrap();
     let manifest = match harness {
         "vlmevalkit" => blindspot::export::vlmevalkit::export(&configs, "Fix", out).unwrap(),
-        _ => blindspot::export::lmms_eval::export(&configs, "fix", out, out).unwrap(),
+        _ => blindspot::export::lmms_eval::export(&configs, "fix", out).unwrap(),
     };
     (rows, manifest)
 }

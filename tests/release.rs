@@ -361,6 +361,62 @@ fn bclean_in_a_pipeline_removes_what_models_answer_without_the_image() {
     assert!(err.contains("prune.method") && err.contains("predictions"), "{err}");
 }
 
+/// `[filter] preset = "emma"`: a question any model answers from its text alone or
+/// from its text and a caption leaves the default config for `removed`, with the
+/// models that answered it in `report/filter.json` and the rule on the card.
+#[test]
+fn a_filter_preset_in_a_pipeline_removes_what_blind_models_answer() {
+    let work = common::fixture_workspace();
+    let preds = [
+        // c1: m1 right with a caption; c2: m2 right from the text alone in one of two tries
+        // (no majority: kept), c3: m2 right in both tries; c10: right only with the image.
+        r#"{"model": "m1", "id": "c1::caption", "response": "C"}"#,
+        r#"{"model": "m2", "id": "c2::no_image", "response": "no"}"#,
+        r#"{"model": "m2", "id": "c2::no_image", "response": "yes"}"#,
+        r#"{"model": "m2", "id": "c3::no_image", "response": "sleeping"}"#,
+        r#"{"model": "m2", "id": "c3::no_image", "response": "sleeping"}"#,
+        r#"{"model": "m1", "id": "c10", "response": "7"}"#,
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[filter]\npreset = \"emma\"\n\n[predictions]\nfiles = [{{ path = \"preds.jsonl\" }}]\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(rel.join("report/filter.json")).unwrap()).unwrap();
+    let removed: Vec<(&str, &str)> = f["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["models"][0].as_str().unwrap()))
+        .collect();
+    assert_eq!(removed, [("c1", "m1"), ("c3", "m2")], "{f:#}");
+    assert_eq!((f["n_questions"].as_u64(), f["kept_count"].as_u64()), (Some(4), Some(2)), "{f:#}");
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    assert!(card.contains("## Blind-model filter"), "{card}");
+    assert!(card.contains("2 of 4 questions removed before pruning: removed when any of the 2 models"), "{card}");
+    assert!(card.contains("config_name: \"removed\""), "{card}");
+    let ingested = blindspot::io::parquet::read_samples(&rel.join("removed/test-00000-of-00001.parquet")).unwrap();
+    let ids: Vec<&str> = ingested.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c3"]);
+    let kept = blindspot::io::parquet::read_samples(&rel.join("data/test-00000-of-00001.parquet")).unwrap();
+    assert_eq!(kept.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["c2", "c10"]);
+
+    // A preset with a threshold of its own, and a filter without predictions, are located errors.
+    std::fs::write(work.path().join("bad.toml"), format!("{toml}\n[filter]\npreset = \"mmmu-pro\"\nmin-models = 2\n"))
+        .unwrap();
+    let out = blindspot().current_dir(work.path()).args(["validate", "bad.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("filter.min-models") && err.contains("fixes"), "{err}");
+    assert!(err.contains("a filter needs model predictions"), "{err}");
+}
+
 /// Hostile text in the description, the citation and a datasheet answer reaches the
 /// card as text: HTML escaped, a link that would run script shown without its link
 /// syntax, and a citation holding a code fence kept inside a longer fence.
@@ -392,4 +448,66 @@ fn hostile_text_in_the_card_stays_text() {
     let fence = citation.lines().find(|l| !l.trim().is_empty()).expect("a fenced citation");
     assert!(fence.trim_end().chars().take_while(|&c| c == '`').count() >= 4, "fence {fence:?}:\n{body}");
     assert!(body.contains("<img src=x onerror=alert(3)>"), "inside the fence the citation is verbatim:\n{body}");
+}
+
+/// Every CircularEval rotation is one `circular` config whose `rotation`
+/// column is the k of each row's `circular@k`, and the card's front matter,
+/// croissant.json and the file agree on it (counted from the rows here).
+#[test]
+fn circular_rotations_are_one_config_with_a_rotation_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = common::variants_fixture_release(tmp.path());
+    let file = release.join("variants/circular/test-00000-of-00001.parquet");
+    let rows = blindspot::io::parquet::read_samples(&file).unwrap();
+    let ks: Vec<i32> = rows
+        .iter()
+        .map(|r| r.variant.as_deref().and_then(|v| v.strip_prefix("circular@")).unwrap().parse().unwrap())
+        .collect();
+    // The fixture's six multiple-choice questions: 6 + 6 + 5 + 1 rotations, in rotation order.
+    assert_eq!(ks, [vec![0; 6], vec![1; 6], vec![2; 5], vec![3]].concat());
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file).unwrap()).unwrap().build().unwrap();
+    let mut column = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let col = batch.column_by_name("rotation").expect("a rotation column");
+        let ints = col.as_any().downcast_ref::<arrow::array::Int32Array>().expect("rotation is int32");
+        assert_eq!(ints.null_count(), 0);
+        column.extend(ints.values().iter().copied());
+    }
+    assert_eq!(column, ks);
+    let dirs: Vec<String> = std::fs::read_dir(release.join("variants"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("circular"))
+        .collect();
+    assert_eq!(dirs, ["circular"], "no per-rotation configs");
+
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let front: serde_yaml_ng::Value = serde_yaml_ng::from_str(card.split("---\n").nth(1).unwrap()).unwrap();
+    let names: Vec<&str> =
+        front["configs"].as_sequence().unwrap().iter().map(|c| c["config_name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"circular") && !names.iter().any(|n| n.starts_with("circular-")), "{names:?}");
+    let info = front["dataset_info"].as_sequence().unwrap().iter().find(|c| c["config_name"] == "circular").unwrap();
+    assert_eq!(info["splits"][0]["num_examples"].as_u64(), Some(ks.len() as u64));
+    let features = info["features"].as_sequence().unwrap();
+    let rotation = features.iter().find(|f| f["name"] == "rotation").expect("rotation in dataset_info");
+    assert_eq!(rotation["dtype"], "int32");
+    assert_eq!(features.len(), 19, "the 18 canonical columns and rotation");
+    for k in 0..4 {
+        assert!(
+            card.contains(&format!("| `circular@{k}` | `circular` |")),
+            "the variants table names the config of circular@{k}"
+        );
+    }
+
+    let croissant: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(release.join("croissant.json")).unwrap()).unwrap();
+    let set = croissant["recordSet"].as_array().unwrap().iter().find(|s| s["@id"] == "circular").unwrap();
+    let field = set["field"].as_array().unwrap().iter().find(|f| f["@id"] == "circular/rotation").unwrap();
+    assert_eq!(field["dataType"], "sc:Integer");
+    assert_eq!(field["source"]["fileObject"]["@id"], "variants/circular/test-00000-of-00001.parquet");
+    assert!(!croissant.to_string().contains("circular-"), "no per-rotation record set or file");
+    blindspot().arg("verify").arg(&release).assert().success();
 }

@@ -39,7 +39,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let mut configs = read_configs(&args.dir)?;
+    // Every CircularEval rotation is one `circular` config, whatever folder it came from.
+    let mut configs = crate::export::merge_rotations(read_configs(&args.dir)?)?;
     // A release is read whole (its manifest lists every file); so is a
     // variants folder (every Parquet file in it is a config).
     super::outputs::check(
@@ -88,7 +89,7 @@ pub fn run(args: &Args) -> Result<()> {
     crate::io::fs::atomic_dir(&args.output, |tmp| {
         manifest = match args.to {
             Harness::Vlmevalkit => vlmevalkit::export(&configs, &name, tmp)?,
-            Harness::LmmsEval => lmms_eval::export(&configs, &name, tmp, &args.output)?,
+            Harness::LmmsEval => lmms_eval::export(&configs, &name, tmp)?,
         };
         Ok(())
     })?;

@@ -1,6 +1,6 @@
 //! `blindspot metrics --samples F... | --release DIR --predictions [MODEL=]FILE... -o DIR`:
 //! the papers' metrics from models' predictions, optionally B-Clean, by hand.
-//! Writes `metrics.json`, `per_question.parquet` (and `bclean.json`) into DIR, atomically.
+//! Writes `metrics.json`, `per_question.parquet`, `label_audit.csv` (and `bclean.json`) into DIR, atomically.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,8 +13,9 @@ use crate::prune::bclean::{BCleanConfig, bclean};
 use crate::sample::{Sample, id_cmp};
 use crate::spec::{IngestPlan, Pipeline};
 
+/// The rows and the predictions that answer them (shared by `metrics` and `filter`).
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct Inputs {
     /// The rows predictions answer: canonical Parquet files (samples, variant
     /// kinds), a pipeline file, or a data file with canonical fields.
     #[arg(long, num_args = 1.., required_unless_present = "release")]
@@ -44,6 +45,62 @@ pub struct Args {
     /// manifest.json written by `blindspot export` (maps harness rows to ids).
     #[arg(long)]
     pub manifest: Vec<PathBuf>,
+    /// Scoring of numeric answers: `exact` (equal numbers, as published scorers),
+    /// `mra` (mean relative accuracy, partial credit) or `tolerance:<rel>`.
+    #[arg(long, default_value = "exact")]
+    pub numeric: String,
+    /// MRA comparison for numeric answers (with `--numeric mra`): `strict` (<) or `inclusive` (<=).
+    #[arg(long, default_value = "strict")]
+    pub mra: String,
+}
+
+impl Inputs {
+    /// Scoring settings from `--numeric` and `--mra`.
+    pub fn scoring(&self) -> Result<(crate::sample::NumericScoring, crate::sample::MraRule)> {
+        Ok((
+            crate::sample::NumericScoring::parse(&self.numeric).map_err(flag)?,
+            crate::sample::MraRule::parse(&self.mra).map_err(flag)?,
+        ))
+    }
+
+    /// Checks `out` against the inputs, then reads the rows (sorted by id) and the predictions.
+    pub fn load(&self, out: &Path) -> Result<(Vec<Sample>, crate::predictions::Imported)> {
+        let source = self.format.as_deref().map(Source::parse).transpose().map_err(flag)?;
+        let fields = crate::predictions::Fields {
+            id: self.id_field.clone(),
+            response: self.response_field.clone(),
+            model: self.model_field.clone(),
+            wide: self.wide.iter().map(|w| crate::predictions::Fields::parse_wide(w)).collect(),
+        };
+        use super::outputs::{Input, Output};
+        let mut inputs: Vec<Input> = self.samples.iter().map(|p| Input::File(p.clone())).collect();
+        inputs.extend(self.release.iter().map(|d| Input::Whole(d.clone())));
+        inputs.extend(self.predictions.iter().map(|p| Input::File(PredictionFile::parse(p).path)));
+        inputs.extend(self.manifest.iter().map(|p| Input::File(p.clone())));
+        super::outputs::check(&inputs, &[Output::Folder(out.to_path_buf())])?;
+        let mut files: Vec<PathBuf> = self.samples.clone();
+        if let Some(dir) = &self.release {
+            files.extend(release_files(dir)?);
+        }
+        let rows = load_rows(&files)?;
+        let mut manifest: Option<Manifest> = None;
+        for m in &self.manifest {
+            manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
+        }
+        let pfiles: Vec<PredictionFile> = self
+            .predictions
+            .iter()
+            .map(|p| PredictionFile { source, fields: fields.clone(), ..PredictionFile::parse(p) })
+            .collect();
+        let imported = import_all(&pfiles, manifest.as_ref())?;
+        Ok((rows, imported))
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Folder for metrics.json, per_question.parquet (and bclean.json).
     #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub out: PathBuf,
@@ -56,19 +113,20 @@ pub struct Args {
     /// Bootstrap resamples.
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
-    /// Scoring of numeric answers: `exact` (equal numbers, as published scorers),
-    /// `mra` (mean relative accuracy, partial credit) or `tolerance:<rel>`.
-    #[arg(long, default_value = "exact")]
-    pub numeric: String,
-    /// MRA comparison for numeric answers (with `--numeric mra`): `strict` (<) or `inclusive` (<=).
-    #[arg(long, default_value = "strict")]
-    pub mra: String,
     /// Per-group accuracies: `question_type` or `meta:FIELD` (repeatable).
     #[arg(long)]
     pub group_by: Vec<String>,
     /// MMStar leakage: `VLM=LLM`, the LLM backbone's text-only predictions are model LLM.
     #[arg(long)]
     pub llm_base: Vec<String>,
+    /// A `prune.json` (from `blindspot prune --out DIR`, with `--control` for the random
+    /// control): writes gap.json, each model's accuracy with and without the image on the
+    /// full, kept, removed and control-kept sets.
+    #[arg(long)]
+    pub prune: Option<PathBuf>,
+    /// Gold-label audit: `all` (every model that answered, at least 3) or how many sighted models must agree on one non-gold answer.
+    #[arg(long, default_value = "all")]
+    pub audit_agree: String,
     /// Run B-Clean on the mirage predictions and write bclean.json.
     #[arg(long)]
     pub bclean: bool,
@@ -83,7 +141,7 @@ pub struct Args {
     pub bclean_remove_imageless: bool,
 }
 
-fn flag(msg: String) -> Error {
+pub fn flag(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
 }
 
@@ -144,12 +202,13 @@ pub fn load_rows(files: &[PathBuf]) -> Result<Vec<Sample>> {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    let (numeric, mra) = args.inputs.scoring()?;
     let mut cfg = MetricsConfig {
         seed: args.seed,
         resamples: args.resamples,
         strict: args.strict,
-        numeric: crate::sample::NumericScoring::parse(&args.numeric).map_err(flag)?,
-        mra: crate::sample::MraRule::parse(&args.mra).map_err(flag)?,
+        numeric,
+        mra,
         ..MetricsConfig::default()
     };
     if let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::RESAMPLES, cfg.resamples) {
@@ -162,34 +221,7 @@ pub fn run(args: &Args) -> Result<()> {
         let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
         cfg.llm_bases.insert(vlm.to_string(), llm.to_string());
     }
-    let source = args.format.as_deref().map(Source::parse).transpose().map_err(flag)?;
-    let fields = crate::predictions::Fields {
-        id: args.id_field.clone(),
-        response: args.response_field.clone(),
-        model: args.model_field.clone(),
-        wide: args.wide.iter().map(|w| crate::predictions::Fields::parse_wide(w)).collect(),
-    };
-    use super::outputs::{Input, Output};
-    let mut inputs: Vec<Input> = args.samples.iter().map(|p| Input::File(p.clone())).collect();
-    inputs.extend(args.release.iter().map(|d| Input::Whole(d.clone())));
-    inputs.extend(args.predictions.iter().map(|p| Input::File(PredictionFile::parse(p).path)));
-    inputs.extend(args.manifest.iter().map(|p| Input::File(p.clone())));
-    super::outputs::check(&inputs, &[Output::Folder(args.out.clone())])?;
-    let mut files: Vec<PathBuf> = args.samples.clone();
-    if let Some(dir) = &args.release {
-        files.extend(release_files(dir)?);
-    }
-    let rows = load_rows(&files)?;
-    let mut manifest: Option<Manifest> = None;
-    for m in &args.manifest {
-        manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
-    }
-    let pfiles: Vec<PredictionFile> = args
-        .predictions
-        .iter()
-        .map(|p| PredictionFile { source, fields: fields.clone(), ..PredictionFile::parse(p) })
-        .collect();
-    let imported = import_all(&pfiles, manifest.as_ref())?;
+    let (rows, imported) = args.inputs.load(&args.out)?;
     let scored = score_all(&rows, &imported.predictions, &cfg)?;
     if scored.unknown_count > 0 {
         eprintln!(
@@ -220,9 +252,17 @@ pub fn run(args: &Args) -> Result<()> {
             remove_imageless: args.bclean_remove_imageless,
             ..BCleanConfig::default()
         };
-        Some(bclean(&questions, &scored, &bcfg)?)
+        Some(bclean(&questions, &imported.predictions, &cfg, &bcfg)?)
     } else {
         None
+    };
+    // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
+    let all: HashSet<&str> = rows.iter().filter(|r| r.variant.is_none()).map(|r| r.id.as_str()).collect();
+    let audit_rule = crate::metrics::evidence::AuditRule::parse(&args.audit_agree).map_err(flag)?;
+    let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, audit_rule);
+    let gap = match &args.prune {
+        Some(path) => Some(gap_from_prune(path, &rows, &scored, &cfg)?),
+        None => None,
     };
     let report = compute(&rows, scored, &cfg);
     let json = report.to_json(&imported);
@@ -230,8 +270,15 @@ pub fn run(args: &Args) -> Result<()> {
     crate::io::fs::atomic_dir(&args.out, |tmp| {
         crate::io::fs::write_json(&tmp.join("metrics.json"), &json)?;
         crate::io::parquet::write_batch(&tmp.join("per_question.parquet"), &per_question)?;
+        crate::io::fs::write_bytes(
+            &tmp.join("label_audit.csv"),
+            crate::metrics::evidence::audit_csv(&audit).as_bytes(),
+        )?;
         if let Some(b) = &bclean_report {
             crate::io::fs::write_json(&tmp.join("bclean.json"), &b.to_json())?;
+        }
+        if let Some(g) = &gap {
+            crate::io::fs::write_json(&tmp.join("gap.json"), g)?;
         }
         Ok(())
     })?;
@@ -309,6 +356,47 @@ pub fn run(args: &Args) -> Result<()> {
             b.ranking_after.join(" > ")
         ));
     }
+    for line in gap.iter().flat_map(|g| g.models.iter().map(|m| m.sentence.clone()).chain(g.missing.clone())) {
+        super::say(&format!("gap: {line}"));
+    }
+    super::say(&format!(
+        "gold-label audit: {} question(s) where {} agree on another answer than the gold (listed in label_audit.csv, nothing removed)",
+        audit.len(),
+        audit_rule.describe()
+    ));
     super::say(&format!("-> {}", display_path(&args.out.join("metrics.json"))));
     Ok(())
+}
+
+/// The gap report for the kept and removed sets a `prune.json` describes.
+fn gap_from_prune(
+    path: &Path,
+    rows: &[Sample],
+    scored: &crate::metrics::Scored,
+    cfg: &MetricsConfig,
+) -> Result<crate::metrics::evidence::GapReport> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let report: crate::prune::report::PruneReport = serde_json::from_str(&text).map_err(|e| {
+        Error::one(
+            Problem::new(Location::file(path), format!("not a prune.json: {e}"))
+                .help("give the prune.json that `blindspot prune --out DIR` wrote"),
+        )
+    })?;
+    let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
+    let known: HashSet<&str> = questions.iter().map(|s| s.id.as_str()).collect();
+    if let Some(r) = report.removed.iter().find(|r| !known.contains(r.id.as_str())) {
+        return Err(Error::one(
+            Problem::new(Location::file(path), format!("removed id \"{}\" is not among the given rows", r.id))
+                .field("removed")
+                .help("give the rows the pruning ran on (--samples or --release)"),
+        ));
+    }
+    let kept_of = |removed: &[crate::prune::report::RemovedRow]| -> HashSet<&str> {
+        let gone: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
+        known.iter().copied().filter(|id| !gone.contains(id)).collect()
+    };
+    let kept = kept_of(&report.removed);
+    let control = report.control.as_ref().map(|c| kept_of(&c.removed));
+    let sets = crate::metrics::evidence::Sets { kept: &kept, control_kept: control.as_ref() };
+    Ok(crate::metrics::evidence::gap(&questions, scored, &sets, cfg))
 }

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod dups;
 pub mod embed;
 pub mod export;
+pub mod filter;
 pub mod ingest;
 pub mod metrics;
 pub mod outputs;
@@ -56,6 +57,8 @@ pub enum Command {
     Export(export::Args),
     /// Models' predictions -> accuracy per condition with bootstrap CIs, the papers' metrics, B-Clean.
     Metrics(metrics::Args),
+    /// Models' predictions -> the questions they answer without the image (MMStar, MMMU-Pro, EMMA, B-Clean or your rule).
+    Filter(filter::Args),
     /// Re-hash a release against its manifest.json; name every missing, extra or changed file.
     Verify(verify::Args),
     /// Compare two releases: ids added and removed per config, changed rows and columns, headline statistics.
@@ -80,6 +83,7 @@ impl Cli {
             Command::Variants(a) => variants::run(&a),
             Command::Export(a) => export::run(&a),
             Command::Metrics(a) => metrics::run(&a),
+            Command::Filter(a) => filter::run(&a),
             Command::Verify(a) => verify::run(&a),
             Command::Diff(a) => diff::run(&a),
             Command::Synth(a) => synth::run(&a),

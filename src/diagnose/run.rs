@@ -213,38 +213,35 @@ pub(super) fn diagnose_groups(
                 .collect()
         })
         .collect();
-    // The others are fit side by side, groups and repeats as well as folds: each is a
-    // pure function of its group, so one group's serial stretches (parsing, the
-    // featurizer's tables) overlap another's trees. Results are taken in group order.
+    // The others are fit group after group, the next group's questions parsed while
+    // this one's folds run; a group's folds (of every repeat it needs) run
+    // `FOLDS_IN_FLIGHT` at a time, each forest parallel over its trees. So a run holds
+    // two groups' parsed questions and that many folds whatever the thread count: run
+    // side by side, every group, repeat and fold at once, their memory grew with it.
+    // Each fit is a pure function of its group; results are taken in group order.
     // Per (group, repeat): its results, and whether they were fit now.
-    let outs: Vec<Vec<(GroupOut, bool)>> = grouped
-        .par_iter()
-        .zip(found)
-        .map(|(((qtype, format), group), found)| {
-            // Reading the questions depends on no fold and no repeat: done once per
-            // group, shared by all its fits.
-            let parsed_owned =
-                if found.iter().any(Option::is_none) { features::parse(group, &cfg.features) } else { Vec::new() };
-            let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
-            let outs = found
-                .into_par_iter()
-                .enumerate()
-                .map(|(repeat, found)| {
-                    let out = match found {
-                        Some(out) => (out, false),
-                        None => (run_group(group, &parsed, *format, qtype.as_deref(), repeat, cfg), true),
-                    };
-                    bar.inc(1);
-                    out
-                })
-                .collect();
-            // Freeing a large group's parsed questions one by one would keep one
-            // thread busy while the other waits.
-            drop(parsed);
-            parsed_owned.into_par_iter().for_each(drop);
-            outs
-        })
-        .collect();
+    let parse_for = |i: usize, found: &[Option<GroupOut>]| {
+        if found.iter().any(Option::is_none) { features::parse(&grouped[i].1, &cfg.features) } else { Vec::new() }
+    };
+    let mut outs: Vec<Vec<(GroupOut, bool)>> = Vec::with_capacity(grouped.len());
+    let mut found = found.into_iter().enumerate().peekable();
+    let mut parsed_next = found.peek().map(|(i, f)| parse_for(*i, f)).unwrap_or_default();
+    while let Some((i, found_here)) = found.next() {
+        let parsed_owned = std::mem::take(&mut parsed_next);
+        let ((qtype, format), group) = &grouped[i];
+        let (group_outs, next) = rayon::join(
+            || {
+                let parsed: Vec<&features::Parsed<'_>> = parsed_owned.iter().collect();
+                fit_group(group, &parsed, *format, qtype.as_deref(), found_here, cfg, &bar)
+            },
+            || found.peek().map(|(i, f)| parse_for(*i, f)).unwrap_or_default(),
+        );
+        parsed_next = next;
+        // Freeing a large group's parsed questions one by one would keep one
+        // thread busy while the other waits.
+        parsed_owned.into_par_iter().for_each(drop);
+        outs.push(group_outs);
+    }
     for ((((qtype, format), group), ids), outs) in grouped.into_iter().zip(&ids).zip(outs) {
         let mut importance: Vec<f64> = Vec::new();
         let mut names: Vec<String> = Vec::new();
@@ -408,6 +405,79 @@ pub(super) fn run_group(
     run_group_with_folds(group, parsed, format, qtype, repeat, cfg, &fold_of)
 }
 
+/// Folds fit at once by one group's diagnosis, whatever the thread count: each holds
+/// its feature matrices and featurizer while it runs, so memory grows with this, not
+/// with the pool. Four keep two cores busy through the folds' serial stretches
+/// (featurizing) and, with trees grown in parallel inside each fold, sixteen as well.
+pub(super) const FOLDS_IN_FLIGHT: usize = 4;
+
+/// `job(i)` for every `i` in `0..n`, results in index order, with at most `width` jobs
+/// started and not finished at any time: `width` workers take the next index as
+/// they finish one. A job may itself run in parallel.
+pub(super) fn bounded_map<R: Send>(n: usize, width: usize, job: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..n).map(|_| None).collect());
+    (0..width.min(n)).into_par_iter().for_each(|_| {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            let out = job(i);
+            results.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(out);
+        }
+    });
+    let results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    results.into_iter().map(|out| out.expect("every job index is taken once")).collect()
+}
+
+/// The results of one group in every repeat: `found[repeat]` when given, else fit now
+/// (all the repeats' folds `FOLDS_IN_FLIGHT` at a time). `parsed[i]` is `group[i]`
+/// parsed. Each repeat ticks `bar` when its results are in.
+fn fit_group(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    found: Vec<Option<GroupOut>>,
+    cfg: &DiagnoseConfig,
+    bar: &indicatif::ProgressBar,
+) -> Vec<(GroupOut, bool)> {
+    let fold_ofs: Vec<Option<Vec<usize>>> = found
+        .iter()
+        .enumerate()
+        .map(|(repeat, found)| found.is_none().then(|| assign_folds(group, format, repeat, cfg)))
+        .collect();
+    let n_folds = |fold_of: &[usize]| fold_of.iter().copied().max().map_or(0, |m| m + 1);
+    let jobs: Vec<(usize, usize)> = fold_ofs
+        .iter()
+        .enumerate()
+        .filter_map(|(repeat, fold_of)| Some((repeat, fold_of.as_deref()?)))
+        .flat_map(|(repeat, fold_of)| (0..n_folds(fold_of)).map(move |fold| (repeat, fold)))
+        .collect();
+    let mut fits = bounded_map(jobs.len(), FOLDS_IN_FLIGHT, |j| {
+        let (repeat, fold) = jobs[j];
+        let fold_of = fold_ofs[repeat].as_deref().unwrap_or_default();
+        fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out)
+    })
+    .into_iter();
+    found
+        .into_iter()
+        .zip(&fold_ofs)
+        .map(|(found, fold_of)| {
+            let out = match (found, fold_of) {
+                (Some(out), _) => (out, false),
+                (None, fold_of) => {
+                    let k = n_folds(fold_of.as_deref().unwrap_or_default());
+                    (combine_folds(k, fits.by_ref().take(k).flatten()), true)
+                }
+            };
+            bar.inc(1);
+            out
+        })
+        .collect()
+}
+
 /// [`run_group`] on a given fold assignment (`fold_of[i]`: the fold of `group[i]`).
 fn run_group_with_folds(
     group: &[&Sample],
@@ -422,11 +492,16 @@ fn run_group_with_folds(
     // Folds are independent: they run side by side (each forest is parallel too), so
     // one fold's serial featurizing overlaps another's trees. Results are combined in
     // fold order, so the bytes do not depend on the thread count.
-    let folds: Vec<FoldOut> = (0..k)
-        .into_par_iter()
-        .filter_map(|fold| fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out))
-        .collect();
-    let mut rows = Vec::with_capacity(group.len());
+    let folds = bounded_map(k, FOLDS_IN_FLIGHT, |fold| {
+        fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out)
+    });
+    combine_folds(k, folds.into_iter().flatten())
+}
+
+/// A group's results in one repeat from its `k` folds' (those holding rows), in fold
+/// order.
+fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
+    let mut rows = Vec::new();
     let mut majority_hits = 0.0;
     let mut importance: Vec<f64> = Vec::new();
     let mut names = Vec::new();
@@ -697,5 +772,37 @@ pub(super) fn format_number(v: f64) -> String {
         format!("{:.4}", v).trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         "NaN".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::*;
+
+    #[test]
+    fn bounded_map_runs_at_most_width_jobs_at_once_whatever_the_pool() {
+        // Jobs that are parallel inside, as a fold's forest is: a thread waiting on
+        // its own job's parts steals whatever it finds, other jobs included.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let out = pool.install(|| {
+            bounded_map(40, FOLDS_IN_FLIGHT, |i| {
+                most.fetch_max(running.fetch_add(1, SeqCst) + 1, SeqCst);
+                let parts: usize = (0..64)
+                    .into_par_iter()
+                    .map(|part| {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        part
+                    })
+                    .sum();
+                running.fetch_sub(1, SeqCst);
+                i * parts
+            })
+        });
+        assert_eq!(out, (0..40).map(|i| i * (0..64).sum::<usize>()).collect::<Vec<_>>());
+        let most = most.load(SeqCst);
+        assert!((2..=FOLDS_IN_FLIGHT).contains(&most), "{most} jobs ran at once, width {FOLDS_IN_FLIGHT}");
     }
 }

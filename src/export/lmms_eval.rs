@@ -4,7 +4,8 @@
 //! OUT/
 //!   blindspot_<name>.yaml            group of every task below
 //!   blindspot_<name>_<config>.yaml   one task per config
-//!   data/<config>.parquet            the rows (canonical schema, images embedded)
+//!   data/<config>.parquet            the rows (canonical schema, images embedded;
+//!                                    `circular` adds the `rotation` column)
 //!   utils.py                         doc_to_visual/text/target, process_results, aggregate
 //!   manifest.json                    doc_id → blindspot id, per task
 //! ```
@@ -12,9 +13,14 @@
 //! Each task sends the row's `prompt` with its `images` and scores the reply
 //! with `utils.score` (blindspot's own answer-reading rules, written in by
 //! the export); `process_results` echoes blindspot's id, variant and
-//! expected behaviour with the prediction. `data_files` are absolute paths
-//! (Hugging Face `datasets` resolves relative ones against the working
-//! directory, not the YAML): export again after moving the folder.
+//! expected behaviour with the prediction.
+//!
+//! Nothing in the folder names where it was written: `data_files` are
+//! relative (`data/<config>.parquet`), which lmms-eval (0.7.3 and later)
+//! resolves against the task file's folder for the `parquet` builder, so the
+//! folder can be moved and run from any working directory. (Earlier
+//! lmms-eval versions hand them to `datasets` unchanged, which resolves them
+//! against the working directory: run those from the folder.)
 
 use std::path::Path;
 
@@ -23,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::io::escape::yaml;
 use crate::io::fs::write_bytes;
 use crate::io::fs::write_json;
-use crate::io::parquet::write_samples;
+use crate::io::parquet::write_samples_with;
 use crate::io::release_dir::Config;
 use crate::sample::Embed;
 
@@ -58,8 +64,12 @@ fn max_new_tokens(c: &Config) -> u32 {
     }
 }
 
-fn task_yaml(task: &str, c: &Config, data: &Path) -> String {
-    let variant = c.rows.first().and_then(|r| r.variant.clone()).unwrap_or_else(|| c.name.clone());
+fn task_yaml(task: &str, c: &Config, data: &str) -> String {
+    // The CircularEval config holds every rotation: it is named by the family.
+    let variant = match super::has_rotations(c) {
+        true => crate::variants::CIRCULAR_CONFIG.to_string(),
+        false => c.rows.first().and_then(|r| r.variant.clone()).unwrap_or_else(|| c.name.clone()),
+    };
     format!(
         "# Written by `blindspot export --to lmms-eval`; export again instead of editing.\n\
          task: {task}\n\
@@ -86,17 +96,15 @@ fn task_yaml(task: &str, c: &Config, data: &Path) -> String {
          \x20 blindspot_config: {config}\n\
          \x20 blindspot_variant: {variant}\n",
         task = q(task),
-        data = q(&data.display().to_string()),
+        data = q(data),
         tokens = max_new_tokens(c),
         config = q(&c.name),
         variant = q(&variant),
     )
 }
 
-/// Writes the task folder into `out` (an existing, empty folder) whose final
-/// location is `final_dir` (the YAMLs name data files there).
-pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> Result<serde_json::Value> {
-    let final_dir = std::path::absolute(final_dir).map_err(|e| Error::io(final_dir, e))?;
+/// Writes the task folder into `out` (an existing, empty folder).
+pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::Value> {
     let data_dir = out.join("data");
     std::fs::create_dir_all(&data_dir).map_err(|e| Error::io(&data_dir, e))?;
     let mut tasks = Vec::new();
@@ -117,9 +125,9 @@ pub fn export(configs: &[Config], name: &str, out: &Path, final_dir: &Path) -> R
                 r
             })
             .collect();
-        write_samples(&out.join(&data_file), &rows, Embed::Images)?;
+        write_samples_with(&out.join(&data_file), &rows, Embed::Images, super::extra_columns(c))?;
         let yaml_file = format!("{task}.yaml");
-        write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &final_dir.join(&data_file)).as_bytes())?;
+        write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &data_file).as_bytes())?;
         let rows: Vec<serde_json::Value> =
             c.rows.iter().enumerate().map(|(i, r)| serde_json::json!({"doc_id": i, "id": r.id})).collect();
         tasks.push(

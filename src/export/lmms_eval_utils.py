@@ -3,7 +3,8 @@
 Every doc is one blindspot row: `prompt` is the exact text to send, `images`
 the images to attach (none for image-free variants). `process_results`
 echoes blindspot's sample id, variant and expected behaviour with the
-prediction, so `--log_samples` output can be imported back into blindspot.
+prediction (and, in the `circular` task, the row's CircularEval rotation), so
+`--log_samples` output can be imported back into blindspot.
 
 `score` reads a response by blindspot's own rules (src/predictions/parse.rs):
 RULES below holds the very patterns, number words and abstention phrases
@@ -290,6 +291,7 @@ def process_results(doc, results):
             "id": doc["id"],
             "variant": doc.get("variant"),
             "expected": doc.get("expected"),
+            "rotation": doc.get("rotation"),
             "prediction": prediction,
             "score": score(doc, prediction),
         }

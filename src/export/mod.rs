@@ -14,7 +14,7 @@ pub mod vlmevalkit;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::error::{Error, Location, Problem, display_path};
+use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::io::release_dir::Config;
 use crate::sample::{AnswerFormat, Sample};
 
@@ -45,6 +45,61 @@ pub fn drop_images_without_bytes(configs: &mut [Config]) -> usize {
         rows += usize::from(r.images.len() < before);
     }
     rows
+}
+
+/// Whether `c` is the CircularEval config: rows that are all rotations
+/// (`circular@k`). Its exports carry each row's rotation in a `rotation` column.
+pub fn has_rotations(c: &Config) -> bool {
+    !c.rows.is_empty() && c.rows.iter().all(|r| crate::variants::rotation(r).is_some())
+}
+
+/// Every CircularEval rotation in one `circular` config, as a release has it:
+/// the configs whose rows are all rotations (`circular@k.parquet` of a
+/// variants folder, or the `circular-k` configs of a release built before the
+/// rotations shared a config) become one, its rows in rotation order, where
+/// the first of them was. A row id held by two of them is an error.
+pub fn merge_rotations(configs: Vec<Config>) -> Result<Vec<Config>> {
+    let mut out: Vec<Config> = Vec::with_capacity(configs.len());
+    let mut merged: Option<usize> = None;
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for c in configs {
+        if !has_rotations(&c) {
+            out.push(c);
+            continue;
+        }
+        for r in &c.rows {
+            if let Some(first) = seen.insert(r.id.clone(), c.name.clone()) {
+                return Err(config_problem(
+                    &c,
+                    format!(
+                        "row \"{}\" is also in config \"{first}\": both hold CircularEval rotations, which are exported as one `{}` config",
+                        r.id,
+                        crate::variants::CIRCULAR_CONFIG
+                    ),
+                ));
+            }
+        }
+        match merged {
+            Some(i) => {
+                out[i].files.extend(c.files);
+                out[i].rows.extend(c.rows);
+            }
+            None => {
+                merged = Some(out.len());
+                out.push(Config { name: crate::variants::CIRCULAR_CONFIG.into(), ..c });
+            }
+        }
+    }
+    if let Some(i) = merged {
+        out[i].rows.sort_by_key(crate::variants::rotation);
+    }
+    Ok(out)
+}
+
+/// The columns an exported data file has after the canonical ones: `rotation`
+/// for the CircularEval config.
+pub fn extra_columns(c: &Config) -> &'static [crate::io::parquet::IntColumn] {
+    if has_rotations(c) { crate::variants::CIRCULAR_COLUMNS } else { &[] }
 }
 
 /// The benchmark name exports are named after: `name` if given, else the

@@ -1,6 +1,6 @@
 //! VLMEvalKit: one `<Name>_<config>.tsv` per config in the harness's TSV
 //! layout — `index, question, [hint], A.., answer, category, [image |
-//! image_path], blindspot_id` — which VLMEvalKit loads as a custom dataset
+//! image_path], [rotation], blindspot_id` — which VLMEvalKit loads as a custom dataset
 //! from its data root. Multiple choice gives `A..` columns and the letter as
 //! `answer`; other formats give the answer text.
 //!
@@ -10,8 +10,10 @@
 //! caption, phantom, phantom0) get no image column at all: VLMEvalKit drops
 //! rows whose image is empty. When images are references without bytes
 //! (a benchmark ingested without its image folder), `image_path` carries the
-//! paths instead. `blindspot_id` is an extra column VLMEvalKit keeps in its
-//! result files; `manifest.json` maps each `index` to the id as well.
+//! paths instead. The `circular` config (every CircularEval rotation, one
+//! file) has `rotation`, the row's k. `blindspot_id` is an extra column
+//! VLMEvalKit keeps in its result files; `manifest.json` maps each `index`
+//! to the id as well.
 
 use std::path::Path;
 
@@ -92,6 +94,10 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
             ImageColumn::Base64 => header.push("image".into()),
             ImageColumn::Paths => header.push("image_path".into()),
         }
+        let rotation = super::has_rotations(c);
+        if rotation {
+            header.push(crate::variants::ROTATION_COLUMN.into());
+        }
         header.push("blindspot_id".into());
         let mut w = csv::WriterBuilder::new()
             .delimiter(b'\t')
@@ -110,6 +116,9 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
             rec.push(r.question_type.clone().unwrap_or_default());
             if img != ImageColumn::None {
                 rec.push(image_cell(r, img));
+            }
+            if rotation {
+                rec.push(crate::variants::rotation(r).map_or_else(String::new, |k| k.to_string()));
             }
             rec.push(r.id.clone());
             w.write_record(&rec).map_err(io)?;

@@ -10,8 +10,8 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryArray, Int32Array, ListArray, StringArray, StructArray};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::array::{Array, ArrayRef, BinaryArray, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -170,11 +170,26 @@ pub fn write_batch(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()>
     write_parquet(path, schema, properties(1_000_000, kv)?, [Ok(batch.clone())]).map(|_| ())
 }
 
+/// A column written after the canonical ones: one 32-bit integer per row,
+/// computed from the row (the `circular` config's `rotation`). Readers of
+/// canonical files ([`read_samples`]) leave it aside.
+#[derive(Debug, Clone, Copy)]
+pub struct IntColumn {
+    pub name: &'static str,
+    /// The row's value; every row written with this column has one.
+    pub value: fn(&Sample) -> Option<i32>,
+}
+
 /// Writes samples (already in output order) to one Parquet file at `path`.
 pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
+    write_samples_with(path, samples, embed, &[])
+}
+
+/// [`write_samples`] with `extra` columns after the canonical ones.
+pub fn write_samples_with(path: &Path, samples: &[Sample], embed: Embed, extra: &[IntColumn]) -> Result<u64> {
     let total: usize = samples.iter().map(estimated_row_bytes).sum();
     let chunks = samples.chunks(CHUNK_ROWS).map(|c| Ok(std::borrow::Cow::Borrowed(c)));
-    write_sample_chunks(path, samples.len(), total, chunks, embed)
+    write_sample_chunks(path, samples.len(), total, chunks, embed, extra)
 }
 
 /// [`write_samples`] for samples that arrive one by one (a merge of sorted
@@ -200,7 +215,24 @@ pub fn write_sample_stream(
         }
         (!chunk.is_empty()).then_some(Ok(std::borrow::Cow::Owned(chunk)))
     });
-    write_sample_chunks(path, rows, total, chunks, embed)
+    write_sample_chunks(path, rows, total, chunks, embed, &[])
+}
+
+/// One chunk's batch: the canonical columns, then `extra`'s.
+fn sample_batch(chunk: &[Sample], embed: Embed, schema: &SchemaRef, extra: &[IntColumn]) -> Result<RecordBatch> {
+    let batch = to_record_batch(chunk, embed)?;
+    if extra.is_empty() {
+        return Ok(batch);
+    }
+    let mut columns = batch.columns().to_vec();
+    for c in extra {
+        let values = chunk
+            .iter()
+            .map(|s| (c.value)(s).ok_or_else(|| Error::Bug(format!("row \"{}\" has no {} to write", s.id, c.name))))
+            .collect::<Result<Vec<i32>>>()?;
+        columns.push(Arc::new(Int32Array::from(values)));
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::Bug(format!("canonical batch: {e}")))
 }
 
 fn write_sample_chunks<'a>(
@@ -209,13 +241,23 @@ fn write_sample_chunks<'a>(
     total: usize,
     chunks: impl Iterator<Item = Result<std::borrow::Cow<'a, [Sample]>>>,
     embed: Embed,
+    extra: &[IntColumn],
 ) -> Result<u64> {
     let per_row = (total / rows.max(1)).max(1);
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
-    let (schema, kv) = with_hf_metadata(&arrow_schema(), hf_features());
+    let mut fields: Vec<FieldRef> = arrow_schema().fields().iter().cloned().collect();
+    fields.extend(extra.iter().map(|c| Arc::new(Field::new(c.name, DataType::Int32, false))));
+    let plain: SchemaRef = Arc::new(Schema::new(fields));
+    let mut features = hf_features();
+    if let Some(map) = features.as_object_mut() {
+        for c in extra {
+            map.insert(c.name.to_string(), hf_feature(&DataType::Int32));
+        }
+    }
+    let (schema, kv) = with_hf_metadata(&plain, features);
     let props = properties(rows_per_group, kv)?;
     // Batches are built lazily, so only one chunk's image bytes are in memory.
-    write_parquet(path, schema, props, chunks.map(|chunk| to_record_batch(&chunk?, embed)))
+    write_parquet(path, schema, props, chunks.map(|chunk| sample_batch(&chunk?, embed, &plain, extra)))
 }
 
 fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {

@@ -22,6 +22,7 @@
 //! so the output is the same bytes with 1 or 2 threads.
 
 pub mod derived;
+pub mod evidence;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -171,6 +172,20 @@ pub fn condition_of(s: &Sample) -> &str {
     s.variant.as_deref().unwrap_or(ORIGINAL)
 }
 
+/// The row a prediction for `id` is scored against and its condition: the row
+/// of that id, or — for `<parent>::<kind>` with a kind in [`SAME_GOLD_KINDS`]
+/// whose row was not given — the parent sample. `index` maps row ids to their
+/// positions in `rows`.
+pub fn resolve(index: &HashMap<&str, usize>, rows: &[Sample], id: &str) -> Option<(usize, String)> {
+    match index.get(id) {
+        Some(&i) => Some((i, condition_of(&rows[i]).to_string())),
+        None => id.rsplit_once("::").and_then(|(parent, kind)| {
+            let i = *index.get(parent)?;
+            (SAME_GOLD_KINDS.contains(&kind) && rows[i].variant.is_none()).then(|| (i, kind.to_string()))
+        }),
+    }
+}
+
 /// Resolves and scores every prediction (see the module docs). `rows` are
 /// samples and/or variant rows; ids must be unique among them.
 pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfig) -> Result<Scored> {
@@ -195,14 +210,7 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
     let mut out = Scored { predictions: predictions.len(), rows_per_condition, ..Scored::default() };
     let mut problems = Vec::new();
     for p in predictions {
-        let hit = match index.get(p.id.as_str()) {
-            Some(&i) => Some((i, condition_of(&rows[i]).to_string())),
-            None => p.id.rsplit_once("::").and_then(|(parent, kind)| {
-                let i = *index.get(parent)?;
-                (SAME_GOLD_KINDS.contains(&kind) && rows[i].variant.is_none()).then(|| (i, kind.to_string()))
-            }),
-        };
-        let Some((row, condition)) = hit else {
+        let Some((row, condition)) = resolve(&index, rows, &p.id) else {
             out.unknown_count += 1;
             if out.unknown.len() < LISTED {
                 out.unknown.push(Located { location: p.loc.to_string(), model: p.model.clone(), id: p.id.clone() });
@@ -326,17 +334,10 @@ pub struct SetAccuracy {
 }
 
 /// Each model's accuracy on the original questions of `full`, of those `kept`
-/// holds and of the rest, with bootstrap CIs: predictions for removed
-/// questions are scored, never dropped. Variant-condition predictions are
+/// holds and of the rest, with bootstrap CIs, from predictions scored against
+/// `full`: predictions for removed questions are scored, never dropped. Variant-condition predictions are
 /// left to [`metrics`].
-pub fn by_set(
-    full: &[Sample],
-    predictions: &[Prediction],
-    cfg: &MetricsConfig,
-    kept: &HashSet<&str>,
-) -> Result<Vec<SetAccuracy>> {
-    let lenient = MetricsConfig { strict: false, ..cfg.clone() };
-    let scored = score_all(full, predictions, &lenient)?;
+pub fn by_set(full: &[Sample], scored: &Scored, cfg: &MetricsConfig, kept: &HashSet<&str>) -> Vec<SetAccuracy> {
     let n_kept = full.iter().filter(|s| kept.contains(s.id.as_str())).count();
     let mut out = Vec::new();
     for (model, conds) in &scored.cells {
@@ -366,7 +367,7 @@ pub fn by_set(
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// Percentile bootstrap of the mean of `values` ([`crate::stats::bootstrap_mean_ci`])

@@ -95,11 +95,34 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         let gone: BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
         Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
     };
+    // Predictions are read once: the filter, B-Clean and the metrics use them.
+    let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
+    // `[filter]`: the later stages see the benchmark without what blind models answer.
+    let filter_report = match (&p.filter, &p.metrics, &imported) {
+        (Some(rule), Some(m), Some(imported)) => {
+            let r = crate::prune::filter::apply(
+                &work,
+                &imported.predictions,
+                rule,
+                &m.config,
+                &crate::error::Location::file(&p.path),
+            )?;
+            eprintln!("{}", r.summary());
+            Some(r)
+        }
+        (Some(_), _, _) => return Err(Error::Bug("[filter] without [predictions] passed validation".into())),
+        _ => None,
+    };
+    let work: Cow<'_, [Sample]> = match &filter_report {
+        Some(r) if !r.removed.is_empty() => {
+            let gone = r.removed_ids();
+            Cow::Owned(work.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
+        }
+        _ => work,
+    };
     // Folds the pipeline sets must not outnumber the questions diagnosed.
     p.diagnose.check_folds(work.len())?;
     p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
-    // Predictions are read once: B-Clean and the metrics both use them.
-    let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
 
     let samples = timed("hash samples", || samples_digest(&work))?;
     // Stage keys from the settings' canonical JSON (every field, named).
@@ -124,14 +147,13 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
                 .as_ref()
                 .zip(imported.as_ref())
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
-            let scored = crate::metrics::score_all(&work, &imported.predictions, &m.config)?;
             let bcfg = crate::prune::bclean::BCleanConfig {
                 models: plan.config.bclean_models.clone(),
                 step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
                 remove_imageless: plan.config.bclean_remove_imageless,
                 ..Default::default()
             };
-            let report = crate::prune::bclean::bclean(&work, &scored, &bcfg)?;
+            let report = crate::prune::bclean::bclean(&work, &imported.predictions, &m.config, &bcfg)?;
             let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(&p.diagnose));
             bclean_report = Some(report);
             Some(pr)
@@ -206,6 +228,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         pruned: pruned.as_ref(),
         control: control.as_ref(),
         bclean: bclean_report.as_ref(),
+        filter: filter_report.as_ref(),
         metrics: None,
         embed: embed_stage.as_ref(),
         variants: &[],
@@ -216,10 +239,20 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let metrics = match (&p.metrics, &imported) {
         (Some(plan), Some(imported)) => {
             let kept_ids: std::collections::HashSet<&str> = kept.iter().map(|s| s.id.as_str()).collect();
-            let by_set = crate::metrics::by_set(&ingested.samples, &imported.predictions, &plan.config, &kept_ids)?;
+            // Predictions scored against every question: removed ones are measured, never dropped.
+            let lenient = crate::metrics::MetricsConfig { strict: false, ..plan.config.clone() };
+            let scored_full = crate::metrics::score_all(&ingested.samples, &imported.predictions, &lenient)?;
             let mut m =
                 timed("metrics", || metrics(plan, imported, kept.iter().map(|s| (*s).clone()).collect(), &variants))?;
-            m.by_set = by_set;
+            m.by_set = crate::metrics::by_set(&ingested.samples, &scored_full, &plan.config, &kept_ids);
+            let control_kept: Option<std::collections::HashSet<&str>> =
+                stages.control.map(|c| c.kept.iter().map(String::as_str).collect());
+            let sets = crate::metrics::evidence::Sets { kept: &kept_ids, control_kept: control_kept.as_ref() };
+            let removes = stages.removes();
+            m.gap =
+                removes.then(|| crate::metrics::evidence::gap(&ingested.samples, &scored_full, &sets, &plan.config));
+            m.label_audit =
+                crate::metrics::evidence::label_audit(&ingested.samples, &scored_full, &kept_ids, m.audit_rule);
             Some(m)
         }
         _ => None,
@@ -308,6 +341,9 @@ fn metrics(
     Ok(crate::release::MetricsOut {
         json: report.to_json(imported),
         by_set: Vec::new(),
+        gap: None,
+        label_audit: Vec::new(),
+        audit_rule: plan.audit,
         per_question: report.per_question_batch(&rows)?,
     })
 }

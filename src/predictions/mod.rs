@@ -41,6 +41,19 @@ pub struct Prediction {
     pub loc: Location,
 }
 
+#[cfg(test)]
+impl Prediction {
+    /// A text response read from line `line` of a file named `test` (unit tests).
+    pub fn text(model: &str, id: &str, response: &str, line: u64) -> Prediction {
+        Prediction {
+            model: model.into(),
+            id: id.into(),
+            response: Response::Text(response.into()),
+            loc: Location::line("test", line),
+        }
+    }
+}
+
 /// The kind of a prediction file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Source {

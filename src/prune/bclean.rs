@@ -3,8 +3,9 @@
 //! left can only be answered by looking (predictions ─▶ metrics · **B-Clean**).
 //!
 //! 1. Mirage-mode evaluation: per candidate model, the set B_i of questions
-//!    whose `mirage` prediction is correct (score ≥ 0.5: 1 for every format
-//!    but numeric, where MRA ≥ 0.5 counts).
+//!    it answers correctly in `mirage` mode (score ≥ 0.5: 1 for every format
+//!    but numeric, where MRA ≥ 0.5 counts; with several samples, any right
+//!    one) — the filter preset `bclean` of [`super::filter`].
 //! 2. Removal of the union B_1 ∪ … ∪ B_n.
 //! 3. Optional pattern removal: a blind TsT-RF (the diagnose featurizer and
 //!    forest, one model per answer format, question type as a feature) is
@@ -21,11 +22,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::filter::Preset;
 use crate::diagnose::DiagnoseConfig;
 use crate::diagnose::features::Featurizer;
 use crate::diagnose::forest::{self, Binner, ForestParams};
-use crate::error::{Error, Location, Problem, Result};
-use crate::metrics::{ORIGINAL, Scored};
+use crate::error::{Location, Result};
+use crate::metrics::{MetricsConfig, ORIGINAL, score_all};
+use crate::predictions::Prediction;
 use crate::predictions::parse::normalize_text;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::rng_for;
@@ -132,55 +135,25 @@ fn ranking(models: &[ModelResult], after: bool) -> Vec<String> {
 }
 
 /// Runs B-Clean on `questions` (the benchmark's samples, not variant rows)
-/// with the scored predictions of [`crate::metrics::score_all`].
-pub fn bclean(questions: &[Sample], scored: &Scored, cfg: &BCleanConfig) -> Result<BCleanReport> {
-    let candidates: Vec<String> = match &cfg.models {
-        Some(m) => m.clone(),
-        None => scored
-            .cells
-            .iter()
-            .filter(|(_, c)| c.get(&cfg.mirage_condition).is_some_and(|v| !v.is_empty()))
-            .map(|(m, _)| m.clone())
-            .collect(),
-    };
-    let mut problems = Vec::new();
-    for m in &candidates {
-        if scored.cell(m, &cfg.mirage_condition).is_none_or(<[_]>::is_empty) {
-            let known: Vec<&str> = scored.cells.keys().map(String::as_str).collect();
-            let mut p = Problem::new(
-                Location::file("bclean"),
-                format!("candidate model \"{m}\" has no {} predictions", cfg.mirage_condition),
-            )
-            .field("models")
-            .help(format!("models with predictions: {}", known.join(", ")));
-            if let Some(d) = crate::error::did_you_mean(m, known.iter().copied()) {
-                p = p.help(format!("did you mean \"{d}\"?"));
-            }
-            problems.push(p);
-        }
-    }
-    if candidates.is_empty() {
-        problems.push(
-            Problem::new(Location::file("bclean"), format!("no model has {} predictions", cfg.mirage_condition))
-                .help("B-Clean needs each candidate's answers to the mirage variant rows (ids <id>::mirage)"),
-        );
-    }
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems));
-    }
+/// with every imported prediction: step 1 is the filter preset `bclean`
+/// ([`super::filter`]), scored as `metrics` scores.
+pub fn bclean(
+    questions: &[Sample],
+    predictions: &[Prediction],
+    metrics: &MetricsConfig,
+    cfg: &BCleanConfig,
+) -> Result<BCleanReport> {
+    let mut rule = Preset::Bclean.rule(cfg.models.clone());
+    rule.conditions = vec![cfg.mirage_condition.clone()];
+    let step1 = super::filter::apply(questions, predictions, &rule, metrics, &Location::file("bclean"))?;
+    let candidates: Vec<String> = step1.models.iter().map(|m| m.model.clone()).collect();
+    let compromised_counts: Vec<(usize, usize)> =
+        step1.models.iter().map(|m| (m.answered, m.questions_predicted)).collect();
+    let scored = score_all(questions, predictions, &MetricsConfig { strict: false, ..metrics.clone() })?;
+    let scored = &scored;
     let known: BTreeSet<&str> = questions.iter().map(|s| s.id.as_str()).collect();
-    // Step 1: B_i, and which models compromised each question.
-    let mut by_question: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut compromised_counts = Vec::new();
-    for m in &candidates {
-        let items = scored.cell(m, &cfg.mirage_condition).unwrap_or(&[]);
-        let mut n = 0;
-        for it in items.iter().filter(|i| i.outcome.score >= CORRECT && known.contains(i.parent.as_str())) {
-            by_question.entry(it.parent.as_str()).or_default().push(m.as_str());
-            n += 1;
-        }
-        compromised_counts.push((n, items.len()));
-    }
+    let by_question: BTreeMap<&str, &[String]> =
+        step1.removed.iter().map(|r| (r.id.as_str(), r.models.as_slice())).collect();
     let union = by_question.len();
     let mut removed: Vec<Removed> = by_question
         .iter()
@@ -309,8 +282,8 @@ pub fn blind_correct(train: &[&Sample], test: &[&Sample], cfg: &DiagnoseConfig) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{MetricsConfig, score_all};
-    use crate::predictions::{Prediction, Response};
+    use crate::metrics::MetricsConfig;
+    use crate::predictions::Prediction;
 
     fn mc(id: &str) -> Sample {
         let mut s = Sample::new(id, format!("Question {id}?"), "a");
@@ -321,12 +294,7 @@ mod tests {
     }
 
     fn pred(model: &str, id: &str, letter: &str) -> Prediction {
-        Prediction {
-            model: model.into(),
-            id: id.into(),
-            response: Response::Text(letter.into()),
-            loc: Location::line("p.jsonl", 1),
-        }
+        Prediction::text(model, id, letter, 1)
     }
 
     #[test]
@@ -338,8 +306,7 @@ mod tests {
             preds.push(pred("x", &i.to_string(), if i <= 4 { "A" } else { "B" }));
             preds.push(pred("y", &i.to_string(), if i <= 3 || i == 6 { "A" } else { "B" }));
         }
-        let scored = score_all(&qs, &preds, &MetricsConfig::default()).unwrap();
-        let r = bclean(&qs, &scored, &BCleanConfig::default()).unwrap();
+        let r = bclean(&qs, &preds, &MetricsConfig::default(), &BCleanConfig::default()).unwrap();
         assert_eq!(r.union, 3);
         assert_eq!(r.kept, vec!["4", "5", "6"]);
         assert_eq!(r.removed[1], Removed { id: "2".into(), reason: "mirage:y".into() });
@@ -350,7 +317,7 @@ mod tests {
         assert_eq!(r.ranking_before, vec!["x", "y"]);
         assert_eq!(r.ranking_after, vec!["x", "y"], "ties go by name");
         let bad = BCleanConfig { models: Some(vec!["z".into()]), ..Default::default() };
-        assert!(bclean(&qs, &scored, &bad).is_err());
+        assert!(bclean(&qs, &preds, &MetricsConfig::default(), &bad).is_err());
     }
 
     #[test]
@@ -366,13 +333,12 @@ mod tests {
             })
             .collect();
         let preds = vec![pred("x", "q1::mirage", "A"), pred("x", "q2::mirage", "B")];
-        let scored = score_all(&qs, &preds, &MetricsConfig::default()).unwrap();
-        let kept = bclean(&qs, &scored, &BCleanConfig::default()).unwrap();
+        let kept = bclean(&qs, &preds, &MetricsConfig::default(), &BCleanConfig::default()).unwrap();
         assert_eq!((kept.union, kept.imageless, kept.imageless_removed), (1, 2, false));
         assert_eq!(kept.kept, vec!["q2", "q3", "q4"]);
         assert_eq!(kept.to_json()["imageless"]["action"], "kept");
         let cfg = BCleanConfig { remove_imageless: true, ..Default::default() };
-        let removed = bclean(&qs, &scored, &cfg).unwrap();
+        let removed = bclean(&qs, &preds, &MetricsConfig::default(), &cfg).unwrap();
         assert_eq!(removed.kept, vec!["q2"]);
         let reasons: Vec<(&str, &str)> = removed.removed.iter().map(|r| (r.id.as_str(), r.reason.as_str())).collect();
         assert_eq!(reasons, vec![("q1", "mirage:x"), ("q3", "no_image"), ("q4", "no_image")]);
@@ -400,11 +366,10 @@ mod tests {
                 pred("x", &format!("q{i}::mirage"), letter)
             })
             .collect();
-        let scored = score_all(&qs, &preds, &MetricsConfig::default()).unwrap();
-        let plain = bclean(&qs, &scored, &BCleanConfig::default()).unwrap();
+        let plain = bclean(&qs, &preds, &MetricsConfig::default(), &BCleanConfig::default()).unwrap();
         assert_eq!((plain.union, plain.step3_removed, plain.kept.len()), (30, 0, 20));
         let cfg = BCleanConfig { step3: Some(DiagnoseConfig::default()), ..Default::default() };
-        let r = bclean(&qs, &scored, &cfg).unwrap();
+        let r = bclean(&qs, &preds, &MetricsConfig::default(), &cfg).unwrap();
         let step3: Vec<&str> = r.removed.iter().filter(|x| x.reason == "step3").map(|x| x.id.as_str()).collect();
         let paris = step3.iter().filter(|id| id[1..].parse::<usize>().unwrap() < 40).count();
         assert!(paris >= 8, "the blind model finds the Paris prior: {step3:?}");
@@ -412,6 +377,6 @@ mod tests {
         assert!(step3.len() - paris <= 4, "{step3:?}");
         assert_eq!(r.step3_removed, step3.len());
         assert_eq!(r.kept.len(), 20 - step3.len());
-        assert_eq!(bclean(&qs, &scored, &cfg).unwrap(), r, "deterministic");
+        assert_eq!(bclean(&qs, &preds, &MetricsConfig::default(), &cfg).unwrap(), r, "deterministic");
     }
 }

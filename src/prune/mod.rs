@@ -12,6 +12,7 @@
 
 pub mod aflite;
 pub mod bclean;
+pub mod filter;
 pub mod ibp;
 pub mod linear;
 pub mod report;

@@ -409,6 +409,93 @@ fn prune_section(
 
 /// The answer a question's gold is counted under in the answer mix: the gold
 /// option's letter, yes or no, or the normalised answer text.
+/// `## The gap pruning buys`: each model's accuracy with and without the image
+/// on the full, kept and removed sets (and the random control's kept set).
+fn gap_section(out: &mut String, m: &super::MetricsOut, removes: bool) {
+    if !removes {
+        return;
+    }
+    out.push_str("## The gap pruning buys\n\n");
+    let Some(g) = &m.gap else { return };
+    if let Some(why) = &g.missing {
+        let _ = writeln!(out, "Not measured: {}.\n", md::text(why));
+        return;
+    }
+    out.push_str(
+        "Accuracy with the image (original) and without it, on the questions each model answered in both \
+         conditions (n), and the gap with its paired bootstrap 95% CI (`report/gap.json`).\n\n",
+    );
+    out.push_str(
+        "| model | without | set | n | with image | without image | gap (95% CI) |\n|---|---|---|---:|---:|---:|---|\n",
+    );
+    for mg in &g.models {
+        for c in &mg.sets {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {:+.1} ({:+.1} to {:+.1}) |",
+                md::literal(&mg.model),
+                mg.blind_condition,
+                c.set,
+                c.n_paired,
+                pct(c.with_image),
+                pct(c.without_image),
+                c.gap * 100.0,
+                c.gap_ci95.0 * 100.0,
+                c.gap_ci95.1 * 100.0
+            );
+        }
+    }
+    out.push('\n');
+    for mg in &g.models {
+        let _ = writeln!(out, "- {}", md::text(&mg.sentence));
+    }
+    out.push('\n');
+}
+
+/// `## Gold-label audit`: questions sighted models agree on another answer.
+fn audit_section(out: &mut String, m: &super::MetricsOut) {
+    out.push_str("## Gold-label audit\n\n");
+    let _ = writeln!(
+        out,
+        "{} question(s) where {} agree on one answer that is not the gold ({} in the default config, {} removed). \
+         The audit changes nothing: it is not a filter, and each question stays where it was; check each in \
+         `report/label_audit.csv`.\n",
+        m.label_audit.len(),
+        m.audit_rule.describe(),
+        m.label_audit.iter().filter(|r| r.set == "kept").count(),
+        m.label_audit.iter().filter(|r| r.set != "kept").count()
+    );
+}
+
+/// `## Blind-model filter`: the rule, each model's part, and the count removed.
+fn filter_section(out: &mut String, f: &crate::prune::filter::FilterReport) {
+    out.push_str("## Blind-model filter\n\n");
+    let _ = writeln!(
+        out,
+        "{} of {} questions removed before pruning: {}.{}\n",
+        f.removed.len(),
+        f.n_questions,
+        md::text(&f.rule.text),
+        f.rule.source.as_deref().map_or(String::new(), |s| format!(" Preset after {}.", md::text(s)))
+    );
+    out.push_str(
+        "| model | questions predicted | samples per question | answered by the rule |\n|---|---:|---:|---:|\n",
+    );
+    for m in &f.models {
+        let samples = if m.samples_min == m.samples_max {
+            m.samples_min.to_string()
+        } else {
+            format!("{}-{}", m.samples_min, m.samples_max)
+        };
+        let _ = writeln!(out, "| {} | {} | {samples} | {} |", md::literal(&m.model), m.questions_predicted, m.answered);
+    }
+    let _ = writeln!(
+        out,
+        "\n{} question(s) had no prediction under the filter's conditions and were kept (no evidence against them); {} prediction(s) named no question. Each removal and the models that answered it: `report/filter.json`.\n",
+        f.unpredicted, f.unknown_predictions
+    );
+}
+
 fn answer_class(s: &crate::sample::Sample) -> String {
     use crate::sample::AnswerFormat;
     match (s.answer_format, s.answer_index.and_then(|i| usize::try_from(i).ok())) {
@@ -807,6 +894,12 @@ pub fn render(
         match c.schema {
             super::ConfigSchema::Samples => features_yaml(&mut out),
             super::ConfigSchema::Duplicates => duplicates_features_yaml(&mut out),
+            super::ConfigSchema::Rotations => {
+                features_yaml(&mut out);
+                for c in super::extra_columns(c.schema) {
+                    let _ = writeln!(out, "  - name: {}\n    dtype: int32", c.name);
+                }
+            }
         }
         let _ = writeln!(out, "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}", c.bytes, c.rows);
         let _ = writeln!(out, "  download_size: {}\n  dataset_size: {}", c.bytes, c.bytes);
@@ -832,7 +925,15 @@ pub fn render(
         ing.stats.filtered,
         ing.stats.rejected,
         if kept < n {
-            format!("; {kept} remain in the default config after pruning (see [Pruning](#pruning))")
+            format!(
+                "; {kept} remain in the default config after {}",
+                match (stages.filter.is_some(), stages.pruned.is_some()) {
+                    (true, true) =>
+                        "the filter and pruning (see [Blind-model filter](#blind-model-filter) and [Pruning](#pruning))",
+                    (true, false) => "the filter (see [Blind-model filter](#blind-model-filter))",
+                    _ => "pruning (see [Pruning](#pruning))",
+                }
+            )
         } else {
             String::new()
         }
@@ -866,6 +967,9 @@ pub fn render(
     if let Some(e) = stages.embed {
         duplicates_section(&mut out, e);
     }
+    if let Some(f) = stages.filter {
+        filter_section(&mut out, f);
+    }
     if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
         prune_section(&mut out, &ing.samples, pr, counts, stages.control);
     }
@@ -874,6 +978,8 @@ pub fn render(
     }
     if let Some(m) = stages.metrics {
         metrics_section(&mut out, &m.json, &m.by_set);
+        gap_section(&mut out, m, stages.removes());
+        audit_section(&mut out, m);
     }
     super::datasheet::render(&mut out, p, stages);
     sources_section(&mut out, p, ing);

@@ -2,7 +2,8 @@
 //! dataset search engines and loaders understand it without reading the card.
 //!
 //! One `cr:FileObject` per Parquet file (with its sha256), one `cr:RecordSet` per
-//! config whose fields read the file's columns (images as `sc:ImageObject`), the
+//! config whose fields read the file's columns (images as `sc:ImageObject`;
+//! the `circular` config's `rotation` as `sc:Integer`), the
 //! Responsible-AI fields (`rai:*`) filled from the datasheet, and
 //! `prov:wasDerivedFrom` naming the source benchmark.
 
@@ -101,6 +102,14 @@ const COLUMNS: &[(&str, &str, bool, &str)] = &[
     ("expected", "sc:Text", false, "Variant rows: the expected behaviour (answer, abstain, or a gold)."),
 ];
 
+/// The columns the `circular` config has after the canonical ones.
+const ROTATION_COLUMNS: &[(&str, &str, bool, &str)] = &[(
+    crate::variants::ROTATION_COLUMN,
+    "sc:Integer",
+    false,
+    "CircularEval rotation k of the row (variant circular@k): option i is option (i + k) mod n of the question.",
+)];
+
 /// SPDX licence id → its URL.
 fn license_url(spdx: &str) -> String {
     format!("https://spdx.org/licenses/{spdx}.html")
@@ -129,12 +138,13 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>, configs: &[Config<'_>]) 
             }));
         }
         let Some((file, _)) = c.files.first() else { continue };
-        let columns = match c.schema {
-            super::ConfigSchema::Samples => COLUMNS,
-            super::ConfigSchema::Duplicates => DUPLICATE_COLUMNS,
+        let columns: Vec<(&str, &str, bool, &str)> = match c.schema {
+            super::ConfigSchema::Samples => COLUMNS.to_vec(),
+            super::ConfigSchema::Duplicates => DUPLICATE_COLUMNS.to_vec(),
+            super::ConfigSchema::Rotations => COLUMNS.iter().copied().chain(ROTATION_COLUMNS.iter().copied()).collect(),
         };
         let key = match c.schema {
-            super::ConfigSchema::Samples => json!({"@id": format!("{}/id", c.name)}),
+            super::ConfigSchema::Samples | super::ConfigSchema::Rotations => json!({"@id": format!("{}/id", c.name)}),
             super::ConfigSchema::Duplicates => {
                 json!([{"@id": format!("{}/kind", c.name)}, {"@id": format!("{}/id_a", c.name)}, {"@id": format!("{}/id_b", c.name)}])
             }

@@ -64,6 +64,8 @@ pub struct Stages<'a> {
     pub control: Option<&'a crate::prune::Pruned>,
     /// B-Clean's own report, when it pruned.
     pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
+    /// `[filter]`: what blind models answered, removed before pruning.
+    pub filter: Option<&'a crate::prune::filter::FilterReport>,
     /// `report/metrics.json` and `report/per_question.parquet`, when the pipeline
     /// scores model predictions.
     pub metrics: Option<&'a MetricsOut>,
@@ -79,6 +81,11 @@ pub struct MetricsOut {
     pub json: serde_json::Value,
     /// Each model's original-condition accuracy on the full, kept and removed sets.
     pub by_set: Vec<crate::metrics::SetAccuracy>,
+    /// The gap with and without the image on the full, kept, removed and control sets.
+    pub gap: Option<crate::metrics::evidence::GapReport>,
+    /// Questions sighted models agree on another answer than the gold (kept: an audit).
+    pub label_audit: Vec<crate::metrics::evidence::AuditRow>,
+    pub audit_rule: crate::metrics::evidence::AuditRule,
     /// One row per scored prediction.
     pub per_question: arrow::array::RecordBatch,
 }
@@ -111,11 +118,17 @@ impl Stages<'_> {
         self.embed.map_or(&[], |e| e.dedup_removed.as_slice())
     }
 
-    /// Every removed id: pruning's and `prune-duplicates`'.
+    /// Every removed id: pruning's, the filter's and `prune-duplicates`'.
     pub fn removed_ids(&self) -> std::collections::BTreeSet<&str> {
         let mut ids = self.pruned.map(crate::prune::Pruned::removed_ids).unwrap_or_default();
         ids.extend(self.dedup_removed().iter().map(|r| r.id.as_str()));
+        ids.extend(self.filter_removed());
         ids
+    }
+
+    /// Questions `[filter]` removed.
+    pub fn filter_removed(&self) -> std::collections::BTreeSet<&str> {
+        self.filter.map(crate::prune::filter::FilterReport::removed_ids).unwrap_or_default()
     }
 
     /// Pruning's counts as the data written holds them: the questions it was
@@ -125,7 +138,9 @@ impl Stages<'_> {
     /// run's own lists (which a stage cache could hold stale or forged).
     pub fn pruning_counts(&self) -> Option<PruningCounts> {
         let pr = self.pruned?;
-        let dropped: std::collections::BTreeSet<&str> = self.dedup_removed().iter().map(|r| r.id.as_str()).collect();
+        let mut dropped: std::collections::BTreeSet<&str> =
+            self.dedup_removed().iter().map(|r| r.id.as_str()).collect();
+        dropped.extend(self.filter_removed());
         let removed_ids = pr.removed_ids();
         let given: Vec<&crate::sample::Sample> =
             self.ingested.samples.iter().filter(|s| !dropped.contains(s.id.as_str())).collect();
@@ -136,7 +151,9 @@ impl Stages<'_> {
     /// Whether anything was removed from the default config's questions (by
     /// pruning, or as duplicates).
     pub fn removes(&self) -> bool {
-        self.pruned.is_some_and(|p| !p.removed.is_empty()) || !self.dedup_removed().is_empty()
+        self.pruned.is_some_and(|p| !p.removed.is_empty())
+            || !self.dedup_removed().is_empty()
+            || !self.filter_removed().is_empty()
     }
 }
 
@@ -155,6 +172,8 @@ pub enum ConfigSchema {
     Samples,
     /// Duplicate and leakage pairs (`duplicates`).
     Duplicates,
+    /// Variant rows with a `rotation` column (`circular`, every CircularEval rotation).
+    Rotations,
 }
 
 /// One Hugging Face config of a release: a name, what it holds, its data file.
@@ -181,12 +200,24 @@ pub struct VariantInfo {
     pub config: Option<String>,
 }
 
-/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`.
+/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`,
+/// every `circular@k` → `circular` (one config, its `rotation` column).
 pub fn variant_config_name(kind: &str) -> String {
-    kind.replace('@', "-")
+    match crate::variants::parse_kind(kind) {
+        Ok(crate::variants::KindSel::One(k)) => k.config_name(),
+        _ => kind.replace('@', "-"),
+    }
 }
 
-/// Writes the variant kinds with rows as configs under `variants/`.
+/// The columns a config's file has after the canonical ones: `rotation` in
+/// the `circular` config.
+pub fn extra_columns(schema: ConfigSchema) -> &'static [crate::io::parquet::IntColumn] {
+    match schema {
+        ConfigSchema::Rotations => crate::variants::CIRCULAR_COLUMNS,
+        ConfigSchema::Samples | ConfigSchema::Duplicates => &[],
+    }
+}
+
 /// Advances a bar by one when dropped, however its step ends.
 struct Tick<'a>(&'a indicatif::ProgressBar);
 
@@ -196,55 +227,76 @@ impl Drop for Tick<'_> {
     }
 }
 
+/// The variant configs: kinds that share a config (every CircularEval
+/// rotation) together, in kind order; only kinds with rows.
+fn variant_configs(generated: &[crate::variants::KindRows]) -> Vec<(String, Vec<&crate::variants::KindRows>)> {
+    let mut out: Vec<(String, Vec<&crate::variants::KindRows>)> = Vec::new();
+    for k in generated.iter().filter(|k| !k.rows.is_empty()) {
+        let config = k.kind.config_name();
+        match out.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, kinds)) => kinds.push(k),
+            None => out.push((config, vec![k])),
+        }
+    }
+    out
+}
+
+/// Writes the variant kinds with rows as configs under `variants/`: one per
+/// kind, except the CircularEval rotations, which share the `circular` config
+/// (rows in rotation order, each with its `rotation`).
 fn write_variants(
     generated: &[crate::variants::KindRows],
     dir: &Path,
     embed: Embed,
 ) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
-    // Each kind's file is written on its own thread (Parquet encoding is serial
-    // within a file); their sizes come back in kind order.
-    let bar = crate::progress::bar(generated.len() as u64, "release · writing variant configs");
-    let files: Vec<Result<Option<(String, String, u64)>>> = generated
+    let groups = variant_configs(generated);
+    // Each config's file is written on its own thread (Parquet encoding is serial
+    // within a file); their sizes come back in config order.
+    let bar = crate::progress::bar(groups.len() as u64, "release · writing variant configs");
+    let files: Vec<Result<ConfigInfo>> = groups
         .par_iter()
-        .map(|k| {
+        .map(|(config, kinds)| {
             let _tick = Tick(&bar);
-            if k.rows.is_empty() {
-                return Ok(None);
-            }
-            let config = variant_config_name(&k.kind.name());
             let file = format!("variants/{config}/test-00000-of-00001.parquet");
             let path = dir.join(&file);
             mkdir_for(&path)?;
-            write_samples(&path, &k.rows, embed)?;
-            let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
-            Ok(Some((config, file, bytes)))
+            let info = |schema, description, rows, bytes| ConfigInfo {
+                name: config.clone(),
+                description,
+                file: file.clone(),
+                rows,
+                bytes,
+                schema,
+            };
+            Ok(match kinds.as_slice() {
+                [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
+                    let bytes = write_samples(&path, &one.rows, embed)?;
+                    info(ConfigSchema::Samples, one.kind.config_description(one.rows.len()), one.rows.len(), bytes)
+                }
+                rotations => {
+                    let rows: Vec<crate::sample::Sample> =
+                        rotations.iter().flat_map(|k| k.rows.iter().cloned()).collect();
+                    let schema = ConfigSchema::Rotations;
+                    let bytes = crate::io::parquet::write_samples_with(&path, &rows, embed, extra_columns(schema))?;
+                    let description = crate::variants::circular_config_description(rows.len(), rotations.len());
+                    info(schema, description, rows.len(), bytes)
+                }
+            })
         })
         .collect();
     bar.finish_and_clear();
-    // The first failure in kind order, whichever thread met it first.
-    let files = files.into_iter().collect::<Result<Vec<_>>>()?;
-    let (mut configs, mut infos) = (Vec::new(), Vec::new());
-    for (k, written) in generated.iter().zip(files) {
-        let name = k.kind.name();
-        let config = written.map(|(config, file, bytes)| {
-            configs.push(ConfigInfo {
-                name: config.clone(),
-                description: k.kind.config_description(k.rows.len()),
-                bytes,
-                file,
-                rows: k.rows.len(),
-                schema: ConfigSchema::Samples,
-            });
-            config
-        });
-        infos.push(VariantInfo {
-            kind: name,
+    // The first failure in config order, whichever thread met it first.
+    let configs = files.into_iter().collect::<Result<Vec<_>>>()?;
+    let infos = generated
+        .iter()
+        .map(|k| VariantInfo {
+            kind: k.kind.name(),
             expected: k.kind.expected().as_str().to_string(),
             rows: k.rows.len(),
             skipped: k.skipped.clone(),
-            config,
-        });
-    }
+            config: (!k.rows.is_empty()).then(|| k.kind.config_name()),
+        })
+        .collect();
     Ok((configs, infos))
 }
 
@@ -322,15 +374,19 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             &kept,
         )?,
         (pr, true) => {
-            let what = match (pr, stages.dedup_removed().len()) {
-                (Some(pr), 0) => format!("what {} pruning kept", pr.method.as_str()),
-                (Some(pr), d) => {
-                    format!(
-                        "what {} pruning kept after {d} duplicate or leaked questions were dropped",
-                        pr.method.as_str()
-                    )
-                }
-                (None, d) => format!("what remains after {d} duplicate or leaked questions were dropped"),
+            let mut before = Vec::new();
+            if !stages.dedup_removed().is_empty() {
+                before.push(format!("{} duplicate or leaked questions were dropped", stages.dedup_removed().len()));
+            }
+            let filtered = stages.filter_removed().len();
+            if filtered > 0 {
+                before.push(format!("{filtered} questions models answered without the image were filtered out"));
+            }
+            let before = before.join(" and ");
+            let what = match (pr, before.is_empty()) {
+                (Some(pr), true) => format!("what {} pruning kept", pr.method.as_str()),
+                (Some(pr), false) => format!("what {} pruning kept after {before}", pr.method.as_str()),
+                (None, _) => format!("what remains after {before}"),
             };
             add_config(
                 "default",
@@ -354,9 +410,16 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             if !stages.dedup_removed().is_empty() {
                 why.push("report/duplicates.json");
             }
+            if !stages.filter_removed().is_empty() {
+                why.push("report/filter.json");
+            }
             add_config(
                 "removed",
-                format!("The questions pruning removed (reasons and removal order in {}).", why.join(" and ")),
+                format!(
+                    "The questions {} removed (reasons and removal order in {}).",
+                    if filtered == 0 { "pruning" } else { "the filter and pruning" },
+                    why.join(" and ")
+                ),
                 "removed/test-00000-of-00001.parquet",
                 &removed,
             )?;
@@ -388,6 +451,13 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         mkdir_for(&path)?;
         write_json(&path, &m.json)?;
         write_batch(&dir.join("report/per_question.parquet"), &m.per_question)?;
+        if let Some(g) = &m.gap {
+            write_json(&dir.join("report/gap.json"), g)?;
+        }
+        write_bytes(
+            &dir.join("report/label_audit.csv"),
+            crate::metrics::evidence::audit_csv(&m.label_audit).as_bytes(),
+        )?;
     }
 
     if !ingested.rejected.is_empty() {
@@ -418,6 +488,11 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     }
     if let Some(b) = stages.bclean {
         write_json(&dir.join("report/bclean.json"), &b.to_json())?;
+    }
+    if let Some(f) = stages.filter {
+        let path = dir.join("report/filter.json");
+        mkdir_for(&path)?;
+        write_json(&path, f)?;
     }
     let report_dir = dir.join("report");
     std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;

@@ -74,6 +74,8 @@ pub struct Pipeline {
     pub variants: Option<crate::variants::VariantsConfig>,
     /// Pruning (`None` when the `[prune]` section is absent).
     pub prune: Option<PrunePlan>,
+    /// Blind-model filter over the imported predictions (`None` without `[filter]`).
+    pub filter: Option<crate::prune::filter::Rule>,
     /// Metrics from model predictions (`None` without `[predictions]`).
     pub metrics: Option<MetricsPlan>,
     /// The sentence-embedding model, and which setting asks for embeddings.
@@ -346,6 +348,13 @@ impl Pipeline {
             ctx.err("prune.method", "B-Clean needs model predictions").help =
                 Some("add [predictions] with the models' mirage-mode prediction files".into());
         }
+        let filter = w.filter.as_ref().and_then(|f| filter_rule(f, ctx));
+        if filter.is_some() && metrics.is_none() {
+            ctx.err("filter", "a filter needs model predictions").help = Some(
+                "add [predictions] with the models' prediction files for the filter's conditions (ids <id>::no_image, ...)"
+                    .into(),
+            );
+        }
         let leakage = w.leakage.as_ref().map(|l| leakage_plan(l, &dataset, ctx));
         let mut embed = EmbedPlan::default();
         if let Some(e) = &w.embed {
@@ -394,6 +403,7 @@ impl Pipeline {
             run_diagnose: w.diagnose.is_some(),
             variants,
             prune,
+            filter,
             metrics,
             embed,
             leakage,
@@ -547,6 +557,8 @@ pub struct MetricsPlan {
     pub written: Vec<String>,
     pub manifests: Vec<PathBuf>,
     pub config: crate::metrics::MetricsConfig,
+    /// The gold-label audit's agreement rule.
+    pub audit: crate::metrics::evidence::AuditRule,
 }
 
 fn metrics_plan(
@@ -573,6 +585,7 @@ fn metrics_plan(
         written: Vec::new(),
         manifests: Vec::new(),
         config: MetricsConfig { seed, strict: p.strict, ..MetricsConfig::default() },
+        audit: crate::metrics::evidence::AuditRule::default(),
     };
     for (i, f) in p.files.iter().enumerate() {
         let key = format!("predictions.files[{i}].path");
@@ -614,6 +627,14 @@ fn metrics_plan(
             }
         }
         plan.config.llm_bases = m.llm_bases.clone();
+        if let Some(a) = &m.audit_agree {
+            match crate::metrics::evidence::AuditRule::parse(&a.text()) {
+                Ok(r) => plan.audit = r,
+                Err(e) => {
+                    ctx.err("metrics.audit-agree", e);
+                }
+            }
+        }
     }
     Some(plan)
 }
@@ -716,6 +737,65 @@ fn prune_plan(w: &super::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> Prune
         ctx.err(v.key, v.message);
     }
     PrunePlan { config: cfg, control: w.control }
+}
+
+/// `[filter]`: a preset (its rule fixed) or a rule written out.
+fn filter_rule(w: &super::wire::BlindFilterWire, ctx: &mut Ctx<'_>) -> Option<crate::prune::filter::Rule> {
+    use crate::prune::filter::{MinCorrect, MinModels, Preset, Rule};
+    let models = w.models.clone();
+    if let Some(name) = &w.preset {
+        let preset = match Preset::parse(name) {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.err("filter.preset", e);
+                return None;
+            }
+        };
+        for (key, set) in [
+            ("conditions", w.conditions.is_some()),
+            ("min-models", w.min_models.is_some()),
+            ("min-correct", w.min_correct.is_some()),
+        ] {
+            if set {
+                ctx.err(&format!("filter.{key}"), format!("preset \"{name}\" fixes `{key}` to its paper's")).help =
+                    Some(
+                        "remove it, or remove `preset` and write the whole rule (conditions, min-models, min-correct)"
+                            .into(),
+                    );
+            }
+        }
+        return Some(preset.rule(models));
+    }
+    let Some(conditions) = w.conditions.clone() else {
+        ctx.err("filter", "a filter needs a `preset` or its `conditions`").help = Some(
+            "write preset = \"mmstar\", \"mmmu-pro\", \"emma\" or \"bclean\", or conditions = [\"no_image\"] with min-models and min-correct"
+                .into(),
+        );
+        return None;
+    };
+    if let Err(e) = Rule::check_conditions(&conditions) {
+        ctx.err("filter.conditions", e);
+        return None;
+    }
+    let min_models = match w.min_models.as_ref().map(|c| MinModels::parse(&c.text())).transpose() {
+        Ok(m) => m.unwrap_or(MinModels::Count(1)),
+        Err(e) => {
+            ctx.err("filter.min-models", e);
+            return None;
+        }
+    };
+    let min_correct = match w.min_correct.as_ref().map(|c| MinCorrect::parse(&c.text())).transpose() {
+        Ok(m) => m.unwrap_or(MinCorrect::Majority),
+        Err(e) => {
+            ctx.err("filter.min-correct", e);
+            return None;
+        }
+    };
+    if models.as_ref().is_some_and(Vec::is_empty) {
+        ctx.err("filter.models", "an empty list of models").help =
+            Some("list the models, or remove `models` to use every model with predictions".into());
+    }
+    Some(Rule { preset: None, models, conditions, min_models, min_correct })
 }
 
 fn leakage_plan(w: &super::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> LeakagePlan {

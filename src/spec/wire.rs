@@ -25,6 +25,9 @@ pub struct PipelineWire {
     /// Remove the questions a blind model answers (IBP, AFLite, or the random control);
     /// the release's default config keeps the rest, `full` and `removed` hold all and the removed.
     pub prune: Option<PruneWire>,
+    /// Remove the questions models answer without the image, by a rule over their
+    /// imported predictions (a published preset or your own); runs before `[prune]`.
+    pub filter: Option<BlindFilterWire>,
     /// Model prediction files; their presence makes `build` write `report/metrics.json`.
     pub predictions: Option<PredictionsWire>,
     /// Settings of the metrics computed from `[predictions]`.
@@ -635,6 +638,43 @@ pub struct PredictionFileWire {
     pub wide: BTreeMap<String, String>,
 }
 
+/// A whole number or a word (`"all"`, `"majority"`, `"any"`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CountWire {
+    Count(u64),
+    Word(String),
+}
+
+impl CountWire {
+    pub fn text(&self) -> String {
+        match self {
+            CountWire::Count(n) => n.to_string(),
+            CountWire::Word(w) => w.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BlindFilterWire {
+    /// A published filter: `mmstar` (removed when more than 2 text-only models answer),
+    /// `mmmu-pro` (at least 3 models, each right in most of its tries without the image),
+    /// `emma` (any model, from the text alone or with a caption), `bclean` (any model in
+    /// mirage mode). A preset fixes conditions and thresholds; leave it out to write your own.
+    pub preset: Option<String>,
+    /// Models whose predictions count (default: every model with predictions under the conditions).
+    pub models: Option<Vec<String>>,
+    /// Conditions whose predictions count: `no_image`, `caption`, `mirage`, `guess`,
+    /// `white_image`, `noise_image` or `original`.
+    pub conditions: Option<Vec<String>>,
+    /// A question is removed when at least this many models answer it: a number or `"all"` (default 1).
+    pub min_models: Option<CountWire>,
+    /// A model answers a question when right in at least this many of its samples: a number,
+    /// `"any"`, `"majority"` (more than half, the default) or `"all"`.
+    pub min_correct: Option<CountWire>,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct MetricsWire {
@@ -653,4 +693,7 @@ pub struct MetricsWire {
     /// MMStar leakage: a model's LLM backbone evaluated text-only (`"vlm" = "llm"`).
     #[serde(default)]
     pub llm_bases: BTreeMap<String, String>,
+    /// Gold-label audit: a question is listed when sighted models agree on one other answer —
+    /// `"all"` (every model that answered, at least 3; the default) or at least this many.
+    pub audit_agree: Option<CountWire>,
 }

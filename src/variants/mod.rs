@@ -166,6 +166,16 @@ impl Kind {
         }
     }
 
+    /// The config a release and the exports publish this kind's rows in:
+    /// every CircularEval rotation in [`CIRCULAR_CONFIG`], else the name with
+    /// `@` as `-` (`distractor_swap@2` → `distractor_swap-2`).
+    pub fn config_name(self) -> String {
+        match self {
+            Kind::Circular(_) => CIRCULAR_CONFIG.into(),
+            other => other.name().replace('@', "-"),
+        }
+    }
+
     /// Whether rows of this kind carry no image (exporters drop the image column).
     pub fn is_image_free(self) -> bool {
         matches!(self, Kind::NoImage | Kind::Caption | Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0)
@@ -182,6 +192,39 @@ impl std::fmt::Display for Kind {
         f.write_str(&self.name())
     }
 }
+
+/// The one config that holds every CircularEval rotation (`circular@k` rows),
+/// in a release and in both exports; [`ROTATION_COLUMN`] gives each row's k.
+pub const CIRCULAR_CONFIG: &str = "circular";
+
+/// The column of the [`CIRCULAR_CONFIG`] config holding each row's rotation k.
+pub const ROTATION_COLUMN: &str = "rotation";
+
+/// What the `circular` config holds (`rows` rows, `rotations` kinds), for the
+/// release's config table.
+pub fn circular_config_description(rows: usize, rotations: usize) -> String {
+    format!(
+        "CircularEval (MMBench): every rotation of every applicable multiple-choice question, {rows} rows over \
+         {rotations} rotations; the `{ROTATION_COLUMN}` column holds the rotation k (variant `circular@k`: option i \
+         is option (i + k) mod n of the question). A question counts as right only when every rotation is \
+         (expected behaviour: answer)."
+    )
+}
+
+/// The CircularEval rotation of a row (variant `circular@k` → k); None for
+/// every other row.
+pub fn rotation(s: &Sample) -> Option<u32> {
+    s.variant.as_deref()?.strip_prefix("circular@")?.parse().ok()
+}
+
+fn rotation_value(s: &Sample) -> Option<i32> {
+    rotation(s).and_then(|k| i32::try_from(k).ok())
+}
+
+/// The columns the [`CIRCULAR_CONFIG`] config's files have after the
+/// canonical ones, in a release and in an lmms-eval export.
+pub const CIRCULAR_COLUMNS: &[crate::io::parquet::IntColumn] =
+    &[crate::io::parquet::IntColumn { name: ROTATION_COLUMN, value: rotation_value }];
 
 /// A kind as the user names it: one kind, or `distractor_swap` for every k
 /// the data allows (1 .. largest option count − 1).

@@ -126,3 +126,20 @@ pub fn selected(args: &libtest_mimic::Arguments, name: &str) -> bool {
     let hit = |f: &str| if args.exact { name == f } else { name.contains(f) };
     args.filter.as_deref().is_none_or(hit) && !args.skip.iter().any(|s| hit(s))
 }
+
+/// Builds the variant fixture (`tests/fixtures/good/variants.toml`: every
+/// variant kind, CircularEval rotations among them) into `dir`, copied there
+/// first (a build writes beside its pipeline); returns the release folder.
+pub fn variants_fixture_release(dir: &Path) -> PathBuf {
+    let src = root().join("tests/fixtures/good");
+    std::fs::create_dir_all(dir.join("images")).unwrap();
+    for f in ["variants.toml", "variants.jsonl", "variants-captions.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    for e in std::fs::read_dir(src.join("images")).unwrap().flatten() {
+        std::fs::copy(e.path(), dir.join("images").join(e.file_name())).unwrap();
+    }
+    let o = blindspot().current_dir(dir).args(["build", "variants.toml", "--out-dir", "out"]).output().unwrap();
+    assert!(o.status.success(), "build variants.toml: {}", String::from_utf8_lossy(&o.stderr));
+    dir.join("out/variants-fixture/1.0.0")
+}

@@ -76,6 +76,31 @@ pub fn interop() -> PinnedVenv<'static> {
     PinnedVenv { dir: super::root().join(".venv-interop"), requirements: &["tests/python/requirements.txt"] }
 }
 
+/// The folder of the harness venv (lmms-eval 0.7.3, tests/harness/requirements.txt):
+/// BLINDSPOT_HARNESS_VENV (relative to the project root), else `.venv-harness`.
+pub fn harness_dir() -> PathBuf {
+    match std::env::var_os("BLINDSPOT_HARNESS_VENV") {
+        Some(d) if !d.is_empty() => super::root().join(d),
+        _ => super::root().join(".venv-harness"),
+    }
+}
+
+/// The harness venv's interpreter when it imports lmms-eval, or why not
+/// (it is installed by the harness round trip, 7.5 GB, never here).
+pub fn harness_python() -> Result<PathBuf, String> {
+    let python = harness_dir().join("bin/python");
+    if !python.exists() {
+        return Err(format!("lmms-eval is not installed at {}", harness_dir().display()));
+    }
+    match Command::new(&python).args(["-c", "import lmms_eval.utils"]).output() {
+        Ok(o) if o.status.success() => Ok(python),
+        Ok(o) => {
+            Err(format!("{} cannot import lmms_eval: {}", python.display(), String::from_utf8_lossy(&o.stderr).trim()))
+        }
+        Err(e) => Err(format!("{}: {e}", python.display())),
+    }
+}
+
 /// `python3` on PATH, or why it cannot run.
 pub fn python3() -> Result<PathBuf, String> {
     match Command::new("python3").arg("--version").output() {

@@ -12,7 +12,8 @@ Checks, every failure collected and printed before exiting 1:
   - `datasets.load_dataset(DIR, "default", split="test")` loads, and so does
     every other config in the card, every split with the card's num_examples;
     image columns come back as PIL images (every row; not in `duplicates`,
-    whose rows are pairs of questions);
+    whose rows are pairs of questions); a `rotation` column (the `circular`
+    config) is int32 and equals k of each row's `circular@k`;
   - pyarrow reads every Parquet file in the release, and each has the
     `huggingface` key (valid JSON with info.features) in its schema metadata;
   - `mlcroissant validate --jsonld croissant.json` passes when croissant.json
@@ -116,6 +117,25 @@ def check_images(config, split, ds):
         ok(f"config {config} split {split}: column {col}: {checked} PIL images")
 
 
+def check_rotation(config, split, ds):
+    """A `rotation` column (the CircularEval config) is int32 and is each row's k of `circular@k`."""
+    if "rotation" not in ds.features:
+        return
+    feature = ds.features["rotation"]
+    if getattr(feature, "dtype", None) != "int32":
+        fail(f"config {config} split {split}: rotation is typed {feature}, not int32")
+        return
+    wrong = [
+        (i, v, r)
+        for i, (v, r) in enumerate(zip(ds["variant"], ds["rotation"]))
+        if not (v or "").startswith("circular@") or int(v.split("@", 1)[1]) != r
+    ]
+    if wrong:
+        fail(f"config {config} split {split}: rotation disagrees with the variant in rows {wrong[:5]}")
+    else:
+        ok(f"config {config} split {split}: rotation is the k of circular@k in all {len(ds)} rows")
+
+
 def check_config(root, config, sizes):
     split_sizes = (sizes or {}).get(config)
     if split_sizes is None:
@@ -135,6 +155,7 @@ def check_config(root, config, sizes):
         else:
             ok(f"config {config} split {split}: {len(ds)} rows, as the card says")
         check_images(config, split, ds)
+        check_rotation(config, split, ds)
     for split in split_sizes:
         if split not in loaded:
             fail(f"config {config}: the card lists split {split}, load_dataset found none")

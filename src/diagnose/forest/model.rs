@@ -124,7 +124,7 @@ pub fn fit_classifier(
     let criterion = Gini { y, n_classes };
     let trees = grow_forest(x, &criterion, sample_weight, params);
     ClassifierForest {
-        importances: mean_decrease_in_impurity(&trees, x.n_cols),
+        importances: mean_decrease_in_impurity(split_importances(&trees), x.n_cols),
         trees,
         n_classes,
         n_features: x.n_cols,
@@ -145,7 +145,11 @@ pub fn fit_regressor(
 ) -> RegressorForest {
     assert_eq!(y.len(), x.n_rows, "fit_regressor: {} targets for {} rows", y.len(), x.n_rows);
     let trees = grow_forest(x, &SquaredError { y }, sample_weight, params);
-    RegressorForest { importances: mean_decrease_in_impurity(&trees, x.n_cols), trees, n_features: x.n_cols }
+    RegressorForest {
+        importances: mean_decrease_in_impurity(split_importances(&trees), x.n_cols),
+        trees,
+        n_features: x.n_cols,
+    }
 }
 
 /// A forest's predictions on held-out rows and its feature importances, from a fit
@@ -203,6 +207,10 @@ fn check_labels(x: &BinnedMatrix, y: &[u32], n_classes: usize) {
 
 /// The forest of `criterion` with `held_out` routed down its trees: `width` outputs
 /// per held-out row, `empty` each when the forest has no trees.
+///
+/// Each tree is reduced to its held-out rows' outputs as soon as it is grown and added
+/// to the sums once every tree before it is (see [`TreeOrderSums`]), so the fit keeps
+/// a few trees at a time, not the forest (trees of large folds are megabytes each).
 fn scored<C: Criterion>(
     x: &BinnedMatrix,
     criterion: &C,
@@ -213,35 +221,78 @@ fn scored<C: Criterion>(
     empty: f64,
 ) -> Scored {
     check_columns(held_out, x.n_cols);
-    let routed = grow_forest_routed(x, criterion, sample_weight, params, held_out);
-    let predictions = if routed.is_empty() {
+    let sums = std::sync::Mutex::new(TreeOrderSums::new(held_out.n_rows, width, params.n_trees));
+    grow_each(x, criterion, sample_weight, params, Speedups::ALL, Some(held_out), |index, tree, leaves| {
+        let importances = (tree.nodes.len() > 1).then_some(tree.importances);
+        let add = |sums: &mut TreeOrderSums| sums.add(index, &tree.outputs, &leaves, importances);
+        add(&mut sums.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    });
+    let sums = sums.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let importances = mean_decrease_in_impurity(sums.importances.iter().flatten().map(Vec::as_slice), x.n_cols);
+    let predictions = if params.n_trees == 0 {
         vec![empty; held_out.n_rows * width]
     } else {
-        mean_of_routed(&routed, held_out.n_rows, width)
+        let n_trees = params.n_trees as f64;
+        let mut sums = sums.sums;
+        sums.iter_mut().for_each(|p| *p /= n_trees);
+        sums
     };
-    Scored { importances: mean_decrease_in_impurity(routed.iter().map(|(tree, _)| tree), x.n_cols), predictions }
+    Scored { importances, predictions }
 }
 
 /// Per held-out row, its leaf outputs summed over the trees in tree order (as
-/// [`sum_over_trees`] sums them), divided by the number of trees.
-fn mean_of_routed(routed: &[(Tree, Vec<u32>)], n_rows: usize, width: usize) -> Vec<f64> {
-    let mut sums = vec![0.0; n_rows * width];
-    if width == 0 {
-        return sums;
-    }
-    let chunk_rows = PREDICT_CHUNK;
-    sums.par_chunks_mut(chunk_rows * width).enumerate().for_each(|(chunk, block)| {
-        let start = chunk * chunk_rows;
-        for (tree, leaves) in routed {
-            for (row_sums, &leaf) in block.chunks_exact_mut(width).zip(&leaves[start..]) {
-                let outputs = &tree.outputs[leaf as usize..][..width];
-                row_sums.iter_mut().zip(outputs).for_each(|(sum, v)| *sum += v);
-            }
+/// [`sum_over_trees`] sums them) while trees arrive in any order: a tree that comes
+/// before its predecessors waits as its rows' outputs (`width` values a row), and
+/// is added when they are.
+pub(super) struct TreeOrderSums {
+    width: usize,
+    /// Index of the next tree to add.
+    next: usize,
+    pub(super) sums: Vec<f64>,
+    /// Trees grown ahead of `next`: their rows' outputs, row-major.
+    pub(super) waiting: std::collections::BTreeMap<usize, Vec<f64>>,
+    /// Most trees that waited at once.
+    pub(super) most_waiting: usize,
+    /// Per tree, its unnormalised importances if it split at all.
+    pub(super) importances: Vec<Option<Vec<f64>>>,
+}
+
+impl TreeOrderSums {
+    pub(super) fn new(n_rows: usize, width: usize, n_trees: usize) -> Self {
+        TreeOrderSums {
+            width,
+            next: 0,
+            sums: vec![0.0; n_rows * width],
+            waiting: std::collections::BTreeMap::new(),
+            most_waiting: 0,
+            importances: vec![None; n_trees],
         }
-    });
-    let n_trees = routed.len() as f64;
-    sums.iter_mut().for_each(|p| *p /= n_trees);
-    sums
+    }
+
+    /// Adds tree `index`, whose leaf outputs are `outputs` and whose held-out row `i`
+    /// reached the leaf at offset `leaves[i]`.
+    pub(super) fn add(&mut self, index: usize, outputs: &[f64], leaves: &[u32], importances: Option<Vec<f64>>) {
+        self.importances[index] = importances;
+        let width = self.width;
+        if index != self.next {
+            let mut rows = vec![0.0; leaves.len() * width];
+            for (row, &leaf) in rows.chunks_exact_mut(width.max(1)).zip(leaves) {
+                row.copy_from_slice(&outputs[leaf as usize..][..width]);
+            }
+            self.waiting.insert(index, rows);
+            self.most_waiting = self.most_waiting.max(self.waiting.len());
+            return;
+        }
+        for (row_sums, &leaf) in self.sums.chunks_exact_mut(width.max(1)).zip(leaves) {
+            let outputs = &outputs[leaf as usize..][..width];
+            row_sums.iter_mut().zip(outputs).for_each(|(sum, v)| *sum += v);
+        }
+        self.next += 1;
+        while let Some(rows) = self.waiting.remove(&self.next) {
+            self.sums.iter_mut().zip(&rows).for_each(|(sum, v)| *sum += v);
+            self.next += 1;
+        }
+    }
 }
 
 impl ClassifierForest {
@@ -456,13 +507,17 @@ pub(super) fn sum_over_trees(trees: &[Tree], x: &BinnedMatrix, width: usize) -> 
 }
 
 /// scikit-learn's forest `feature_importances_`: each tree's total impurity decrease per
-/// feature normalised to sum 1, averaged over the trees that split at all, normalised.
-pub(super) fn mean_decrease_in_impurity<'t>(trees: impl IntoIterator<Item = &'t Tree>, n_features: usize) -> Vec<f64> {
+/// feature normalised to sum 1, averaged over the trees that split at all (their
+/// unnormalised decreases, in tree order), normalised.
+pub(super) fn mean_decrease_in_impurity<'t>(
+    split_trees: impl IntoIterator<Item = &'t [f64]>,
+    n_features: usize,
+) -> Vec<f64> {
     let mut importances = vec![0.0; n_features];
-    for tree in trees.into_iter().filter(|tree| tree.nodes.len() > 1) {
-        let total: f64 = tree.importances.iter().sum();
+    for tree in split_trees {
+        let total: f64 = tree.iter().sum();
         if total > 0.0 {
-            for (sum, decrease) in importances.iter_mut().zip(&tree.importances) {
+            for (sum, decrease) in importances.iter_mut().zip(tree) {
                 *sum += decrease / total;
             }
         }
@@ -472,6 +527,11 @@ pub(super) fn mean_decrease_in_impurity<'t>(trees: impl IntoIterator<Item = &'t 
         importances.iter_mut().for_each(|v| *v /= total);
     }
     importances
+}
+
+/// The unnormalised importances of the trees that split at all, in tree order.
+pub(super) fn split_importances(trees: &[Tree]) -> impl Iterator<Item = &[f64]> {
+    trees.iter().filter(|tree| tree.nodes.len() > 1).map(|tree| &tree.importances[..])
 }
 
 /// splitmix64's finaliser: a cheap bijective mix of 64 bits.

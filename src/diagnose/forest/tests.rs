@@ -660,3 +660,83 @@ fn growing_small_subtrees_on_local_rows_changes_nothing() {
         }
     }
 }
+
+#[test]
+fn trees_added_out_of_order_sum_as_in_tree_order() {
+    // Three trees of two leaves over four held-out rows, width 2; values chosen so that
+    // a different order of addition rounds differently.
+    let outputs = [vec![0.1, 0.9, 1e16, -1e16], vec![0.7, 0.3, 1.0, 3.0], vec![-1e16, 1e16, 0.2, 0.8]];
+    let leaves = [vec![0, 2, 2, 0], vec![2, 0, 0, 2], vec![0, 0, 2, 2]];
+    let sums_in = |order: &[usize]| {
+        let mut sums = TreeOrderSums::new(4, 2, 3);
+        for &t in order {
+            sums.add(t, &outputs[t], &leaves[t], Some(vec![t as f64]));
+        }
+        sums
+    };
+    let in_order = sums_in(&[0, 1, 2]);
+    assert_eq!(in_order.most_waiting, 0);
+    let mut expected = vec![0.0; 8];
+    for t in 0..3 {
+        for (row, &leaf) in leaves[t].iter().enumerate() {
+            for c in 0..2 {
+                expected[row * 2 + c] += outputs[t][leaf as usize + c];
+            }
+        }
+    }
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&in_order.sums), bits(&expected));
+    for order in [[2, 1, 0], [1, 2, 0], [2, 0, 1], [1, 0, 2]] {
+        let sums = sums_in(&order);
+        assert_eq!(bits(&sums.sums), bits(&expected), "order {order:?}");
+        assert_eq!(sums.importances, in_order.importances);
+        assert!(sums.waiting.is_empty());
+    }
+    assert_eq!(sums_in(&[2, 1, 0]).most_waiting, 2);
+}
+
+#[test]
+fn a_scored_fit_on_one_thread_keeps_one_tree_at_a_time() {
+    // Trees reach the sums in the order they were started; on one thread that is tree
+    // order, so none waits: the fit holds the tree being grown, not the forest.
+    let x = uniform_rows(2000, 6, 41);
+    let y = labels(&x, |r| u32::from(r[0] > 0.5) + u32::from(r[1] > 0.3));
+    let binned = Binner::fit(&x).transform(&x);
+    let params = ForestParams { n_trees: 16, ..ForestParams::classifier_default() };
+    let gini = Gini { y: &y, n_classes: 3 };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let most_waiting = pool.install(|| {
+        let sums = std::sync::Mutex::new(TreeOrderSums::new(binned.n_rows, 3, params.n_trees));
+        grow_each(&binned, &gini, None, &params, Speedups::ALL, Some(&binned), |index, tree, leaves| {
+            sums.lock().unwrap().add(index, &tree.outputs, &leaves, None);
+        });
+        sums.into_inner().unwrap().most_waiting
+    });
+    assert_eq!(most_waiting, 0);
+}
+
+#[test]
+fn scored_fits_are_bit_identical_for_any_thread_count() {
+    let x = matrix(3000, 8, 12, |rng| {
+        (0..8).map(|j| if j == 2 && rng.random::<f64>() < 0.2 { f64::NAN } else { rng.random() }).collect()
+    });
+    let y = labels(&x, |r| u32::from(r[0] > 0.4) + u32::from(r[1] + r[2] > 1.2) + u32::from(r[3] > 0.8));
+    let targets: Vec<f64> = (0..x.n_rows()).map(|i| x.get(i, 0) * 3.0 + x.get(i, 4)).collect();
+    let held_out = uniform_rows(700, 8, 13);
+    let binner = Binner::fit(&x);
+    let (bx, bh) = (binner.transform(&x), binner.transform(&held_out));
+    let params = ForestParams { n_trees: 24, ..ForestParams::classifier_default() };
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let classes = fit_classifier_scored(&bx, &y, 4, None, &params, &bh);
+            let numbers = fit_regressor_scored(&bx, &targets, None, &params, &bh);
+            [classes.predictions, classes.importances, numbers.predictions, numbers.importances].map(|v| bits(&v))
+        })
+    };
+    let one = run(1);
+    for threads in [2, 3, 16] {
+        assert_eq!(one, run(threads), "{threads} threads");
+    }
+}

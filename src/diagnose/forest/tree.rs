@@ -130,18 +130,6 @@ pub(super) fn grow_forest<C: Criterion>(
         .collect()
 }
 
-/// [`grow_forest`], also sending the rows of `held_out` down every tree as it grows:
-/// per tree, the output offset of the leaf each held-out row reached.
-pub(super) fn grow_forest_routed<C: Criterion>(
-    x: &BinnedMatrix,
-    criterion: &C,
-    sample_weight: Option<&[f64]>,
-    params: &ForestParams,
-    held_out: &BinnedMatrix,
-) -> Vec<(Tree, Vec<u32>)> {
-    grow_forest_marked(x, criterion, sample_weight, params, Speedups::ALL, Some(held_out))
-}
-
 /// Shortcuts that must not change a tree: always on, but in the tests that say so.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Speedups {
@@ -156,7 +144,7 @@ impl Speedups {
 }
 
 /// [`grow_forest`] with the given `speedups`; with `held_out`, each tree comes with the
-/// leaf of each of its rows.
+/// leaf (output offset) each held-out row reached.
 pub(super) fn grow_forest_marked<C: Criterion>(
     x: &BinnedMatrix,
     criterion: &C,
@@ -165,6 +153,34 @@ pub(super) fn grow_forest_marked<C: Criterion>(
     speedups: Speedups,
     held_out: Option<&BinnedMatrix>,
 ) -> Vec<(Tree, Vec<u32>)> {
+    let grown = std::sync::Mutex::new((0..params.n_trees).map(|_| None).collect::<Vec<_>>());
+    grow_each(x, criterion, sample_weight, params, speedups, held_out, |index, tree, leaves| {
+        grown.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[index] = Some((tree, leaves));
+    });
+    let grown = grown.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    grown.into_iter().map(|tree| tree.expect("every tree index is grown once")).collect()
+}
+
+/// Grows every tree of the forest and hands each, with the leaf each held-out row
+/// reached, to `each` as soon as it is grown (in no particular order; `index` says
+/// which tree it is).
+///
+/// Trees are started in index order, one per worker, by `min(n_trees, threads)`
+/// workers that each take the next index when their tree is done, so a caller that
+/// keeps only what it cannot yet use holds a few trees, not the forest, whatever the
+/// pool size. Each worker reuses one set of histogram stores from tree to tree: fresh
+/// ones (features x bins x slots, up to megabytes) cost more page faults than small
+/// trees cost to grow. Stores are zeroed before reuse, so a tree never depends on
+/// which worker grew the tree before it.
+pub(super) fn grow_each<C: Criterion>(
+    x: &BinnedMatrix,
+    criterion: &C,
+    sample_weight: Option<&[f64]>,
+    params: &ForestParams,
+    speedups: Speedups,
+    held_out: Option<&BinnedMatrix>,
+    each: impl Fn(usize, Tree, Vec<u32>) + Sync,
+) {
     assert!(u32::try_from(x.n_rows).is_ok(), "a forest takes at most u32::MAX rows, got {}", x.n_rows);
     assert!(x.n_cols <= MAX_TREE_FEATURES, "a forest takes at most {MAX_TREE_FEATURES} features, got {}", x.n_cols);
     if let Some(weights) = sample_weight {
@@ -187,31 +203,31 @@ pub(super) fn grow_forest_marked<C: Criterion>(
     if !speedups.premark {
         layout.constant.fill(0);
     }
-    // Each rayon job reuses one set of histogram stores from tree to tree: fresh
-    // ones (features x bins x slots, up to megabytes) cost more page faults than
-    // small trees cost to grow. Stores are zeroed before reuse, so a tree never
-    // depends on which job grew the tree before it.
-    (0..params.n_trees)
-        .into_par_iter()
-        .map_init(
-            || None::<Stores>,
-            |cache, index| {
-                let mut rng = ChaCha8Rng::seed_from_u64(mix(params.seed, index as u64));
-                let weights = row_weights(x.n_rows, sample_weight, params.bootstrap, &mut rng);
-                let stores = match cache.take() {
-                    Some(mut stores) => {
-                        stores.reset(&layout);
-                        stores
-                    }
-                    None => Stores::new(&layout),
-                };
-                let grower = Grower::new(x, criterion, &limits, &layout, &weights, rng, stores, held_out);
-                let (tree, stores, leaves) = grower.grow();
-                *cache = Some(stores);
-                (tree, leaves)
-            },
-        )
-        .collect()
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = params.n_trees.min(rayon::current_num_threads());
+    (0..workers).into_par_iter().for_each(|_| {
+        let mut cache: Option<Stores> = None;
+        loop {
+            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if index >= params.n_trees {
+                break;
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(mix(params.seed, index as u64));
+            let weights = row_weights(x.n_rows, sample_weight, params.bootstrap, &mut rng);
+            let stores = match cache.take() {
+                Some(mut stores) => {
+                    stores.reset(&layout);
+                    stores
+                }
+                None => Stores::new(&layout),
+            };
+            let grower = Grower::new(x, criterion, &limits, &layout, &weights, rng, stores, held_out);
+            drop(weights);
+            let (tree, stores, leaves) = grower.grow();
+            cache = Some(stores);
+            each(index, tree, leaves);
+        }
+    });
 }
 
 /// Whether every row weight of every tree is an integer and their sums are exact: with

@@ -127,6 +127,11 @@ pub struct ImageClusterCount {
     pub joining: usize,
     /// Images in those clusters.
     pub images_joined: usize,
+    /// TsT-RF's blind accuracy (weighted) with the folds grouped by image
+    /// instead, to compare with the run's own; measured only when some cluster
+    /// joins images (otherwise the groups, and the folds, are the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blind_grouped_by_image: Option<f64>,
 }
 
 impl ImageClusterCount {
@@ -153,6 +158,7 @@ impl ImageClusterCount {
             hashed: hashed.len(),
             joining: joining.len(),
             images_joined: joining.iter().sum(),
+            blind_grouped_by_image: None,
         }
     }
 }
@@ -405,6 +411,38 @@ mod tests {
         let refs: Vec<&Sample> = samples.iter().collect();
         let c = ImageClusterCount::of(&refs, DEFAULT);
         assert_eq!((c.images, c.hashed, c.joining, c.images_joined), (5, 4, 1, 3));
+    }
+
+    /// With clusters that join images, the blind accuracy grouped by image is
+    /// measured beside the run's and is exactly what a run grouped by image
+    /// gives; with none joining it is not measured (the folds are the same).
+    #[test]
+    fn image_cluster_runs_state_the_blind_accuracy_grouped_by_image() {
+        let words = ["left", "right", "upper", "lower", "middle", "outer"];
+        let make = |join: bool| -> Vec<Sample> {
+            (0..48)
+                .map(|i| {
+                    // Pairs of images 1 bit apart (joined) or 32 bits apart (not).
+                    let base = (i / 2) as u64 * 0x0101_0101_0101_0101;
+                    let h = if i % 2 == 1 { base ^ if join { 1 } else { 0xffff_ffff } } else { base };
+                    let mut s = on_image(&format!("{i}"), &format!("sha{i}"), Some(&format!("{h:016x}")));
+                    s.question = format!("Is the {} lobe clear?", words[i % 6]);
+                    s.answer = if i % 3 == 0 { "no" } else { "yes" }.into();
+                    s.answer_format = crate::sample::AnswerFormat::YesNo;
+                    s
+                })
+                .collect()
+        };
+        let cfg = DiagnoseConfig { trees: 10, group_by: Some(GroupBy::ImageCluster(DEFAULT)), ..Default::default() };
+        let joined = make(true);
+        let d = crate::diagnose::diagnose(&joined, &cfg);
+        let c = d.image_clusters.clone().unwrap();
+        assert_eq!((c.images, c.joining, c.images_joined), (48, 24, 48));
+        let by_image =
+            crate::diagnose::diagnose(&joined, &DiagnoseConfig { group_by: Some(GroupBy::Image), ..cfg.clone() });
+        assert_eq!(c.blind_grouped_by_image, Some(by_image.weighted));
+        let apart = crate::diagnose::diagnose(&make(false), &cfg).image_clusters.unwrap();
+        assert_eq!((apart.joining, apart.blind_grouped_by_image), (0, None));
     }
 
     #[test]

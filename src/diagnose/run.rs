@@ -139,10 +139,16 @@ pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
 }
 
 /// With `group-by = "image-cluster"`, how the images of the whole set cluster
-/// (stated by the report and the card).
+/// and, when some cluster joins images, the blind accuracy with folds grouped
+/// by image instead (stated by the report and the card).
 fn count_image_clusters(d: &mut Diagnosis, samples: &[&Sample], cfg: &DiagnoseConfig) {
     if let Some(super::GroupBy::ImageCluster(t)) = cfg.group_by {
-        d.image_clusters = Some(super::config::ImageClusterCount::of(samples, t));
+        let mut c = super::config::ImageClusterCount::of(samples, t);
+        if c.joining > 0 {
+            let by_image = DiagnoseConfig { group_by: Some(super::GroupBy::Image), ..cfg.clone() };
+            c.blind_grouped_by_image = Some(diagnose_groups(samples, &by_image, None).weighted);
+        }
+        d.image_clusters = Some(c);
     }
 }
 

@@ -46,8 +46,20 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         let _ = writeln!(
             out,
             "Near-duplicate images (perceptual hash within {} bits of 64): {} cluster(s) join more than one image \
-             ({} of the {} distinct images; {} images have a hash), so their questions share a fold.\n",
-            c.threshold, c.joining, c.images_joined, c.images, c.hashed
+             ({} of the {} distinct images; {} images have a hash), so their questions share a fold. {}\n",
+            c.threshold,
+            c.joining,
+            c.images_joined,
+            c.images,
+            c.hashed,
+            match c.blind_grouped_by_image {
+                Some(b) => format!(
+                    "With folds grouped by image instead, blind accuracy would be {} ({} here).",
+                    pct(b),
+                    pct(d.weighted)
+                ),
+                None => "No cluster joins two images, so the folds are those of grouping by image.".to_string(),
+            }
         );
     }
     let _ = writeln!(out, "**Verdict:** {}\n", crate::diagnose::verdict::Verdict::of(d).sentence);

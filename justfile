@@ -25,7 +25,7 @@ lint:
 # conditions x 5,000 questions with bootstrap CIs, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-ingest-memory bench-variants bench-metrics bench-embed bench-forest bench-prune
+bench: bench-ingest bench-ingest-memory bench-variants bench-metrics bench-image-clusters bench-embed bench-forest bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
@@ -55,6 +55,15 @@ bench-ingest-memory:
 
 bench-metrics:
     cargo bench --bench metrics
+
+# Near-duplicate image clustering of 1,000,000 synthetic perceptual hashes
+# (100,000 planted copies) on 2 threads: wall time and peak RSS. Goal: minutes.
+bench-image-clusters:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bin=$(cargo bench -q --bench image_clusters --no-run --message-format=json | python3 -c \
+        'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable") and m["target"]["name"] == "image_clusters"][-1])')
+    RAYON_NUM_THREADS=2 /usr/bin/time -f "clustering 1,000,000 hashes: %e s wall, %M KB peak RSS" "$bin" 1000000
 
 bench-forest:
     #!/usr/bin/env bash

@@ -995,6 +995,71 @@ fn a_headerless_tsv_is_read_with_named_columns_and_skipped_rows_give_their_reaso
     );
 }
 
+/// A radiograph (as PNG), its half-size JPEG copy and another radiograph: `dups` clusters the copy
+/// with its original (other bytes, other format), matches the listed hash of
+/// the other scan, and a list with a line that is no hash is refused with its
+/// file and line, writing nothing.
+#[test]
+fn dups_clusters_near_duplicate_images_and_checks_a_hash_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("images")).unwrap();
+    let demo = root().join("data/vqa-rad/images");
+    let a = image::open(demo.join("synpic100132.jpg")).unwrap();
+    a.save(tmp.path().join("images/a.png")).unwrap();
+    let (w, h) = (a.width() / 2, a.height() / 2);
+    a.resize_exact(w, h, image::imageops::FilterType::Triangle)
+        .to_rgb8()
+        .save(tmp.path().join("images/a-small.jpg"))
+        .unwrap();
+    std::fs::copy(demo.join("synpic100176.jpg"), tmp.path().join("images/b.jpg")).unwrap();
+    std::fs::write(
+        tmp.path().join("bench.jsonl"),
+        "{\"id\": \"1\", \"question\": \"Is it normal?\", \"answer\": \"yes\", \"image\": \"a.png\"}\n\
+         {\"id\": \"2\", \"question\": \"Is there a mass?\", \"answer\": \"no\", \"image\": \"a-small.jpg\"}\n\
+         {\"id\": \"3\", \"question\": \"Which side?\", \"answer\": \"left\", \"image\": \"b.jpg\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("bench.toml"),
+        "[dataset]\nname = \"t\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"bench.jsonl\"\nimages = \"images\"\n",
+    )
+    .unwrap();
+    let ing = ingest_file(&tmp.path().join("bench.toml"));
+    let phash = |i: usize| ing.samples[i].images[0].phash.clone().unwrap();
+    std::fs::write(tmp.path().join("hashes.txt"), format!("# training set\n{}\n", phash(2))).unwrap();
+    let out = blindspot()
+        .current_dir(tmp.path())
+        .args(["dups", "bench.toml", "--exact-only", "--hashes", "hashes.txt", "-o", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("out/dups.json")).unwrap()).unwrap();
+    let im = &j["images"];
+    assert_eq!(
+        (im["images"].as_u64(), im["hashed"].as_u64(), im["clusters"].as_u64()),
+        (Some(3), Some(3), Some(1)),
+        "{im:#}"
+    );
+    let ids: Vec<&serde_json::Value> = im["members"][0].as_array().unwrap().iter().map(|e| &e["ids"]).collect();
+    // Members sorted by path: the copy, then the original.
+    assert_eq!(ids, [&serde_json::json!(["2"]), &serde_json::json!(["1"])], "{im:#}");
+    assert_eq!(im["hashes"]["images_with_match"], 1, "{im:#}");
+    assert_eq!(im["hashes"]["matches"][0]["image"]["path"], "b.jpg", "{im:#}");
+    assert_eq!(im["hashes"]["matches"][0]["listed"][1], 2, "{im:#}");
+
+    std::fs::write(tmp.path().join("bad.txt"), format!("{}\n{}x\n", phash(2), phash(2))).unwrap();
+    let out = blindspot()
+        .current_dir(tmp.path())
+        .args(["dups", "bench.toml", "--exact-only", "--hashes", "bad.txt", "-o", "out2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad.txt:2") && stderr.contains("is not a perceptual hash"), "{stderr}");
+    assert!(!tmp.path().join("out2").exists());
+}
+
 /// `blindspot filter` by hand: a written rule over the canonical fixture's
 /// predictions writes the removals with their models and the kept ids; a preset
 /// with a threshold of its own is refused by the command line.

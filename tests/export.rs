@@ -347,7 +347,7 @@ fn a_release_exports_every_config_with_prompts_and_images() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let release = tmp.path().join("rel/vqa-rad/1.5.0");
+    let release = tmp.path().join("rel").join(common::demo_release());
     let out = tmp.path().join("lmms");
     blindspot().arg("export").arg(&release).args(["--to", "lmms-eval", "-o"]).arg(&out).assert().success();
     let manifest: serde_json::Value =

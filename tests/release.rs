@@ -511,3 +511,48 @@ fn circular_rotations_are_one_config_with_a_rotation_column() {
     assert!(!croissant.to_string().contains("circular-"), "no per-rotation record set or file");
     blindspot().arg("verify").arg(&release).assert().success();
 }
+
+/// Near-duplicate images in a build: a radiograph and its half-size JPEG copy
+/// are one cluster, and the report page shows both as thumbnails (PNG files
+/// under `report/thumbnails/`, no side over 96 pixels) with their questions;
+/// the image shown by no cluster gets no thumbnail.
+#[test]
+fn the_report_page_shows_near_duplicate_images_as_thumbnails() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("images")).unwrap();
+    let demo = root().join("data/vqa-rad/images");
+    let a = image::open(demo.join("synpic100132.jpg")).unwrap();
+    a.save(tmp.path().join("images/a.png")).unwrap();
+    a.resize_exact(a.width() / 2, a.height() / 2, image::imageops::FilterType::Triangle)
+        .to_rgb8()
+        .save(tmp.path().join("images/a-small.jpg"))
+        .unwrap();
+    std::fs::copy(demo.join("synpic100176.jpg"), tmp.path().join("images/b.jpg")).unwrap();
+    std::fs::write(
+        tmp.path().join("bench.jsonl"),
+        "{\"id\": \"1\", \"question\": \"Is it normal?\", \"answer\": \"yes\", \"image\": \"a.png\"}\n\
+         {\"id\": \"2\", \"question\": \"Is there a mass?\", \"answer\": \"no\", \"image\": \"a-small.jpg\"}\n\
+         {\"id\": \"3\", \"question\": \"Which side?\", \"answer\": \"left\", \"image\": \"b.jpg\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("bench.toml"),
+        "[dataset]\nname = \"t\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"bench.jsonl\"\n\
+         images = \"images\"\n\n[leakage]\nexact-only = true\n",
+    )
+    .unwrap();
+    let out = blindspot().current_dir(tmp.path()).args(["build", "bench.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = tmp.path().join("rel/t/0.1.0/report");
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    let thumbs: Vec<&str> = page.match_indices("<img src=\"thumbnails/").map(|(i, _)| &page[i..]).collect();
+    assert_eq!(thumbs.len(), 2, "{page}");
+    for t in thumbs {
+        let file = &t["<img src=\"".len()..t["<img src=\"".len()..].find('"').unwrap() + "<img src=\"".len()];
+        let img = image::open(report.join(file)).unwrap();
+        assert!(img.width().max(img.height()) <= 96 && img.width().min(img.height()) >= 48, "{file}: {img:?}");
+    }
+    assert!(page.contains("<code>a-small.jpg</code><br>2") && page.contains("<code>a.png</code><br>1"), "{page}");
+    assert!(!page.contains("b.jpg"), "b.jpg joins no cluster: {page}");
+    assert_eq!(std::fs::read_dir(report.join("thumbnails")).unwrap().count(), 2);
+}

@@ -52,7 +52,8 @@ pub struct TstArgs {
     /// Trees per classification forest (default 100).
     #[arg(long)]
     pub trees: Option<usize>,
-    /// Keep questions of one group in one fold: `image`, `question` or `meta:FIELD`.
+    /// Keep questions of one group in one fold: `image`, `image-cluster[:BITS]` (near-duplicate
+    /// images), `question` or `meta:FIELD`.
     #[arg(long)]
     pub group_by: Option<String>,
     /// Scoring of numeric questions: `exact` (default, or the pipeline's [dataset]

@@ -1,6 +1,8 @@
-//! `blindspot dups INPUT [--train FILE] -o DIR`: exact and near-duplicate
-//! questions within a benchmark and against a training split; writes
-//! `dups.json` and `pairs.parquet`. `--exact-only` needs no model.
+//! `blindspot dups INPUT [--train FILE] [--hashes FILE] -o DIR`: exact and
+//! near-duplicate questions within a benchmark and against a training split,
+//! and near-duplicate images (perceptual hash) within it, against the training
+//! split's images and against a published list of hashes; writes `dups.json`
+//! and `pairs.parquet`. `--exact-only` needs no model.
 
 use std::path::PathBuf;
 
@@ -29,6 +31,14 @@ pub struct Args {
     /// Cosine similarity at or above which two questions are near-duplicates.
     #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
     pub threshold: f64,
+    /// A published list of image hashes to check the benchmark's images against:
+    /// one 16-hex-digit `phash` a line (as in a release's `image_facts`).
+    #[arg(long)]
+    pub hashes: Option<PathBuf>,
+    /// Hamming distance (bits of 64) at or below which two images' phash make
+    /// them near-duplicates (0 to 12).
+    #[arg(long, default_value_t = crate::sample::image_hash::DEFAULT_THRESHOLD)]
+    pub image_threshold: u32,
     /// Exact (normalised-text) duplicates only: no embedding model needed.
     #[arg(long)]
     pub exact_only: bool,
@@ -46,6 +56,23 @@ pub fn run(args: &Args) -> Result<()> {
             Problem::new(Location::file("command line"), v.for_flag()).help("a cosine similarity threshold, e.g. 0.85"),
         ));
     }
+    if args.image_threshold > crate::sample::image_hash::MAX_THRESHOLD {
+        return Err(Error::one(
+            Problem::new(
+                Location::file("command line"),
+                format!(
+                    "--image-threshold {} is more than {} bits: unrelated images would join",
+                    args.image_threshold,
+                    crate::sample::image_hash::MAX_THRESHOLD
+                ),
+            )
+            .help(format!(
+                "give 0 to {} (default {})",
+                crate::sample::image_hash::MAX_THRESHOLD,
+                crate::sample::image_hash::DEFAULT_THRESHOLD
+            )),
+        ));
+    }
     let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     let train_plan = match &args.train {
@@ -57,6 +84,7 @@ pub fn run(args: &Args) -> Result<()> {
         None => None,
     };
     super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.output.clone())])?;
+    let listed = args.hashes.as_deref().map(crate::embed::image_dups::HashList::read).transpose()?;
     let model = if args.exact_only { None } else { Some(args.model.load()?) };
     let test = crate::ingest::ingest(&plan)?.samples;
     let train = match &train_plan {
@@ -88,8 +116,8 @@ pub fn run(args: &Args) -> Result<()> {
         }),
         _ => None,
     };
-    let report = dups::find(&test, train.as_deref(), near)?;
-    crate::io::fs::atomic_dir(&args.output, |tmp| report.write(tmp))?;
+    let mut report = dups::find(&test, train.as_deref(), near)?;
+    let images = crate::embed::image_dups::find(&test, train.as_deref(), listed.as_ref(), args.image_threshold);
     let summary = report.summary_json();
     let mut line = format!(
         "{} questions: {} exact-duplicate clusters ({} questions)",
@@ -110,6 +138,21 @@ pub fn run(args: &Args) -> Result<()> {
             line.push_str(&format!(", {} with a near copy", summary["train"]["samples_with_near_copy"]));
         }
     }
+    line.push_str(&format!(
+        "; {} images ({} hashed): {} near-duplicate clusters at phash distance <= {}",
+        images.images,
+        images.hashed,
+        images.clusters.len(),
+        images.threshold
+    ));
+    if let Some((n, m)) = &images.train {
+        line.push_str(&format!(", {} pairs with the {n} training images", m.len()));
+    }
+    if let Some((_, n, m)) = &images.listed {
+        line.push_str(&format!(", {} pairs with the {n} listed hashes", m.len()));
+    }
+    report.images = Some(images);
+    crate::io::fs::atomic_dir(&args.output, |tmp| report.write(tmp))?;
     super::say(&format!("{line} -> {}", display_path(&args.output)));
     Ok(())
 }

@@ -201,16 +201,16 @@ fn ablate(d: &super::Diagnosis, samples: &[Sample], cfg: &super::DiagnoseConfig,
         m.into_iter().map(|(id, (sum, k))| (id, sum / k as f64)).collect()
     }
     let (a, b) = (per_question(&d.rows), per_question(&without.rows));
-    let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    let group_of: HashMap<&str, String> = match cfg.group_by.as_ref() {
+        Some(g) => samples.iter().map(|s| s.id.as_str()).zip(g.keys(samples)).collect(),
+        None => HashMap::new(),
+    };
     // Differences summed per cluster (a fold group, or the question itself).
     let mut clusters: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     let (mut with_sum, mut without_sum, mut n) = (0.0, 0.0, 0usize);
     for (id, x) in &a {
         let Some(y) = b.get(id) else { continue };
-        let key = match (cfg.group_by.as_ref(), by_id.get(id)) {
-            (Some(g), Some(s)) => g.key(s),
-            _ => (*id).to_string(),
-        };
+        let key = group_of.get(id).cloned().unwrap_or_else(|| (*id).to_string());
         let e = clusters.entry(key).or_default();
         e.0 += x - y;
         e.1 += 1;
@@ -317,7 +317,7 @@ fn solo_hits(rows: &[&Sample], field: &str, seed: u64, group_by: Option<&super::
     let k = 5.min(rows.len());
     let seed = crate::seed::rng_for(seed, "diagnose.audit", field);
     let fold_of = match group_by {
-        Some(g) => folds::grouped(&rows.iter().map(|s| g.key(s)).collect::<Vec<_>>(), k, seed),
+        Some(g) => folds::grouped(&g.keys(rows.iter().copied()), k, seed),
         None => folds::shuffled(rows.len(), k, seed),
     };
     let (mut solo, mut base) = (0, 0);

@@ -10,6 +10,11 @@ use crate::sample::{MraRule, NumericScoring, Sample};
 pub enum GroupBy {
     /// Questions on the same image (first image's sha256, else its path).
     Image,
+    /// Questions on near-duplicate images: the first images' perceptual hashes
+    /// (`phash`) within this many bits of 64 join one cluster (connected
+    /// components among the questions grouped together). A question whose image
+    /// has no hash is grouped as with [`GroupBy::Image`].
+    ImageCluster(u32),
     /// Questions with the same text (and context): contrastive sets ask one
     /// question of two images with opposite answers, and a held-out twin must
     /// not be predicted from its sibling.
@@ -19,19 +24,43 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
-    /// Parses `image`, `question` or `meta:FIELD`.
+    /// Parses `image`, `image-cluster`, `image-cluster:BITS`, `question` or `meta:FIELD`.
     pub fn parse(s: &str) -> std::result::Result<GroupBy, String> {
+        use crate::sample::image_hash::{DEFAULT_THRESHOLD, MAX_THRESHOLD};
         match s.split_once(':') {
             None if s == "image" => Ok(GroupBy::Image),
+            None if s == "image-cluster" => Ok(GroupBy::ImageCluster(DEFAULT_THRESHOLD)),
             None if s == "question" => Ok(GroupBy::Question),
+            Some(("image-cluster", bits)) => match bits.parse::<u32>() {
+                Ok(t) if t <= MAX_THRESHOLD => Ok(GroupBy::ImageCluster(t)),
+                _ => Err(format!(
+                    "group-by \"{s}\": the Hamming threshold \"{bits}\" is not a whole number of bits from 0 to \
+                     {MAX_THRESHOLD} (default {DEFAULT_THRESHOLD})"
+                )),
+            },
             Some(("meta", field)) if !field.is_empty() => Ok(GroupBy::Meta(field.to_string())),
-            _ => Err(format!("group-by \"{s}\" is not \"image\", \"question\" or \"meta:FIELD\"")),
+            _ => Err(format!(
+                "group-by \"{s}\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"question\" or \
+                 \"meta:FIELD\""
+            )),
         }
     }
 
-    pub fn key(&self, s: &Sample) -> String {
+    /// The setting as written in a pipeline file.
+    pub fn name(&self) -> String {
         match self {
-            GroupBy::Image => s
+            GroupBy::Image => "image".to_string(),
+            GroupBy::ImageCluster(t) => format!("image-cluster:{t}"),
+            GroupBy::Question => "question".to_string(),
+            GroupBy::Meta(f) => format!("meta:{f}"),
+        }
+    }
+
+    /// The group of one question on its own (near-duplicate clusters need the
+    /// others: see [`GroupBy::keys`]).
+    fn key(&self, s: &Sample) -> String {
+        match self {
+            GroupBy::Image | GroupBy::ImageCluster(_) => s
                 .images
                 .first()
                 .and_then(|i| i.sha256.clone().or_else(|| i.path.clone()))
@@ -40,6 +69,96 @@ impl GroupBy {
                 format!("{}\u{1f}{}", normalize(&s.question), s.context.as_deref().map(normalize).unwrap_or_default())
             }
             GroupBy::Meta(field) => s.meta.get(field).cloned().unwrap_or_else(|| format!("id:{}", s.id)),
+        }
+    }
+
+    /// The group of each of `samples`, in order. Near-duplicate clusters are
+    /// found among these samples' images, so the keys of a subset may join
+    /// fewer questions than those of the whole set; a cluster's key is the
+    /// `image` key of one of its questions.
+    pub fn keys<'a>(&self, samples: impl IntoIterator<Item = &'a Sample>) -> Vec<String> {
+        let samples: Vec<&Sample> = samples.into_iter().collect();
+        let &GroupBy::ImageCluster(threshold) = self else {
+            return samples.iter().map(|s| self.key(s)).collect();
+        };
+        let hashes = first_image_hashes(&samples);
+        let mut distinct: Vec<u64> = hashes.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let roots = crate::sample::image_hash::cluster_roots(&distinct, threshold);
+        // A cluster is named by the smallest image key among its questions, so
+        // where nothing joins, the groups (and the folds) are `image`'s.
+        let own: Vec<String> = samples.iter().map(|s| self.key(s)).collect();
+        let mut name: std::collections::HashMap<usize, &str> = std::collections::HashMap::new();
+        let root_of = |h: &u64| roots[distinct.binary_search(h).unwrap_or(0)];
+        for (k, h) in own.iter().zip(&hashes) {
+            if let Some(h) = h {
+                let e = name.entry(root_of(h)).or_insert(k);
+                if k.as_str() < *e {
+                    *e = k;
+                }
+            }
+        }
+        own.iter()
+            .zip(&hashes)
+            .map(|(k, h)| h.as_ref().map_or_else(|| k.clone(), |h| name[&root_of(h)].to_string()))
+            .collect()
+    }
+}
+
+/// Each sample's first image's perceptual hash, when it has one that reads.
+fn first_image_hashes(samples: &[&Sample]) -> Vec<Option<u64>> {
+    samples
+        .iter()
+        .map(|s| s.images.first().and_then(|i| i.phash.as_deref()).and_then(crate::sample::image_hash::from_hex))
+        .collect()
+}
+
+/// How near-duplicate images joined the questions of a set into clusters.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ImageClusterCount {
+    /// The Hamming threshold, in bits of 64.
+    pub threshold: u32,
+    /// Distinct images (by sha256, else path) that are some question's first image.
+    pub images: usize,
+    /// Of those, images with a perceptual hash.
+    pub hashed: usize,
+    /// Clusters that join more than one distinct image.
+    pub joining: usize,
+    /// Images in those clusters.
+    pub images_joined: usize,
+    /// TsT-RF's blind accuracy (weighted) with the folds grouped by image
+    /// instead, to compare with the run's own; measured only when some cluster
+    /// joins images (otherwise the groups, and the folds, are the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blind_grouped_by_image: Option<f64>,
+}
+
+impl ImageClusterCount {
+    /// The clusters of `samples`' first images at `threshold`.
+    pub fn of(samples: &[&Sample], threshold: u32) -> ImageClusterCount {
+        let image_keys = GroupBy::Image.keys(samples.iter().copied());
+        let cluster_keys = GroupBy::ImageCluster(threshold).keys(samples.iter().copied());
+        let hashes = first_image_hashes(samples);
+        let mut per_cluster: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
+        let mut hashed = std::collections::BTreeSet::new();
+        for ((image, cluster), h) in image_keys.iter().zip(&cluster_keys).zip(&hashes) {
+            if image.starts_with("id:") {
+                continue;
+            }
+            per_cluster.entry(cluster).or_default().insert(image);
+            if h.is_some() {
+                hashed.insert(image.as_str());
+            }
+        }
+        let joining: Vec<usize> = per_cluster.values().map(|v| v.len()).filter(|&n| n > 1).collect();
+        ImageClusterCount {
+            threshold,
+            images: per_cluster.values().map(|v| v.len()).sum(),
+            hashed: hashed.len(),
+            joining: joining.len(),
+            images_joined: joining.iter().sum(),
+            blind_grouped_by_image: None,
         }
     }
 }
@@ -253,4 +372,90 @@ impl Default for DiagnoseConfig {
             folds_given: None,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::ImageRef;
+
+    fn on_image(id: &str, sha: &str, phash: Option<&str>) -> Sample {
+        let mut s = Sample::new(id, "q", "a");
+        s.images.push(ImageRef { sha256: Some(sha.into()), phash: phash.map(str::to_string), ..Default::default() });
+        s
+    }
+
+    /// Two copies of one image (2 bits apart, other bytes) share a group; a
+    /// third image 6 bits from the first (8 from the second) joins them; a far
+    /// one and an unhashed one keep their own.
+    #[test]
+    fn image_clusters_join_near_duplicate_images_transitively() {
+        let samples = [
+            on_image("1", "a", Some("0000000000000000")),
+            on_image("2", "b", Some("0000000000000003")),
+            on_image("3", "c", Some("00000000000000fc")),
+            on_image("4", "d", Some("ffffffffffffffff")),
+            on_image("5", "e", None),
+            on_image("6", "a", Some("0000000000000000")),
+        ];
+        let keys = GroupBy::parse("image-cluster").unwrap().keys(&samples);
+        assert_eq!(keys[0], keys[1]);
+        assert_eq!(keys[1], keys[2]);
+        assert_eq!(keys[0], keys[5]);
+        assert_ne!(keys[0], keys[3]);
+        assert_eq!(keys[4], "e");
+        // At 2 bits the third image stays apart.
+        let keys = GroupBy::parse("image-cluster:2").unwrap().keys(&samples);
+        assert_eq!(keys[0], keys[1]);
+        assert_ne!(keys[1], keys[2]);
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let c = ImageClusterCount::of(&refs, DEFAULT);
+        assert_eq!((c.images, c.hashed, c.joining, c.images_joined), (5, 4, 1, 3));
+    }
+
+    /// With clusters that join images, the blind accuracy grouped by image is
+    /// measured beside the run's and is exactly what a run grouped by image
+    /// gives; with none joining it is not measured (the folds are the same).
+    #[test]
+    fn image_cluster_runs_state_the_blind_accuracy_grouped_by_image() {
+        let words = ["left", "right", "upper", "lower", "middle", "outer"];
+        let make = |join: bool| -> Vec<Sample> {
+            (0..48)
+                .map(|i| {
+                    // Pairs of images 1 bit apart (joined) or 32 bits apart (not).
+                    let base = (i / 2) as u64 * 0x0101_0101_0101_0101;
+                    let h = if i % 2 == 1 { base ^ if join { 1 } else { 0xffff_ffff } } else { base };
+                    let mut s = on_image(&format!("{i}"), &format!("sha{i}"), Some(&format!("{h:016x}")));
+                    s.question = format!("Is the {} lobe clear?", words[i % 6]);
+                    s.answer = if i % 3 == 0 { "no" } else { "yes" }.into();
+                    s.answer_format = crate::sample::AnswerFormat::YesNo;
+                    s
+                })
+                .collect()
+        };
+        let cfg = DiagnoseConfig { trees: 10, group_by: Some(GroupBy::ImageCluster(DEFAULT)), ..Default::default() };
+        let joined = make(true);
+        let d = crate::diagnose::diagnose(&joined, &cfg);
+        let c = d.image_clusters.clone().unwrap();
+        assert_eq!((c.images, c.joining, c.images_joined), (48, 24, 48));
+        let by_image =
+            crate::diagnose::diagnose(&joined, &DiagnoseConfig { group_by: Some(GroupBy::Image), ..cfg.clone() });
+        assert_eq!(c.blind_grouped_by_image, Some(by_image.weighted));
+        let apart = crate::diagnose::diagnose(&make(false), &cfg).image_clusters.unwrap();
+        assert_eq!((apart.joining, apart.blind_grouped_by_image), (0, None));
+    }
+
+    #[test]
+    fn image_cluster_thresholds_are_checked() {
+        assert_eq!(GroupBy::parse("image-cluster:12"), Ok(GroupBy::ImageCluster(12)));
+        assert_eq!(GroupBy::parse("image-cluster").unwrap().name(), "image-cluster:6");
+        let e = GroupBy::parse("image-cluster:13").unwrap_err();
+        assert_eq!(
+            e,
+            "group-by \"image-cluster:13\": the Hamming threshold \"13\" is not a whole number of bits from 0 to 12 \
+             (default 6)"
+        );
+    }
+
+    const DEFAULT: u32 = crate::sample::image_hash::DEFAULT_THRESHOLD;
 }

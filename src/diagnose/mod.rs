@@ -31,7 +31,7 @@ mod score;
 pub mod tst_embed;
 pub mod verdict;
 
-pub use config::{Combine, DiagnoseConfig, FoldsGiven, GroupBy, Method};
+pub use config::{Combine, DiagnoseConfig, FoldsGiven, GroupBy, ImageClusterCount, Method};
 pub use leakage::{check_leakage, perturb_answer};
 pub use run::*;
 pub use score::*;

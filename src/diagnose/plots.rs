@@ -590,6 +590,7 @@ mod tests {
             tst_embed: None,
             audit: Vec::new(),
             null: None,
+            image_clusters: None,
         }
     }
 

@@ -94,6 +94,9 @@ pub struct DiagnoseReport {
     pub suspect_features: Option<Vec<SuspectFeature>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta_audit: Option<MetaAudit>,
+    /// With `group-by = "image-cluster"`: how near-duplicate images joined questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_clusters: Option<super::config::ImageClusterCount>,
     /// With `method = "both"`: how s(x) combines the two methods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s: Option<String>,
@@ -257,6 +260,7 @@ impl DiagnoseReport {
         let audited = !d.audit.is_empty();
         let verdict = super::verdict::Verdict::of(d);
         DiagnoseReport {
+            image_clusters: d.image_clusters.clone(),
             method: cfg.method.as_str().into(),
             n_samples: d.n_samples,
             blind_accuracy: headline(d),
@@ -271,11 +275,7 @@ impl DiagnoseReport {
                 folds: cfg.folds,
                 repeats: cfg.repeats,
                 seed: cfg.seed,
-                group_by: cfg.group_by.as_ref().map(|g| match g {
-                    GroupBy::Image => "image".to_string(),
-                    GroupBy::Question => "question".to_string(),
-                    GroupBy::Meta(f) => format!("meta:{f}"),
-                }),
+                group_by: cfg.group_by.as_ref().map(GroupBy::name),
                 trees: cfg.trees,
                 regression_trees: cfg.regression_trees,
                 numeric: cfg.numeric.name(),

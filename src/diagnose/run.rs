@@ -132,7 +132,24 @@ pub(super) fn prediction_text(format: AnswerFormat, s: &Sample, name: Option<&st
 
 /// Runs TsT-RF over every (question type, answer format) group.
 pub fn diagnose(samples: &[Sample], cfg: &DiagnoseConfig) -> Diagnosis {
-    diagnose_groups(&samples.iter().collect::<Vec<_>>(), cfg, None)
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let mut d = diagnose_groups(&refs, cfg, None);
+    count_image_clusters(&mut d, &refs, cfg);
+    d
+}
+
+/// With `group-by = "image-cluster"`, how the images of the whole set cluster
+/// and, when some cluster joins images, the blind accuracy with folds grouped
+/// by image instead (stated by the report and the card).
+fn count_image_clusters(d: &mut Diagnosis, samples: &[&Sample], cfg: &DiagnoseConfig) {
+    if let Some(super::GroupBy::ImageCluster(t)) = cfg.group_by {
+        let mut c = super::config::ImageClusterCount::of(samples, t);
+        if c.joining > 0 {
+            let by_image = DiagnoseConfig { group_by: Some(super::GroupBy::Image), ..cfg.clone() };
+            c.blind_grouped_by_image = Some(diagnose_groups(samples, &by_image, None).weighted);
+        }
+        d.image_clusters = Some(c);
+    }
 }
 
 /// The TsT-RF results of groups from earlier runs on a shrinking set (IBP's
@@ -288,6 +305,7 @@ pub(super) fn diagnose_groups(
         tst_embed: None,
         audit: Vec::new(),
         null: None,
+        image_clusters: None,
     }
 }
 
@@ -302,7 +320,10 @@ pub fn diagnose_with(
     cfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
 ) -> crate::error::Result<Diagnosis> {
-    diagnose_with_cache(&samples.iter().collect::<Vec<_>>(), cfg, emb, &mut GroupCache::default())
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let mut d = diagnose_with_cache(&refs, cfg, emb, &mut GroupCache::default())?;
+    count_image_clusters(&mut d, &refs, cfg);
+    Ok(d)
 }
 
 /// [`diagnose_with`], with TsT-RF's groups reused from `cache` where unchanged (see
@@ -354,7 +375,7 @@ pub fn assign_folds(group: &[&Sample], format: AnswerFormat, repeat: usize, cfg:
     let k = cfg.folds.clamp(2, group.len().max(2));
     let seed = cfg.seed.wrapping_add(repeat as u64);
     match (&cfg.group_by, strata(group, format)) {
-        (Some(g), _) => folds::grouped(&group.iter().map(|s| g.key(s)).collect::<Vec<_>>(), k, seed),
+        (Some(g), _) => folds::grouped(&g.keys(group.iter().copied()), k, seed),
         (None, Some(labels)) => folds::stratified(&labels, k, seed),
         (None, None) => folds::shuffled(group.len(), k, seed),
     }

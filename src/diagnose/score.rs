@@ -134,6 +134,10 @@ pub struct Diagnosis {
     /// The label-permutation null ([`super::null`]), when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub null: Option<super::null::Null>,
+    /// With `group-by = "image-cluster"`: how near-duplicate images joined the
+    /// questions diagnosed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_clusters: Option<super::config::ImageClusterCount>,
 }
 
 impl Diagnosis {
@@ -209,7 +213,8 @@ pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
 pub fn interval(rows: &[ScoreRow], samples: &[&Sample], cfg: &super::DiagnoseConfig) -> (f64, f64) {
     match &cfg.group_by {
         Some(g) => {
-            let cluster_of: HashMap<&str, String> = samples.iter().map(|s| (s.id.as_str(), g.key(s))).collect();
+            let cluster_of: HashMap<&str, String> =
+                samples.iter().map(|s| s.id.as_str()).zip(g.keys(samples.iter().copied())).collect();
             cluster_bootstrap_ci(rows, cfg.seed, &cluster_of)
         }
         None => bootstrap_ci(rows, cfg.seed),

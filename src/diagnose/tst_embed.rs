@@ -432,6 +432,7 @@ pub fn tst_embed(
         tst_embed: None,
         audit: Vec::new(),
         null: None,
+        image_clusters: None,
     };
     Ok(TstEmbed { diagnosis, skipped })
 }

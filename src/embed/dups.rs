@@ -244,6 +244,8 @@ pub struct DupsReport {
     pub exact_clusters: Vec<Vec<String>>,
     pub near_clusters: Vec<Vec<String>>,
     pub pairs: Vec<ReportPair>,
+    /// Near-duplicate images, when the images were compared.
+    pub images: Option<super::image_dups::ImageDups>,
 }
 
 /// Embeddings of the benchmark (and the training split) for the near search.
@@ -326,6 +328,7 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, near: Option<NearInput<'_
         exact_clusters: exact.iter().map(|g| ids(g, test)).collect(),
         near_clusters,
         pairs,
+        images: None,
     })
 }
 
@@ -371,6 +374,7 @@ impl DupsReport {
                 "near_pairs": self.threshold.map(|_| self.count("train-near")),
                 "samples_with_near_copy": self.threshold.map(|_| self.test_ids_with("train-near")),
             })),
+            "images": self.images.as_ref().map(super::image_dups::ImageDups::to_json),
         })
     }
 

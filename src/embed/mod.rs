@@ -13,6 +13,7 @@
 pub mod bert;
 pub mod cache;
 pub mod dups;
+pub mod image_dups;
 pub mod minilm;
 pub mod model;
 pub mod output;

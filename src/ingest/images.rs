@@ -1,8 +1,9 @@
 //! Image resolution: each sample's image names → files under the pipeline's
 //! image folder (found by relative path, else by file name anywhere below it,
-//! walked once with `walkdir`), with sha256, width and height. Dimensions come
-//! from the header (`imagesize`), never a full decode. A file reached through a
-//! symbolic link must lie inside the image folder too.
+//! walked once with `walkdir`), with sha256, width and height, and the
+//! perceptual hashes of the decoded pixels (`image_hasher`). Dimensions and the
+//! pixel limit come from the header (`imagesize`), before anything is decoded.
+//! A file reached through a symbolic link must lie inside the image folder too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::mapping::{ImageSpec, Mapped};
 use crate::error::{Problem, display_path};
-use crate::sample::ImageRef;
+use crate::sample::{ImageRef, image_hash};
 
 /// The largest image blindspot accepts by default, in pixels (a 10,000 × 10,000
 /// scan, 400 MB once decoded to RGBA); `[ingest] max-image-pixels` sets another
@@ -25,9 +26,47 @@ struct Facts {
     sha256: String,
     width: u32,
     height: u32,
-    /// Why its pixel data does not decode, when its header does (PNG only: the
-    /// one format blindspot holds a decoder for).
+    /// Why its pixel data does not decode, when its header does.
     body_error: Option<String>,
+    /// (phash, dhash) of the decoded image; `None` when it does not decode or
+    /// is in a format blindspot reads the header of but cannot decode.
+    hashes: Option<(u64, u64)>,
+    /// The format, when it is one blindspot cannot decode (no hashes then).
+    undecoded_format: Option<String>,
+}
+
+/// The perceptual hashes of a decoded image, both 8 × 8 on its grayscale
+/// (converted once): DCT thresholded at the median (`phash`) and the row
+/// differences (`dhash`), as `image_hasher` computes them.
+pub fn perceptual_hashes(img: &image::DynamicImage) -> (u64, u64) {
+    use image_hasher::{HashAlg, HasherConfig};
+    thread_local! {
+        static HASHERS: (image_hasher::Hasher, image_hasher::Hasher) = (
+            HasherConfig::new().hash_size(8, 8).hash_alg(HashAlg::Median).preproc_dct().to_hasher(),
+            HasherConfig::new().hash_size(8, 8).hash_alg(HashAlg::Gradient).to_hasher(),
+        );
+    }
+    let gray = image::DynamicImage::ImageLuma8(img.to_luma8());
+    let word = |h: image_hasher::ImageHash| {
+        let b = h.as_bytes();
+        b.iter().take(8).fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    };
+    HASHERS.with(|(p, d)| (word(p.hash_image(&gray)), word(d.hash_image(&gray))))
+}
+
+/// Decodes an image (its size already checked against the pixel limit) and
+/// hashes it: `Ok(None)` for a format blindspot has no decoder for.
+fn decode_and_hash(bytes: &[u8]) -> Result<Option<(u64, u64)>, String> {
+    let reader =
+        image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format().map_err(|e| e.to_string())?;
+    if reader.format().is_none() {
+        return Ok(None);
+    }
+    match reader.decode() {
+        Ok(img) => Ok(Some(perceptual_hashes(&img))),
+        Err(image::ImageError::Unsupported(_)) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Whether a PNG's pixel data decodes to its end: a truncated or damaged body
@@ -70,11 +109,25 @@ fn facts(bytes: &[u8], max_pixels: u64) -> Result<Facts, String> {
             pixel_count(max_pixels)
         ));
     }
+    let mut body_error = png_body_error(bytes);
+    let (mut hashes, mut undecoded_format) = (None, None);
+    if body_error.is_none() {
+        match decode_and_hash(bytes) {
+            Ok(Some(h)) => hashes = Some(h),
+            Ok(None) => {
+                undecoded_format =
+                    Some(imagesize::image_type(bytes).map_or_else(|_| "unknown".to_string(), |t| format!("{t:?}")))
+            }
+            Err(why) => body_error = Some(why),
+        }
+    }
     Ok(Facts {
         sha256: hex::encode(Sha256::digest(bytes)),
         width: u32::try_from(size.width).unwrap_or(u32::MAX),
         height: u32::try_from(size.height).unwrap_or(u32::MAX),
-        body_error: png_body_error(bytes),
+        body_error,
+        hashes,
+        undecoded_format,
     })
 }
 
@@ -135,12 +188,23 @@ pub struct Resolver {
     max_pixels: u64,
     /// Images whose header reads but whose pixel data does not decode, with why.
     pub undecodable: BTreeMap<String, String>,
+    /// Images in a format whose header reads but which is not decoded (so not
+    /// hashed), with the format.
+    pub unhashed: BTreeMap<String, String>,
 }
 
 impl Resolver {
     pub fn new(dir: Option<PathBuf>, names_only: bool, max_pixels: u64) -> Resolver {
         let real_dir = dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()));
-        Resolver { dir, real_dir, index: None, names_only, max_pixels, undecodable: BTreeMap::new() }
+        Resolver {
+            dir,
+            real_dir,
+            index: None,
+            names_only,
+            max_pixels,
+            undecodable: BTreeMap::new(),
+            unhashed: BTreeMap::new(),
+        }
     }
 
     /// Resolves every sample's images in place; returns (sample index, problem) pairs.
@@ -298,12 +362,19 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
                                 .entry(relative(dir.unwrap_or(Path::new("")), file))
                                 .or_insert_with(|| why.clone());
                         }
+                        if let Some(format) = &f.undecoded_format {
+                            r.unhashed
+                                .entry(relative(dir.unwrap_or(Path::new("")), file))
+                                .or_insert_with(|| format.clone());
+                        }
                         refs.push(ImageRef {
                             path: Some(relative(dir.unwrap_or(Path::new("")), file)),
                             bytes: None,
                             sha256: Some(f.sha256.clone()),
                             width: Some(f.width),
                             height: Some(f.height),
+                            phash: f.hashes.map(|h| image_hash::to_hex(h.0)),
+                            dhash: f.hashes.map(|h| image_hash::to_hex(h.1)),
                             source: Some(file.clone()),
                         })
                     }
@@ -340,6 +411,9 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
                             let name = format!("{} (embedded)", m.loc);
                             r.undecodable.entry(name).or_insert_with(|| why.clone());
                         }
+                        if let Some(format) = &f.undecoded_format {
+                            r.unhashed.entry(format!("{} (embedded)", m.loc)).or_insert_with(|| format.clone());
+                        }
                         ImageRef {
                             // The path of embedded bytes is a label, never opened; one that
                             // leaves its root keeps its file name only, as Hugging Face
@@ -355,6 +429,8 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
                             sha256: Some(f.sha256),
                             width: Some(f.width),
                             height: Some(f.height),
+                            phash: f.hashes.map(|h| image_hash::to_hex(h.0)),
+                            dhash: f.hashes.map(|h| image_hash::to_hex(h.1)),
                             source: None,
                         }
                     }),

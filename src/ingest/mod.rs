@@ -688,6 +688,18 @@ fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()
             if undecodable.len() > 10 { ", ..." } else { "" }
         );
     }
+    let unhashed = &run.resolver.unhashed;
+    if !unhashed.is_empty() {
+        let names: Vec<String> = unhashed.iter().take(10).map(|(f, format)| format!("{f} ({format})")).collect();
+        eprintln!(
+            "warning: ingest: {} image{} in a format blindspot reads the size of but does not decode, so without a \
+             perceptual hash (near-duplicate search and group-by \"image-cluster\" treat each as unique): {}{}",
+            unhashed.len(),
+            if unhashed.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if unhashed.len() > 10 { ", ..." } else { "" }
+        );
+    }
     stats.notes = run.notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
     for n in &stats.notes {
         eprintln!(

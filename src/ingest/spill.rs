@@ -290,6 +290,8 @@ mod tests {
             sha256: Some("ab".into()),
             width: Some(1),
             height: Some(2),
+            phash: tag.is_multiple_of(2).then(|| format!("{tag:016x}")),
+            dhash: None,
             source: tag.is_multiple_of(3).then(|| PathBuf::from(format!("/imgs/{tag}.png"))),
         });
         s

@@ -44,7 +44,13 @@ pub fn hf_features() -> serde_json::Value {
         "answer_format": value("string"),
         "images": {"feature": {"_type": "Image"}, "_type": "List"},
         "image_facts": {
-            "feature": {"sha256": value("string"), "width": value("int32"), "height": value("int32")},
+            "feature": {
+                "sha256": value("string"),
+                "width": value("int32"),
+                "height": value("int32"),
+                "phash": value("string"),
+                "dhash": value("string"),
+            },
             "_type": "List"
         },
         "meta": {"feature": {"key": value("string"), "value": value("string")}, "_type": "List"},
@@ -324,6 +330,18 @@ fn struct_field<'a, T: 'static>(path: &Path, st: &'a StructArray, name: &str) ->
         .ok_or_else(|| not_canonical(path, format!("struct field \"{name}\" missing or of another type")))
 }
 
+/// A struct field that older files lack: `None` when absent, an error when of another type.
+fn optional_struct_field<'a, T: 'static>(path: &Path, st: &'a StructArray, name: &str) -> Result<Option<&'a T>> {
+    match st.column_by_name(name) {
+        None => Ok(None),
+        Some(c) => c
+            .as_any()
+            .downcast_ref::<T>()
+            .map(Some)
+            .ok_or_else(|| not_canonical(path, format!("struct field \"{name}\" is of another type"))),
+    }
+}
+
 fn list_values(list: &ListArray, i: usize) -> ArrayRef {
     list.value(i)
 }
@@ -386,6 +404,9 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
             let sha = struct_field::<StringArray>(path, facts, "sha256")?;
             let width = struct_field::<Int32Array>(path, facts, "width")?;
             let height = struct_field::<Int32Array>(path, facts, "height")?;
+            // Files written before images were hashed have no hash fields.
+            let phash = optional_struct_field::<StringArray>(path, facts, "phash")?;
+            let dhash = optional_struct_field::<StringArray>(path, facts, "dhash")?;
             let m = &struct_list(path, meta, i, "meta")?;
             let mk = struct_field::<StringArray>(path, m, "key")?;
             let mv = struct_field::<StringArray>(path, m, "value")?;
@@ -407,6 +428,8 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
                         sha256: str_at(sha, j),
                         width: (!width.is_null(j)).then(|| width.value(j) as u32),
                         height: (!height.is_null(j)).then(|| height.value(j) as u32),
+                        phash: phash.and_then(|a| str_at(a, j)),
+                        dhash: dhash.and_then(|a| str_at(a, j)),
                         source: None,
                     })
                     .collect(),
@@ -441,6 +464,8 @@ mod tests {
             sha256: Some("h".into()),
             width: Some(2),
             height: Some(1),
+            phash: Some("00000000000000ab".into()),
+            dhash: None,
             source: None,
         });
         s.variant = Some("option_shuffle".into());

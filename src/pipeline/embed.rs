@@ -78,7 +78,16 @@ pub fn leakage(
         }),
         _ => None,
     };
-    let report = crate::embed::dups::find(samples, train.as_deref(), near)?;
+    let mut report = crate::embed::dups::find(samples, train.as_deref(), near)?;
+    // Near-duplicate images, reported (never pruned): a benchmark with images only.
+    if samples.iter().any(|s| !s.images.is_empty()) {
+        report.images = Some(crate::embed::image_dups::find(
+            samples,
+            train.as_deref(),
+            None,
+            crate::sample::image_hash::DEFAULT_THRESHOLD,
+        ));
+    }
     let removed = if plan.prune { dedup(samples, &report) } else { Vec::new() };
     Ok(Some((report, removed)))
 }

@@ -46,11 +46,11 @@ type GroupKey = (Option<String>, AnswerFormat);
 fn units_of(samples: &[Sample], grouping: Option<&crate::diagnose::GroupBy>) -> Vec<Vec<usize>> {
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
-    for (i, s) in samples.iter().enumerate() {
-        let key = match grouping {
-            Some(g) => g.key(s),
-            None => format!("id:{}", s.id),
-        };
+    let keys = match grouping {
+        Some(g) => g.keys(samples),
+        None => samples.iter().map(|s| format!("id:{}", s.id)).collect(),
+    };
+    for (i, key) in keys.into_iter().enumerate() {
         let u = *index.entry(key).or_insert_with(|| {
             members.push(Vec::new());
             members.len() - 1

@@ -21,6 +21,7 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
     let grouping = match &cfg.group_by {
         None => "stratified folds".to_string(),
         Some(GroupBy::Image) => "folds grouped by image".to_string(),
+        Some(GroupBy::ImageCluster(t)) => format!("folds grouped by near-duplicate image (phash within {t} bits)"),
         Some(GroupBy::Question) => "folds grouped by question text".to_string(),
         Some(GroupBy::Meta(f)) => format!("folds grouped by {}", md::code(f)),
     };
@@ -41,6 +42,26 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
         pct(d.majority),
         crate::diagnose::report::departures(cfg).join("; ")
     );
+    if let Some(c) = &d.image_clusters {
+        let _ = writeln!(
+            out,
+            "Near-duplicate images (perceptual hash within {} bits of 64): {} cluster(s) join more than one image \
+             ({} of the {} distinct images; {} images have a hash), so their questions share a fold. {}\n",
+            c.threshold,
+            c.joining,
+            c.images_joined,
+            c.images,
+            c.hashed,
+            match c.blind_grouped_by_image {
+                Some(b) => format!(
+                    "With folds grouped by image instead, blind accuracy would be {} ({} here).",
+                    pct(b),
+                    pct(d.weighted)
+                ),
+                None => "No cluster joins two images, so the folds are those of grouping by image.".to_string(),
+            }
+        );
+    }
     let _ = writeln!(out, "**Verdict:** {}\n", crate::diagnose::verdict::Verdict::of(d).sentence);
     out.push_str(
         "| question type | format | questions | blind | chance | majority | null mean (95th pct) | p | top feature |\n\
@@ -221,6 +242,32 @@ fn duplicates_section(out: &mut String, e: &super::EmbedStage) {
         );
         if r.threshold.is_some() {
             let _ = write!(out, ", {} a near copy", j["train"]["samples_with_near_copy"]);
+        }
+        out.push('.');
+    }
+    if let Some(im) = &r.images {
+        let _ = write!(
+            out,
+            " Images: {} near-duplicate clusters of {} distinct images (perceptual hash within {} bits of 64; {} \
+             images hashed)",
+            im.clusters.len(),
+            im.images,
+            im.threshold,
+            im.hashed
+        );
+        for c in im.clusters.iter().take(10) {
+            let names: Vec<String> = c
+                .iter()
+                .map(|e| format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), e.ids.join(", ")))
+                .collect();
+            let _ = write!(out, "; {}", names.join(" ~ "));
+        }
+        if im.clusters.len() > 10 {
+            out.push_str("; ...");
+        }
+        if let Some((n, m)) = &im.train {
+            let matched = crate::embed::image_dups::ImageDups::matched(m);
+            let _ = write!(out, "; {matched} benchmark images are near one of the {n} training images");
         }
         out.push('.');
     }
@@ -736,7 +783,7 @@ fn features_yaml(out: &mut String) {
     out.push_str("  - name: answer_index\n    dtype: int32\n");
     out.push_str("  - name: answer_format\n    dtype: string\n");
     out.push_str("  - name: images\n    list: image\n");
-    out.push_str("  - name: image_facts\n    list:\n    - name: sha256\n      dtype: string\n    - name: width\n      dtype: int32\n    - name: height\n      dtype: int32\n");
+    out.push_str("  - name: image_facts\n    list:\n    - name: sha256\n      dtype: string\n    - name: width\n      dtype: int32\n    - name: height\n      dtype: int32\n    - name: phash\n      dtype: string\n    - name: dhash\n      dtype: string\n");
     out.push_str(
         "  - name: meta\n    list:\n    - name: key\n      dtype: string\n    - name: value\n      dtype: string\n",
     );

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::{ConfigInfo, Stages, VariantInfo};
+use crate::embed::image_dups::{ImageDups, ImageEntry, ImageMatch};
 use crate::io::escape::html::{inline, text as escape};
 use crate::spec::Pipeline;
 
@@ -348,6 +349,9 @@ pub fn render(
             );
         }
     }
+    if let Some(im) = stages.embed.and_then(|e| e.dups.as_ref()).and_then(|r| r.images.as_ref()) {
+        image_dups(&mut out, im, &has);
+    }
     if !variants.is_empty() {
         out.push_str(
             "<h2>Stress-test variants</h2>\n<table><tr><th>kind</th><th>expected</th><th>rows</th><th>config</th></tr>\n",
@@ -369,4 +373,71 @@ pub fn render(
          </body></html>\n",
     );
     out
+}
+
+/// Clusters and training matches shown in the page (each with thumbnails).
+const MAX_SHOWN_CLUSTERS: usize = 10;
+
+/// The benchmark images the page shows: the members of the first clusters and
+/// the first images near a training image or a listed hash, in that order.
+pub fn shown_images(im: &ImageDups) -> Vec<&ImageEntry> {
+    let mut shown: Vec<&ImageEntry> = im.clusters.iter().take(MAX_SHOWN_CLUSTERS).flatten().collect();
+    let matches = im.train.iter().flat_map(|(_, m)| m).chain(im.listed.iter().flat_map(|(_, _, m)| m));
+    shown.extend(matches.take(MAX_SHOWN_CLUSTERS).map(|m| &m.image));
+    shown
+}
+
+/// The thumbnail's file in `report/`: by the image's sha256 (else its perceptual
+/// hash), so one image shown twice is written once.
+pub fn thumbnail_name(e: &ImageEntry) -> String {
+    let key = e.sha256.as_deref().map_or(e.phash.as_str(), |s| &s[..s.len().min(16)]);
+    format!("thumbnails/{key}.png")
+}
+
+/// One image: its thumbnail when written, its path and the questions showing it.
+fn image_cell(e: &ImageEntry, has: &dyn Fn(&str) -> bool) -> String {
+    let name = thumbnail_name(e);
+    let path = escape(e.path.as_deref().unwrap_or("(no path)"));
+    let thumb = if has(&name) { format!("<img src=\"{name}\" alt=\"{path}\"><br>") } else { String::new() };
+    format!("{thumb}<code>{path}</code><br>{}", escape(&e.ids.join(", ")))
+}
+
+/// `Near-duplicate images`: the first clusters and training matches with thumbnails.
+fn image_dups(out: &mut String, im: &ImageDups, has: &dyn Fn(&str) -> bool) {
+    let _ = writeln!(
+        out,
+        "<h3>Near-duplicate images</h3>\n<p>{} clusters of {} distinct images (perceptual hash within {} bits of 64; {} \
+         images hashed); all of them in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.</p>",
+        im.clusters.len(),
+        im.images,
+        im.threshold,
+        im.hashed
+    );
+    if !im.clusters.is_empty() {
+        out.push_str("<table><tr><th>cluster</th><th>images (questions)</th></tr>\n");
+        for (k, c) in im.clusters.iter().take(MAX_SHOWN_CLUSTERS).enumerate() {
+            let cells: Vec<String> = c.iter().map(|e| image_cell(e, has)).collect();
+            let _ = writeln!(out, "<tr><td class=\"n\">{}</td><td>{}</td></tr>", k + 1, cells.join("</td><td>"));
+        }
+        out.push_str("</table>\n");
+    }
+    let matches: Vec<&ImageMatch> =
+        im.train.iter().flat_map(|(_, m)| m).chain(im.listed.iter().flat_map(|(_, _, m)| m)).collect();
+    if !matches.is_empty() {
+        out.push_str("<table><tr><th>benchmark image (questions)</th><th>near</th><th>bits</th></tr>\n");
+        for m in matches.iter().take(MAX_SHOWN_CLUSTERS) {
+            let near = match (&m.train, &m.listed) {
+                (Some(t), _) => format!("training image <code>{}</code>", escape(t.path.as_deref().unwrap_or("?"))),
+                (None, Some((hash, line))) => format!("listed hash <code>{}</code> (line {line})", escape(hash)),
+                (None, None) => "?".into(),
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{near}</td><td class=\"n\">{}</td></tr>",
+                image_cell(&m.image, has),
+                m.distance
+            );
+        }
+        out.push_str("</table>\n");
+    }
 }

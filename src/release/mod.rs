@@ -596,6 +596,46 @@ fn check_staged<'a>(
     ))
 }
 
+/// The longest side of a thumbnail in the report page, in pixels.
+const THUMBNAIL_SIDE: u32 = 96;
+
+/// `report/thumbnails/<file>.png`: a small PNG of each benchmark image the page
+/// shows among the near-duplicate clusters and the training matches, named by
+/// [`html::thumbnail_name`]. An image with neither bytes nor a source file, or
+/// that does not decode, gets none (the page then names it only).
+fn write_thumbnails(dir: &Path, ingested: &Ingested, im: &crate::embed::image_dups::ImageDups) -> Result<()> {
+    let shown = html::shown_images(im);
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let mut by_path: std::collections::HashMap<&str, &crate::sample::ImageRef> = std::collections::HashMap::new();
+    for s in &ingested.samples {
+        for img in &s.images {
+            if let Some(p) = img.path.as_deref() {
+                by_path.entry(p).or_insert(img);
+            }
+        }
+    }
+    let thumbs = dir.join("thumbnails");
+    for entry in shown {
+        let Some(img) = entry.path.as_deref().and_then(|p| by_path.get(p)) else { continue };
+        let bytes = match (&img.bytes, &img.source) {
+            (Some(b), _) => std::borrow::Cow::Borrowed(b.as_slice()),
+            (None, Some(src)) => std::borrow::Cow::Owned(std::fs::read(src).map_err(|err| Error::io(src, err))?),
+            (None, None) => continue,
+        };
+        let Ok(img) = image::load_from_memory(&bytes) else { continue };
+        let mut png = std::io::Cursor::new(Vec::new());
+        if img.thumbnail(THUMBNAIL_SIDE, THUMBNAIL_SIDE).to_rgb8().write_to(&mut png, image::ImageFormat::Png).is_err()
+        {
+            continue;
+        }
+        std::fs::create_dir_all(&thumbs).map_err(|err| Error::io(&thumbs, err))?;
+        write_bytes(&dir.join(html::thumbnail_name(entry)), png.get_ref())?;
+    }
+    Ok(())
+}
+
 /// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
 /// embeddings were computed).
 fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &EmbedStage) -> Result<()> {
@@ -610,6 +650,9 @@ fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &
             e.dedup_removed.iter().map(|r| serde_json::json!({"id": r.id, "reason": r.reason})).collect::<Vec<_>>()
         );
         write_json(&dir.join("duplicates.json"), &v)?;
+        if let Some(im) = &r.images {
+            write_thumbnails(dir, stages.ingested, im)?;
+        }
     }
     if let Some(emb) = &e.embeddings {
         let scores = stages.diagnosis.map(crate::diagnose::Diagnosis::sample_scores).unwrap_or_default();

@@ -7,10 +7,12 @@
 //! - `images` is `list<struct{bytes, path}>`, exactly the Arrow type `datasets`
 //!   decodes as a list of `Image`s (an extra field or a non-nullable item and it
 //!   hands back dicts), and the facts blindspot records about each image go to a
-//!   parallel column, `image_facts: list<struct{sha256, width, height}>`;
+//!   parallel column, `image_facts: list<struct{sha256, width, height, phash,
+//!   dhash}>`;
 //! - `meta` is `list<struct{key, value}>` (the physical layout of an Arrow map,
 //!   sorted by key) because `datasets` has no feature type for Arrow maps.
 
+pub mod image_hash;
 mod rules;
 pub use rules::{MraRule, NumericScoring, chance, mra, normalize_text, option_letter, parse_number};
 
@@ -68,6 +70,14 @@ pub struct ImageRef {
     pub sha256: Option<String>,
     pub width: Option<u32>,
     pub height: Option<u32>,
+    /// Perceptual hash of the decoded image: DCT, median-thresholded, 8 × 8
+    /// (`image_hasher`'s `Median` with `preproc_dct`), 16 lowercase hex digits.
+    /// Near-duplicate images are found by its Hamming distance
+    /// ([`image_hash`]). `None` when the image was not decoded.
+    pub phash: Option<String>,
+    /// Difference hash of the decoded image (`image_hasher`'s `Gradient`, 8 × 8),
+    /// 16 lowercase hex digits, for lists of hashes made with it.
+    pub dhash: Option<String>,
     /// Where the bytes can be read from (not written to data files).
     #[serde(skip)]
     #[schemars(skip)]
@@ -184,6 +194,8 @@ fn image_fact_fields() -> Fields {
         Field::new("sha256", DataType::Utf8, true),
         Field::new("width", DataType::Int32, true),
         Field::new("height", DataType::Int32, true),
+        Field::new("phash", DataType::Utf8, true),
+        Field::new("dhash", DataType::Utf8, true),
     ])
 }
 
@@ -288,6 +300,8 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
             field_builder::<StringBuilder>(facts, 0).append_option(img.sha256.as_deref());
             field_builder::<Int32Builder>(facts, 1).append_option(img.width.map(|w| w as i32));
             field_builder::<Int32Builder>(facts, 2).append_option(img.height.map(|h| h as i32));
+            field_builder::<StringBuilder>(facts, 3).append_option(img.phash.as_deref());
+            field_builder::<StringBuilder>(facts, 4).append_option(img.dhash.as_deref());
             facts.append(true);
         }
         images.append(true);

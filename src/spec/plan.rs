@@ -491,7 +491,8 @@ fn diagnose_config(
         match crate::diagnose::GroupBy::parse(g) {
             Ok(g) => cfg.group_by = Some(g),
             Err(e) => {
-                ctx.err("diagnose.group-by", e).help = Some("write \"image\", \"question\" or \"meta:FIELD\"".into())
+                ctx.err("diagnose.group-by", e).help =
+                    Some("write \"image\", \"image-cluster\", \"question\" or \"meta:FIELD\"".into())
             }
         }
     }

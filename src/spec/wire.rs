@@ -320,7 +320,9 @@ pub struct DiagnoseWire {
     /// Trees per regression forest (default 200; at most 10,000).
     #[schemars(range(min = super::bounds::REGRESSION_TREES.min, max = super::bounds::REGRESSION_TREES.max))]
     pub regression_trees: Option<usize>,
-    /// Keep related questions in one fold: `image`, `question` (same text) or `meta:FIELD`.
+    /// Keep related questions in one fold: `image`, `image-cluster` (near-duplicate
+    /// images; `image-cluster:BITS` sets the Hamming threshold, default 6), `question`
+    /// (same text) or `meta:FIELD`.
     pub group_by: Option<String>,
     /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
     #[schemars(skip)]

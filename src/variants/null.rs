@@ -130,6 +130,9 @@ fn image_ref(bytes: Vec<u8>, (width, height): (u32, u32)) -> ImageRef {
         bytes: Some(bytes),
         width: Some(width),
         height: Some(height),
+        // A drawn image is nobody's near-duplicate: not hashed.
+        phash: None,
+        dhash: None,
         source: None,
     }
 }

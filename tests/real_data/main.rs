@@ -11,6 +11,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod diagnose;
+mod images;
 mod ingest;
 mod predictions;
 mod prune;
@@ -38,8 +39,9 @@ fn run(test: fn()) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let modules: [(&str, Tests); 5] = [
+    let modules: [(&str, Tests); 6] = [
         ("diagnose", diagnose::TESTS),
+        ("images", images::TESTS),
         ("ingest", ingest::TESTS),
         ("predictions", predictions::TESTS),
         ("prune", prune::TESTS),

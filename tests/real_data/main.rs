@@ -12,6 +12,7 @@
 mod common;
 mod diagnose;
 mod ingest;
+mod outside;
 mod predictions;
 mod prune;
 mod variants;
@@ -38,9 +39,10 @@ fn run(test: fn()) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let modules: [(&str, Tests); 5] = [
+    let modules: [(&str, Tests); 6] = [
         ("diagnose", diagnose::TESTS),
         ("ingest", ingest::TESTS),
+        ("outside", outside::TESTS),
         ("predictions", predictions::TESTS),
         ("prune", prune::TESTS),
         ("variants", variants::TESTS),

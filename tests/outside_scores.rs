@@ -192,19 +192,33 @@ fn good_scores_are_combined_and_reported_bad_ones_refused() {
             ],
         ),
     ];
+    // Every case is run, and every one that fails is named.
+    let mut failed = Vec::new();
     for (name, lines, expect) in cases {
         let (o, out) = run(name, &lines, &[]);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-        for e in &expect {
-            assert!(err.contains(e.as_str()), "{name}: expected {e:?} in:\n{err}");
+        let mut wrong = Vec::new();
+        if o.status.code() != Some(1) {
+            wrong.push(format!("exit {:?}", o.status.code()));
         }
-        assert!(err.contains(&format!("{name}.jsonl")), "{name}: {err}");
+        for e in expect.iter().chain([&format!("{name}.jsonl")]) {
+            if !err.contains(e.as_str()) {
+                wrong.push(format!("no {e:?}"));
+            }
+        }
         // A question on a refused line is that line's problem, not also an unscored one
         // (the unknown id replaced a question, which is then unscored indeed).
-        assert_eq!(err.contains("have no score"), matches!(name, "missing" | "unknown-id"), "{name}: {err}");
-        assert!(!out.exists(), "{name}: an output was written");
+        if err.contains("have no score") != matches!(name, "missing" | "unknown-id") {
+            wrong.push("unscored questions miscounted".into());
+        }
+        if out.exists() {
+            wrong.push("an output was written".into());
+        }
+        if !wrong.is_empty() {
+            failed.push(format!("{name}: {}; stderr:\n{err}", wrong.join(", ")));
+        }
     }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
     // --combine without scores is a usage mistake.
     let o = blindspot()
         .arg("diagnose")
@@ -240,6 +254,16 @@ fn a_pipeline_names_scores_relative_to_itself() {
     assert_eq!(d["outside_scores"]["combine"], "mean");
     assert!(d["outside_scores"]["file"].as_str().unwrap().ends_with("scores.jsonl"));
     assert!((d["outside_scores"]["outside"]["mean_gold_probability"].as_f64().unwrap() - 0.25).abs() < 1e-9);
+    // A release built from the pipeline reports the file as the pipeline writes it.
+    let o = blindspot().current_dir(&sub).args(["build", "p.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let release = sub.join("rel/shortcut/0.1.0");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("Outside scores from `scores.jsonl` (sha256 `"), "{card}");
+    let text = std::fs::read_to_string(release.join("report/diagnose.json")).unwrap();
+    let d: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(d["outside_scores"]["file"], "scores.jsonl");
+    assert_eq!(d["outside_scores"]["combine"], "mean");
     // `combine` alone combines nothing.
     std::fs::write(sub.join("q.toml"), toml("combine = \"max\"\n")).unwrap();
     let o = blindspot().arg("validate").arg(sub.join("q.toml")).output().unwrap();

@@ -25,6 +25,10 @@ pub struct Args {
     /// Also write each fold's feature matrices as Parquet into this folder.
     #[arg(long)]
     pub export_features: Option<PathBuf>,
+    /// Also write the fold assignment and each fold's training and held-out
+    /// questions (JSON lines, with their prompts) for an outside scorer.
+    #[arg(long)]
+    pub export_folds: Option<PathBuf>,
 }
 
 /// The benchmark a command reads, and how.
@@ -77,6 +81,13 @@ pub struct TstArgs {
     /// `decided` (default: stop once p is decided at 0.05) or `all`.
     #[arg(long)]
     pub permutation_stop: Option<String>,
+    /// Outside scores to combine into s(x): JSON lines of the held-out probability
+    /// of the gold per question, made on the folds `--export-folds` writes.
+    #[arg(long)]
+    pub scores: Option<PathBuf>,
+    /// How outside scores combine with TsT-RF's s(x): `max` (default) or `mean`.
+    #[arg(long)]
+    pub combine: Option<String>,
 }
 
 /// A command-line mistake, located at "command line".
@@ -160,6 +171,28 @@ pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<Diagnos
             _ => return Err(flag_error(format!("--permutation-stop \"{r}\" is not \"decided\" or \"all\""))),
         };
     }
+    if let Some(path) = &args.scores {
+        let combine = cfg.outside_source.as_ref().map(|o| o.combine).unwrap_or_default();
+        cfg.outside_source = Some(crate::diagnose::outside::OutsideSource {
+            path: path.clone(),
+            written: path.display().to_string(),
+            combine,
+        });
+    }
+    if let Some(c) = &args.combine {
+        let combine = crate::diagnose::Combine::parse(c)
+            .map_err(|_| flag_error(format!("--combine \"{c}\" is not \"max\" or \"mean\"")))?;
+        match &mut cfg.outside_source {
+            Some(o) => o.combine = combine,
+            None => {
+                return Err(flag_error(
+                    "--combine says how outside scores combine with TsT-RF's s(x), and no scores are given: add \
+                     --scores FILE (or [diagnose] scores in the pipeline), or remove --combine"
+                        .into(),
+                ));
+            }
+        }
+    }
     // The same bounds a pipeline's [diagnose] is checked against (its own values
     // passed when it was loaded: what fails here, a flag set).
     bounds_error(crate::spec::bounds::diagnose(&cfg))?;
@@ -178,13 +211,18 @@ pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
     let mut written = vec![Output::Folder(args.out.clone())];
     written.extend(args.export_features.iter().map(|d| Output::Folder(d.clone())));
-    outputs::check(&outputs::inputs_of(pipeline.as_ref(), &plan), &written)?;
+    written.extend(args.export_folds.iter().map(|d| Output::Folder(d.clone())));
     let mut cfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    let mut inputs = outputs::inputs_of(pipeline.as_ref(), &plan);
+    inputs.extend(cfg.outside_source.iter().map(|o| outputs::Input::File(o.path.clone())));
+    outputs::check(&inputs, &written)?;
     // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
     cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
     cfg.check_folds(ingested.samples.len())?;
     cfg.check_meta_fields(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
+    // Outside scores are checked against this run's folds before any forest is fit.
+    cfg.load_outside(&ingested.samples)?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {
@@ -204,6 +242,9 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     let mut d = diagnose(&ingested.samples, &cfg);
+    if let Some(o) = &cfg.outside {
+        crate::diagnose::outside::apply(&mut d, o);
+    }
     let refs: Vec<&crate::sample::Sample> = ingested.samples.iter().collect();
     d.null = Some(crate::diagnose::null::measure(&refs, &cfg, &d, &cfg.null));
     for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
@@ -212,6 +253,20 @@ pub fn run(args: &Args) -> Result<()> {
     crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None, None))?;
     if let Some(dir) = &args.export_features {
         crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
+    }
+    if let Some(dir) = &args.export_folds {
+        let a = crate::diagnose::outside::Assignment::of(&ingested.samples, &cfg);
+        let mut k = 0;
+        crate::io::fs::atomic_dir(dir, |tmp| {
+            k = crate::diagnose::outside::write_folds(tmp, &a, &cfg, &crate::variants::render_prompt)?;
+            Ok(())
+        })?;
+        super::say(&format!(
+            "folds: {} questions in {k} folds (assignment {}) -> {}",
+            a.rows.len(),
+            &a.hash[..12],
+            display_path(dir)
+        ));
     }
     super::say(&format!(
         "{} questions: blind accuracy {:.2}% (95% CI {:.2}-{:.2}), macro {:.2}%, chance {:.2}%, majority {:.2}% -> {}",
@@ -256,5 +311,19 @@ pub fn run(args: &Args) -> Result<()> {
         ));
     }
     super::say(&format!("verdict: {}", crate::diagnose::verdict::Verdict::of(&d).sentence));
+    if let Some(o) = &d.outside {
+        let r = report::OutsideReport::of(&d, o);
+        super::say(&format!(
+            "outside scores {} (sha256 {}): s(x) = {} with TsT-RF's; TsT-RF's blind accuracy alone {:.2}%, mean s(x) \
+             {:.4} alone, {:.4} combined",
+            r.file,
+            &r.sha256[..12],
+            r.combine,
+            r.forest_blind_accuracy * 100.0,
+            r.forest_mean_s,
+            r.combined_mean_s
+        ));
+        super::say(&format!("  {}", r.verdict_text));
+    }
     Ok(())
 }

@@ -75,6 +75,7 @@ pub fn pipeline_inputs(p: &Pipeline) -> Vec<Input> {
         out.push(Input::File(path.clone()));
     }
     out.extend(p.embed.model_dir.iter().map(|d| Input::Folder(d.clone())));
+    out.extend(p.diagnose.outside_source.iter().map(|o| Input::File(o.path.clone())));
     out
 }
 

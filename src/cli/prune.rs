@@ -127,8 +127,9 @@ pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = resolve_input(&args.input)?;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
+    let mut dcfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    inputs.extend(dcfg.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
     super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.out.clone())])?;
-    let dcfg = tst_config(pipeline.as_ref(), &args.tst)?;
     let (cfg, control) = prune_config(pipeline.as_ref(), args, dcfg.seed)?;
     if cfg.method == Method::Bclean {
         return Err(flag_error(
@@ -150,6 +151,7 @@ pub fn run(args: &Args) -> Result<()> {
     let ingested = ingest(&plan)?;
     dcfg.check_folds(ingested.samples.len())?;
     dcfg.check_meta_fields(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
+    dcfg.load_outside(&ingested.samples)?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,

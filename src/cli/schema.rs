@@ -25,6 +25,8 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("pipeline.schema.json", render(schemars::schema_for!(crate::spec::PipelineWire))),
         ("diagnose.schema.json", render(schemars::schema_for!(crate::diagnose::report::DiagnoseReport))),
         ("prune.schema.json", render(schemars::schema_for!(crate::prune::report::PruneReport))),
+        ("fold-row.schema.json", render(schemars::schema_for!(crate::diagnose::outside::FoldRow<'static>))),
+        ("outside-scores.schema.json", render(schemars::schema_for!(crate::diagnose::outside::ScoreLine))),
     ]
 }
 

@@ -195,6 +195,22 @@ pub struct DiagnoseConfig {
     /// folds outnumbering the questions is the user's mistake.
     #[serde(skip)]
     pub folds_given: Option<FoldsGiven>,
+    /// Outside scores to combine into s(x), as the settings name them (read once
+    /// the questions are known: [`DiagnoseConfig::load_outside`]).
+    #[serde(skip)]
+    pub outside_source: Option<super::outside::OutsideSource>,
+    /// The outside scores read and checked; their file's sha256 and the rule are
+    /// part of the settings' identity (a stage key).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "outside_identity")]
+    pub outside: Option<std::sync::Arc<super::outside::OutsideScores>>,
+}
+
+/// The outside scores as part of the settings: their identity (file hash, rule).
+fn outside_identity<S: serde::Serializer>(
+    o: &Option<std::sync::Arc<super::outside::OutsideScores>>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&o.as_deref(), s)
 }
 
 /// Where a user set the number of folds.
@@ -242,6 +258,15 @@ impl DiagnoseConfig {
             ),
         };
         Err(Error::one(problem.help(help)))
+    }
+
+    /// Reads and checks the outside scores the settings name against `samples`
+    /// (the questions this run diagnoses); nothing to do without any.
+    pub fn load_outside(&mut self, samples: &[Sample]) -> crate::error::Result<()> {
+        if let Some(src) = &self.outside_source {
+            self.outside = Some(std::sync::Arc::new(super::outside::OutsideScores::load(src, samples, self)?));
+        }
+        Ok(())
     }
 
     /// A meta field these settings name (`group-by = "meta:FIELD"`, `meta-features`)
@@ -320,7 +345,7 @@ impl Method {
 }
 
 /// How `method = "both"` combines TsT-RF's and TsT-Embed's s(x).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Combine {
     /// The larger of the two (a question is as biased as its most telling shortcut).
     #[default]
@@ -370,6 +395,8 @@ impl Default for DiagnoseConfig {
             combine: Combine::Max,
             null: super::null::NullConfig::default(),
             folds_given: None,
+            outside_source: None,
+            outside: None,
         }
     }
 }

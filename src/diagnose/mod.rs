@@ -23,6 +23,7 @@ pub mod folds;
 pub mod forest;
 mod leakage;
 pub mod null;
+pub mod outside;
 pub mod plots;
 pub mod recipes;
 pub mod report;

@@ -588,6 +588,7 @@ mod tests {
             majority: 0.3,
             fingerprint: String::new(),
             tst_embed: None,
+            outside: None,
             audit: Vec::new(),
             null: None,
             image_clusters: None,

@@ -103,6 +103,9 @@ pub struct DiagnoseReport {
     /// With `method = "both"`: TsT-Embed's own headline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tst_embed: Option<EmbedHeadline>,
+    /// Outside scores combined into s(x), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_scores: Option<OutsideReport>,
 }
 
 /// Blind accuracy: weighted by question, macro over question types, and the 95% interval.
@@ -231,6 +234,85 @@ pub struct EmbedHeadline {
 /// The folds `g` was cross-validated with, when fewer than `cfg.folds`.
 pub fn fewer_folds(g: &super::GroupSummary, cfg: &DiagnoseConfig) -> Option<usize> {
     (g.folds > 0 && g.folds < cfg.folds).then_some(g.folds)
+}
+
+/// Outside scores combined into s(x): from which file, by which rule, and what
+/// the forest and the outside scores measure each on their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutsideReport {
+    /// The scores file as named, and its sha256.
+    pub file: String,
+    pub sha256: String,
+    /// `max` or `mean`.
+    pub combine: String,
+    /// How the combined s(x) is made and used, in words.
+    pub rule: String,
+    /// TsT-RF's own blind accuracy (the headline's, repeated): the outside scores never change it.
+    pub forest_blind_accuracy: f64,
+    /// Mean s(x) of TsT-RF alone, and after combining.
+    pub forest_mean_s: f64,
+    pub combined_mean_s: f64,
+    /// The outside scores on their own, over every question diagnosed.
+    pub outside: super::outside::OutsideFigures,
+    /// `above` when the 95% interval of (outside score − answer prior) is above 0.
+    pub verdict: String,
+    pub verdict_text: String,
+}
+
+impl OutsideReport {
+    pub fn of(d: &Diagnosis, o: &super::outside::OutsideApplied) -> OutsideReport {
+        let f = &o.figures;
+        let above = f.difference_ci95[0] > 0.0;
+        let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        let accuracy = match f.accuracy {
+            Some(a) => format!(
+                "; on the {} questions whose accuracy follows from the gold's probability (yes/no, two options), \
+                 accuracy {}",
+                f.accuracy_n,
+                pct(a)
+            ),
+            None => "; accuracy is not computable from the gold's probability alone for these formats".into(),
+        };
+        let verdict_text = format!(
+            "outside scores: mean held-out probability of the gold {} against {} for the training folds' answer \
+             distribution alone (difference 95% CI {:+.1} to {:+.1} pts): {}{accuracy}.",
+            pct(f.mean_gold_probability),
+            pct(f.answer_prior_mean_gold_probability),
+            f.difference_ci95[0] * 100.0,
+            f.difference_ci95[1] * 100.0,
+            if above {
+                "the outside model finds more than the answer distribution"
+            } else {
+                "no evidence that the outside model finds more than the answer distribution"
+            }
+        );
+        let mut figures = f.clone();
+        figures.mean_gold_probability = r6(f.mean_gold_probability);
+        figures.answer_prior_mean_gold_probability = r6(f.answer_prior_mean_gold_probability);
+        figures.difference_ci95 = [r6(f.difference_ci95[0]), r6(f.difference_ci95[1])];
+        figures.accuracy = f.accuracy.map(r6);
+        for m in &mut figures.by_format {
+            m.mean_gold_probability = r6(m.mean_gold_probability);
+        }
+        OutsideReport {
+            file: o.file.clone(),
+            sha256: o.sha256.clone(),
+            combine: o.combine.as_str().into(),
+            rule: format!(
+                "s(x) of each row is the {} of TsT-RF's held-out probability of the gold and the outside score of the \
+                 question; blind accuracy, its interval and the verdict are TsT-RF's (a null needs the model refit on \
+                 permuted answers, which blindspot cannot do for an outside model); IBP ranks by the combined s(x), \
+                 refitting the forests each iteration while each question's outside score stays fixed",
+                o.combine.as_str()
+            ),
+            forest_blind_accuracy: r6(d.weighted),
+            forest_mean_s: r6(o.forest_mean_s),
+            combined_mean_s: r6(o.combined_mean_s),
+            outside: figures,
+            verdict: if above { "above" } else { "not above" }.into(),
+            verdict_text,
+        }
+    }
 }
 
 fn headline(d: &Diagnosis) -> Headline {
@@ -378,6 +460,7 @@ impl DiagnoseReport {
                 chance: r6(e.chance),
                 majority: r6(e.majority),
             }),
+            outside_scores: d.outside.as_ref().map(|o| OutsideReport::of(d, o)),
         }
     }
 }

@@ -303,6 +303,7 @@ pub(super) fn diagnose_groups(
         rows,
         groups,
         tst_embed: None,
+        outside: None,
         audit: Vec::new(),
         null: None,
         image_clusters: None,
@@ -338,17 +339,23 @@ pub fn diagnose_with_cache(
         tst_embed::tst_embed(samples, e, cfg, &tst_embed::TstEmbedConfig::default())
     };
     let need = || crate::error::Error::Bug(format!("diagnose method {} ran without embeddings", cfg.method.as_str()));
-    match cfg.method {
-        Method::TstRf => Ok(diagnose_cached(samples, cfg, cache)),
-        Method::TstEmbed => Ok(embed(emb.ok_or_else(need)?)?.diagnosis),
+    let mut d = match cfg.method {
+        Method::TstRf => diagnose_cached(samples, cfg, cache),
+        Method::TstEmbed => embed(emb.ok_or_else(need)?)?.diagnosis,
         Method::Both => {
             let e = embed(emb.ok_or_else(need)?)?;
             let mut d = diagnose_cached(samples, cfg, cache);
             combine_scores(&mut d, &e.diagnosis, cfg.combine);
             d.tst_embed = Some(Box::new(e.diagnosis));
-            Ok(d)
+            d
         }
+    };
+    // Outside scores are fixed per question: IBP's every iteration combines the same
+    // score of a question with its forest's s(x) of that iteration.
+    if let Some(o) = &cfg.outside {
+        super::outside::apply(&mut d, o);
     }
+    Ok(d)
 }
 
 pub(super) struct GroupOut {

@@ -138,6 +138,9 @@ pub struct Diagnosis {
     /// questions diagnosed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_clusters: Option<super::config::ImageClusterCount>,
+    /// Outside scores combined into s(x) ([`super::outside`]), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<super::outside::OutsideApplied>,
 }
 
 impl Diagnosis {
@@ -198,6 +201,11 @@ pub fn combine_scores(d: &mut Diagnosis, other: &Diagnosis, how: Combine) {
             r.s_minus_chance = r.s - r.chance;
         }
     }
+    refresh_group_means(d);
+}
+
+/// Each group's mean s(x) from its rows, after s(x) changed.
+pub(super) fn refresh_group_means(d: &mut Diagnosis) {
     for g in &mut d.groups {
         let rows: Vec<&ScoreRow> =
             d.rows.iter().filter(|r| r.question_type == g.question_type && r.format == g.format).collect();

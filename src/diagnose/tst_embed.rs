@@ -430,6 +430,7 @@ pub fn tst_embed(
         rows,
         groups,
         tst_embed: None,
+        outside: None,
         audit: Vec::new(),
         null: None,
         image_clusters: None,

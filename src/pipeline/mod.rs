@@ -123,10 +123,21 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     // Folds the pipeline sets must not outnumber the questions diagnosed.
     p.diagnose.check_folds(work.len())?;
     p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
+    // `[diagnose] scores`: read and checked against the questions diagnosed, once.
+    let loaded;
+    let diagnose_cfg = match &p.diagnose.outside_source {
+        Some(_) => {
+            let mut c = p.diagnose.clone();
+            c.load_outside(&work)?;
+            loaded = c;
+            &loaded
+        }
+        None => &p.diagnose,
+    };
 
     let samples = timed("hash samples", || samples_digest(&work))?;
     // Stage keys from the settings' canonical JSON (every field, named).
-    let mut tst = config_bytes(&p.diagnose)?;
+    let mut tst = config_bytes(diagnose_cfg)?;
     if let Some(e) = &emb {
         tst.extend_from_slice(e.model.as_bytes());
     }
@@ -136,7 +147,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
             "prune",
             &key,
             |pr: &Pruned| pr.check_partition(&work),
-            || prune_with(&work, cfg, &p.diagnose, emb.as_ref()),
+            || prune_with(&work, cfg, diagnose_cfg, emb.as_ref()),
         )
     };
     let mut bclean_report = None;
@@ -149,12 +160,12 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
             let bcfg = crate::prune::bclean::BCleanConfig {
                 models: plan.config.bclean_models.clone(),
-                step3: plan.config.bclean_step3.then(|| p.diagnose.clone()),
+                step3: plan.config.bclean_step3.then(|| diagnose_cfg.clone()),
                 remove_imageless: plan.config.bclean_remove_imageless,
                 ..Default::default()
             };
             let report = crate::prune::bclean::bclean(&work, &imported.predictions, &m.config, &bcfg)?;
-            let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(&p.diagnose));
+            let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(diagnose_cfg));
             bclean_report = Some(report);
             Some(pr)
         }
@@ -185,8 +196,8 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
                     &key,
                     |d: &crate::diagnose::Diagnosis| d.check_samples(&work),
                     || {
-                        let mut d = crate::diagnose::diagnose_with(&work, &p.diagnose, emb.as_ref())?;
-                        measure_null(&work, &p.diagnose, &mut d);
+                        let mut d = crate::diagnose::diagnose_with(&work, diagnose_cfg, emb.as_ref())?;
+                        measure_null(&work, diagnose_cfg, &mut d);
                         Ok(d)
                     },
                 )
@@ -198,14 +209,14 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     // (another stop rule, B-Clean) leaves it to be measured here.
     let diagnosis = diagnosis.map(|mut d| {
         if d.null.is_none() {
-            timed("null (label permutations)", || measure_null(&work, &p.diagnose, &mut d));
+            timed("null (label permutations)", || measure_null(&work, diagnose_cfg, &mut d));
         }
         d
     });
     // Meta fields that carry the answer are named, used as features or not.
     let diagnosis = match diagnosis {
         Some(mut d) => {
-            for w in crate::diagnose::audit::attach(&mut d, &work, &p.diagnose) {
+            for w in crate::diagnose::audit::attach(&mut d, &work, diagnose_cfg) {
                 eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
             }
             Some(d)

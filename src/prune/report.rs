@@ -71,6 +71,10 @@ pub struct Settings {
     pub independent_seeds: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aflite: Option<AfliteSettings>,
+    /// Outside scores combined into the s(x) IBP ranks by, when given: the file,
+    /// its sha256 and the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_scores: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -170,6 +174,15 @@ impl PruneReport {
                     probe: "multinomial logistic regression (linfa-logistic, L2 = 1/n, 50 L-BFGS iterations) on \
                             standardized TsT features"
                         .into(),
+                }),
+                outside_scores: p.before.as_ref().and_then(|d| d.outside.as_ref()).map(|o| {
+                    format!(
+                        "s(x) is the {} of TsT-RF's and the outside scores of {} (sha256 {}); the forests are refit \
+                         each iteration on what remains, each question's outside score stays fixed",
+                        o.combine.as_str(),
+                        o.file,
+                        o.sha256
+                    )
                 }),
             },
             budgets: p.budgets.clone(),

@@ -143,6 +143,23 @@ fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embe
             cfg.combine.as_str()
         );
     }
+    if let Some(o) = &d.outside {
+        let f = &o.figures;
+        let _ = writeln!(
+            out,
+            "Outside scores from {} (sha256 `{}`), made on the forest's own folds, give a mean held-out probability \
+             of the gold of {} against {} for the training folds' answer distribution alone (difference 95% CI {:+.1} \
+             to {:+.1} pts). The bias score s(x) in `report/scores.parquet` is the {} of the forest's and the outside \
+             score; blind accuracy and the verdict are the forest's.\n",
+            md::code(&o.file),
+            o.sha256,
+            pct(f.mean_gold_probability),
+            pct(f.answer_prior_mean_gold_probability),
+            f.difference_ci95[0] * 100.0,
+            f.difference_ci95[1] * 100.0,
+            o.combine.as_str()
+        );
+    }
 }
 
 /// TsT-Embed as the pipeline's diagnostic.

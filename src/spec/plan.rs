@@ -533,6 +533,26 @@ fn diagnose_config(
             super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
         };
     }
+    let combine = w.combine.map(|c| match c {
+        super::wire::ScoreWire::Max => crate::diagnose::Combine::Max,
+        super::wire::ScoreWire::Mean => crate::diagnose::Combine::Mean,
+    });
+    match (&w.scores, combine) {
+        (Some(raw), combine) => {
+            if let Some(path) = ctx.resolve("diagnose.scores", raw) {
+                cfg.outside_source = Some(crate::diagnose::outside::OutsideSource {
+                    path,
+                    written: raw.clone(),
+                    combine: combine.unwrap_or_default(),
+                });
+            }
+        }
+        (None, Some(_)) => {
+            ctx.err("diagnose.combine", "`combine` says how outside scores combine, and no `scores` are given").help =
+                Some("add scores = \"path/to/scores.jsonl\", or remove `combine`".into())
+        }
+        (None, None) => {}
+    }
     for v in super::bounds::diagnose(&cfg) {
         ctx.err(v.key, v.message);
     }

@@ -356,6 +356,12 @@ pub struct DiagnoseWire {
     /// question, its options or its meta by regular expressions, and statistics over them.
     #[serde(default)]
     pub recipes: Vec<RecipeWire>,
+    /// Outside scores combined into s(x) (a path relative to this file): JSON lines
+    /// `{"id", "score", "fold", "assignment_hash"}`, the held-out probability of the
+    /// gold from a scorer run on the folds `blindspot diagnose --export-folds` writes.
+    pub scores: Option<String>,
+    /// With `scores`: `max` (default) or `mean` of TsT-RF's s(x) and the outside score.
+    pub combine: Option<ScoreWire>,
 }
 
 /// One declarative feature set; its columns are named `recipe.<name>.*`.

@@ -13,6 +13,7 @@ mod common;
 mod diagnose;
 mod images;
 mod ingest;
+mod outside;
 mod predictions;
 mod prune;
 mod variants;
@@ -39,10 +40,11 @@ fn run(test: fn()) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let modules: [(&str, Tests); 6] = [
+    let modules: [(&str, Tests); 7] = [
         ("diagnose", diagnose::TESTS),
         ("images", images::TESTS),
         ("ingest", ingest::TESTS),
+        ("outside", outside::TESTS),
         ("predictions", predictions::TESTS),
         ("prune", prune::TESTS),
         ("variants", variants::TESTS),

@@ -68,7 +68,13 @@ fn bad_group_by_is_a_located_error() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("\"imgae\" is not \"image\", \"question\" or \"meta:FIELD\""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "\"imgae\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"question\" or \"meta:FIELD\""
+        ),
+        "{err}"
+    );
 }
 
 /// A meta field that copies the gold answer is named as a suspect feature, in

@@ -260,6 +260,8 @@ fn a_pipeline_names_scores_relative_to_itself() {
     let release = sub.join("rel/shortcut/0.1.0");
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("Outside scores from `scores.jsonl` (sha256 `"), "{card}");
+    let page = std::fs::read_to_string(release.join("report/index.html")).unwrap();
+    assert!(page.contains("Outside scores from <code>scores.jsonl</code>") && page.contains("25.0% against"), "{page}");
     let text = std::fs::read_to_string(release.join("report/diagnose.json")).unwrap();
     let d: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(d["outside_scores"]["file"], "scores.jsonl");

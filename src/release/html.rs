@@ -122,6 +122,23 @@ pub fn render(
             "<p><strong>Verdict:</strong> {}</p>",
             inline(&crate::diagnose::verdict::Verdict::of(d).sentence)
         );
+        if let Some(o) = &d.outside {
+            let f = &o.figures;
+            let _ = writeln!(
+                out,
+                "<p>Outside scores from <code>{}</code>, on the forest's own folds: mean held-out probability of the \
+                 gold {} against {} for the answer distribution alone (difference 95% CI {:+.1} to {:+.1} pts, {} \
+                 questions). s(x) is the {} of the forest's and the outside score; blind accuracy and the verdict \
+                 are the forest's.</p>",
+                escape(&o.file),
+                pct(f.mean_gold_probability),
+                pct(f.answer_prior_mean_gold_probability),
+                f.difference_ci95[0] * 100.0,
+                f.difference_ci95[1] * 100.0,
+                f.n,
+                o.combine.as_str()
+            );
+        }
     }
 
     out.push_str("<h2>Configs</h2>\n<table><tr><th>config</th><th>rows</th><th>file</th><th>what</th></tr>\n");

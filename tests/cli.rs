@@ -1002,28 +1002,7 @@ fn a_headerless_tsv_is_read_with_named_columns_and_skipped_rows_give_their_reaso
 #[test]
 fn dups_clusters_near_duplicate_images_and_checks_a_hash_list() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join("images")).unwrap();
-    let demo = root().join("data/vqa-rad/images");
-    let a = image::open(demo.join("synpic100132.jpg")).unwrap();
-    a.save(tmp.path().join("images/a.png")).unwrap();
-    let (w, h) = (a.width() / 2, a.height() / 2);
-    a.resize_exact(w, h, image::imageops::FilterType::Triangle)
-        .to_rgb8()
-        .save(tmp.path().join("images/a-small.jpg"))
-        .unwrap();
-    std::fs::copy(demo.join("synpic100176.jpg"), tmp.path().join("images/b.jpg")).unwrap();
-    std::fs::write(
-        tmp.path().join("bench.jsonl"),
-        "{\"id\": \"1\", \"question\": \"Is it normal?\", \"answer\": \"yes\", \"image\": \"a.png\"}\n\
-         {\"id\": \"2\", \"question\": \"Is there a mass?\", \"answer\": \"no\", \"image\": \"a-small.jpg\"}\n\
-         {\"id\": \"3\", \"question\": \"Which side?\", \"answer\": \"left\", \"image\": \"b.jpg\"}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        tmp.path().join("bench.toml"),
-        "[dataset]\nname = \"t\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"bench.jsonl\"\nimages = \"images\"\n",
-    )
-    .unwrap();
+    common::near_duplicate_image_bench(tmp.path(), "");
     let ing = ingest_file(&tmp.path().join("bench.toml"));
     let phash = |i: usize| ing.samples[i].images[0].phash.clone().unwrap();
     std::fs::write(tmp.path().join("hashes.txt"), format!("# training set\n{}\n", phash(2))).unwrap();

@@ -519,28 +519,7 @@ fn circular_rotations_are_one_config_with_a_rotation_column() {
 #[test]
 fn the_report_page_shows_near_duplicate_images_as_thumbnails() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join("images")).unwrap();
-    let demo = root().join("data/vqa-rad/images");
-    let a = image::open(demo.join("synpic100132.jpg")).unwrap();
-    a.save(tmp.path().join("images/a.png")).unwrap();
-    a.resize_exact(a.width() / 2, a.height() / 2, image::imageops::FilterType::Triangle)
-        .to_rgb8()
-        .save(tmp.path().join("images/a-small.jpg"))
-        .unwrap();
-    std::fs::copy(demo.join("synpic100176.jpg"), tmp.path().join("images/b.jpg")).unwrap();
-    std::fs::write(
-        tmp.path().join("bench.jsonl"),
-        "{\"id\": \"1\", \"question\": \"Is it normal?\", \"answer\": \"yes\", \"image\": \"a.png\"}\n\
-         {\"id\": \"2\", \"question\": \"Is there a mass?\", \"answer\": \"no\", \"image\": \"a-small.jpg\"}\n\
-         {\"id\": \"3\", \"question\": \"Which side?\", \"answer\": \"left\", \"image\": \"b.jpg\"}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        tmp.path().join("bench.toml"),
-        "[dataset]\nname = \"t\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"bench.jsonl\"\n\
-         images = \"images\"\n\n[leakage]\nexact-only = true\n",
-    )
-    .unwrap();
+    common::near_duplicate_image_bench(tmp.path(), "\n[leakage]\nexact-only = true\n");
     let out = blindspot().current_dir(tmp.path()).args(["build", "bench.toml", "--out-dir", "rel"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = tmp.path().join("rel/t/0.1.0/report");

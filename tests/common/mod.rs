@@ -143,3 +143,34 @@ pub fn variants_fixture_release(dir: &Path) -> PathBuf {
     assert!(o.status.success(), "build variants.toml: {}", String::from_utf8_lossy(&o.stderr));
     dir.join("out/variants-fixture/1.0.0")
 }
+
+/// A three-question benchmark in `dir` (`bench.jsonl`, `images/`, `bench.toml`
+/// with `extra` appended): question 1 shows a VQA-RAD radiograph as PNG,
+/// question 2 its half-size JPEG copy (other bytes, other format), question 3
+/// another radiograph.
+pub fn near_duplicate_image_bench(dir: &Path, extra: &str) {
+    std::fs::create_dir_all(dir.join("images")).unwrap();
+    let demo = root().join("data/vqa-rad/images");
+    let a = image::open(demo.join("synpic100132.jpg")).unwrap();
+    a.save(dir.join("images/a.png")).unwrap();
+    a.resize_exact(a.width() / 2, a.height() / 2, image::imageops::FilterType::Triangle)
+        .to_rgb8()
+        .save(dir.join("images/a-small.jpg"))
+        .unwrap();
+    std::fs::copy(demo.join("synpic100176.jpg"), dir.join("images/b.jpg")).unwrap();
+    std::fs::write(
+        dir.join("bench.jsonl"),
+        "{\"id\": \"1\", \"question\": \"Is it normal?\", \"answer\": \"yes\", \"image\": \"a.png\"}\n\
+         {\"id\": \"2\", \"question\": \"Is there a mass?\", \"answer\": \"no\", \"image\": \"a-small.jpg\"}\n\
+         {\"id\": \"3\", \"question\": \"Which side?\", \"answer\": \"left\", \"image\": \"b.jpg\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bench.toml"),
+        format!(
+            "[dataset]\nname = \"t\"\nversion = \"0.1.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"bench.jsonl\"\n\
+             images = \"images\"\n{extra}"
+        ),
+    )
+    .unwrap();
+}

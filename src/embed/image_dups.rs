@@ -190,6 +190,11 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, listed: Option<&HashList>
 }
 
 impl ImageDups {
+    /// Every match of a benchmark image: to a training image, then to a listed hash.
+    pub fn matches(&self) -> impl Iterator<Item = &ImageMatch> {
+        self.train.iter().flat_map(|(_, m)| m).chain(self.listed.iter().flat_map(|(_, _, m)| m))
+    }
+
     /// Distinct benchmark images with at least one match.
     pub fn matched(matches: &[ImageMatch]) -> usize {
         matches.iter().map(|m| (&m.image.sha256, &m.image.path)).collect::<std::collections::BTreeSet<_>>().len()

@@ -399,8 +399,7 @@ const MAX_SHOWN_CLUSTERS: usize = 10;
 /// the first images near a training image or a listed hash, in that order.
 pub fn shown_images(im: &ImageDups) -> Vec<&ImageEntry> {
     let mut shown: Vec<&ImageEntry> = im.clusters.iter().take(MAX_SHOWN_CLUSTERS).flatten().collect();
-    let matches = im.train.iter().flat_map(|(_, m)| m).chain(im.listed.iter().flat_map(|(_, _, m)| m));
-    shown.extend(matches.take(MAX_SHOWN_CLUSTERS).map(|m| &m.image));
+    shown.extend(im.matches().take(MAX_SHOWN_CLUSTERS).map(|m| &m.image));
     shown
 }
 
@@ -438,11 +437,10 @@ fn image_dups(out: &mut String, im: &ImageDups, has: &dyn Fn(&str) -> bool) {
         }
         out.push_str("</table>\n");
     }
-    let matches: Vec<&ImageMatch> =
-        im.train.iter().flat_map(|(_, m)| m).chain(im.listed.iter().flat_map(|(_, _, m)| m)).collect();
+    let matches: Vec<&ImageMatch> = im.matches().take(MAX_SHOWN_CLUSTERS).collect();
     if !matches.is_empty() {
         out.push_str("<table><tr><th>benchmark image (questions)</th><th>near</th><th>bits</th></tr>\n");
-        for m in matches.iter().take(MAX_SHOWN_CLUSTERS) {
+        for m in matches {
             let near = match (&m.train, &m.listed) {
                 (Some(t), _) => format!("training image <code>{}</code>", escape(t.path.as_deref().unwrap_or("?"))),
                 (None, Some((hash, line))) => format!("listed hash <code>{}</code> (line {line})", escape(hash)),

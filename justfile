@@ -74,12 +74,12 @@ bench-forest:
     start=$(date +%s.%N)
     "${CARGO_TARGET_DIR:-target}"/release/blindspot diagnose tests/pipelines/scienceqa.toml --out "$tmp/d" --export-features "$tmp/f"
     echo "whole diagnose on ScienceQA (ingest, features, 5-fold TsT-RF, report): $(echo "$(date +%s.%N) - $start" | bc) s"
-    ours=$(cargo bench -q --bench forest -- "$tmp/f/all__multiple_choice" | tee /dev/stderr | tail -1)
+    ours=$(cargo bench -q -p blindspot-ml --bench forest -- "$tmp/f/all__multiple_choice" | tee /dev/stderr | tail -1)
     secs=$(echo "$ours" | sed -E 's/.*: ([0-9.]+) s, blind accuracy ([0-9.]+)/\1/')
     acc=$(echo "$ours" | sed -E 's/.*: ([0-9.]+) s, blind accuracy ([0-9.]+)/\2/')
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
-    .venv/bin/python tests/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
+    .venv/bin/python crates/ml/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
 
 # blindspot's forest against the fastest peers on the same exported fold
 # matrices: scikit-learn RandomForestClassifier, XGBoost XGBRFClassifier (hist)
@@ -100,9 +100,9 @@ bench-forest-peers:
     trap 'rm -rf "$tmp"' EXIT
     cargo build --release -q
     bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
-    forest=$(cargo bench -q --bench forest --no-run --message-format=json | python3 -c \
+    forest=$(cargo bench -q -p blindspot-ml --bench forest --no-run --message-format=json | python3 -c \
         'import json, sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable") and m["target"]["name"] == "forest"][-1])')
-    peers() { .venv-peers/bin/python tests/benches/forest_peers.py "$@" \
+    peers() { .venv-peers/bin/python crates/ml/benches/forest_peers.py "$@" \
         --blindspot-cmd "env RAYON_NUM_THREADS=2 $forest" --blindspot-version "$("$bin" --version | cut -d' ' -f2) $(git rev-parse --short HEAD)"; }
     "$bin" diagnose tests/pipelines/scienceqa.toml --out "$tmp/sqa-d" --export-features "$tmp/sqa-f" > /dev/null
     echo "== ScienceQA, load before: $(uptime)"

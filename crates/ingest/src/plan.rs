@@ -1,0 +1,301 @@
+//! What ingest reads and how: the inputs with their formats, the field
+//! mapping, filters and the policies for invalid rows. The pipeline file's
+//! `[ingest]` section is validated into an [`IngestPlan`] (by `spec`); a data
+//! file with canonical field names needs none ([`IngestPlan::for_canonical_input`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::context::DEFAULT_SEED;
+use crate::error::{Error, Location, OnInvalid, Problem, Result};
+use crate::sample::AnswerFormat;
+
+/// File format of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A JSON array of records, an object of records keyed by id, or JSON lines.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+    /// Comma-separated with a header row.
+    Csv,
+    /// Tab-separated with a header row.
+    Tsv,
+    /// A Parquet file, or an Arrow IPC file (`.arrow`, `.feather`).
+    Parquet,
+    /// A Hugging Face dataset folder (`data/<split>-*.parquet`).
+    Hf,
+    /// A VLMEvalKit TSV (`index, question, A..J, answer, category, image`).
+    Vlmevalkit,
+    /// A Hugging Face ImageFolder: images plus `metadata.jsonl` / `metadata.csv` with `file_name`.
+    Imagefolder,
+    /// A spreadsheet (`.xlsx`, `.xlsm`, `.xls`, `.ods`): the first sheet, a header row.
+    Xlsx,
+}
+
+/// How the source writes the gold answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnswerKind {
+    /// Text of an option, else a letter `A`..`J`, else a 0-based index.
+    #[default]
+    Auto,
+    /// A letter `A`..`J` naming an option.
+    Letter,
+    /// A 0-based option index.
+    Index,
+    /// A 1-based option index.
+    Index1,
+    /// The answer text itself.
+    Text,
+}
+
+impl Format {
+    /// Infers the format of a path from its extension or, for folders, contents.
+    pub fn infer(path: &Path) -> Option<Format> {
+        if path.is_dir() {
+            // `exists`, not `is_file`: a metadata file that is not a regular file
+            // is an ImageFolder with a broken metadata file, not a Parquet folder.
+            if path.join("metadata.jsonl").exists() || path.join("metadata.csv").exists() {
+                return Some(Format::Imagefolder);
+            }
+            return Some(Format::Hf);
+        }
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let ext = name.rsplit('.').next()?;
+        Some(match ext {
+            "json" => Format::Json,
+            "jsonl" | "ndjson" => Format::Jsonl,
+            "csv" => Format::Csv,
+            "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
+            "tsv" => Format::Tsv,
+            // Arrow IPC files (a `save_to_disk` shard, Feather v2) are read as Parquet's rows are.
+            "parquet" | "arrow" | "feather" => Format::Parquet,
+            "xlsx" | "xlsm" | "xls" | "ods" => Format::Xlsx,
+            _ => return None,
+        })
+    }
+}
+
+/// A TSV whose header has VLMEvalKit's `index`, `question`, `A` and `answer` columns.
+fn looks_like_vlmevalkit(path: &Path) -> bool {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut header = String::new();
+    if BufReader::new(f.take(64 * 1024)).read_line(&mut header).is_err() {
+        return false;
+    }
+    let cols: Vec<&str> = header.trim_end().split('\t').map(str::trim).collect();
+    ["index", "question", "A", "answer"].iter().all(|c| cols.contains(c))
+}
+
+/// One input file with its format.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// How to read a field: a path into the record, or a template of paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accessor {
+    Path(String),
+    Template(Vec<TemplatePart>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplatePart {
+    Lit(String),
+    Field(String),
+}
+
+impl Accessor {
+    /// `"{a}-{b}"` is a template; anything else a field path.
+    pub fn parse(s: &str) -> std::result::Result<Accessor, String> {
+        if !s.contains('{') && !s.contains('}') {
+            return Ok(Accessor::Path(s.to_string()));
+        }
+        let mut parts = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            match rest.find(['{', '}']) {
+                Some(i) if rest.as_bytes()[i] == b'}' => return Err(format!("unmatched \"}}\" in template \"{s}\"")),
+                Some(i) => {
+                    if i > 0 {
+                        parts.push(TemplatePart::Lit(rest[..i].to_string()));
+                    }
+                    let close = rest[i..].find('}').ok_or_else(|| format!("unclosed \"{{\" in template \"{s}\""))?;
+                    let name = &rest[i + 1..i + close];
+                    if name.is_empty() || name.contains('{') {
+                        return Err(format!("empty or nested placeholder in template \"{s}\""));
+                    }
+                    parts.push(TemplatePart::Field(name.to_string()));
+                    rest = &rest[i + close + 1..];
+                }
+                None => {
+                    parts.push(TemplatePart::Lit(rest.to_string()));
+                    rest = "";
+                }
+            }
+        }
+        Ok(Accessor::Template(parts))
+    }
+
+    /// The source fields this accessor reads.
+    pub fn fields(&self) -> Vec<&str> {
+        match self {
+            Accessor::Path(p) => vec![p.as_str()],
+            Accessor::Template(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    TemplatePart::Field(f) => Some(f.as_str()),
+                    TemplatePart::Lit(_) => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Which unmapped source fields go to `meta`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetaKeep {
+    All,
+    Fields(Vec<String>),
+}
+
+/// Source field → canonical field. `None` means "the canonical name, when the
+/// record has it".
+#[derive(Debug, Clone)]
+pub struct FieldMap {
+    pub id: Option<Accessor>,
+    pub question: Option<Accessor>,
+    pub context: Option<Accessor>,
+    pub options: Option<Vec<Accessor>>,
+    /// Options drawn in the image: this many, known by their letters only.
+    pub options_letters: Option<usize>,
+    pub answer: Option<Accessor>,
+    pub answer_kind: AnswerKind,
+    pub question_type: Option<Accessor>,
+    pub images: Option<Vec<Accessor>>,
+    pub meta: MetaKeep,
+}
+
+impl FieldMap {
+    /// The source fields the mapping names for optional canonical fields, each with
+    /// the `[ingest.fields]` key that names it (`options`, `question-type`, `meta`,
+    /// ...), in key order. The required fields (id, question, answer) are checked
+    /// record by record; these are not, so a misspelt one would silently read as
+    /// absent.
+    pub fn optional_sources(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut add = |key: &'static str, acc: &Accessor| {
+            for f in acc.fields() {
+                if !out.iter().any(|(k, x): &(&str, String)| *k == key && x == f) {
+                    out.push((key, f.to_string()));
+                }
+            }
+        };
+        for (key, acc) in [("context", &self.context), ("question-type", &self.question_type)] {
+            if let Some(a) = acc {
+                add(key, a);
+            }
+        }
+        for (key, list) in [("options", &self.options), ("images", &self.images)] {
+            for a in list.iter().flatten() {
+                add(key, a);
+            }
+        }
+        if let MetaKeep::Fields(list) = &self.meta {
+            for f in list {
+                add("meta", &Accessor::Path(f.clone()));
+            }
+        }
+        out
+    }
+
+    /// For inputs whose fields already carry the canonical names.
+    pub fn canonical() -> Self {
+        FieldMap {
+            id: None,
+            question: None,
+            context: None,
+            options: None,
+            options_letters: None,
+            answer: None,
+            answer_kind: AnswerKind::Auto,
+            question_type: None,
+            images: None,
+            meta: MetaKeep::All,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Filter {
+    pub field: String,
+    pub any_of: Option<Vec<String>>,
+    pub not_in: Option<Vec<String>>,
+}
+
+/// Everything ingest needs.
+#[derive(Debug, Clone)]
+pub struct IngestPlan {
+    pub inputs: Vec<Input>,
+    /// JSON inputs: the dot path of the member holding the records (`[ingest] records`).
+    pub records: Option<String>,
+    /// Spreadsheet inputs: the name of the sheet holding the questions (`[ingest] sheet`).
+    pub sheet: Option<String>,
+    /// CSV and TSV inputs without a header row: their columns' names, in order
+    /// (`[ingest] header = false`, `columns`).
+    pub columns: Option<Vec<String>>,
+    pub images_dir: Option<PathBuf>,
+    /// Images named by path are kept as names, unread (`[ingest] image-names-only`,
+    /// and a data file ingested without a pipeline, which has no image folder).
+    pub image_names_only: bool,
+    /// The most pixels an image may declare.
+    pub max_image_pixels: u64,
+    pub split: String,
+    pub benchmark: String,
+    pub on_invalid: OnInvalid,
+    pub missing: Vec<String>,
+    pub fields: FieldMap,
+    pub answer_map: BTreeMap<String, String>,
+    pub filters: Vec<Filter>,
+    pub shuffle_options: bool,
+    pub question_text: Option<String>,
+    pub options_in_question: bool,
+    pub answer_format: Option<AnswerFormat>,
+    pub seed: u64,
+}
+
+impl IngestPlan {
+    /// Ingest of a single file with canonical field names and no pipeline file.
+    pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
+        let format = Format::infer(path).ok_or_else(|| {
+            Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
+                "use a .json, .jsonl, .csv, .tsv, .xlsx or .parquet file, a Hugging Face folder, or a pipeline file",
+            ))
+        })?;
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
+        Ok(IngestPlan {
+            inputs: vec![Input { path: path.to_path_buf(), format }],
+            records: None,
+            sheet: None,
+            columns: None,
+            images_dir: None,
+            image_names_only: true,
+            max_image_pixels: crate::images::MAX_PIXELS,
+            split: "test".into(),
+            benchmark: name,
+            on_invalid: OnInvalid::Error,
+            missing: vec!["NULL".into()],
+            fields: FieldMap::canonical(),
+            answer_map: BTreeMap::new(),
+            filters: Vec::new(),
+            shuffle_options: false,
+            question_text: None,
+            options_in_question: false,
+            answer_format: None,
+            seed: DEFAULT_SEED,
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! Predictions: models' answers, imported from evaluation logs, before
+//! metrics and B-Clean (`predictions ─▶ metrics · B-Clean` in the flow).
+//!
+//! One file per source:
+//! - [`generic`]: JSONL / JSON / CSV / TSV / Parquet with `model, id, response`;
+//! - [`lmms_eval`]: lmms-eval `--log_samples` JSONL, mapped to blindspot ids
+//!   by the id `process_results` echoes or by the export manifest;
+//! - [`vlmevalkit`]: VLMEvalKit result files (`.xlsx`, `.tsv`, `.csv`) with
+//!   `index` + `prediction`, mapped by `blindspot_id` or the export manifest;
+//! - [`scienceqa`]: a JSON object `id → option index` (ScienceQA's and
+//!   LLaVA's result files: `{"results": {pid: index}}`, −1 = unparsed).
+//!
+//! Every [`Prediction`] keeps the file and line (or row) it came from, so
+//! metrics can name unknown ids where they are. An id is a sample id or a
+//! variant id (`<parent_id>::<kind>`); the *condition* of a prediction is the
+//! variant kind of its row, `original` for a sample. Answer parsing and
+//! abstention detection live in [`parse`] and [`abstain`].
+
+// The crates below this one, under the module names the code uses.
+use blindspot_core::{error, sample};
+use blindspot_ingest as ingest;
+
+pub mod abstain;
+pub mod generic;
+pub mod lmms_eval;
+pub mod parse;
+pub mod scienceqa;
+pub mod vlmevalkit;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::raw::{Raw, RawRecord};
+pub use parse::{Outcome, Response};
+
+/// One model's answer to one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    pub model: String,
+    /// A sample id or a variant id (`<parent_id>::<kind>`).
+    pub id: String,
+    pub response: Response,
+    /// Where the prediction was read (file:line, or file: row N).
+    pub loc: Location,
+}
+
+impl Prediction {
+    /// A text response read from line `line` of a file named `test`: the
+    /// predictions unit tests build (here and in the crates that score them).
+    pub fn text(model: &str, id: &str, response: &str, line: u64) -> Prediction {
+        Prediction {
+            model: model.into(),
+            id: id.into(),
+            response: Response::Text(response.into()),
+            loc: Location::line("test", line),
+        }
+    }
+}
+
+/// The kind of a prediction file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    Generic,
+    LmmsEval,
+    VlmEvalKit,
+    /// `id → option index` JSON (ScienceQA / LLaVA result files).
+    IndexMap,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Generic => "generic",
+            Source::LmmsEval => "lmms-eval",
+            Source::VlmEvalKit => "vlmevalkit",
+            Source::IndexMap => "index-map",
+        }
+    }
+
+    /// Parses a `--format` value.
+    pub fn parse(s: &str) -> std::result::Result<Source, String> {
+        match s {
+            "generic" => Ok(Source::Generic),
+            "lmms-eval" => Ok(Source::LmmsEval),
+            "vlmevalkit" => Ok(Source::VlmEvalKit),
+            "index-map" | "scienceqa" => Ok(Source::IndexMap),
+            _ => Err(format!(
+                "prediction format \"{s}\" is not one of generic, lmms-eval, vlmevalkit, index-map (default: detected from the file)"
+            )),
+        }
+    }
+}
+
+/// Which columns of a generic file hold what (all optional: the defaults are
+/// `id` (or the key of an object of records), `response`/`prediction`/`output`/
+/// `answer`, and `model`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    pub id: Option<String>,
+    pub response: Option<String>,
+    pub model: Option<String>,
+    /// One answer column per model, `(column, model)`: each row gives one
+    /// prediction per column present.
+    pub wide: Vec<(String, String)>,
+}
+
+impl Fields {
+    /// Parses `--wide COLUMN=MODEL` (the model defaults to the column's name).
+    pub fn parse_wide(arg: &str) -> (String, String) {
+        match arg.split_once('=') {
+            Some((c, m)) if !m.is_empty() => (c.to_string(), m.to_string()),
+            Some((c, _)) => (c.to_string(), c.to_string()),
+            None => (arg.to_string(), arg.to_string()),
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Fields::default()
+    }
+}
+
+/// One prediction file to import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PredictionFile {
+    pub path: PathBuf,
+    /// The model's name; required where the file does not say it (index maps
+    /// default to the file stem, lmms-eval to the folder, VLMEvalKit to the
+    /// result name's prefix).
+    pub model: Option<String>,
+    /// `None`: detected from the extension and the first record.
+    pub source: Option<Source>,
+    /// Column names of a generic file (a mapping makes the file generic).
+    pub fields: Fields,
+}
+
+impl PredictionFile {
+    /// Parses the command line's `[MODEL=]FILE`.
+    pub fn parse(arg: &str) -> PredictionFile {
+        match arg.split_once('=') {
+            Some((model, path)) if !model.is_empty() && !model.contains(['/', '\\']) => PredictionFile {
+                path: PathBuf::from(path),
+                model: Some(model.to_string()),
+                source: None,
+                fields: Fields::default(),
+            },
+            _ => PredictionFile { path: PathBuf::from(arg), model: None, source: None, fields: Fields::default() },
+        }
+    }
+}
+
+/// What one file contributed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSummary {
+    pub file: String,
+    pub source: Source,
+    /// Predictions per model.
+    pub models: BTreeMap<String, usize>,
+}
+
+/// Every prediction of the files, in file order then record order.
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    pub predictions: Vec<Prediction>,
+    pub files: Vec<FileSummary>,
+}
+
+/// The export manifest `blindspot export` wrote: harness row → blindspot id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Manifest {
+    /// VLMEvalKit: TSV stem (`<Name>_<config>`) → ids by `index`.
+    pub vlmevalkit: BTreeMap<String, Vec<String>>,
+    /// lmms-eval: task name → ids by `doc_id`.
+    pub lmms_eval: BTreeMap<String, Vec<String>>,
+}
+
+impl Manifest {
+    /// Reads a `manifest.json` of either harness (several may be merged).
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let bad = |msg: String| {
+            Error::one(
+                Problem::new(Location::file(path), msg)
+                    .help("give the manifest.json that `blindspot export` wrote beside the exported files"),
+            )
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        let ids = |rows: &serde_json::Value, key: &str| -> Result<Vec<String>> {
+            let rows = rows.as_array().ok_or_else(|| bad("\"rows\" is not a list".into()))?;
+            let mut out = vec![String::new(); rows.len()];
+            for r in rows {
+                let i = r
+                    .get(key)
+                    .and_then(serde_json::Value::as_u64)
+                    .ok_or_else(|| bad(format!("a row has no \"{key}\"")))?;
+                let id =
+                    r.get("id").and_then(serde_json::Value::as_str).ok_or_else(|| bad("a row has no \"id\"".into()))?;
+                let slot = out.get_mut(i as usize).ok_or_else(|| bad(format!("{key} {i} is out of range")))?;
+                *slot = id.to_string();
+            }
+            Ok(out)
+        };
+        let mut m = Manifest::default();
+        match v.get("harness").and_then(serde_json::Value::as_str) {
+            Some("vlmevalkit") => {
+                for f in v.get("files").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                    let file = f
+                        .get("file")
+                        .and_then(serde_json::Value::as_str)
+                        .ok_or_else(|| bad("a file has no name".into()))?;
+                    let stem = file.strip_suffix(".tsv").unwrap_or(file).to_string();
+                    m.vlmevalkit.insert(stem, ids(f.get("rows").unwrap_or(&serde_json::Value::Null), "index")?);
+                }
+            }
+            Some("lmms-eval") => {
+                for t in v.get("tasks").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                    let task = t
+                        .get("task")
+                        .and_then(serde_json::Value::as_str)
+                        .ok_or_else(|| bad("a task has no name".into()))?;
+                    m.lmms_eval
+                        .insert(task.to_string(), ids(t.get("rows").unwrap_or(&serde_json::Value::Null), "doc_id")?);
+                }
+            }
+            other => return Err(bad(format!("\"harness\" is {other:?}, not \"vlmevalkit\" or \"lmms-eval\""))),
+        }
+        Ok(m)
+    }
+
+    pub fn merge(&mut self, other: Manifest) {
+        self.vlmevalkit.extend(other.vlmevalkit);
+        self.lmms_eval.extend(other.lmms_eval);
+    }
+}
+
+/// Detects a file's source from its extension and first record.
+pub fn detect(path: &Path) -> Result<Source> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "xlsx" | "xls" | "xlsm" => return Ok(Source::VlmEvalKit),
+        "parquet" => return Ok(Source::Generic),
+        _ => {}
+    }
+    let shape = if matches!(ext.as_str(), "csv" | "tsv" | "jsonl") {
+        crate::ingest::bounded::Shape::Lines
+    } else {
+        crate::ingest::bounded::Shape::Json
+    };
+    let text = crate::ingest::bounded::read(path, shape)?;
+    let head = String::from_utf8_lossy(&text[..text.len().min(1 << 16)]).to_string();
+    match ext.as_str() {
+        "csv" | "tsv" => {
+            let header = head.lines().next().unwrap_or("");
+            let cols: Vec<String> =
+                header.split([',', '\t']).map(|c| c.trim().trim_matches('"').to_ascii_lowercase()).collect();
+            let has = |c: &str| cols.iter().any(|x| x == c);
+            Ok(if has("index") && has("prediction") && !has("model") { Source::VlmEvalKit } else { Source::Generic })
+        }
+        _ => {
+            let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+            if first.starts_with('{') && first.ends_with('}') && first.contains("\"doc_id\"") {
+                return Ok(Source::LmmsEval);
+            }
+            if first == "{" {
+                // A pretty-printed object: an index map when it has "results" or int values.
+                let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+                    Error::one(Problem::new(Location::line(path, e.line() as u64), format!("invalid JSON: {e}")))
+                })?;
+                if v.get("logs").is_some() {
+                    return Ok(Source::LmmsEval);
+                }
+                if scienceqa::index_object(&v).is_some() {
+                    return Ok(Source::IndexMap);
+                }
+            }
+            Ok(Source::Generic)
+        }
+    }
+}
+
+/// Imports every file in order, with the manifest (if any) for harness files.
+pub fn import_all(files: &[PredictionFile], manifest: Option<&Manifest>) -> Result<Imported> {
+    let mut out = Imported::default();
+    let mut problems = Vec::new();
+    for f in files {
+        if !f.path.exists() {
+            problems.push(
+                Problem::new(Location::file(&f.path), "no such prediction file")
+                    .help("check the path given to --predictions"),
+            );
+            continue;
+        }
+        let source = match f.source {
+            Some(s) => s,
+            // A column mapping describes a generic table.
+            None if !f.fields.is_default() => Source::Generic,
+            None => detect(&f.path)?,
+        };
+        let preds = match source {
+            Source::Generic => generic::read(&f.path, f.model.as_deref(), &f.fields),
+            Source::LmmsEval => lmms_eval::read(&f.path, f.model.as_deref(), manifest),
+            Source::VlmEvalKit => vlmevalkit::read(&f.path, f.model.as_deref(), manifest),
+            Source::IndexMap => scienceqa::read(&f.path, f.model.as_deref()),
+        };
+        match preds {
+            Ok(p) => {
+                let mut models = BTreeMap::new();
+                for x in &p {
+                    *models.entry(x.model.clone()).or_insert(0) += 1;
+                }
+                out.files.push(FileSummary { file: display_path(&f.path), source, models });
+                out.predictions.extend(p);
+            }
+            Err(Error::Invalid(p)) => problems.extend(p),
+            Err(e) => return Err(e),
+        }
+    }
+    if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems)) }
+}
+
+/// The model name from a path's stem (index maps, generic files without a
+/// `model` column).
+pub fn stem_model(path: &Path) -> String {
+    path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string()
+}
+
+/// A text field of a record: scalars as text, `None` when absent or null.
+pub fn text_field(rec: &RawRecord, names: &[&str]) -> Option<String> {
+    names.iter().find_map(|n| match rec.field(n)?.as_ref() {
+        Raw::Null => None,
+        Raw::List(items) => items.first().map(first_text),
+        other => Some(first_text(other)),
+    })
+}
+
+/// The first string inside nested lists (`[["text"]]` → `text`), or the value as text.
+pub fn first_text(v: &Raw) -> String {
+    match v {
+        Raw::List(items) => items.first().map(first_text).unwrap_or_default(),
+        Raw::Null => String::new(),
+        other => other.to_text(),
+    }
+}
+
+/// A located problem with a missing field, saying what to do.
+pub fn missing(rec: &RawRecord, field: &str, help: &str) -> Problem {
+    Problem::new(rec.loc.clone(), format!("no \"{field}\" in this record")).field(field).help(help)
+}

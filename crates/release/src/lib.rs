@@ -1,0 +1,732 @@
+//! Release: a versioned, Hugging Face-compatible folder
+//! `releases/<name>/<version>/` (`docs/design.md`, "The release").
+//!
+//! Guarantees: written to a temporary folder beside the target and renamed
+//! into place (never a partial release); an existing version is never
+//! overwritten with different bytes; rebuilding an identical release is a
+//! no-op; no clock time in any file; rows sorted by id.
+
+// The crates below this one, under the module names the code uses.
+use blindspot_core::{error, io, progress, sample};
+use blindspot_diagnose as diagnose;
+use blindspot_embed as embed;
+use blindspot_ingest as ingest;
+use blindspot_metrics as metrics;
+use blindspot_ml as ml;
+use blindspot_prune as prune;
+use blindspot_spec as spec;
+use blindspot_variants as variants;
+
+pub mod build_lock;
+pub mod card;
+pub mod croissant;
+pub mod datasheet;
+pub mod diff;
+pub mod html;
+pub mod lock;
+pub mod manifest;
+pub mod projection;
+pub mod verify;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::Ingested;
+use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
+use crate::io::hash::{content_hash, hash_file, hash_tree};
+use crate::io::parquet::{write_batch, write_samples};
+use crate::sample::Embed;
+use crate::spec::Pipeline;
+
+/// What happened to the release folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// A new version was written.
+    Created,
+    /// The version existed with identical bytes: nothing changed.
+    UpToDate,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReleaseOutcome {
+    pub dir: PathBuf,
+    pub written: Written,
+    /// Relative path → (sha256, bytes) of every file.
+    pub files: BTreeMap<String, (String, u64)>,
+    /// The variant kinds generated.
+    pub variants: Vec<VariantInfo>,
+}
+
+/// The data file of the default config.
+pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
+
+/// What the stages before the release produced.
+#[derive(Clone, Copy)]
+pub struct Stages<'a> {
+    pub ingested: &'a Ingested,
+    /// TsT-RF on every ingested question.
+    pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
+    /// The pruning run: the default config holds what it kept.
+    pub pruned: Option<&'a crate::prune::Pruned>,
+    /// The matched random control, when asked for.
+    pub control: Option<&'a crate::prune::Pruned>,
+    /// B-Clean's own report, when it pruned.
+    pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
+    /// `[filter]`: what blind models answered, removed before pruning.
+    pub filter: Option<&'a crate::prune::filter::FilterReport>,
+    /// `report/metrics.json` and `report/per_question.parquet`, when the pipeline
+    /// scores model predictions.
+    pub metrics: Option<&'a MetricsOut>,
+    /// Embeddings, TsT-Embed, duplicates and leakage, when the pipeline asked for them.
+    pub embed: Option<&'a EmbedStage>,
+    /// The variant rows of each kind the pipeline asked for, made from the kept questions.
+    pub variants: &'a [crate::variants::KindRows],
+}
+
+/// The metrics stage's outputs.
+#[derive(Debug, Clone)]
+pub struct MetricsOut {
+    pub json: serde_json::Value,
+    /// Each model's original-condition accuracy on the full, kept and removed sets.
+    pub by_set: Vec<crate::metrics::SetAccuracy>,
+    /// The gap with and without the image on the full, kept, removed and control sets.
+    pub gap: Option<crate::metrics::evidence::GapReport>,
+    /// Questions sighted models agree on another answer than the gold (kept: an audit).
+    pub label_audit: Vec<crate::metrics::evidence::AuditRow>,
+    pub audit_rule: crate::metrics::evidence::AuditRule,
+    /// One row per scored prediction.
+    pub per_question: arrow::array::RecordBatch,
+}
+
+/// What the embedding steps produced for a release.
+#[derive(Debug, Clone, Default)]
+pub struct EmbedStage {
+    /// Embeddings of every ingested sample (`None`: no model was needed).
+    pub embeddings: Option<crate::embed::SampleEmbeddings>,
+    /// With `method = "both"`: TsT-Embed's own diagnosis (reported beside TsT-RF's).
+    pub tst_embed: Option<crate::diagnose::Diagnosis>,
+    /// `[leakage]`: the duplicates found.
+    pub dups: Option<crate::embed::dups::DupsReport>,
+    /// `[leakage]`: the training split's file as written in the pipeline.
+    pub train_written: Option<String>,
+    /// `prune-duplicates`: the questions dropped, in id order, with reasons.
+    pub dedup_removed: Vec<crate::prune::Removed>,
+}
+
+impl Stages<'_> {
+    /// The questions of the default config: all, or what pruning (and
+    /// `prune-duplicates`) kept.
+    pub fn kept_samples(&self) -> Vec<&crate::sample::Sample> {
+        let removed = self.removed_ids();
+        self.ingested.samples.iter().filter(|s| !removed.contains(s.id.as_str())).collect()
+    }
+
+    /// Questions dropped as duplicates or leaked (`prune-duplicates`).
+    pub fn dedup_removed(&self) -> &[crate::prune::Removed] {
+        self.embed.map_or(&[], |e| e.dedup_removed.as_slice())
+    }
+
+    /// Every removed id: pruning's, the filter's and `prune-duplicates`'.
+    pub fn removed_ids(&self) -> std::collections::BTreeSet<&str> {
+        let mut ids = self.pruned.map(crate::prune::Pruned::removed_ids).unwrap_or_default();
+        ids.extend(self.dedup_removed().iter().map(|r| r.id.as_str()));
+        ids.extend(self.filter_removed());
+        ids
+    }
+
+    /// Questions `[filter]` removed.
+    pub fn filter_removed(&self) -> std::collections::BTreeSet<&str> {
+        self.filter.map(crate::prune::filter::FilterReport::removed_ids).unwrap_or_default()
+    }
+
+    /// Pruning's counts as the data written holds them: the questions it was
+    /// given (all but the dropped duplicates), how many of those the `removed`
+    /// config holds as its removals, and how many the default config keeps.
+    /// The card, the datasheet and the report print these, never the pruning
+    /// run's own lists (which a stage cache could hold stale or forged).
+    pub fn pruning_counts(&self) -> Option<PruningCounts> {
+        let pr = self.pruned?;
+        let mut dropped: std::collections::BTreeSet<&str> =
+            self.dedup_removed().iter().map(|r| r.id.as_str()).collect();
+        dropped.extend(self.filter_removed());
+        let removed_ids = pr.removed_ids();
+        let given: Vec<&crate::sample::Sample> =
+            self.ingested.samples.iter().filter(|s| !dropped.contains(s.id.as_str())).collect();
+        let removed = given.iter().filter(|s| removed_ids.contains(s.id.as_str())).count();
+        Some(PruningCounts { input: given.len(), removed, kept: given.len() - removed })
+    }
+
+    /// Whether anything was removed from the default config's questions (by
+    /// pruning, or as duplicates).
+    pub fn removes(&self) -> bool {
+        self.pruned.is_some_and(|p| !p.removed.is_empty())
+            || !self.dedup_removed().is_empty()
+            || !self.filter_removed().is_empty()
+    }
+}
+
+/// See [`Stages::pruning_counts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruningCounts {
+    pub input: usize,
+    pub removed: usize,
+    pub kept: usize,
+}
+
+/// The columns of a config's data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSchema {
+    /// Canonical samples (and variant rows).
+    Samples,
+    /// Duplicate and leakage pairs (`duplicates`).
+    Duplicates,
+    /// Variant rows with a `rotation` column (`circular`, every CircularEval rotation).
+    Rotations,
+}
+
+/// One Hugging Face config of a release: a name, what it holds, its data file.
+#[derive(Debug, Clone)]
+pub struct ConfigInfo {
+    pub name: String,
+    pub description: String,
+    /// Relative to the release.
+    pub file: String,
+    pub rows: usize,
+    /// Size of the data file.
+    pub bytes: u64,
+    pub schema: ConfigSchema,
+}
+
+/// What the variants stage made of one kind.
+#[derive(Debug, Clone)]
+pub struct VariantInfo {
+    pub kind: String,
+    pub expected: String,
+    pub rows: usize,
+    pub skipped: BTreeMap<String, usize>,
+    /// Its config, when it has rows.
+    pub config: Option<String>,
+}
+
+/// A variant kind's config name: `distractor_swap@2` → `distractor_swap-2`,
+/// every `circular@k` → `circular` (one config, its `rotation` column).
+pub fn variant_config_name(kind: &str) -> String {
+    match crate::variants::parse_kind(kind) {
+        Ok(crate::variants::KindSel::One(k)) => k.config_name(),
+        _ => kind.replace('@', "-"),
+    }
+}
+
+/// The columns a config's file has after the canonical ones: `rotation` in
+/// the `circular` config.
+pub fn extra_columns(schema: ConfigSchema) -> &'static [crate::io::parquet::IntColumn] {
+    match schema {
+        ConfigSchema::Rotations => crate::variants::CIRCULAR_COLUMNS,
+        ConfigSchema::Samples | ConfigSchema::Duplicates => &[],
+    }
+}
+
+/// Advances a bar by one when dropped, however its step ends.
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
+    }
+}
+
+/// The variant configs: kinds that share a config (every CircularEval
+/// rotation) together, in kind order; only kinds with rows.
+fn variant_configs(generated: &[crate::variants::KindRows]) -> Vec<(String, Vec<&crate::variants::KindRows>)> {
+    let mut out: Vec<(String, Vec<&crate::variants::KindRows>)> = Vec::new();
+    for k in generated.iter().filter(|k| !k.rows.is_empty()) {
+        let config = k.kind.config_name();
+        match out.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, kinds)) => kinds.push(k),
+            None => out.push((config, vec![k])),
+        }
+    }
+    out
+}
+
+/// Writes the variant kinds with rows as configs under `variants/`: one per
+/// kind, except the CircularEval rotations, which share the `circular` config
+/// (rows in rotation order, each with its `rotation`).
+fn write_variants(
+    generated: &[crate::variants::KindRows],
+    dir: &Path,
+    embed: Embed,
+) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
+    let groups = variant_configs(generated);
+    // Each config's file is written on its own thread (Parquet encoding is serial
+    // within a file); their sizes come back in config order.
+    let bar = crate::progress::bar(groups.len() as u64, "release · writing variant configs");
+    let files: Vec<Result<ConfigInfo>> = groups
+        .par_iter()
+        .map(|(config, kinds)| {
+            let _tick = Tick(&bar);
+            let file = format!("variants/{config}/test-00000-of-00001.parquet");
+            let path = dir.join(&file);
+            mkdir_for(&path)?;
+            let info = |schema, description, rows, bytes| ConfigInfo {
+                name: config.clone(),
+                description,
+                file: file.clone(),
+                rows,
+                bytes,
+                schema,
+            };
+            Ok(match kinds.as_slice() {
+                [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
+                    let bytes = write_samples(&path, &one.rows, embed)?;
+                    info(ConfigSchema::Samples, one.kind.config_description(one.rows.len()), one.rows.len(), bytes)
+                }
+                rotations => {
+                    let rows: Vec<crate::sample::Sample> =
+                        rotations.iter().flat_map(|k| k.rows.iter().cloned()).collect();
+                    let schema = ConfigSchema::Rotations;
+                    let bytes = crate::io::parquet::write_samples_with(&path, &rows, embed, extra_columns(schema))?;
+                    let description = crate::variants::circular_config_description(rows.len(), rotations.len());
+                    info(schema, description, rows.len(), bytes)
+                }
+            })
+        })
+        .collect();
+    bar.finish_and_clear();
+    // The first failure in config order, whichever thread met it first.
+    let configs = files.into_iter().collect::<Result<Vec<_>>>()?;
+    let infos = generated
+        .iter()
+        .map(|k| VariantInfo {
+            kind: k.kind.name(),
+            expected: k.kind.expected().as_str().to_string(),
+            rows: k.rows.len(),
+            skipped: k.skipped.clone(),
+            config: (!k.rows.is_empty()).then(|| k.kind.config_name()),
+        })
+        .collect();
+    Ok((configs, infos))
+}
+
+/// Ingest guarantees every image of a release's samples is held: its bytes (or
+/// its file, to embed) when embedding, its hash when writing paths only. A name
+/// without either would publish a release that cannot be loaded.
+fn images_held(samples: &[crate::sample::Sample], embed: Embed) -> Result<()> {
+    for s in samples {
+        for im in &s.images {
+            let held = match embed {
+                Embed::Images => im.bytes.is_some() || im.source.is_some(),
+                Embed::PathsOnly => im.sha256.is_some(),
+            };
+            if !held {
+                return Err(Error::Bug(format!(
+                    "sample \"{}\" names the image {:?}, which ingest did not read",
+                    s.id,
+                    im.path.as_deref().unwrap_or("")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds the release of `pipeline` under `out_root`.
+pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
+    let ingested = stages.ingested;
+    let ds = &pipeline.dataset;
+    let parent = out_root.join(&ds.name);
+    let target = parent.join(&ds.version);
+    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    // Held until this function returns: staging, the up-to-date comparison
+    // and the rename happen for one build of this name at a time.
+    let held = build_lock::BuildLock::acquire(&parent)?;
+    held.remove_stale_staging(&parent)?;
+    let mut staging = build_lock::Staging::create(&parent, &ds.version)?;
+    let dir = &staging.path().to_path_buf();
+
+    let embed = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
+    let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
+    images_held(&stages.ingested.samples, embed)?;
+    let mut configs = Vec::new();
+    let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
+        let path = dir.join(file);
+        mkdir_for(&path)?;
+        let spinner = crate::progress::spinner(&format!("release · writing config {name} ({} rows)", rows.len()));
+        crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
+            write_samples(&path, rows, embed)
+        })?;
+        spinner.finish_and_clear();
+        configs.push(ConfigInfo {
+            name: name.into(),
+            description,
+            file: file.into(),
+            rows: rows.len(),
+            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+            schema: ConfigSchema::Samples,
+        });
+        Ok(())
+    };
+    // A pruning run that removed nothing publishes one config: `full` and
+    // `removed` would be a copy and an empty table (which `datasets` cannot load).
+    match (stages.pruned, stages.removes()) {
+        (pr, false) => add_config(
+            "default",
+            match pr {
+                None => "Every question of the release.".into(),
+                Some(pr) => format!(
+                    "Every question of the release: {} pruning removed none (report/prune.json says why).",
+                    pr.method.as_str()
+                ),
+            },
+            DEFAULT_DATA_FILE,
+            &kept,
+        )?,
+        (pr, true) => {
+            let mut before = Vec::new();
+            if !stages.dedup_removed().is_empty() {
+                before.push(format!("{} duplicate or leaked questions were dropped", stages.dedup_removed().len()));
+            }
+            let filtered = stages.filter_removed().len();
+            if filtered > 0 {
+                before.push(format!("{filtered} questions models answered without the image were filtered out"));
+            }
+            let before = before.join(" and ");
+            let what = match (pr, before.is_empty()) {
+                (Some(pr), true) => format!("what {} pruning kept", pr.method.as_str()),
+                (Some(pr), false) => format!("what {} pruning kept after {before}", pr.method.as_str()),
+                (None, _) => format!("what remains after {before}"),
+            };
+            add_config(
+                "default",
+                format!("The debiased set: {what} ({} of {}).", kept.len(), ingested.samples.len()),
+                DEFAULT_DATA_FILE,
+                &kept,
+            )?;
+            add_config(
+                "full",
+                "Every question before pruning, removed ones included.".into(),
+                "full/test-00000-of-00001.parquet",
+                &ingested.samples,
+            )?;
+            let removed_ids = stages.removed_ids();
+            let removed: Vec<crate::sample::Sample> =
+                ingested.samples.iter().filter(|s| removed_ids.contains(s.id.as_str())).cloned().collect();
+            let mut why = Vec::new();
+            if pr.is_some() {
+                why.push("report/prune.json and report/removed.csv");
+            }
+            if !stages.dedup_removed().is_empty() {
+                why.push("report/duplicates.json");
+            }
+            if !stages.filter_removed().is_empty() {
+                why.push("report/filter.json");
+            }
+            add_config(
+                "removed",
+                format!(
+                    "The questions {} removed (reasons and removal order in {}).",
+                    if filtered == 0 { "pruning" } else { "the filter and pruning" },
+                    why.join(" and ")
+                ),
+                "removed/test-00000-of-00001.parquet",
+                &removed,
+            )?;
+        }
+    }
+    if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
+        let file = "duplicates/test-00000-of-00001.parquet";
+        let path = dir.join(file);
+        mkdir_for(&path)?;
+        write_batch(&path, &r.pairs_batch()?)?;
+        configs.push(ConfigInfo {
+            name: "duplicates".into(),
+            description: "Duplicate pairs: `exact` (same normalised text) and `near` (cosine of the question+options \
+                          embeddings at or above the threshold) within the benchmark, `train-exact` and `train-near` \
+                          between a benchmark question (`id_a`) and a training question (`id_b`); clusters in \
+                          report/duplicates.json."
+                .into(),
+            file: file.into(),
+            rows: r.pairs.len(),
+            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+            schema: ConfigSchema::Duplicates,
+        });
+    }
+    let (variant_configs, variants) =
+        crate::progress::timed("variants (write)", || write_variants(stages.variants, dir, embed))?;
+    configs.extend(variant_configs);
+    if let Some(m) = stages.metrics {
+        let path = dir.join("report/metrics.json");
+        mkdir_for(&path)?;
+        write_json(&path, &m.json)?;
+        write_batch(&dir.join("report/per_question.parquet"), &m.per_question)?;
+        if let Some(g) = &m.gap {
+            write_json(&dir.join("report/gap.json"), g)?;
+        }
+        write_bytes(
+            &dir.join("report/label_audit.csv"),
+            crate::metrics::evidence::audit_csv(&m.label_audit).as_bytes(),
+        )?;
+    }
+
+    if !ingested.rejected.is_empty() {
+        let path = dir.join("report/rejected.jsonl");
+        mkdir_for(&path)?;
+        let mut text = String::new();
+        for r in &ingested.rejected {
+            text.push_str(&serde_json::to_string(r).map_err(|e| Error::Bug(e.to_string()))?);
+            text.push('\n');
+        }
+        write_bytes(&path, text.as_bytes())?;
+    }
+    if let Some(d) = stages.diagnosis {
+        let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
+        // Pruning ran: the s(x) histogram marks what it (and deduplication) removed.
+        let removed = (stages.pruned.is_some() || stages.removes()).then(|| stages.removed_ids());
+        crate::progress::timed("diagnose report", || {
+            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d, removed.as_ref())
+        })?;
+    }
+    if let Some(e) = stages.embed {
+        write_embed_report(&dir.join("report"), pipeline, stages, e)?;
+    }
+    if let Some(pr) = stages.pruned {
+        crate::progress::timed("prune report", || {
+            crate::prune::report::write_report(&dir.join("report"), pr, stages.control)
+        })?;
+    }
+    if let Some(b) = stages.bclean {
+        write_json(&dir.join("report/bclean.json"), &b.to_json())?;
+    }
+    if let Some(f) = stages.filter {
+        let path = dir.join("report/filter.json");
+        mkdir_for(&path)?;
+        write_json(&path, f)?;
+    }
+    let report_dir = dir.join("report");
+    std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;
+    let report_files: Vec<String> = hash_tree(&report_dir)?.into_keys().collect();
+    write_bytes(
+        &report_dir.join("index.html"),
+        html::render(pipeline, stages, &configs, &variants, &report_files).as_bytes(),
+    )?;
+    let card = card::render(pipeline, stages, &configs, &variants);
+    write_bytes(&dir.join("README.md"), card.as_bytes())?;
+    // Every file is hashed once: the tree so far, then croissant.json and the
+    // manifest as they are written.
+    let mut files = hash_tree(dir)?;
+    let croissant_configs: Vec<croissant::Config<'_>> = configs
+        .iter()
+        .map(|c| croissant::Config {
+            name: &c.name,
+            description: c.description.clone(),
+            schema: c.schema,
+            files: files.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
+        })
+        .collect();
+    let croissant = croissant::render(pipeline, stages, &croissant_configs)?;
+    write_bytes(&dir.join(croissant::FILE), croissant.as_bytes())?;
+    files.insert(croissant::FILE.to_string(), content_hash(croissant.as_bytes()));
+    let manifest = manifest::render(pipeline, ingested, &files)?;
+    write_bytes(&dir.join(manifest::FILE), manifest.as_bytes())?;
+    files.insert(manifest::FILE.to_string(), content_hash(manifest.as_bytes()));
+
+    if target.exists() {
+        let existing = hash_tree(&target)?;
+        if existing == files {
+            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        }
+        let differing = files
+            .keys()
+            .chain(existing.keys())
+            .find(|k| files.get(*k) != existing.get(*k))
+            .cloned()
+            .unwrap_or_default();
+        return Err(Error::one(
+            Problem::new(
+                Location::file(&target),
+                format!(
+                    "release {}/{} already exists with different content (first difference: {differing})",
+                    ds.name, ds.version
+                ),
+            )
+            .help(format!(
+                "a published version is never overwritten: bump [dataset] version in {}",
+                display_path(&pipeline.path)
+            )),
+        ));
+    }
+    let written = configs.iter().map(|c| c.file.as_str()).chain(["README.md", croissant::FILE, manifest::FILE]);
+    check_staged(dir, &files, written)?;
+    let kept = staging.keep();
+    if let Err(e) = std::fs::rename(&kept, &target) {
+        let _ = std::fs::remove_dir_all(&kept);
+        // A build that did not see this one's lock (its lock file was deleted)
+        // published the same bytes between the check above and the rename.
+        if target.is_dir() && hash_tree(&target).is_ok_and(|existing| existing == files) {
+            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        }
+        return Err(Error::io(&target, e));
+    }
+    sync_dir(&parent);
+    Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
+}
+
+/// Publish only a complete release: every file the build wrote (`written`) is
+/// listed in `files`, and every listed file is still in `dir` as a regular file
+/// with the sha256 and size recorded for the manifest. Files are re-hashed in
+/// parallel, as streams.
+fn check_staged<'a>(
+    dir: &Path,
+    files: &BTreeMap<String, (String, u64)>,
+    written: impl Iterator<Item = &'a str>,
+) -> Result<()> {
+    let mut changed: Vec<&str> = written.filter(|f| !files.contains_key(*f)).collect();
+    let as_recorded = |f: &str, (sha, bytes): &(String, u64)| {
+        let path = dir.join(f);
+        path.symlink_metadata().is_ok_and(|m| m.is_file())
+            && hash_file(&path).is_ok_and(|d| d.sha256 == *sha && d.bytes == *bytes)
+    };
+    let unlike: Vec<&str> =
+        files.par_iter().filter(|(f, recorded)| !as_recorded(f, recorded)).map(|(f, _)| f.as_str()).collect();
+    changed.extend(unlike);
+    if changed.is_empty() {
+        return Ok(());
+    }
+    changed.truncate(5);
+    Err(Error::one(
+        Problem::new(
+            Location::file(dir),
+            format!(
+                "the staging folder changed while the release was built (first: {changed:?}); nothing was published"
+            ),
+        )
+        .help("another process removed or changed files in the staging folder: run the build again"),
+    ))
+}
+
+/// The longest side of a thumbnail in the report page, in pixels.
+const THUMBNAIL_SIDE: u32 = 96;
+
+/// `report/thumbnails/<file>.png`: a small PNG of each benchmark image the page
+/// shows among the near-duplicate clusters and the training matches, named by
+/// [`html::thumbnail_name`]. An image with neither bytes nor a source file, or
+/// that does not decode, gets none (the page then names it only).
+fn write_thumbnails(dir: &Path, ingested: &Ingested, im: &crate::embed::image_dups::ImageDups) -> Result<()> {
+    let shown = html::shown_images(im);
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let mut by_path: std::collections::HashMap<&str, &crate::sample::ImageRef> = std::collections::HashMap::new();
+    for s in &ingested.samples {
+        for img in &s.images {
+            if let Some(p) = img.path.as_deref() {
+                by_path.entry(p).or_insert(img);
+            }
+        }
+    }
+    let thumbs = dir.join("thumbnails");
+    for entry in shown {
+        let Some(img) = entry.path.as_deref().and_then(|p| by_path.get(p)) else { continue };
+        let bytes = match (&img.bytes, &img.source) {
+            (Some(b), _) => std::borrow::Cow::Borrowed(b.as_slice()),
+            (None, Some(src)) => std::borrow::Cow::Owned(std::fs::read(src).map_err(|err| Error::io(src, err))?),
+            (None, None) => continue,
+        };
+        let Ok(img) = image::load_from_memory(&bytes) else { continue };
+        let mut png = std::io::Cursor::new(Vec::new());
+        if img.thumbnail(THUMBNAIL_SIDE, THUMBNAIL_SIDE).to_rgb8().write_to(&mut png, image::ImageFormat::Png).is_err()
+        {
+            continue;
+        }
+        std::fs::create_dir_all(&thumbs).map_err(|err| Error::io(&thumbs, err))?;
+        write_bytes(&dir.join(html::thumbnail_name(entry)), png.get_ref())?;
+    }
+    Ok(())
+}
+
+/// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
+/// embeddings were computed).
+fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &EmbedStage) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|err| Error::io(dir, err))?;
+    if let Some(r) = &e.dups {
+        let mut v = r.summary_json();
+        if let Some(t) = &e.train_written {
+            v["train"]["file"] = serde_json::json!(t);
+        }
+        v["prune_duplicates"] = serde_json::json!(pipeline.leakage.as_ref().is_some_and(|l| l.prune));
+        v["removed"] = serde_json::json!(
+            e.dedup_removed.iter().map(|r| serde_json::json!({"id": r.id, "reason": r.reason})).collect::<Vec<_>>()
+        );
+        write_json(&dir.join("duplicates.json"), &v)?;
+        if let Some(im) = &r.images {
+            write_thumbnails(dir, stages.ingested, im)?;
+        }
+    }
+    if let Some(emb) = &e.embeddings {
+        let scores = stages.diagnosis.map(crate::diagnose::Diagnosis::sample_scores).unwrap_or_default();
+        let removed = stages.removed_ids();
+        let points: Vec<projection::Point> = emb
+            .ids
+            .iter()
+            .map(|id| projection::Point {
+                id: id.clone(),
+                s: scores.get(id.as_str()).map(|(s, _)| *s),
+                removed: removed.contains(id.as_str()),
+            })
+            .collect();
+        let title = if scores.is_empty() {
+            "Question embeddings (PCA): kept and removed".to_string()
+        } else {
+            format!("Question embeddings (PCA), coloured by s(x) ({})", pipeline.diagnose.method.as_str())
+        };
+        let svg = projection::projection_svg(emb, &points, &title);
+        write_bytes(&dir.join(projection::PROJECTION_SVG), svg.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A staged file whose bytes change but not its size is caught before the
+    /// rename, as is a missing one, a listed file replaced by a folder, and a
+    /// written file the manifest does not list.
+    #[test]
+    fn the_pre_rename_check_rehashes_every_listed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of a").unwrap();
+        std::fs::write(dir.path().join("README.md"), b"# card").unwrap();
+        let files = hash_tree(dir.path()).unwrap();
+        let written = || ["data/a.parquet", "README.md"].into_iter();
+        check_staged(dir.path(), &files, written()).unwrap();
+
+        let refused = |files: &BTreeMap<String, (String, u64)>, names: &[&str]| {
+            let e = check_staged(dir.path(), files, names.iter().copied()).unwrap_err().to_string();
+            assert!(
+                e.contains("the staging folder changed while the release was built")
+                    && e.contains("nothing was published"),
+                "{e}"
+            );
+            e
+        };
+        // Same size, other bytes.
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of b").unwrap();
+        assert!(refused(&files, &["data/a.parquet", "README.md"]).contains("[\"data/a.parquet\"]"));
+        std::fs::write(dir.path().join("data/a.parquet"), b"rows of a").unwrap();
+        check_staged(dir.path(), &files, written()).unwrap();
+        // Gone, or a folder in its place.
+        std::fs::remove_file(dir.path().join("README.md")).unwrap();
+        assert!(refused(&files, &[]).contains("README.md"));
+        std::fs::create_dir(dir.path().join("README.md")).unwrap();
+        assert!(refused(&files, &[]).contains("README.md"));
+        std::fs::remove_dir(dir.path().join("README.md")).unwrap();
+        std::fs::write(dir.path().join("README.md"), b"# card").unwrap();
+        // Written but not in the manifest.
+        assert!(refused(&files, &["data/a.parquet", "croissant.json"]).contains("croissant.json"));
+    }
+}

@@ -929,11 +929,11 @@ fn settings_out_of_their_bounds_are_refused_by_validate_and_the_command_line() {
     let data = work.path().join("canonical.jsonl");
     let out = work.path().join("out");
     for (flags, expect) in [
-        (&["--batch", "0"][..], "command line: --batch is 0: a batch of 0 removes nothing"),
-        (&["--budget", "1.0"], "--budget: 1 is neither a count nor a percentage"),
-        (&["--threshold", "nan"], "--threshold must be between 0 and 1; found NaN"),
-        (&["--independent-seeds", "100000"], "--independent-seeds must be between 0 and 20"),
-        (&["--folds", "1"], "--folds must be between 2 and 100"),
+        (&["--batch", "0"][..], "command line: field \"--batch\": is 0: a batch of 0 removes nothing"),
+        (&["--budget", "1.0"], "command line: field \"--budget\": 1 is neither a count nor a percentage"),
+        (&["--threshold", "nan"], "command line: field \"--threshold\": must be between 0 and 1; found NaN"),
+        (&["--independent-seeds", "100000"], "command line: field \"--independent-seeds\": must be between 0 and 20"),
+        (&["--folds", "1"], "command line: field \"--folds\": must be between 2 and 100"),
     ] {
         blindspot()
             .arg("prune")

@@ -282,3 +282,74 @@ fn the_meta_audit_flags_an_annotators_copy_of_the_gold_and_ablates_listed_fields
     let annotator = fields.iter().find(|f| f["name"] == "annotator").unwrap();
     assert_eq!((annotator["gold_equal"].as_f64(), annotator["suspect"].as_bool()), (Some(0.9), Some(true)));
 }
+
+/// A flag of `diagnose` and `prune` is the pipeline key it names, laid over the
+/// file before the one validation both go through: the same rule refuses both,
+/// each located where it was written, and a flag's valid value replaces the
+/// file's invalid one before anything is checked.
+#[test]
+fn a_flag_and_its_pipeline_key_are_validated_once_by_the_same_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/fixtures/good/shortcut.jsonl"), dir.path().join("b.jsonl")).unwrap();
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "[dataset]\nname = \"b\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"b.jsonl\"\n\n\
+         [diagnose]\ntrees = 10\npermutation-stop = \"maybe\"\n\n[prune]\nmethod = \"random\"\ncontrol = true\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = blindspot().current_dir(dir.path()).args(args).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+
+    // The file's values, refused at their lines.
+    let (code, err) = run(&["prune", "p.toml", "--out", "o"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("p.toml:11:") && err.contains("field \"diagnose.permutation-stop\": \"maybe\" is not"),
+        "{err}"
+    );
+    assert!(
+        err.contains("p.toml:15:") && err.contains("field \"prune.control\": the matched random control is for IBP"),
+        "{err}"
+    );
+
+    // The same values as flags on a canonical file: the same rules and texts, at the flags.
+    let (code, err) =
+        run(&["prune", "b.jsonl", "--out", "o", "--permutation-stop", "maybe", "--method", "random", "--control"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("command line: field \"--permutation-stop\": \"maybe\" is not \"decided\" or \"all\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("command line: field \"--control\": the matched random control is for IBP and AFLite"),
+        "{err}"
+    );
+    assert!(!dir.path().join("o").exists());
+
+    // Flags over the file replace what they set, then the whole is validated: the
+    // file's control now joins the flag's IBP, and the file's tree count stays.
+    let (code, err) = run(&[
+        "prune",
+        "p.toml",
+        "--out",
+        "o",
+        "--permutation-stop",
+        "all",
+        "--permutations",
+        "19",
+        "--method",
+        "ibp",
+        "--budget",
+        "4",
+        "--independent-seeds",
+        "0",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("o/prune.json")).unwrap()).unwrap();
+    assert_eq!(report["settings"]["method"], "ibp", "{report:#}");
+    assert_eq!(report["settings"]["budget"], "4", "{report:#}");
+    assert_eq!(report["control"]["settings"]["method"], "random", "{report:#}");
+}

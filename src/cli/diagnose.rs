@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use super::outputs::{self, Output};
-use crate::diagnose::{DiagnoseConfig, GroupBy, check_leakage, diagnose, report};
+use crate::diagnose::{check_leakage, diagnose, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
-use crate::sample::MraRule;
-use crate::spec::{IngestPlan, Pipeline};
+use crate::spec::plan::StageSettings;
+use crate::spec::wire::{DiagnoseWire, PruneWire};
+use crate::spec::{DatasetFlags, Flags, IngestPlan, Pipeline};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -41,53 +42,22 @@ pub struct InputArgs {
     pub pipeline: Option<PathBuf>,
 }
 
-/// TsT-RF settings that override the pipeline's `[diagnose]`.
+/// TsT-RF settings that override the pipeline's: each flag is a key of the
+/// pipeline file (`--folds` is `[diagnose] folds`, `--seed` is `[dataset] seed`),
+/// validated with the file.
 #[derive(Debug, clap::Args)]
 pub struct TstArgs {
-    /// Cross-validation folds (default 5, or the pipeline's).
-    #[arg(long)]
-    pub folds: Option<usize>,
-    /// Repeats with seeds seed, seed+1, ... (default 1).
-    #[arg(long)]
-    pub repeats: Option<usize>,
-    /// Seed of folds and forests (default 42).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Trees per classification forest (default 100).
-    #[arg(long)]
-    pub trees: Option<usize>,
-    /// Keep questions of one group in one fold: `image`, `image-cluster[:BITS]` (near-duplicate
-    /// images), `question` or `meta:FIELD`.
-    #[arg(long)]
-    pub group_by: Option<String>,
-    /// Scoring of numeric questions: `exact` (default, or the pipeline's [dataset]
-    /// numeric), `mra` or `tolerance:<rel>`.
-    #[arg(long)]
-    pub numeric: Option<String>,
-    /// MRA comparison for numeric answers: `strict` (<) or `inclusive` (<=).
-    #[arg(long)]
-    pub mra: Option<String>,
-    /// Blocks in which training rows' answer statistics are cross-fitted (default 5;
-    /// 0: in-sample statistics, as the TsT release).
-    #[arg(long)]
-    pub cross_fit: Option<usize>,
-    /// Meta fields used as categorical features, comma-separated (default: none, or the
-    /// pipeline's [diagnose] meta-features). Every meta field is audited either way.
-    #[arg(long, value_delimiter = ',')]
-    pub meta_features: Option<Vec<String>>,
-    /// Most label permutations of the null (default 199; 19 to 9999).
-    #[arg(long)]
-    pub permutations: Option<usize>,
-    /// `decided` (default: stop once p is decided at 0.05) or `all`.
-    #[arg(long)]
-    pub permutation_stop: Option<String>,
-    /// Outside scores to combine into s(x): JSON lines of the held-out probability
-    /// of the gold per question, made on the folds `--export-folds` writes.
-    #[arg(long)]
-    pub scores: Option<PathBuf>,
-    /// How outside scores combine with TsT-RF's s(x): `max` (default) or `mean`.
-    #[arg(long)]
-    pub combine: Option<String>,
+    #[command(flatten)]
+    pub dataset: DatasetFlags,
+    #[command(flatten)]
+    pub diagnose: DiagnoseWire,
+}
+
+impl TstArgs {
+    /// The flags, section by section, with `prune`'s when the command prunes.
+    pub fn flags(&self, prune: Option<&PruneWire>) -> Flags {
+        Flags { dataset: self.dataset.clone(), diagnose: self.diagnose.clone(), prune: prune.cloned() }
+    }
 }
 
 /// A command-line mistake, located at "command line".
@@ -99,17 +69,18 @@ pub fn flag_error(msg: String) -> Error {
 /// names one, else the pipeline file.
 pub fn settings_at(pipeline: Option<&Pipeline>, args: &TstArgs) -> Location {
     match pipeline {
-        Some(p) if args.group_by.is_none() && args.meta_features.is_none() => Location::file(&p.path),
+        Some(p) if args.diagnose.group_by.is_none() && args.diagnose.meta_features.is_none() => Location::file(&p.path),
         _ => Location::file("command line"),
     }
 }
 
-/// Loads the pipeline (if any) and the ingest plan for INPUT.
-pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)> {
+/// Loads the pipeline (if any) with the flags laid over it, the ingest plan for
+/// INPUT, and the stage settings both give, validated once.
+pub fn resolve_input(args: &InputArgs, flags: &Flags) -> Result<(Option<Pipeline>, IngestPlan, StageSettings)> {
     let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
     let pipeline = match (&args.pipeline, is_toml(&args.input)) {
-        (Some(p), _) => Some(Pipeline::load(p)?),
-        (None, true) => Some(Pipeline::load(&args.input)?),
+        (Some(p), _) => Some(Pipeline::load_flagged(p, &crate::spec::plan::env_vars, flags)?),
+        (None, true) => Some(Pipeline::load_flagged(&args.input, &crate::spec::plan::env_vars, flags)?),
         (None, false) => None,
     };
     let plan = match &pipeline {
@@ -127,92 +98,19 @@ pub fn resolve_input(args: &InputArgs) -> Result<(Option<Pipeline>, IngestPlan)>
             IngestPlan::for_canonical_input(&args.input)?
         }
     };
-    Ok((pipeline, plan))
-}
-
-/// The pipeline's `[diagnose]` settings (or the defaults) with the flags applied.
-pub fn tst_config(pipeline: Option<&Pipeline>, args: &TstArgs) -> Result<DiagnoseConfig> {
-    let mut cfg = pipeline.map(|p| p.diagnose.clone()).unwrap_or_default();
-    if let Some(k) = args.folds {
-        cfg.folds = k;
-        cfg.folds_given = Some(crate::diagnose::FoldsGiven::Flag);
-    }
-    if let Some(r) = args.repeats {
-        cfg.repeats = r;
-    }
-    if let Some(s) = args.seed {
-        cfg.seed = s;
-    }
-    if let Some(t) = args.trees {
-        cfg.trees = t;
-    }
-    if let Some(g) = &args.group_by {
-        cfg.group_by = Some(GroupBy::parse(g).map_err(flag_error)?);
-    }
-    if let Some(n) = &args.numeric {
-        cfg.numeric = crate::sample::NumericScoring::parse(n).map_err(flag_error)?;
-    }
-    if let Some(m) = &args.mra {
-        cfg.mra = MraRule::parse(m).map_err(flag_error)?;
-    }
-    if let Some(c) = args.cross_fit {
-        cfg.features.cross_fit = c;
-    }
-    if let Some(m) = &args.meta_features {
-        cfg.features.meta_fields = Some(m.clone());
-    }
-    if let Some(n) = args.permutations {
-        cfg.null.max_permutations = n;
-    }
-    if let Some(r) = &args.permutation_stop {
-        cfg.null.stopping = match r.as_str() {
-            "decided" => crate::stats::Stopping::Decided,
-            "all" => crate::stats::Stopping::All,
-            _ => return Err(flag_error(format!("--permutation-stop \"{r}\" is not \"decided\" or \"all\""))),
-        };
-    }
-    if let Some(path) = &args.scores {
-        let combine = cfg.outside_source.as_ref().map(|o| o.combine).unwrap_or_default();
-        cfg.outside_source = Some(crate::diagnose::outside::OutsideSource {
-            path: path.clone(),
-            written: path.display().to_string(),
-            combine,
-        });
-    }
-    if let Some(c) = &args.combine {
-        let combine = crate::diagnose::Combine::parse(c)
-            .map_err(|_| flag_error(format!("--combine \"{c}\" is not \"max\" or \"mean\"")))?;
-        match &mut cfg.outside_source {
-            Some(o) => o.combine = combine,
-            None => {
-                return Err(flag_error(
-                    "--combine says how outside scores combine with TsT-RF's s(x), and no scores are given: add \
-                     --scores FILE (or [diagnose] scores in the pipeline), or remove --combine"
-                        .into(),
-                ));
-            }
-        }
-    }
-    // The same bounds a pipeline's [diagnose] is checked against (its own values
-    // passed when it was loaded: what fails here, a flag set).
-    bounds_error(crate::spec::bounds::diagnose(&cfg))?;
-    Ok(cfg)
-}
-
-/// Settings out of their bounds, as a command-line error naming each flag.
-pub fn bounds_error(violations: Vec<crate::spec::bounds::Violation>) -> Result<()> {
-    if violations.is_empty() {
-        return Ok(());
-    }
-    Err(Error::Invalid(violations.iter().map(|v| Problem::new(Location::file("command line"), v.for_flag())).collect()))
+    let settings = match &pipeline {
+        Some(p) => StageSettings { diagnose: p.diagnose.clone(), prune: p.prune.clone() },
+        None => crate::spec::plan::flag_settings(flags)?,
+    };
+    Ok((pipeline, plan, settings))
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let (pipeline, plan) = resolve_input(&args.input)?;
+    let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(None))?;
     let mut written = vec![Output::Folder(args.out.clone())];
     written.extend(args.export_features.iter().map(|d| Output::Folder(d.clone())));
     written.extend(args.export_folds.iter().map(|d| Output::Folder(d.clone())));
-    let mut cfg = tst_config(pipeline.as_ref(), &args.tst)?;
+    let mut cfg = settings.diagnose;
     let mut inputs = outputs::inputs_of(pipeline.as_ref(), &plan);
     inputs.extend(cfg.outside_source.iter().map(|o| outputs::Input::File(o.path.clone())));
     outputs::check(&inputs, &written)?;

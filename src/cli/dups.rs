@@ -51,7 +51,7 @@ fn texts(samples: &[Sample]) -> Vec<String> {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    if let Some(v) = crate::spec::bounds::check_share("leakage.threshold", Some("--threshold"), args.threshold) {
+    if let Some(v) = crate::spec::bounds::check_share("leakage.threshold", args.threshold) {
         return Err(Error::one(
             Problem::new(Location::file("command line"), v.for_flag()).help("a cosine similarity threshold, e.g. 0.85"),
         ));

@@ -1,7 +1,7 @@
 //! Every bound of a numeric setting, in one place. A pipeline file and the
 //! command line both resolve into the stages' settings ([`DiagnoseConfig`],
-//! [`PruneConfig`], ...), and both check those settings here: `validate`
-//! reports a violation at its key, a command at its flag. The pipeline
+//! [`PruneConfig`], ...), and both check those settings here: a pipeline's
+//! violation is reported at its key, a flag's at the flag (the key's last part). The pipeline
 //! schema's ranges are generated from the same constants.
 
 use crate::diagnose::DiagnoseConfig;
@@ -10,10 +10,9 @@ use crate::prune::{Amount, PruneConfig};
 /// The allowed range of a count setting, and where it is written.
 #[derive(Debug, Clone, Copy)]
 pub struct Bound {
-    /// The pipeline key (`diagnose.folds`).
+    /// The pipeline key (`diagnose.folds`); its last part is the command
+    /// line's flag (`--folds`) where a command takes it.
     pub key: &'static str,
-    /// The command-line flag, where there is one.
-    pub flag: Option<&'static str>,
     pub min: u64,
     pub max: u64,
     /// Why the limit, for the message.
@@ -21,69 +20,38 @@ pub struct Bound {
 }
 
 /// Cross-validation folds.
-pub const FOLDS: Bound =
-    Bound { key: "diagnose.folds", flag: Some("--folds"), min: 2, max: 100, why: "each fold fits its own forests" };
+pub const FOLDS: Bound = Bound { key: "diagnose.folds", min: 2, max: 100, why: "each fold fits its own forests" };
 /// Repeats of the whole cross-validation.
-pub const REPEATS: Bound = Bound {
-    key: "diagnose.repeats",
-    flag: Some("--repeats"),
-    min: 1,
-    max: 100,
-    why: "each repeat is a full TsT-RF run",
-};
+pub const REPEATS: Bound = Bound { key: "diagnose.repeats", min: 1, max: 100, why: "each repeat is a full TsT-RF run" };
 /// Trees per classification forest.
-pub const TREES: Bound =
-    Bound { key: "diagnose.trees", flag: Some("--trees"), min: 1, max: 10_000, why: "trees cost time linearly" };
+pub const TREES: Bound = Bound { key: "diagnose.trees", min: 1, max: 10_000, why: "trees cost time linearly" };
 /// Trees per regression forest.
 pub const REGRESSION_TREES: Bound =
-    Bound { key: "diagnose.regression-trees", flag: None, min: 1, max: 10_000, why: "trees cost time linearly" };
+    Bound { key: "diagnose.regression-trees", min: 1, max: 10_000, why: "trees cost time linearly" };
 /// Blocks of cross-fitted training statistics (0: in-sample).
-pub const CROSS_FIT: Bound = Bound {
-    key: "diagnose.cross-fit",
-    flag: Some("--cross-fit"),
-    min: 0,
-    max: 100,
-    why: "each block refits the statistics",
-};
+pub const CROSS_FIT: Bound =
+    Bound { key: "diagnose.cross-fit", min: 0, max: 100, why: "each block refits the statistics" };
 /// Fresh-seed re-diagnoses of the kept set after pruning.
-pub const INDEPENDENT_SEEDS: Bound = Bound {
-    key: "prune.independent-seeds",
-    flag: Some("--independent-seeds"),
-    min: 0,
-    max: 20,
-    why: "each seed is a full TsT-RF run on the kept set",
-};
+pub const INDEPENDENT_SEEDS: Bound =
+    Bound { key: "prune.independent-seeds", min: 0, max: 20, why: "each seed is a full TsT-RF run on the kept set" };
 /// AFLite's random partitions per round.
-pub const PARTITIONS: Bound = Bound {
-    key: "prune.partitions",
-    flag: Some("--partitions"),
-    min: 1,
-    max: 10_000,
-    why: "each partition fits a probe per model group",
-};
+pub const PARTITIONS: Bound =
+    Bound { key: "prune.partitions", min: 1, max: 10_000, why: "each partition fits a probe per model group" };
 /// Label permutations of the blind-accuracy null.
 pub const PERMUTATIONS: Bound = Bound {
     key: "diagnose.permutations",
-    flag: Some("--permutations"),
     min: 19,
     max: 9999,
     why: "19 is the fewest that can decide p < 0.05; each one refits the blind forests",
 };
 /// Bootstrap resamples per accuracy.
-pub const RESAMPLES: Bound = Bound {
-    key: "metrics.resamples",
-    flag: Some("--resamples"),
-    min: 1,
-    max: 100_000,
-    why: "each resample re-scores every cell",
-};
+pub const RESAMPLES: Bound =
+    Bound { key: "metrics.resamples", min: 1, max: 100_000, why: "each resample re-scores every cell" };
 /// Tokens an embedded text is truncated at (the model has 512 positions).
-pub const MAX_LENGTH: Bound =
-    Bound { key: "embed.max-length", flag: Some("--max-length"), min: 8, max: 512, why: "the model has 512 positions" };
+pub const MAX_LENGTH: Bound = Bound { key: "embed.max-length", min: 8, max: 512, why: "the model has 512 positions" };
 /// Pixels an image may declare.
 pub const MAX_IMAGE_PIXELS: Bound = Bound {
     key: "ingest.max-image-pixels",
-    flag: None,
     min: 1,
     max: 1_000_000_000,
     why: "variants decode and draw images of this size",
@@ -97,7 +65,6 @@ pub const NAME_LENGTH: usize = 100;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub key: &'static str,
-    pub flag: Option<&'static str>,
     /// What is wrong, without the setting's name ("must be between 2 and 100; found 500").
     pub message: String,
 }
@@ -105,7 +72,7 @@ pub struct Violation {
 impl Violation {
     /// The message as the command line reads it: the flag named first.
     pub fn for_flag(&self) -> String {
-        format!("{} {}", self.flag.unwrap_or(self.key), self.message)
+        format!("--{} {}", self.key.rsplit('.').next().unwrap_or(self.key), self.message)
     }
 }
 
@@ -114,18 +81,17 @@ fn count(b: &Bound, v: usize, out: &mut Vec<Violation>) {
     if v < b.min || v > b.max {
         out.push(Violation {
             key: b.key,
-            flag: b.flag,
             message: format!("must be between {} and {} ({}); found {v}", b.min, b.max, b.why),
         });
     }
 }
 
 /// A share in `(0, 1]` (or `[0, 1]` with `zero`), finite.
-fn share(key: &'static str, flag: Option<&'static str>, v: f64, zero: bool, out: &mut Vec<Violation>) {
+fn share(key: &'static str, v: f64, zero: bool, out: &mut Vec<Violation>) {
     let ok = v.is_finite() && v <= 1.0 && (v > 0.0 || (zero && v == 0.0));
     if !ok {
         let range = if zero { "between 0 and 1" } else { "above 0 and at most 1" };
-        out.push(Violation { key, flag, message: format!("must be {range}; found {v}") });
+        out.push(Violation { key, message: format!("must be {range}; found {v}") });
     }
 }
 
@@ -147,27 +113,25 @@ pub fn prune(cfg: &PruneConfig) -> Vec<Violation> {
     count(&INDEPENDENT_SEEDS, cfg.independent_seeds, &mut out);
     count(&PARTITIONS, cfg.aflite.partitions, &mut out);
     if let Amount::Fraction(f) = cfg.budget {
-        share("prune.budget", Some("--budget"), f, true, &mut out);
+        share("prune.budget", f, true, &mut out);
     }
     match cfg.batch {
         Amount::Count(0) => out.push(Violation {
             key: "prune.batch",
-            flag: Some("--batch"),
             message: "is 0: a batch of 0 removes nothing (write at least 1)".into(),
         }),
-        Amount::Fraction(f) => share("prune.batch", Some("--batch"), f, false, &mut out),
+        Amount::Fraction(f) => share("prune.batch", f, false, &mut out),
         Amount::Count(_) => {}
     }
     if let Some(t) = cfg.threshold {
         // s(x) is a probability (or an MRA): a threshold outside [0, 1] stops nothing or everything.
-        share("prune.threshold", Some("--threshold"), t, true, &mut out);
+        share("prune.threshold", t, true, &mut out);
     }
-    share("prune.tau", Some("--tau"), cfg.aflite.tau, false, &mut out);
-    share("prune.train-fraction", None, cfg.aflite.train_fraction, false, &mut out);
+    share("prune.tau", cfg.aflite.tau, false, &mut out);
+    share("prune.train-fraction", cfg.aflite.train_fraction, false, &mut out);
     if cfg.aflite.train_fraction == 1.0 {
         out.push(Violation {
             key: "prune.train-fraction",
-            flag: None,
             message: "is 1: nothing would be left to predict (write a share below 1, e.g. 0.8)".into(),
         });
     }
@@ -182,9 +146,9 @@ pub fn check_count(b: &Bound, v: usize) -> Option<Violation> {
 }
 
 /// The bound of a share given on its own (`[leakage] threshold`, `dups --threshold`).
-pub fn check_share(key: &'static str, flag: Option<&'static str>, v: f64) -> Option<Violation> {
+pub fn check_share(key: &'static str, v: f64) -> Option<Violation> {
     let mut out = Vec::new();
-    share(key, flag, v, false, &mut out);
+    share(key, v, false, &mut out);
     out.pop()
 }
 

@@ -19,10 +19,12 @@ use blindspot_variants as variants;
 pub mod bounds;
 pub mod check;
 pub mod datasheet;
+pub mod flags;
 pub mod plan;
 pub mod wire;
 
 pub use crate::error::OnInvalid;
+pub use flags::{DatasetFlags, Flags};
 pub use plan::AnswerKind;
 pub use plan::{
     Accessor, Dataset, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, MetricsPlan, Pipeline, PrunePlan,

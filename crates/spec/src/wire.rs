@@ -269,7 +269,7 @@ pub struct FilterWire {
 }
 
 /// MRA's comparison for numeric answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum MraWire {
     /// `|pred - gold| / |gold| < 1 - θ` (the TsT release).
@@ -291,7 +291,7 @@ pub enum DiagnoseMethodWire {
 }
 
 /// How `method = "both"` combines the two s(x).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScoreWire {
     /// The larger of the two.
@@ -301,66 +301,84 @@ pub enum ScoreWire {
 }
 
 /// TsT-RF: k-fold random forests on non-visual features (`docs/tst-protocol.md`).
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DiagnoseWire {
     /// `tst-rf` (default), `tst-embed` (sentence embeddings; needs the model) or `both`.
+    #[arg(skip)]
     pub method: Option<DiagnoseMethodWire>,
     /// With `method = "both"`: `max` (default) or `mean` of the two s(x).
+    #[arg(skip)]
     pub score: Option<ScoreWire>,
     /// Cross-validation folds (default 5; at most 100).
     #[schemars(range(min = super::bounds::FOLDS.min, max = super::bounds::FOLDS.max))]
+    #[arg(long)]
     pub folds: Option<usize>,
     /// Repeats with seeds seed, seed+1, ... (default 1; at most 100).
     #[schemars(range(min = super::bounds::REPEATS.min, max = super::bounds::REPEATS.max))]
+    #[arg(long)]
     pub repeats: Option<usize>,
     /// Trees per classification forest (default 100; at most 10,000).
     #[schemars(range(min = super::bounds::TREES.min, max = super::bounds::TREES.max))]
+    #[arg(long)]
     pub trees: Option<usize>,
     /// Trees per regression forest (default 200; at most 10,000).
     #[schemars(range(min = super::bounds::REGRESSION_TREES.min, max = super::bounds::REGRESSION_TREES.max))]
+    #[arg(long)]
     pub regression_trees: Option<usize>,
     /// Keep related questions in one fold: `image`, `image-cluster` (near-duplicate
     /// images; `image-cluster:BITS` sets the Hamming threshold, default 6), `question`
     /// (same text) or `meta:FIELD`.
+    #[arg(long)]
     pub group_by: Option<String>,
     /// Moved to `[dataset] numeric` (one scoring for every stage); refused here.
     #[schemars(skip)]
+    #[arg(skip)]
     pub numeric: Option<String>,
     /// Moved to `[dataset] mra`; refused here.
     #[schemars(skip)]
+    #[arg(skip)]
     pub mra: Option<MraWire>,
     /// Question types with fewer questions share one pooled model per format (default 20).
+    #[arg(long)]
     pub min_group: Option<usize>,
     /// Blocks in which the training rows' answer statistics are cross-fitted (default 5;
     /// 0 gives them in-sample statistics, as the TsT release does).
     #[schemars(range(min = super::bounds::CROSS_FIT.min, max = super::bounds::CROSS_FIT.max))]
+    #[arg(long)]
     pub cross_fit: Option<usize>,
     /// Most label permutations of the null the verdict and pruning compare blind
     /// accuracy with (default 199; 19 to 9,999).
     #[schemars(range(min = super::bounds::PERMUTATIONS.min, max = super::bounds::PERMUTATIONS.max))]
+    #[arg(long)]
     pub permutations: Option<usize>,
     /// `decided` (default: stop once p is decided at 0.05, sequentially) or `all`
     /// (draw every permutation, for a finer p-value).
+    #[arg(long)]
     pub permutation_stop: Option<String>,
     /// A group larger than this is tested on a seeded sample of this many questions
     /// (default 2,000; at least 100): an above-null group costs 20 diagnoses of
     /// at most this many questions.
     #[schemars(range(min = 100))]
+    #[arg(long)]
     pub null_sample: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry
     /// the answer (a label read off the image, a model's prediction): list only fields a
     /// blind model may see; diagnose audits every meta field and names suspect ones.
+    #[arg(long, value_delimiter = ',')]
     pub meta_features: Option<Vec<String>>,
     /// Declarative features for what automation cannot guess: fields pulled out of the
     /// question, its options or its meta by regular expressions, and statistics over them.
     #[serde(default)]
+    #[arg(skip)]
     pub recipes: Vec<RecipeWire>,
     /// Outside scores combined into s(x) (a path relative to this file): JSON lines
     /// `{"id", "score", "fold", "assignment_hash"}`, the held-out probability of the
     /// gold from a scorer run on the folds `blindspot diagnose --export-folds` writes.
+    #[arg(long)]
     pub scores: Option<String>,
     /// With `scores`: `max` (default) or `mean` of TsT-RF's s(x) and the outside score.
+    #[arg(long, value_enum)]
     pub combine: Option<ScoreWire>,
 }
 
@@ -491,65 +509,94 @@ pub enum AmountWire {
     Text(String),
 }
 
+impl std::str::FromStr for AmountWire {
+    type Err = std::convert::Infallible;
+
+    /// A flag's text: a whole number is a count, anything else is read as the
+    /// file's string form (`"20%"`) when the settings are validated.
+    fn from_str(s: &str) -> std::result::Result<AmountWire, Self::Err> {
+        Ok(s.parse::<u64>().map_or_else(|_| AmountWire::Text(s.to_string()), AmountWire::Count))
+    }
+}
+
 /// Iterative Bias Pruning and its relatives (`docs/tst-protocol.md`, "Iterative Bias Pruning").
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PruneWire {
     /// `ibp` (default: re-run TsT-RF on what remains, remove the highest s(x)), `aflite`
     /// (linear probes on random partitions), `random` (matched random removal) or `bclean`
     /// (what models answer in mirage mode; needs `[predictions]`).
+    #[arg(long)]
     pub method: Option<String>,
     /// Questions to remove in all: a count or a percentage (default `"10%"`).
+    #[arg(long)]
     pub budget: Option<AmountWire>,
     /// Questions removed per iteration (IBP's b, AFLite's k): a count or a percentage (default 50).
+    #[arg(long)]
     pub batch: Option<AmountWire>,
     /// Fewest questions any question type keeps (default 10).
+    #[arg(long)]
     pub floor: Option<usize>,
     /// Stop once the largest score is at or below this (default: none).
+    #[arg(long)]
     pub threshold: Option<f64>,
     /// `per-format` (default: each answer format ranked on its own, as the TsT
     /// protocol asks), `global` or `per-type`: how the budget is shared out.
+    #[arg(long)]
     pub allocation: Option<String>,
     /// When IBP stops before its budget: `null` (default: nothing is removed unless
     /// blind accuracy is above its label-permutation null, only groups above their
     /// own null are pruned, each until it reaches its null), `chance` (once blind
     /// accuracy's 95% CI reaches chance) or `budget` (prune to the budget).
+    #[arg(long)]
     pub stop: Option<String>,
     /// Replaced by `stop`; refused with the equivalent setting.
     #[schemars(skip)]
+    #[arg(skip)]
     pub stop_at_chance: Option<bool>,
     /// What is removed at once: `question`, `image` or `meta:FIELD` (default: the
     /// fold group when `[diagnose] group-by` is set, else the question), so a
     /// benchmark scored per pair or per image keeps its units whole.
+    #[arg(long)]
     pub unit: Option<String>,
     /// After pruning, the kept set is re-diagnosed on at most this many fresh seeds,
     /// whose folds and forests chose nothing (default 3; 0 skips it; at most 20);
     /// one when the kept set's 95% CI is already within ±0.5 points.
     #[schemars(range(min = super::bounds::INDEPENDENT_SEEDS.min, max = super::bounds::INDEPENDENT_SEEDS.max))]
+    #[arg(long)]
     pub independent_seeds: Option<usize>,
     /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
+    #[arg(long)]
     pub rank: Option<String>,
     /// Also run the matched random control and report its curve (default false).
     #[serde(default)]
+    #[arg(long)]
     pub control: bool,
     /// AFLite: random partitions per round (default 64).
     #[schemars(range(min = super::bounds::PARTITIONS.min, max = super::bounds::PARTITIONS.max))]
+    #[arg(long)]
     pub partitions: Option<usize>,
     /// AFLite: training share of each partition (default 0.8).
+    #[arg(long)]
     pub train_fraction: Option<f64>,
     /// AFLite: predictability at or above which a question may go (default 0.75).
+    #[arg(long)]
     pub tau: Option<f64>,
     /// AFLite: what the linear probes see, `features` (default: TsT's non-visual features)
     /// or `embeddings` (sentence embeddings, the paper's choice; needs the model).
+    #[arg(long, value_enum)]
     pub representation: Option<RepresentationWire>,
     /// B-Clean: candidate models (default: every model with mirage-mode predictions).
+    #[arg(skip)]
     pub models: Option<Vec<String>>,
     /// B-Clean step 3: a blind TsT-RF trained on the compromised questions also removes
     /// what it answers among the rest (default false).
     #[serde(default)]
+    #[arg(skip)]
     pub step3: bool,
     /// B-Clean: questions without an image (never compromised, since no mirage row is
     /// made for them): `keep` (default) or `remove`.
+    #[arg(skip)]
     pub imageless: Option<ImagelessWire>,
 }
 
@@ -564,7 +611,7 @@ pub enum ImagelessWire {
 }
 
 /// AFLite's representation of a question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum RepresentationWire {
     /// TsT's non-visual features.

@@ -1,0 +1,277 @@
+//! `[ingest]`, and `[leakage]`, whose training split is read with the same code.
+
+use super::*;
+
+pub(super) fn leakage_plan(w: &crate::wire::LeakageWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> LeakagePlan {
+    let threshold = w.threshold.unwrap_or(crate::embed::dups::DEFAULT_THRESHOLD);
+    if let Some(v) = crate::bounds::check_share("leakage.threshold", threshold) {
+        ctx.err(v.key, v.message).help = Some("a cosine similarity, e.g. 0.85 for near-verbatim copies".into());
+    }
+    if w.exact_only && w.threshold.is_some() {
+        ctx.err("leakage.threshold", "`threshold` is for near-duplicates, and `exact-only` is set").help =
+            Some("remove one of them".into());
+    }
+    let train = w.train.as_ref().and_then(|raw| {
+        if raw.ends_with(".toml") {
+            if w.format.is_some() || w.fields.is_some() {
+                ctx.err("leakage.train", "a pipeline file reads the training split with its own [ingest]").help =
+                    Some("remove `format` and `fields` from [leakage], or point `train` at the data file".into());
+            }
+            let path = ctx.resolve("leakage.train", raw)?;
+            return match Pipeline::load_with(&path, ctx.vars) {
+                Ok(p) => Some(p.ingest),
+                Err(Error::Invalid(problems)) => {
+                    ctx.problems.extend(problems);
+                    None
+                }
+                Err(e) => {
+                    ctx.err("leakage.train", e.to_string());
+                    None
+                }
+            };
+        }
+        let wire = IngestWire {
+            format: w.format,
+            path: crate::wire::OneOrMany::One(raw.clone()),
+            records: None,
+            sheet: None,
+            header: None,
+            columns: None,
+            images: None,
+            // Only the training split's texts are compared; its images are never read.
+            image_names_only: true,
+            max_image_pixels: None,
+            split: Some("train".into()),
+            benchmark: None,
+            on_invalid: crate::wire::OnInvalid::Skip,
+            missing: None,
+            fields: w.fields.clone().unwrap_or_default(),
+            answer_map: BTreeMap::new(),
+            filter: Vec::new(),
+            shuffle_options: false,
+            question_text: None,
+            options_in_question: false,
+            answer_format: None,
+        };
+        Some(ingest_plan_at("leakage", &wire, dataset, ctx))
+    });
+    LeakagePlan {
+        train,
+        train_written: w.train.clone(),
+        threshold,
+        exact_only: w.exact_only,
+        prune: w.prune_duplicates,
+    }
+}
+
+pub(super) fn accessor(ctx: &mut Ctx<'_>, key: &str, value: Option<&String>) -> Option<Accessor> {
+    let value = value?;
+    match Accessor::parse(value) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            ctx.err(key, e);
+            None
+        }
+    }
+}
+
+pub(super) fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
+    ingest_plan_at("ingest", w, dataset, ctx)
+}
+
+/// An ingest plan from `w`, whose problems are reported at keys under `section`
+/// (`[leakage]` reads its training split with the same code; its path key is `train`).
+pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
+    let k = |s: &str| {
+        if section == "leakage" && s == "path" { "leakage.train".to_string() } else { format!("{section}.{s}") }
+    };
+    let mut inputs = Vec::new();
+    for raw in w.path.to_vec() {
+        let Some(p) = ctx.resolve(&k("path"), &raw) else { continue };
+        let pattern = p.to_string_lossy().to_string();
+        let mut paths: Vec<PathBuf> = if pattern.contains(['*', '?', '[']) {
+            match glob::glob(&pattern) {
+                Ok(it) => it.filter_map(std::result::Result::ok).collect(),
+                Err(e) => {
+                    ctx.err(&k("path"), format!("bad glob pattern \"{raw}\": {e}"));
+                    continue;
+                }
+            }
+        } else if p.exists() {
+            vec![p.clone()]
+        } else {
+            Vec::new()
+        };
+        paths.sort();
+        if paths.is_empty() {
+            ctx.err(&k("path"), format!("no file matches \"{raw}\" (looked for {})", display_path(&p))).help =
+                Some("paths are relative to the pipeline file's folder".into());
+        }
+        for path in paths {
+            let format = match w.format {
+                Some(f) => Some(f.into()),
+                None => Format::infer(&path),
+            };
+            match format {
+                Some(format) => inputs.push(Input { path, format }),
+                None => {
+                    ctx.err(&k("path"), format!("cannot tell the format of {}", display_path(&path))).help =
+                        Some("set [ingest] format = \"json\" | \"jsonl\" | \"csv\" | \"tsv\" | \"parquet\" | \"hf\" | \"vlmevalkit\" | \"imagefolder\"".into());
+                }
+            }
+        }
+    }
+    let images_dir = w.images.as_ref().and_then(|raw| {
+        let p = ctx.resolve(&k("images"), raw)?;
+        if !p.is_dir() {
+            ctx.err(&k("images"), format!("image folder {} does not exist", display_path(&p)));
+        }
+        Some(p)
+    });
+    if w.image_names_only && w.images.is_some() {
+        ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
+            "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
+        );
+    }
+    let f = &w.fields;
+    let (options, options_letters) = match &f.options {
+        None => (None, None),
+        Some(crate::wire::OptionsWire::Letters(l)) => (None, Some(l.letters)),
+        Some(crate::wire::OptionsWire::One(o)) => (accessor(ctx, &k("fields.options"), Some(o)).map(|a| vec![a]), None),
+        Some(crate::wire::OptionsWire::Many(list)) => {
+            (Some(list.iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>()), None)
+        }
+    };
+    if let Some(n) = options_letters
+        && !(2..=26).contains(&n)
+    {
+        ctx.err(&k("fields.options.letters"), format!("must be between 2 and 26; found {n}"));
+    }
+    let images = f
+        .images
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
+    let fields = FieldMap {
+        id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
+        question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
+        context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
+        options,
+        options_letters,
+        answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
+        answer_kind: f.answer_kind.into(),
+        question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
+        images,
+        meta: match &f.meta {
+            None => MetaKeep::All,
+            Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
+            Some(v) => MetaKeep::Fields(v.clone()),
+        },
+    };
+    if f.question.is_some() && w.question_text.is_some() {
+        ctx.err(&k("question-text"), "both question-text and fields.question are set").help =
+            Some("keep one: question-text is a constant question for every row".into());
+    }
+    if w.options_in_question && f.options.is_some() {
+        ctx.err(&k("options-in-question"), "options-in-question and fields.options are both set").help =
+            Some("options come either from the question text or from fields".into());
+    }
+    for (i, filt) in w.filter.iter().enumerate() {
+        if filt.any_of.is_none() && filt.not_in.is_none() {
+            ctx.err(
+                &k(&format!("filter[{i}]")),
+                format!("filter on \"{}\" has neither \"in\" nor \"not-in\"", filt.field),
+            );
+        }
+    }
+    if let Some(records) = &w.records {
+        if records.split('.').any(str::is_empty) {
+            ctx.err(&k("records"), format!("records = \"{records}\" has an empty member name")).help =
+                Some("a dot path of member names, e.g. \"questions\" or \"data.questions\"".into());
+        }
+        if let Some(input) = inputs.iter().find(|i| i.format != Format::Json) {
+            ctx.err(&k("records"), format!("records is set but {} is not a .json file", display_path(&input.path)))
+                .help = Some("records picks the member of a JSON document that holds the questions".into());
+        }
+    }
+    if w.sheet.is_some()
+        && let Some(input) = inputs.iter().find(|i| i.format != Format::Xlsx)
+    {
+        ctx.err(&k("sheet"), format!("sheet is set but {} is not a spreadsheet", display_path(&input.path))).help =
+            Some("sheet picks the sheet of a .xlsx, .xls or .ods workbook that holds the questions".into());
+    }
+    let columns = match (w.header, &w.columns) {
+        (Some(false), Some(c)) if !c.is_empty() => Some(c.clone()),
+        (Some(false), _) => {
+            ctx.err(&k("header"), "header = false, but no columns are named").help =
+                Some("name the file's columns in order: columns = [\"id\", \"question\", \"answer\", ...]".into());
+            None
+        }
+        (_, Some(_)) => {
+            ctx.err(&k("columns"), "columns names the columns of a file without a header row").help =
+                Some("set header = false as well, or remove columns to read the names from the header row".into());
+            None
+        }
+        _ => None,
+    };
+    if columns.is_some()
+        && let Some(input) = inputs.iter().find(|i| !matches!(i.format, Format::Csv | Format::Tsv))
+    {
+        ctx.err(
+            &k("header"),
+            format!("header = false is set but {} is not a CSV or TSV file", display_path(&input.path)),
+        )
+        .help = Some("a headerless file is read with format = \"csv\" or \"tsv\"".into());
+    }
+    IngestPlan {
+        inputs,
+        records: w.records.clone(),
+        sheet: w.sheet.clone(),
+        columns,
+        images_dir,
+        image_names_only: w.image_names_only,
+        max_image_pixels: match w.max_image_pixels {
+            Some(n) => {
+                let bound = crate::bounds::MAX_IMAGE_PIXELS;
+                if n < bound.min || n > bound.max {
+                    ctx.err(
+                        &k("max-image-pixels"),
+                        format!("must be between {} and {}; found {n}", bound.min, bound.max),
+                    );
+                }
+                n
+            }
+            None => crate::ingest::images::MAX_PIXELS,
+        },
+        split: w.split.clone().unwrap_or_else(|| "test".into()),
+        benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
+        on_invalid: w.on_invalid.into(),
+        missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
+        fields,
+        answer_map: w.answer_map.clone(),
+        filters: w
+            .filter
+            .iter()
+            .map(|f| Filter { field: f.field.clone(), any_of: f.any_of.clone(), not_in: f.not_in.clone() })
+            .collect(),
+        shuffle_options: w.shuffle_options,
+        question_text: w.question_text.clone(),
+        options_in_question: w.options_in_question,
+        answer_format: w.answer_format,
+        seed: dataset.seed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_parse() {
+        assert_eq!(Accessor::parse("qid").unwrap(), Accessor::Path("qid".into()));
+        let t = Accessor::parse("{_file}-{_key}").unwrap();
+        assert_eq!(t.fields(), vec!["_file", "_key"]);
+        assert!(Accessor::parse("{a").is_err());
+        assert!(Accessor::parse("a}").is_err());
+        assert!(Accessor::parse("{}").is_err());
+    }
+}

@@ -12,8 +12,9 @@
 //! ```
 //! Open and numeric questions have no candidate set to score and are left out
 //! (counted in [`TstEmbed::skipped`]). The probe is L2-regularised (λ = 1 on
-//! standardised features, scikit-learn's `C = 1`) and fit by Newton's method
-//! with sums in a fixed order: no seed, the same bytes on any thread count.
+//! standardised features, scikit-learn's `C = 1`): `blindspot_ml`'s conditional
+//! logit, fit by Newton's method with sums in a fixed order: no seed, the same
+//! bytes on any thread count.
 //! The output is a [`Diagnosis`], so the report, the plots and IBP take it as
 //! they take TsT-RF's.
 
@@ -24,6 +25,8 @@ use rayon::prelude::*;
 use super::{DiagnoseConfig, Diagnosis, GroupSummary, ScoreRow, assign_folds, group_samples, split_fold};
 use crate::embed::{SampleEmbeddings, dot};
 use crate::error::{Error, Result};
+use crate::ml::linear::{ConditionalLogit, Item};
+use crate::ml::pca::Pca;
 use crate::sample::{AnswerFormat, Sample};
 
 /// Settings of the probe.
@@ -63,215 +66,6 @@ impl TstEmbed {
     pub fn blind_accuracy(&self) -> f64 {
         self.diagnosis.weighted
     }
-}
-
-// ------------------------------------------------------------------ PCA
-
-/// Mean and the top principal axes of rows (f64), by orthogonal iteration
-/// from a fixed start: deterministic, no seed.
-struct Pca {
-    mean: Vec<f64>,
-    /// `k` axes of length `dim`, row-major.
-    axes: Vec<Vec<f64>>,
-}
-
-impl Pca {
-    fn fit(rows: &[&[f32]], dim: usize, k: usize) -> Pca {
-        let (mean, cov) = crate::ml::pca::mean_and_covariance(rows, dim);
-        let k = k.min(dim);
-        // Start: the k coordinate axes of largest variance.
-        let mut diag: Vec<usize> = (0..dim).collect();
-        diag.sort_by(|&a, &b| cov[b * dim + b].total_cmp(&cov[a * dim + a]).then(a.cmp(&b)));
-        let mut q: Vec<Vec<f64>> = diag[..k]
-            .iter()
-            .map(|&j| {
-                let mut v = vec![0f64; dim];
-                v[j] = 1.0;
-                v
-            })
-            .collect();
-        for _ in 0..100 {
-            let mut z: Vec<Vec<f64>> =
-                q.iter().map(|v| (0..dim).map(|a| dot64(&cov[a * dim..(a + 1) * dim], v)).collect()).collect();
-            gram_schmidt(&mut z);
-            q = z;
-        }
-        Pca { mean, axes: q }
-    }
-
-    fn project(&self, v: &[f32], out: &mut Vec<f64>) {
-        for axis in &self.axes {
-            out.push(axis.iter().zip(v.iter().zip(&self.mean)).map(|(a, (x, m))| a * (f64::from(*x) - m)).sum());
-        }
-    }
-}
-
-fn dot64(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn gram_schmidt(vs: &mut [Vec<f64>]) {
-    for i in 0..vs.len() {
-        for j in 0..i {
-            let (done, rest) = vs.split_at_mut(i);
-            let p = dot64(&rest[0], &done[j]);
-            rest[0].iter_mut().zip(&done[j]).for_each(|(x, y)| *x -= p * y);
-        }
-        let n = dot64(&vs[i], &vs[i]).sqrt();
-        if n > 1e-300 {
-            vs[i].iter_mut().for_each(|x| *x /= n);
-        }
-    }
-}
-
-// ------------------------------------------------------------------ the probe
-
-/// One question's candidates: a feature row per candidate, and the gold's position.
-struct Item {
-    x: Vec<Vec<f64>>,
-    gold: Option<usize>,
-}
-
-/// Conditional logit: P(candidate c) ∝ exp(w · x_c), one w for all candidates.
-/// Features standardised on the training items.
-struct Logit {
-    mean: Vec<f64>,
-    scale: Vec<f64>,
-    w: Vec<f64>,
-}
-
-impl Logit {
-    fn fit(items: &[Item], l2: f64, max_iter: usize) -> Logit {
-        let d = items.iter().find_map(|it| it.x.first().map(Vec::len)).unwrap_or(0);
-        let (mut sum, mut sq, mut n) = (vec![0f64; d], vec![0f64; d], 0f64);
-        for it in items {
-            for row in &it.x {
-                for j in 0..d {
-                    sum[j] += row[j];
-                    sq[j] += row[j] * row[j];
-                }
-                n += 1.0;
-            }
-        }
-        let mean: Vec<f64> = sum.iter().map(|s| s / n.max(1.0)).collect();
-        let scale: Vec<f64> = (0..d)
-            .map(|j| {
-                let var = (sq[j] / n.max(1.0) - mean[j] * mean[j]).max(0.0);
-                if var > 1e-12 { var.sqrt() } else { 1.0 }
-            })
-            .collect();
-        let mut model = Logit { mean, scale, w: vec![0f64; d] };
-        let std_items: Vec<(Vec<Vec<f64>>, usize)> = items
-            .iter()
-            .filter_map(|it| Some((it.x.iter().map(|r| model.standardize(r)).collect(), it.gold?)))
-            .collect();
-        let objective = |w: &[f64]| -> f64 {
-            let mut f = 0.5 * l2 * dot64(w, w);
-            for (x, g) in &std_items {
-                let z: Vec<f64> = x.iter().map(|r| dot64(r, w)).collect();
-                f += log_sum_exp(&z) - z[*g];
-            }
-            f
-        };
-        let mut f = objective(&model.w);
-        for _ in 0..max_iter {
-            let mut grad: Vec<f64> = model.w.iter().map(|v| l2 * v).collect();
-            let mut hess = vec![0f64; d * d];
-            for j in 0..d {
-                hess[j * d + j] = l2;
-            }
-            for (x, g) in &std_items {
-                let p = softmax(&x.iter().map(|r| dot64(r, &model.w)).collect::<Vec<_>>());
-                let xbar: Vec<f64> = (0..d).map(|j| x.iter().zip(&p).map(|(r, pc)| pc * r[j]).sum()).collect();
-                for j in 0..d {
-                    grad[j] += xbar[j] - x[*g][j];
-                }
-                // Hessian: Σ_c p_c (x_c − x̄)(x_c − x̄)ᵀ.
-                for (r, pc) in x.iter().zip(&p) {
-                    let dv: Vec<f64> = (0..d).map(|j| r[j] - xbar[j]).collect();
-                    for a in 0..d {
-                        let pa = pc * dv[a];
-                        for b in a..d {
-                            hess[a * d + b] += pa * dv[b];
-                        }
-                    }
-                }
-            }
-            for a in 0..d {
-                for b in 0..a {
-                    hess[a * d + b] = hess[b * d + a];
-                }
-            }
-            let Some(step) = cholesky_solve(&hess, &grad, d) else { break };
-            // Backtracking: Newton's step, halved until the objective falls.
-            let mut t = 1.0;
-            let mut improved = false;
-            for _ in 0..30 {
-                let cand: Vec<f64> = model.w.iter().zip(&step).map(|(w, s)| w - t * s).collect();
-                let fc = objective(&cand);
-                if fc <= f {
-                    let gain = f - fc;
-                    model.w = cand;
-                    f = fc;
-                    improved = gain > 1e-10 * f.abs().max(1.0);
-                    break;
-                }
-                t *= 0.5;
-            }
-            if !improved {
-                break;
-            }
-        }
-        model
-    }
-
-    fn standardize(&self, r: &[f64]) -> Vec<f64> {
-        r.iter().enumerate().map(|(j, v)| (v - self.mean[j]) / self.scale[j]).collect()
-    }
-
-    fn predict(&self, x: &[Vec<f64>]) -> Vec<f64> {
-        softmax(&x.iter().map(|r| dot64(&self.standardize(r), &self.w)).collect::<Vec<_>>())
-    }
-}
-
-fn log_sum_exp(z: &[f64]) -> f64 {
-    let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    m + z.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
-}
-
-fn softmax(z: &[f64]) -> Vec<f64> {
-    let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
-    let s: f64 = e.iter().sum();
-    e.iter().map(|v| v / s).collect()
-}
-
-/// Solves H x = g for symmetric positive definite H (d × d).
-fn cholesky_solve(h: &[f64], g: &[f64], d: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0f64; d * d];
-    for i in 0..d {
-        for j in 0..=i {
-            let s: f64 = (0..j).map(|k| l[i * d + k] * l[j * d + k]).sum();
-            if i == j {
-                let v = h[i * d + i] - s;
-                if v <= 0.0 || !v.is_finite() {
-                    return None;
-                }
-                l[i * d + i] = v.sqrt();
-            } else {
-                l[i * d + j] = (h[i * d + j] - s) / l[j * d + j];
-            }
-        }
-    }
-    let mut y = vec![0f64; d];
-    for i in 0..d {
-        y[i] = (g[i] - (0..i).map(|k| l[i * d + k] * y[k]).sum::<f64>()) / l[i * d + i];
-    }
-    let mut x = vec![0f64; d];
-    for i in (0..d).rev() {
-        x[i] = (y[i] - (i + 1..d).map(|k| l[k * d + i] * x[k]).sum::<f64>()) / l[i * d + i];
-    }
-    Some(x)
 }
 
 // ------------------------------------------------------------------ features
@@ -464,7 +258,7 @@ fn run_fold(
             (yes_no_items(train, train_e, e, &pca), yes_no_items(test, test_e, e, &pca))
         }
     };
-    let model = Logit::fit(&train_items, ecfg.l2, ecfg.max_iter);
+    let model = ConditionalLogit::fit(&train_items, ecfg.l2, ecfg.max_iter);
     // Majority: the most frequent gold position (yes/no: answer) on training items.
     let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
     for it in &train_items {
@@ -487,7 +281,7 @@ fn run_fold(
         };
         rows.push(ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x));
     }
-    (rows, majority_hits, model.w)
+    (rows, majority_hits, model.weights().to_vec())
 }
 
 #[cfg(test)]
@@ -546,22 +340,5 @@ mod tests {
         // Deterministic: the same bytes again.
         let again = tst_embed(&s.iter().collect::<Vec<_>>(), &e, &cfg, &ecfg).unwrap();
         assert_eq!(r.diagnosis.rows, again.diagnosis.rows);
-    }
-
-    #[test]
-    fn newton_matches_the_closed_form_of_a_separable_pair() {
-        // Two candidates, one feature: w minimises Σ log(1 + e^{-w·Δ}) + w²/2 with Δ = ±1 standardised.
-        let items: Vec<Item> =
-            (0..10).map(|i| Item { x: vec![vec![0.0], vec![1.0]], gold: Some(usize::from(i < 8)) }).collect();
-        let m = Logit::fit(&items, 1.0, 50);
-        // Gradient at the optimum is zero.
-        let w = m.w[0];
-        let sd = m.scale[0];
-        let z = 1.0 / sd * w;
-        let p1 = 1.0 / (1.0 + (-z).exp());
-        let grad = w + (0..10).map(|i| (p1 - f64::from(u8::from(i < 8))) / sd).sum::<f64>();
-        assert!(grad.abs() < 1e-8, "grad {grad}, w {w}");
-        let pca = Pca::fit(&[&[1.0, 0.0][..], &[-1.0, 0.0], &[0.0, 0.1]], 2, 1);
-        assert!((pca.axes[0][0].abs() - 1.0).abs() < 1e-9);
     }
 }

@@ -1,0 +1,362 @@
+//! Fitting one group: its folds run a bounded number at a time, each fold's
+//! features and forest fit on the training folds and scored on the held-out
+//! one, the folds' results combined in fold order.
+
+use rayon::prelude::*;
+
+use super::groups::{assign_folds, split_fold};
+use super::numeric::{best_constant, format_number, nearest, numeric_answers};
+use super::target::{Target, class_of, prediction_text, target};
+use crate::ml::features::{self, Featurizer};
+use crate::ml::forest;
+use crate::ml::forest::{Binner, ForestParams, Matrix};
+use crate::sample::{AnswerFormat, NumericScoring, Sample, parse_number};
+use crate::seed::rng_for;
+use crate::{DiagnoseConfig, ScoreRow};
+
+pub(crate) struct GroupOut {
+    pub(crate) rows: Vec<ScoreRow>,
+    pub(super) majority_hits: f64,
+    pub(super) importance: Vec<f64>,
+    pub(super) names: Vec<String>,
+}
+
+impl GroupOut {
+    /// A copy, its rows (up to 140,000 per group at 700k) cloned in parallel.
+    pub(super) fn copy(&self) -> GroupOut {
+        GroupOut {
+            rows: self.rows.par_iter().cloned().collect(),
+            majority_hits: self.majority_hits,
+            importance: self.importance.clone(),
+            names: self.names.clone(),
+        }
+    }
+}
+
+/// The results of one group in one repeat; `parsed[i]` is `group[i]` parsed.
+pub(crate) fn run_group(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+) -> GroupOut {
+    let fold_of = assign_folds(group, format, repeat, cfg);
+    run_group_with_folds(group, parsed, format, qtype, repeat, cfg, &fold_of)
+}
+
+/// Folds fit at once by one group's diagnosis, whatever the thread count: each holds
+/// its feature matrices and featurizer while it runs, so memory grows with this, not
+/// with the pool. Four keep two cores busy through the folds' serial stretches
+/// (featurizing) and, with trees grown in parallel inside each fold, sixteen as well.
+pub(super) const FOLDS_IN_FLIGHT: usize = 4;
+
+/// `job(i)` for every `i` in `0..n`, results in index order, with at most `width` jobs
+/// started and not finished at any time: `width` workers take the next index as
+/// they finish one. A job may itself run in parallel.
+pub(super) fn bounded_map<R: Send>(n: usize, width: usize, job: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..n).map(|_| None).collect());
+    (0..width.min(n)).into_par_iter().for_each(|_| {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            let out = job(i);
+            results.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(out);
+        }
+    });
+    let results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    results.into_iter().map(|out| out.expect("every job index is taken once")).collect()
+}
+
+/// The results of one group in every repeat: `found[repeat]` when given, else fit now
+/// (all the repeats' folds `FOLDS_IN_FLIGHT` at a time). `parsed[i]` is `group[i]`
+/// parsed. Each repeat ticks `bar` when its results are in.
+pub(super) fn fit_group(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    found: Vec<Option<GroupOut>>,
+    cfg: &DiagnoseConfig,
+    bar: &indicatif::ProgressBar,
+) -> Vec<(GroupOut, bool)> {
+    let fold_ofs: Vec<Option<Vec<usize>>> = found
+        .iter()
+        .enumerate()
+        .map(|(repeat, found)| found.is_none().then(|| assign_folds(group, format, repeat, cfg)))
+        .collect();
+    let n_folds = |fold_of: &[usize]| fold_of.iter().copied().max().map_or(0, |m| m + 1);
+    let jobs: Vec<(usize, usize)> = fold_ofs
+        .iter()
+        .enumerate()
+        .filter_map(|(repeat, fold_of)| Some((repeat, fold_of.as_deref()?)))
+        .flat_map(|(repeat, fold_of)| (0..n_folds(fold_of)).map(move |fold| (repeat, fold)))
+        .collect();
+    let mut fits = bounded_map(jobs.len(), FOLDS_IN_FLIGHT, |j| {
+        let (repeat, fold) = jobs[j];
+        let fold_of = fold_ofs[repeat].as_deref().unwrap_or_default();
+        fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out)
+    })
+    .into_iter();
+    found
+        .into_iter()
+        .zip(&fold_ofs)
+        .map(|(found, fold_of)| {
+            let out = match (found, fold_of) {
+                (Some(out), _) => (out, false),
+                (None, fold_of) => {
+                    let k = n_folds(fold_of.as_deref().unwrap_or_default());
+                    (combine_folds(k, fits.by_ref().take(k).flatten()), true)
+                }
+            };
+            bar.inc(1);
+            out
+        })
+        .collect()
+}
+
+/// [`run_group`] on a given fold assignment (`fold_of[i]`: the fold of `group[i]`).
+fn run_group_with_folds(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold_of: &[usize],
+) -> GroupOut {
+    let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
+    // Folds are independent: they run side by side (each forest is parallel too), so
+    // one fold's serial featurizing overlaps another's trees. Results are combined in
+    // fold order, so the bytes do not depend on the thread count.
+    let folds = bounded_map(k, FOLDS_IN_FLIGHT, |fold| {
+        fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out)
+    });
+    combine_folds(k, folds.into_iter().flatten())
+}
+
+/// A group's results in one repeat from its `k` folds' (those holding rows), in fold
+/// order.
+fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
+    let mut rows = Vec::new();
+    let mut majority_hits = 0.0;
+    let mut importance: Vec<f64> = Vec::new();
+    let mut names = Vec::new();
+    for out in folds {
+        for (row, hit) in out.rows.into_iter().zip(out.majority_hits) {
+            rows.push(row);
+            majority_hits += hit;
+        }
+        if importance.len() < out.importance.len() {
+            importance.resize(out.importance.len(), 0.0);
+            names = out.names;
+        }
+        for (a, b) in importance.iter_mut().zip(&out.importance) {
+            *a += b / k as f64;
+        }
+    }
+    GroupOut { rows, majority_hits, importance, names }
+}
+
+/// One fold's held-out rows, each with what the majority baseline scores on it, and
+/// the fold's feature importances with their names.
+pub(crate) struct FoldOut {
+    rows: Vec<ScoreRow>,
+    majority_hits: Vec<f64>,
+    importance: Vec<f64>,
+    pub names: Vec<String>,
+}
+
+/// One fold's scored rows and everything the leak check compares: the training
+/// and held-out feature matrices and the model's raw outputs on the held-out rows
+/// (class probabilities, row-major, or predicted numbers).
+pub(crate) struct FoldFit {
+    pub out: FoldOut,
+    pub x_train: Matrix,
+    pub x_test: Matrix,
+    pub raw: Vec<f64>,
+}
+
+/// Fits features and a forest on every fold of `group` but `fold` and scores `fold`;
+/// `None` when the fold holds no row. `parsed[i]` is `group[i]` parsed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_fold(
+    group: &[&Sample],
+    parsed: &[&features::Parsed<'_>],
+    format: AnswerFormat,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold_of: &[usize],
+    fold: usize,
+    keep_matrices: bool,
+) -> Option<FoldFit> {
+    let (train, test) = split_fold(group, fold_of, fold);
+    if test.is_empty() {
+        return None;
+    }
+    let (parsed_train, parsed_test) = split_fold(parsed, fold_of, fold);
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    // Training rows get cross-fitted statistics (each from the other
+    // blocks of the training folds), so the forest never learns to trust
+    // a statistic that contains the row's own answer.
+    let (featurizer, x_train) = Featurizer::fit_transform_parsed(&train, &parsed_train, &cfg.features);
+    let x_test = featurizer.transform_parsed(&parsed_test);
+    let binner = Binner::fit(&x_train);
+    let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
+    /// What the forest is fit on: class labels, or the numeric answers and their rows.
+    enum Fit {
+        Classes { labels: Vec<u32>, class_names: Vec<Option<String>> },
+        Numbers { bx_keep: forest::BinnedMatrix, y_keep: Vec<f64> },
+    }
+    let fit = match target(format, &train, cfg.features.rare_vocab) {
+        Target::Classes { labels, names } => Fit::Classes { labels, class_names: names },
+        Target::Numbers(y) => {
+            // Rows whose answer is not a number cannot train a regressor.
+            let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i].is_finite()).collect();
+            let y_keep: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            Fit::Numbers { bx_keep: binner.transform(&select_rows(&x_train, &keep)), y_keep }
+        }
+    };
+    // The unbinned matrices (eight bytes a value, a fold of a large group
+    // holds hundreds of MB) are only the leak check's: gone before the forest.
+    let (x_train, x_test) = if keep_matrices {
+        (x_train, x_test)
+    } else {
+        let n_cols = x_train.n_cols();
+        (Matrix::new(0, n_cols, Vec::new()), Matrix::new(0, n_cols, Vec::new()))
+    };
+    let forest_seed =
+        rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
+    let raw: Vec<f64>;
+    let fold_importance = match fit {
+        Fit::Classes { labels, class_names } => {
+            let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
+            let n_classes = class_names.len();
+            let scored = forest::fit_classifier_scored(&bx_train, &labels, n_classes, None, &params, &bx_test);
+            let proba = scored.predictions;
+            // The majority baseline answers the most common answer seen in training;
+            // the pooled "other" class (rare open answers) is no answer at all.
+            let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
+            // Open answers have no options to guess among: their chance is what
+            // answering the training folds' most common answer gets there.
+            let open_chance = (format == AnswerFormat::Open).then(|| {
+                labels.iter().filter(|&&l| l as usize == majority_class).count() as f64 / labels.len().max(1) as f64
+            });
+            for (j, s) in test.iter().enumerate() {
+                let gold = class_of(format, s);
+                let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
+                let p = &proba[j * n_classes..(j + 1) * n_classes];
+                // argmax, ties to the lowest class (as the forest's own predict).
+                let pred = (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best });
+                let correct = f64::from(u8::from(Some(pred) == gold_class));
+                let s_x = gold_class.map_or(0.0, |c| p[c]);
+                majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
+                let prediction = prediction_text(format, s, class_names[pred].as_deref());
+                let mut row = ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x);
+                if let Some(c) = open_chance {
+                    row.chance = c;
+                    row.s_minus_chance = s_x - c;
+                }
+                rows.push(row);
+            }
+            raw = proba;
+            scored.importances
+        }
+        Fit::Numbers { bx_keep, y_keep } => {
+            let params =
+                ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
+            let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test);
+            let mut predicted = scored.predictions;
+            let seen = numeric_answers(&y_keep);
+            if cfg.numeric == NumericScoring::Exact {
+                // Exact scoring: a blind guess is one of the answers seen in training
+                // (the nearest to the forest's mean).
+                for p in &mut predicted {
+                    *p = nearest(&seen, *p);
+                }
+            }
+            // The majority baseline answers the constant that scores best on the
+            // training folds under the benchmark's own scorer (exact: the most common
+            // answer); chance is what that constant scores there.
+            let (baseline, chance) = best_constant(&seen, cfg.numeric, cfg.mra);
+            for (j, s) in test.iter().enumerate() {
+                let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
+                let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
+                majority_hits.push(cfg.numeric.score(baseline, gold, cfg.mra));
+                rows.push(ScoreRow {
+                    id: s.id.clone(),
+                    question_type: s.question_type.clone(),
+                    format,
+                    n_options: 0,
+                    chance,
+                    fold,
+                    repeat,
+                    prediction: format_number(predicted[j]),
+                    correct: score,
+                    s: score,
+                    s_minus_chance: score - chance,
+                });
+            }
+            raw = predicted;
+            scored.importances
+        }
+    };
+    let names = featurizer.names().to_vec();
+    Some(FoldFit { out: FoldOut { rows, majority_hits, importance: fold_importance, names }, x_train, x_test, raw })
+}
+
+/// The most common of the classes `allowed` accepts (ties to the lowest class,
+/// as the forest's argmax).
+fn majority(labels: &[u32], n_classes: usize, allowed: impl Fn(usize) -> bool) -> usize {
+    let mut counts = vec![0usize; n_classes];
+    for &l in labels {
+        counts[l as usize] += 1;
+    }
+    (0..n_classes).filter(|&c| allowed(c)).max_by_key(|&c| (counts[c], std::cmp::Reverse(c))).unwrap_or(0)
+}
+
+fn select_rows(x: &Matrix, rows: &[usize]) -> Matrix {
+    let mut data = Vec::with_capacity(rows.len() * x.n_cols());
+    for &i in rows {
+        data.extend_from_slice(x.row(i));
+    }
+    Matrix::new(rows.len(), x.n_cols(), data)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::*;
+
+    #[test]
+    fn bounded_map_runs_at_most_width_jobs_at_once_whatever_the_pool() {
+        // Jobs that are parallel inside, as a fold's forest is: a thread waiting on
+        // its own job's parts steals whatever it finds, other jobs included.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let out = pool.install(|| {
+            bounded_map(40, FOLDS_IN_FLIGHT, |i| {
+                most.fetch_max(running.fetch_add(1, SeqCst) + 1, SeqCst);
+                let parts: usize = (0..64)
+                    .into_par_iter()
+                    .map(|part| {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        part
+                    })
+                    .sum();
+                running.fetch_sub(1, SeqCst);
+                i * parts
+            })
+        });
+        assert_eq!(out, (0..40).map(|i| i * (0..64).sum::<usize>()).collect::<Vec<_>>());
+        let most = most.load(SeqCst);
+        assert!((2..=FOLDS_IN_FLIGHT).contains(&most), "{most} jobs ran at once, width {FOLDS_IN_FLIGHT}");
+    }
+}

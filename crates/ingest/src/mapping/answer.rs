@@ -1,0 +1,205 @@
+//! The answer of a mapped record: its source field, the plan's answer map,
+//! the option it names (and whether `answer_index` agrees), the answer
+//! format, and the answer checked against that format.
+
+use std::borrow::Cow;
+
+use super::gold::{infer_format, resolve_choice};
+use super::mapper::{Mapper, default_accessor};
+use super::short;
+use crate::options::option_label;
+use crate::plan::{Accessor, AnswerKind};
+use crate::raw::Raw;
+use crate::sample::{AnswerFormat, parse_number};
+
+/// The answer as the record holds it (None when missing, with the problem
+/// said), how to read it, and the name of its source field for messages.
+pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String) {
+    let plan = m.plan;
+    let (ans_acc, kind) = match (&plan.fields.answer, m.has("answer"), m.has("answer_index")) {
+        (Some(a), _, _) => (Some(a), plan.fields.answer_kind),
+        (None, true, _) => (Some(default_accessor("answer")), plan.fields.answer_kind),
+        (None, false, true) => (Some(default_accessor("answer_index")), AnswerKind::Index),
+        _ => (None, plan.fields.answer_kind),
+    };
+    let raw_answer = match ans_acc {
+        Some(Accessor::Path(p)) => m.get(p).map(Cow::into_owned),
+        Some(a) => m.text("answer", a).map(Raw::Str),
+        None => None,
+    };
+    let answer_src = match ans_acc {
+        Some(Accessor::Path(p)) => p.clone(),
+        _ => "answer".into(),
+    };
+    if raw_answer.is_none() {
+        m.missing_required("answer", ans_acc, &["answer", "answer_index"]);
+    }
+    (raw_answer, kind, answer_src)
+}
+
+/// The answer trimmed and passed through `[ingest.answer-map]`, without its
+/// `B. ` label when the options were labelled; None (with the problem said)
+/// when it is not text or a number.
+pub(super) fn normalize_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: &str, labelled: bool) -> Option<Raw> {
+    let plan = m.plan;
+    let raw_answer = match raw_answer.scalar_text().map(|s| s.trim().to_string()) {
+        Some(t) => match plan.answer_map.get(&t) {
+            Some(mapped) => Raw::Str(mapped.clone()),
+            None => match raw_answer {
+                Raw::Str(_) => Raw::Str(t),
+                other => other,
+            },
+        },
+        None => {
+            m.problem(answer_src, format!("the answer is {}, expected text or a number", raw_answer.kind()));
+            return None;
+        }
+    };
+
+    // "B. table" as the answer of options that were labelled "A. ...", "B. ...".
+    let raw_answer = match raw_answer {
+        Raw::Str(t) if labelled && option_label(&t, None).is_some() => {
+            Raw::Str(option_label(&t, None).map_or(t.clone(), |(_, rest)| rest.to_string()))
+        }
+        other => other,
+    };
+    Some(raw_answer)
+}
+
+/// The gold: its text and, with options, the option it names and the
+/// readings (`READ_*` bits) that name it; a problem when it names none.
+pub(super) fn resolve_gold(
+    m: &mut Mapper<'_>,
+    raw_answer: &Raw,
+    options: &[String],
+    kind: AnswerKind,
+    answer_src: &str,
+) -> (String, Option<usize>, u8) {
+    let by_index = matches!(kind, AnswerKind::Index | AnswerKind::Index1);
+    // How the gold named its option (`READ_*` bits; 0 without options).
+    let mut readings = 0u8;
+    let (answer, answer_index) = if options.is_empty() {
+        if by_index {
+            m.problem(
+                answer_src,
+                format!(
+                    "the answer is given as an option index ({}) but the question has no options",
+                    raw_answer.scalar_text().unwrap_or_default()
+                ),
+            )
+            .help = Some("map the options ([ingest.fields] options), or give the answer as text".into());
+        }
+        (raw_answer.scalar_text().unwrap_or_default(), None)
+    } else {
+        match resolve_choice(raw_answer, options, kind) {
+            Ok((i, read)) => {
+                readings = read;
+                (options[i].clone(), Some(i))
+            }
+            Err(msg) => {
+                m.problem(answer_src, msg.0).help = msg.1;
+                (String::new(), None)
+            }
+        }
+    };
+    (answer, answer_index, readings)
+}
+
+/// A record with both `answer` and `answer_index` (neither mapped): they must
+/// name the same option.
+pub(super) fn check_answer_index(
+    m: &mut Mapper<'_>,
+    answer_src: &str,
+    answer: &str,
+    answer_index: Option<usize>,
+    options: &[String],
+) {
+    if m.plan.fields.answer.is_none() && answer_src == "answer" && m.has("answer_index") {
+        match (m.get("answer_index").map(Cow::into_owned), answer_index) {
+            (Some(raw_index), Some(i)) => match resolve_choice(&raw_index, options, AnswerKind::Index) {
+                Ok((j, _)) if j == i => {}
+                Ok((j, _)) => {
+                    m.problem(
+                        "answer_index",
+                        format!(
+                            "answer \"{}\" is option {} but answer_index {} is option {} (\"{}\")",
+                            short(answer),
+                            crate::sample::option_letter(i),
+                            j,
+                            crate::sample::option_letter(j),
+                            short(&options[j])
+                        ),
+                    )
+                    .help = Some("fix one of the two, or map only one ([ingest.fields] answer = \"answer_index\", answer-kind = \"index\")".into());
+                }
+                Err(msg) => m.problem("answer_index", msg.0).help = msg.1,
+            },
+            (Some(raw_index), None) if options.is_empty() => {
+                m.problem(
+                    "answer_index",
+                    format!(
+                        "answer_index {} is given but the question has no options",
+                        raw_index.scalar_text().unwrap_or_default()
+                    ),
+                )
+                .help = Some("map the options, or remove answer_index".into());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The answer format: the plan's, else (for a canonical input) the record's
+/// own `answer_format` column, else inferred from the options and the answer.
+pub(super) fn answer_format(
+    m: &mut Mapper<'_>,
+    canonical_input: bool,
+    options: &[String],
+    answer: &str,
+) -> AnswerFormat {
+    let declared = if canonical_input {
+        m.get("answer_format")
+            .and_then(|v| v.scalar_text())
+            .and_then(|t| AnswerFormat::ALL.into_iter().find(|f| f.as_str() == t.trim()))
+    } else {
+        None
+    };
+    m.plan.answer_format.or(declared).unwrap_or_else(|| infer_format(options, answer))
+}
+
+/// The answer as its format writes it (`yes`/`no` lower-cased), with a
+/// problem when it does not fit the format or is empty.
+pub(super) fn check_answer_format(
+    m: &mut Mapper<'_>,
+    answer: String,
+    format: AnswerFormat,
+    options: &[String],
+    answer_src: &str,
+) -> String {
+    let answer = match format {
+        AnswerFormat::YesNo => match answer.to_ascii_lowercase().as_str() {
+            a @ ("yes" | "no") => a.to_string(),
+            _ => {
+                m.problem(
+                    answer_src,
+                    format!("answer \"{answer}\" is not yes or no, but the answer format is yes_no"),
+                )
+                .help = Some("map other labels with [ingest.answer-map], e.g. \"1\" = \"yes\"".into());
+                answer
+            }
+        },
+        AnswerFormat::Numeric if parse_number(&answer).is_none() => {
+            m.problem(answer_src, format!("answer \"{answer}\" is not a number, but the answer format is numeric"));
+            answer
+        }
+        AnswerFormat::MultipleChoice if options.is_empty() => {
+            m.problem("options", "the answer format is multiple_choice but the question has no options");
+            answer
+        }
+        _ => answer,
+    };
+    if answer.is_empty() && m.problems.is_empty() {
+        m.problem(answer_src, "the answer is empty");
+    }
+    answer
+}

@@ -1,0 +1,263 @@
+//! What a pruning run returns: the kept ids, the removals with their reasons,
+//! every iteration, and the kept set re-measured on fresh seeds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Method, PruneConfig};
+use crate::diagnose::{DiagnoseConfig, Diagnosis};
+use crate::sample::{AnswerFormat, Sample};
+
+/// One removed question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Removed {
+    pub id: String,
+    pub question_type: Option<String>,
+    pub format: AnswerFormat,
+    /// 1-based iteration that removed it.
+    pub iteration: usize,
+    /// The score it was ranked by (s, s − chance, AFLite predictability; random: s).
+    pub score: f64,
+    pub reason: String,
+}
+
+/// The state at the start of one iteration (the last entry: the final set).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iteration {
+    pub iteration: usize,
+    pub size: usize,
+    /// Removed so far, before this iteration.
+    pub removed_before: usize,
+    pub max_bias: f64,
+    pub mean_bias: f64,
+    /// TsT-RF blind accuracy of the set (AFLite: the probes' held-out accuracy).
+    pub blind_accuracy: f64,
+    /// The 95% bootstrap interval (TsT-RF: over questions or fold groups; AFLite: over questions, of the
+    /// held-out accuracy).
+    pub ci95: Option<(f64, f64)>,
+    pub chance: f64,
+    /// Removed in this iteration.
+    pub removed: usize,
+}
+
+/// The result of a pruning run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pruned {
+    pub method: Method,
+    pub config: PruneConfig,
+    /// Budget in questions, per allocation key.
+    pub budgets: BTreeMap<String, usize>,
+    /// Kept ids in input order.
+    pub kept: Vec<String>,
+    /// Removed in removal order.
+    pub removed: Vec<Removed>,
+    pub iterations: Vec<Iteration>,
+    /// Why the loop ended.
+    pub stop: String,
+    /// TsT-RF on the input (before) and on the kept set (after), with the
+    /// folds and forests that chose the removals.
+    pub before: Option<Diagnosis>,
+    pub after: Option<Diagnosis>,
+    /// The kept set re-diagnosed with fresh seeds (no selection effect).
+    #[serde(default)]
+    pub after_independent: Option<Independent>,
+    pub n_input: usize,
+    /// What was removed at once ("question", "image", "meta:FIELD").
+    #[serde(default)]
+    pub unit: String,
+    /// Units removed (each whole).
+    #[serde(default)]
+    pub units_removed: usize,
+}
+
+/// The kept set's blind accuracy on fold assignments and forests that did not
+/// choose the removals: one diagnose with `seeds.len()` repeats from a seed
+/// derived for this purpose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Independent {
+    /// The repeats' seeds.
+    pub seeds: Vec<u64>,
+    pub n_samples: usize,
+    pub blind_accuracy: f64,
+    pub ci95: (f64, f64),
+    pub chance: f64,
+    pub majority: f64,
+}
+
+/// The 95% CI half-width (a fraction) within which one fresh seed measures the
+/// kept set as well as more would.
+pub const FRESH_SEED_HALF_WIDTH: f64 = 0.005;
+
+/// How many fresh seeds re-measure a kept set of `n` questions whose blind
+/// accuracy at the selection seed is `accuracy` with 95% CI `ci`: 1 when the
+/// wider of that interval and the Wilson interval of `n` questions has a
+/// half-width of at most [`FRESH_SEED_HALF_WIDTH`], else `max`. (The Wilson
+/// interval keeps a small set whose bootstrap interval is degenerate, all
+/// right or all wrong, from passing for a precise one.)
+pub fn fresh_seed_count(max: usize, selection: Option<(f64, (f64, f64), usize)>) -> usize {
+    let Some((accuracy, (lo, hi), n)) = selection else { return max };
+    let (wlo, whi) = crate::stats::wilson(accuracy * n as f64, n as f64, 1.959_963_984_540_054);
+    let half_width = ((hi - lo) / 2.0).max((whi - wlo) / 2.0);
+    if max > 0 && half_width <= FRESH_SEED_HALF_WIDTH { 1 } else { max }
+}
+
+/// "1 fresh seed", "3 fresh seeds".
+pub fn fresh_seeds(n: usize) -> String {
+    format!("{n} fresh seed{}", if n == 1 { "" } else { "s" })
+}
+
+impl Independent {
+    /// Re-diagnoses `kept` with fresh repeats (None when `max` is 0 or nothing is
+    /// kept): [`fresh_seed_count`] of them, given the kept set's blind accuracy,
+    /// 95% CI and size at the selection seed (more seeds would narrow nothing a
+    /// reader can see once that interval is narrow: it is dominated by which
+    /// questions were asked, not by the forests' seed).
+    pub fn measure(
+        kept: &[&Sample],
+        dcfg: &DiagnoseConfig,
+        seed: u64,
+        max: usize,
+        selection: Option<(f64, (f64, f64), usize)>,
+        emb: Option<&crate::embed::SampleEmbeddings>,
+    ) -> crate::error::Result<Option<Independent>> {
+        if max == 0 || kept.is_empty() {
+            return Ok(None);
+        }
+        let n = fresh_seed_count(max, selection);
+        let fresh = crate::seed::rng_for(seed, "prune.independent", "");
+        let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
+        let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
+            crate::diagnose::diagnose_with_cache(kept, &cfg, emb, &mut crate::diagnose::GroupCache::default())
+        })?;
+        Ok(Some(Independent {
+            seeds: (0..n as u64).map(|r| fresh.wrapping_add(r)).collect(),
+            n_samples: d.n_samples,
+            blind_accuracy: d.weighted,
+            ci95: d.ci95,
+            chance: d.chance,
+            majority: d.majority,
+        }))
+    }
+}
+
+impl Pruned {
+    /// The matched random control of this run: the same settings, removing
+    /// exactly as many questions per allocation key as this run did.
+    pub fn matched_control(&self) -> PruneConfig {
+        let mut per_key: BTreeMap<String, usize> = self.budgets.keys().map(|k| (k.clone(), 0)).collect();
+        for r in &self.removed {
+            *per_key.entry(self.config.allocation.key_of(r.question_type.as_deref(), r.format)).or_default() += 1;
+        }
+        PruneConfig { method: Method::Random, matched: Some(per_key), ..self.config.clone() }
+    }
+
+    /// What was removed and why it stopped, then a short table of blind accuracy
+    /// before and after (fresh seeds first: the figure to quote).
+    pub fn summary(&self) -> String {
+        let p = self;
+        let units = if p.unit.is_empty() || p.unit == "question" {
+            String::new()
+        } else {
+            format!(", {} whole unit(s) of one {}", p.units_removed, p.unit)
+        };
+        let mut text = format!(
+            "{}: removed {} of {}{units} in {} iteration(s), stop rule {}: {}",
+            p.method.as_str(),
+            p.removed.len(),
+            p.n_input,
+            p.iterations.iter().filter(|i| i.removed > 0).count(),
+            p.config.stop.as_str(),
+            p.stop,
+        );
+        let line = |text: &mut String, name: &str, n: usize, acc: f64, ci: (f64, f64), chance: f64| {
+            text.push_str(&format!(
+                "\n    {name:<24} {n:>8}  {:>6.2}% ({:.2}-{:.2})  {:>6.2}%",
+                acc * 100.0,
+                ci.0 * 100.0,
+                ci.1 * 100.0,
+                chance * 100.0
+            ));
+        };
+        text.push_str(&format!(
+            "\n    {:<24} {:>8}  {:<22} {:>7}",
+            "blind accuracy", "questions", "(95% CI)", "chance"
+        ));
+        if let Some(d) = &p.before {
+            line(&mut text, "before", d.n_samples, d.weighted, d.ci95, d.chance);
+        }
+        if let Some(i) = &p.after_independent {
+            line(
+                &mut text,
+                &format!("after, {}", fresh_seeds(i.seeds.len())),
+                i.n_samples,
+                i.blind_accuracy,
+                i.ci95,
+                i.chance,
+            );
+        }
+        if let Some(d) = &p.after {
+            line(&mut text, "after, selection seed", d.n_samples, d.weighted, d.ci95, d.chance);
+        }
+        text
+    }
+
+    pub fn removed_ids(&self) -> BTreeSet<&str> {
+        self.removed.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// Whether this run partitions `input` as a run on it does: every removed
+    /// id once and in the input, `kept` the other ids in input order, and
+    /// `n_input` their number. Why not, otherwise (a cached run that does not
+    /// belong to this input).
+    pub fn check_partition(&self, input: &[crate::sample::Sample]) -> std::result::Result<(), String> {
+        let removed = self.removed_ids();
+        if removed.len() != self.removed.len() {
+            return Err("a question is removed twice".into());
+        }
+        if self.n_input != input.len() {
+            return Err(format!("it was run on {} questions, not {}", self.n_input, input.len()));
+        }
+        let found = input.iter().filter(|s| removed.contains(s.id.as_str())).count();
+        if found != removed.len() {
+            return Err(format!("{} removed ids are not among the questions", removed.len() - found));
+        }
+        let kept = input.iter().map(|s| s.id.as_str()).filter(|id| !removed.contains(id));
+        if !kept.eq(self.kept.iter().map(String::as_str)) {
+            return Err(format!(
+                "it keeps {} questions where {} are not removed",
+                self.kept.len(),
+                input.len() - removed.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Removed counts per (question type, reason kind).
+    pub fn removed_per_type(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.removed {
+            *m.entry(r.question_type.clone().unwrap_or_else(|| "(no type)".into())).or_default() += 1;
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_fresh_seed_only_when_the_interval_is_already_narrow() {
+        // 90,000 questions at 45.5%, CI ±0.3 points: one seed.
+        assert_eq!(fresh_seed_count(3, Some((0.455, (0.452, 0.458), 90_000))), 1);
+        // CI ±0.6 points: the configured maximum.
+        assert_eq!(fresh_seed_count(3, Some((0.455, (0.449, 0.461), 90_000))), 3);
+        // A degenerate interval of 12 questions, all right: Wilson's ±12 points decides.
+        assert_eq!(fresh_seed_count(3, Some((1.0, (1.0, 1.0), 12))), 3);
+        // A narrow bootstrap interval on 10,000 questions: Wilson's ±1 point decides.
+        assert_eq!(fresh_seed_count(3, Some((0.5, (0.499, 0.501), 10_000))), 3);
+        assert_eq!(fresh_seed_count(3, None), 3);
+        assert_eq!(fresh_seed_count(0, Some((0.5, (0.5, 0.5), 1_000_000))), 0);
+    }
+}

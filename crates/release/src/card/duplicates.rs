@@ -1,0 +1,78 @@
+//! The card's duplicates and leakage section: near-duplicate questions within
+//! the set and copies of a training split.
+
+use std::fmt::Write;
+
+use crate::io::escape::markdown as md;
+
+/// Duplicates within the set and copies of a training split.
+pub(super) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
+    let Some(r) = &e.dups else { return };
+    let j = r.summary_json();
+    out.push_str("## Duplicates and leakage\n\n");
+    let _ = write!(
+        out,
+        "{} exact-duplicate clusters ({} questions; same text once lowercased and punctuation folded)",
+        j["exact"]["clusters"], j["exact"]["samples_in_clusters"]
+    );
+    if let Some(t) = r.threshold {
+        let _ = write!(
+            out,
+            "; {} near-duplicate pairs (cosine of the question+options embeddings >= {t}) in {} clusters ({} questions)",
+            j["near"]["pairs"], j["near"]["clusters"], j["near"]["samples_in_clusters"]
+        );
+    }
+    out.push('.');
+    if let Some(n) = r.n_train {
+        let _ = write!(
+            out,
+            " Against the {n} questions of the training split {}: {} questions have an exact copy",
+            md::code(e.train_written.as_deref().unwrap_or("?")),
+            j["train"]["samples_with_exact_copy"]
+        );
+        if r.threshold.is_some() {
+            let _ = write!(out, ", {} a near copy", j["train"]["samples_with_near_copy"]);
+        }
+        out.push('.');
+    }
+    if let Some(im) = &r.images {
+        let _ = write!(
+            out,
+            " Images: {} near-duplicate clusters of {} distinct images (perceptual hash within {} bits of 64; {} \
+             images hashed)",
+            im.clusters.len(),
+            im.images,
+            im.threshold,
+            im.hashed
+        );
+        for c in im.clusters.iter().take(10) {
+            let names: Vec<String> = c
+                .iter()
+                .map(|e| format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), e.ids.join(", ")))
+                .collect();
+            let _ = write!(out, "; {}", names.join(" ~ "));
+        }
+        if im.clusters.len() > 10 {
+            out.push_str("; ...");
+        }
+        if let Some((n, m)) = &im.train {
+            let matched = crate::embed::image_dups::ImageDups::matched(m);
+            let _ = write!(out, "; {matched} benchmark images are near one of the {n} training images");
+        }
+        out.push('.');
+    }
+    let _ = writeln!(
+        out,
+        " Every pair is in config `duplicates` ({} rows), the clusters in `report/duplicates.json`.{}\n",
+        r.pairs.len(),
+        if e.dedup_removed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " With `prune-duplicates`, {} questions were dropped (one kept per cluster, leaked ones removed), each \
+                 with its reason in `report/duplicates.json`; they are in config `removed`.",
+                e.dedup_removed.len()
+            )
+        }
+    );
+}

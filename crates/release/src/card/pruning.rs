@@ -1,0 +1,300 @@
+//! The card's pruning and filter sections: what pruning removed and what it
+//! did to blind accuracy, the answer mix before and after, and what the
+//! blind-model filter removed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::pct;
+use crate::io::escape::markdown as md;
+
+/// What pruning removed and what it did to blind accuracy.
+pub(super) fn prune_section(
+    out: &mut String,
+    samples: &[crate::sample::Sample],
+    pr: &crate::prune::Pruned,
+    counts: crate::PruningCounts,
+    control: Option<&crate::prune::Pruned>,
+) {
+    out.push_str(
+        "## Pruning
+\n",
+    );
+    let c = &pr.config;
+    let method = match pr.method {
+        crate::prune::Method::Ibp => "Iterative Bias Pruning (TsT-RF re-run on what remains before every batch)",
+        crate::prune::Method::Aflite => "AFLite (linear probes on random partitions of the non-visual features)",
+        crate::prune::Method::Bclean => "B-Clean (questions candidate models answered correctly without the image)",
+        crate::prune::Method::Random => "random removal (a control, not a debiasing method)",
+    };
+    let configs = if counts.removed == 0 {
+        "The default config holds every question; `report/prune.json` records the run.".to_string()
+    } else {
+        format!(
+            "The default config holds the {} kept questions, `full` all of them and `removed` the removed ones; \
+             `report/prune.json` and `report/removed.csv` give each removal's iteration, score and reason.",
+            counts.kept
+        )
+    };
+    let unit = if pr.unit.is_empty() || pr.unit == "question" {
+        "one question at a time".to_string()
+    } else {
+        format!("whole units of one {} ({} unit(s) removed, none split)", pr.unit, pr.units_removed)
+    };
+    let _ = writeln!(
+        out,
+        "{method} removed **{}** of {} questions, {unit} (budget {}, batch {}, floor {} per question type, \
+         allocation {}, ranked by {}, stop rule `{}`); it stopped because: {}. {configs}\n",
+        counts.removed,
+        counts.input,
+        c.budget.describe(),
+        c.batch.describe(),
+        c.floor,
+        c.allocation.as_str(),
+        c.rank.as_str(),
+        c.stop.as_str(),
+        md::text(&pr.stop),
+    );
+    // The run's kept count is the data's; the control's is its own (no config holds its set).
+    let row = |out: &mut String, name: &str, q: &crate::prune::Pruned, kept: usize| {
+        if let (Some(b), Some(a)) = (&q.before, &q.after) {
+            let fresh = q.after_independent.as_ref().map_or("–".to_string(), |i| {
+                format!("**{}** ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
+            });
+            let _ = writeln!(
+                out,
+                "| {name} | {kept} | {} ({}-{}) | {fresh} | {} ({}-{}) | {} |",
+                pct(b.weighted),
+                pct(b.ci95.0),
+                pct(b.ci95.1),
+                pct(a.weighted),
+                pct(a.ci95.0),
+                pct(a.ci95.1),
+                pct(a.chance)
+            );
+        }
+    };
+    out.push_str(
+        "| run | kept | blind accuracy before (95% CI) | after, fresh seeds (95% CI) | after, selection seed (95% CI) | \
+         chance after |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    row(out, pr.method.as_str(), pr, counts.kept);
+    if let Some(ctl) = control {
+        row(out, "random (matched control)", ctl, ctl.kept.len());
+    }
+    out.push_str(
+        "\nThe fresh-seed figure re-diagnoses the kept set on fold assignments and forests that chose nothing: it is \
+         the one to quote and to compare with the matched random control. The selection-seed figure re-uses the \
+         folds and forests that chose the removals, so it is biased downward by the selection itself.\n",
+    );
+    let steps: Vec<&crate::prune::Iteration> = pr.iterations.iter().collect();
+    if steps.len() > 1 || steps.first().is_some_and(|i| i.removed > 0) {
+        out.push_str(
+            "\n| iteration | questions | removed | blind accuracy (95% CI) | largest s(x) | mean s(x) |\n\
+             |---:|---:|---:|---:|---:|---:|\n",
+        );
+        let shown = 12;
+        for (k, i) in steps.iter().enumerate() {
+            if steps.len() > shown && k >= shown / 2 && k < steps.len() - shown / 2 {
+                if k == shown / 2 {
+                    let _ = writeln!(out, "| … | | | | | |");
+                }
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}{} | {} | {} |",
+                i.iteration,
+                i.size,
+                i.removed,
+                pct(i.blind_accuracy),
+                i.ci95.map_or(String::new(), |c| format!(" ({}-{})", pct(c.0), pct(c.1))),
+                if i.max_bias.is_finite() { format!("{:.3}", i.max_bias) } else { "–".into() },
+                if i.mean_bias.is_finite() { format!("{:.3}", i.mean_bias) } else { "–".into() },
+            );
+        }
+    }
+    if let Some(i) = &pr.after_independent
+        && i.ci95.1 < i.chance
+    {
+        let _ = writeln!(
+            out,
+            "\nAfter pruning, blind accuracy on fresh seeds ({}) is *below* chance ({}). That is not a success: \
+             when the questions a blind model answered are removed, the leftover answers are balanced against the \
+             features, and cross-validation on a balanced remainder anti-learns (each held-out fold's answers are \
+             the ones its training folds saw least). Pruning went past the point where questions were blind-answerable.",
+            pct(i.blind_accuracy),
+            pct(i.chance)
+        );
+    }
+    if counts.removed > 0 {
+        answer_mix(out, samples, &pr.kept, control.map(|c| &c.kept[..]));
+    }
+    let per_type = pr.removed_per_type();
+    if !per_type.is_empty() {
+        out.push_str("\n| question type | removed |\n|---|---:|\n");
+        for (t, n) in per_type {
+            let _ = writeln!(out, "| {} | {n} |", md::literal(&t));
+        }
+    }
+    out.push('\n');
+}
+
+/// `## Blind-model filter`: the rule, each model's part, and the count removed.
+pub(super) fn filter_section(out: &mut String, f: &crate::prune::filter::FilterReport) {
+    out.push_str("## Blind-model filter\n\n");
+    let _ = writeln!(
+        out,
+        "{} of {} questions removed before pruning: {}.{}\n",
+        f.removed.len(),
+        f.n_questions,
+        md::text(&f.rule.text),
+        f.rule.source.as_deref().map_or(String::new(), |s| format!(" Preset after {}.", md::text(s)))
+    );
+    out.push_str(
+        "| model | questions predicted | samples per question | answered by the rule |\n|---|---:|---:|---:|\n",
+    );
+    for m in &f.models {
+        let samples = if m.samples_min == m.samples_max {
+            m.samples_min.to_string()
+        } else {
+            format!("{}-{}", m.samples_min, m.samples_max)
+        };
+        let _ = writeln!(out, "| {} | {} | {samples} | {} |", md::literal(&m.model), m.questions_predicted, m.answered);
+    }
+    let _ = writeln!(
+        out,
+        "\n{} question(s) had no prediction under the filter's conditions and were kept (no evidence against them); {} prediction(s) named no question. Each removal and the models that answered it: `report/filter.json`.\n",
+        f.unpredicted, f.unknown_predictions
+    );
+}
+
+/// The answer a question's gold is counted under in the answer mix: the gold
+/// option's letter, yes or no, or the normalised answer text.
+fn answer_class(s: &crate::sample::Sample) -> String {
+    use crate::sample::AnswerFormat;
+    match (s.answer_format, s.answer_index.and_then(|i| usize::try_from(i).ok())) {
+        (AnswerFormat::MultipleChoice, Some(i)) => format!("option {}", crate::sample::option_letter(i)),
+        _ => s.answer.trim().to_lowercase(),
+    }
+}
+
+/// Labels shown per answer format; the rest are summed into one row.
+const MIX_ROWS: usize = 6;
+
+/// The answer mix (numeric answers aside) of the full set, the kept set and the matched control's kept
+/// set, per answer format, with a sentence when pruning shifted it: a shifted mix
+/// moves chance and the majority baseline, so part of a change in blind accuracy
+/// is the shift and not the removed shortcuts.
+fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[String], control: Option<&[String]>) {
+    use crate::sample::AnswerFormat;
+    let kept: std::collections::HashSet<&str> = kept.iter().map(String::as_str).collect();
+    let ctl: Option<std::collections::HashSet<&str>> = control.map(|c| c.iter().map(String::as_str).collect());
+    // Per format, per class: questions in the full set, kept, kept by the control.
+    let mut mix: BTreeMap<AnswerFormat, BTreeMap<String, [usize; 3]>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.answer_format != AnswerFormat::Numeric) {
+        let e = mix.entry(s.answer_format).or_default().entry(answer_class(s)).or_default();
+        e[0] += 1;
+        e[1] += usize::from(kept.contains(s.id.as_str()));
+        e[2] += usize::from(ctl.as_ref().is_some_and(|c| c.contains(s.id.as_str())));
+    }
+    let share = |k: usize, n: usize| if n == 0 { "–".to_string() } else { pct(k as f64 / n as f64) };
+    let _ = write!(
+        out,
+        "\nThe answer mix before and after pruning (share of each answer format's questions{}):\n\n\
+         | format | gold answer | all | kept | removed |{}\n|---|---|---:|---:|---:|{}\n",
+        if control.is_some() { "; the matched random control's kept set beside it" } else { "" },
+        if control.is_some() { " random control kept |" } else { "" },
+        if control.is_some() { "---:|" } else { "" },
+    );
+    let mut shifts = Vec::new();
+    for (format, classes) in &mix {
+        let total: [usize; 3] = classes.values().fold([0; 3], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2]]);
+        let mut rows: Vec<(&String, &[usize; 3])> = classes.iter().collect();
+        rows.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then_with(|| a.0.cmp(b.0)));
+        let (shown, rest) = rows.split_at(rows.len().min(MIX_ROWS));
+        let mut rest_sum = [0usize; 3];
+        for (_, c) in rest {
+            for k in 0..3 {
+                rest_sum[k] += c[k];
+            }
+        }
+        let label_rest = format!("({} other answers)", rest.len());
+        let lines = shown
+            .iter()
+            .map(|(l, c)| (l.as_str(), **c))
+            .chain((!rest.is_empty()).then_some((label_rest.as_str(), rest_sum)));
+        for (label, c) in lines {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |{}",
+                format.as_str(),
+                md::literal(label),
+                share(c[0], total[0]),
+                share(c[1], total[1]),
+                share(c[0] - c[1], total[0] - total[1]),
+                if control.is_some() { format!(" {} |", share(c[2], total[2])) } else { String::new() }
+            );
+        }
+        // The largest change of one answer's share, all → kept.
+        let largest = shown
+            .iter()
+            .filter(|_| total[1] > 0 && total[0] > 0)
+            .map(|(l, c)| (l.as_str(), c[0] as f64 / total[0] as f64, c[1] as f64 / total[1] as f64))
+            .max_by(|a, b| (a.2 - a.1).abs().total_cmp(&(b.2 - b.1).abs()).then_with(|| b.0.cmp(a.0)));
+        if let Some((label, before, after)) = largest
+            && (after - before).abs() >= MIX_SHIFT
+        {
+            shifts.push(format!("{} {} {} → {}", format.as_str(), md::code(label), pct(before), pct(after)));
+        }
+    }
+    if shifts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo answer's share moved by {:.0} pts or more between the full and the kept set.",
+            MIX_SHIFT * 100.0
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\n**The answer mix shifted** ({}): chance and the majority baseline move with it, so part of the change \
+             in blind accuracy reflects the shift, not only the removed shortcuts{}.",
+            shifts.join("; "),
+            if control.is_some() {
+                "; the random control, which removes as many per type, shows the shift's own effect"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// A change of one answer's share (all → kept) from which the card says the mix shifted.
+const MIX_SHIFT: f64 = 0.02;
+
+#[cfg(test)]
+mod tests {
+    use super::answer_mix;
+    use crate::sample::{AnswerFormat, Sample};
+
+    #[test]
+    fn a_shifted_answer_mix_is_said_and_a_steady_one_is_not() {
+        let samples: Vec<Sample> = (0..20)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i:02}"), "is it?", if i < 10 { "yes" } else { "no" });
+                s.answer_format = AnswerFormat::YesNo;
+                s
+            })
+            .collect();
+        let ids = |f: &dyn Fn(usize) -> bool| (0..20).filter(|i| f(*i)).map(|i| format!("q{i:02}")).collect::<Vec<_>>();
+        // Pruning took five "no" answers: yes 50% -> 66.7% of the kept set.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i < 15), Some(&ids(&|i| i % 4 != 0)));
+        assert!(out.contains("| yes_no | yes | 50.0% | 66.7% | 0.0% | 46.7% |"), "{out}");
+        assert!(out.contains("**The answer mix shifted** (yes_no `no` 50.0% → 33.3%)"), "{out}");
+        // One of each taken: the mix holds.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
+        assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
+    }
+}

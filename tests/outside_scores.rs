@@ -229,7 +229,9 @@ fn good_scores_are_combined_and_reported_bad_ones_refused() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("add --scores FILE"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("command line: field \"--combine\": `combine` says how outside scores combine"), "{err}");
+    assert!(err.contains("or --scores FILE), or remove `combine`"), "{err}");
 }
 
 #[test]
@@ -271,5 +273,10 @@ fn a_pipeline_names_scores_relative_to_itself() {
     let o = blindspot().arg("validate").arg(sub.join("q.toml")).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("q.toml:") && err.contains("diagnose.combine") && err.contains("add scores ="), "{err}");
+    assert!(
+        err.contains("q.toml:")
+            && err.contains("diagnose.combine")
+            && err.contains("(scores = \"path/to/scores.jsonl\" in [diagnose]"),
+        "{err}"
+    );
 }

@@ -215,6 +215,21 @@ pub(super) fn refresh_group_means(d: &mut Diagnosis) {
     }
 }
 
+/// Blind accuracy over score rows: weighted (every row counts once) and the
+/// macro average over question types.
+pub fn accuracies(rows: &[ScoreRow]) -> (f64, f64) {
+    let n = rows.len().max(1) as f64;
+    let weighted = rows.iter().map(|r| r.correct).sum::<f64>() / n;
+    let mut by_type: BTreeMap<Option<&str>, (f64, usize)> = BTreeMap::new();
+    for r in rows {
+        let e = by_type.entry(r.question_type.as_deref()).or_default();
+        e.0 += r.correct;
+        e.1 += 1;
+    }
+    let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
+    (weighted, macro_by_type)
+}
+
 /// The 95% interval of blind accuracy of `rows` (the held-out predictions of
 /// `samples`): a cluster bootstrap over fold groups when `cfg` groups folds,
 /// else a bootstrap over questions. TsT-RF and TsT-Embed both report this one.

@@ -177,14 +177,7 @@ pub(super) fn diagnose_groups(
     // A stable sort, so its result is unique: the same, in parallel or not.
     rows.par_sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id).then(a.repeat.cmp(&b.repeat)));
     let n = rows.len().max(1) as f64;
-    let weighted = rows.iter().map(|r| r.correct).sum::<f64>() / n;
-    let mut by_type: BTreeMap<Option<&str>, (f64, usize)> = BTreeMap::new();
-    for r in &rows {
-        let e = by_type.entry(r.question_type.as_deref()).or_default();
-        e.0 += r.correct;
-        e.1 += 1;
-    }
-    let macro_by_type = by_type.values().map(|(c, k)| c / *k as f64).sum::<f64>() / by_type.len().max(1) as f64;
+    let (weighted, macro_by_type) = super::score::accuracies(&rows);
     let ci95 = super::score::interval(&rows, samples, cfg);
     Diagnosis {
         weighted,

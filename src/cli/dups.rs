@@ -118,24 +118,21 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let mut report = dups::find(&test, train.as_deref(), near)?;
     let images = crate::embed::image_dups::find(&test, train.as_deref(), listed.as_ref(), args.image_threshold);
-    let summary = report.summary_json();
+    let summary = report.summary();
     let mut line = format!(
         "{} questions: {} exact-duplicate clusters ({} questions)",
-        report.n_samples, summary["exact"]["clusters"], summary["exact"]["samples_in_clusters"]
+        report.n_samples, summary.exact.clusters, summary.exact.samples_in_clusters
     );
-    if let Some(t) = report.threshold {
-        line.push_str(&format!(
-            ", {} near-duplicate pairs at cosine >= {t} in {} clusters",
-            summary["near"]["pairs"], summary["near"]["clusters"]
-        ));
+    if let (Some(t), Some(near)) = (report.threshold, &summary.near) {
+        line.push_str(&format!(", {} near-duplicate pairs at cosine >= {t} in {} clusters", near.pairs, near.clusters));
     }
     if let Some(n) = report.n_train {
         line.push_str(&format!(
             "; against {n} training questions: {} with an exact copy",
-            summary["train"]["samples_with_exact_copy"]
+            summary.train.as_ref().map_or(0, |t| t.samples_with_exact_copy)
         ));
-        if report.threshold.is_some() {
-            line.push_str(&format!(", {} with a near copy", summary["train"]["samples_with_near_copy"]));
+        if let Some(n) = summary.train.as_ref().and_then(|t| t.samples_with_near_copy) {
+            line.push_str(&format!(", {n} with a near copy"));
         }
     }
     line.push_str(&format!(

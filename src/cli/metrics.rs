@@ -265,17 +265,17 @@ pub fn run(args: &Args) -> Result<()> {
         None => None,
     };
     let report = compute(&rows, scored, &cfg);
-    let json = report.to_json(&imported);
+    let file = report.file(&imported);
     let per_question = report.per_question_batch(&rows)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| {
-        crate::io::fs::write_json(&tmp.join("metrics.json"), &json)?;
+        crate::io::fs::write_json(&tmp.join("metrics.json"), &file)?;
         crate::io::parquet::write_batch(&tmp.join("per_question.parquet"), &per_question)?;
         crate::io::fs::write_bytes(
             &tmp.join("label_audit.csv"),
             crate::metrics::evidence::audit_csv(&audit).as_bytes(),
         )?;
         if let Some(b) = &bclean_report {
-            crate::io::fs::write_json(&tmp.join("bclean.json"), &b.to_json())?;
+            crate::io::fs::write_json(&tmp.join("bclean.json"), &b.file())?;
         }
         if let Some(g) = &gap {
             crate::io::fs::write_json(&tmp.join("gap.json"), g)?;

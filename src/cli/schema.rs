@@ -25,6 +25,10 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("pipeline.schema.json", render(schemars::schema_for!(crate::spec::PipelineWire))),
         ("diagnose.schema.json", render(schemars::schema_for!(crate::diagnose::report::DiagnoseReport))),
         ("prune.schema.json", render(schemars::schema_for!(crate::prune::report::PruneReport))),
+        ("metrics.schema.json", render(schemars::schema_for!(crate::metrics::MetricsFile))),
+        ("bclean.schema.json", render(schemars::schema_for!(crate::prune::bclean::BCleanFile))),
+        ("filter.schema.json", render(schemars::schema_for!(crate::prune::filter::FilterReport))),
+        ("duplicates.schema.json", render(schemars::schema_for!(crate::embed::dups::DupsFile))),
         ("fold-row.schema.json", render(schemars::schema_for!(crate::diagnose::outside::FoldRow<'static>))),
         ("outside-scores.schema.json", render(schemars::schema_for!(crate::diagnose::outside::ScoreLine))),
     ]

@@ -70,25 +70,35 @@ pub fn scores_batch(d: &Diagnosis) -> Result<RecordBatch> {
 /// TsT protocol (`docs/tst-protocol.md`), the groups, and (when run) the meta-field audit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DiagnoseReport {
+    #[serde(default)]
     pub method: String,
     pub n_samples: usize,
     pub blind_accuracy: Headline,
     pub chance: f64,
+    #[serde(default)]
     pub majority: f64,
     /// `above` or `not above`: blind accuracy against its label-permutation null.
+    #[serde(default)]
     pub verdict: String,
     /// The verdict in words.
+    #[serde(default)]
     pub verdict_text: String,
     /// The null's p-value of the observed blind accuracy (none without a null).
+    #[serde(default)]
     pub p_value: Option<f64>,
     /// The label-permutation null, overall and per group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub null: Option<super::null::Null>,
+    #[serde(default)]
     pub ids_fingerprint: String,
+    #[serde(default)]
     pub settings: Settings,
+    #[serde(default)]
     pub departures: Vec<String>,
     /// The headline per answer format: what `blind_accuracy.weighted` mixes.
+    #[serde(default)]
     pub by_format: Vec<FormatRow>,
+    #[serde(default)]
     pub groups: Vec<GroupRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspect_features: Option<Vec<SuspectFeature>>,
@@ -114,6 +124,7 @@ pub struct Headline {
     pub weighted: f64,
     #[serde(rename = "macro")]
     pub macro_by_type: f64,
+    #[serde(default)]
     pub ci95: [f64; 2],
 }
 
@@ -127,7 +138,7 @@ pub struct FormatRow {
     pub majority: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Settings {
     pub folds: usize,
     pub repeats: usize,
@@ -165,9 +176,13 @@ pub struct GroupRow {
     pub format: String,
     pub n: usize,
     pub blind_accuracy: f64,
+    #[serde(default)]
     pub chance: f64,
+    #[serde(default)]
     pub majority: f64,
+    #[serde(default)]
     pub mean_s: f64,
+    #[serde(default)]
     pub top_features: Vec<FeatureImportance>,
     /// The pooled group of small question types only: the types it holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -234,6 +234,74 @@ pub struct ReportPair {
     pub text_b: String,
 }
 
+/// `dups.json`, and the release's `report/duplicates.json`: exact and near
+/// duplicates, copies of a training split, near-duplicate images.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DupsFile {
+    /// Questions searched.
+    pub n_samples: usize,
+    /// How texts are made comparable for exact duplicates.
+    pub normalization: String,
+    pub exact: ExactDups,
+    /// Null when no embedding model was used.
+    pub near: Option<NearDups>,
+    /// Null without a training split.
+    pub train: Option<TrainDups>,
+    /// Null when the images were not compared.
+    pub images: Option<super::image_dups::ImageDupsFile>,
+    /// In a release: whether `prune-duplicates` dropped questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune_duplicates: Option<bool>,
+    /// In a release: the questions `prune-duplicates` dropped, with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<Vec<DupRemoved>>,
+}
+
+/// Questions with equal normalised text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ExactDups {
+    pub pairs: usize,
+    pub clusters: usize,
+    pub samples_in_clusters: usize,
+    /// The clusters' question ids.
+    pub members: Vec<Vec<String>>,
+}
+
+/// Questions whose embeddings have cosine at or above the threshold.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct NearDups {
+    pub threshold: f64,
+    /// The embedding model's fingerprint.
+    pub model: Option<String>,
+    /// What was embedded.
+    pub text: String,
+    pub pairs: usize,
+    pub clusters: usize,
+    pub samples_in_clusters: usize,
+    pub members: Vec<Vec<String>>,
+}
+
+/// Copies of the training split.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct TrainDups {
+    pub n_train: usize,
+    pub exact_pairs: usize,
+    pub samples_with_exact_copy: usize,
+    /// Null without an embedding model.
+    pub near_pairs: Option<usize>,
+    pub samples_with_near_copy: Option<usize>,
+    /// In a release: the training split's file as the pipeline names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// A question `prune-duplicates` dropped.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DupRemoved {
+    pub id: String,
+    pub reason: String,
+}
+
 /// What `blindspot dups` reports.
 #[derive(Debug, Clone)]
 pub struct DupsReport {
@@ -346,36 +414,38 @@ impl DupsReport {
             .len()
     }
 
-    /// `dups.json`.
-    pub fn summary_json(&self) -> serde_json::Value {
-        let r6 = crate::io::r6;
-        serde_json::json!({
-            "n_samples": self.n_samples,
-            "normalization": "lowercase; every run of characters other than letters and digits is one space; question, context and options",
-            "exact": {
-                "pairs": self.count("exact"),
-                "clusters": self.exact_clusters.len(),
-                "samples_in_clusters": self.exact_clusters.iter().map(Vec::len).sum::<usize>(),
-                "members": self.exact_clusters,
+    /// `dups.json` (and, with what the release adds, `report/duplicates.json`).
+    pub fn summary(&self) -> DupsFile {
+        DupsFile {
+            n_samples: self.n_samples,
+            normalization: "lowercase; every run of characters other than letters and digits is one space; question, context and options".into(),
+            exact: ExactDups {
+                pairs: self.count("exact"),
+                clusters: self.exact_clusters.len(),
+                samples_in_clusters: self.exact_clusters.iter().map(Vec::len).sum(),
+                members: self.exact_clusters.clone(),
             },
-            "near": self.threshold.map(|t| serde_json::json!({
-                "threshold": r6(t),
-                "model": self.model,
-                "text": "question, then each option on its own line",
-                "pairs": self.count("near"),
-                "clusters": self.near_clusters.len(),
-                "samples_in_clusters": self.near_clusters.iter().map(Vec::len).sum::<usize>(),
-                "members": self.near_clusters,
-            })),
-            "train": self.n_train.map(|n| serde_json::json!({
-                "n_train": n,
-                "exact_pairs": self.count("train-exact"),
-                "samples_with_exact_copy": self.test_ids_with("train-exact"),
-                "near_pairs": self.threshold.map(|_| self.count("train-near")),
-                "samples_with_near_copy": self.threshold.map(|_| self.test_ids_with("train-near")),
-            })),
-            "images": self.images.as_ref().map(super::image_dups::ImageDups::to_json),
-        })
+            near: self.threshold.map(|t| NearDups {
+                threshold: crate::io::r6(t),
+                model: self.model.clone(),
+                text: "question, then each option on its own line".into(),
+                pairs: self.count("near"),
+                clusters: self.near_clusters.len(),
+                samples_in_clusters: self.near_clusters.iter().map(Vec::len).sum(),
+                members: self.near_clusters.clone(),
+            }),
+            train: self.n_train.map(|n| TrainDups {
+                n_train: n,
+                exact_pairs: self.count("train-exact"),
+                samples_with_exact_copy: self.test_ids_with("train-exact"),
+                near_pairs: self.threshold.map(|_| self.count("train-near")),
+                samples_with_near_copy: self.threshold.map(|_| self.test_ids_with("train-near")),
+                file: None,
+            }),
+            images: self.images.as_ref().map(super::image_dups::ImageDups::file),
+            prune_duplicates: None,
+            removed: None,
+        }
     }
 
     /// `pairs.parquet`: kind, id_a, id_b, cosine, text_a, text_b.
@@ -408,7 +478,7 @@ impl DupsReport {
     pub fn write(&self, dir: &std::path::Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         crate::io::parquet::write_batch(&dir.join("pairs.parquet"), &self.pairs_batch()?)?;
-        crate::io::fs::write_json(&dir.join("dups.json"), &self.summary_json())
+        crate::io::fs::write_json(&dir.join("dups.json"), &self.summary())
     }
 }
 

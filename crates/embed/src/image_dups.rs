@@ -11,7 +11,7 @@ use crate::sample::Sample;
 use crate::sample::image_hash::{self, cross_pairs, near_pairs};
 
 /// One distinct image (by sha256, else path) and the questions that show it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ImageEntry {
     pub path: Option<String>,
     pub sha256: Option<String>,
@@ -21,14 +21,14 @@ pub struct ImageEntry {
 }
 
 /// A benchmark image near a training image or a listed hash.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ImageMatch {
     pub image: ImageEntry,
     /// The training image, or `None` for a listed hash.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<ImageEntry>,
     /// The listed hash and its line in the list.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed: Option<(String, usize)>,
     pub distance: u32,
 }
@@ -201,30 +201,68 @@ impl ImageDups {
     }
 
     /// The `images` part of `dups.json`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "hash": "phash: DCT of the 16 x 16 grayscale, 8 x 8 low frequencies thresholded at their median (image_hasher), 64 bits",
-            "threshold_bits": self.threshold,
-            "images": self.images,
-            "hashed": self.hashed,
-            "clusters": self.clusters.len(),
-            "images_in_clusters": self.clusters.iter().map(Vec::len).sum::<usize>(),
-            "members": self.clusters,
-            "train": self.train.as_ref().map(|(n, m)| serde_json::json!({
-                "images": n,
-                "pairs": m.len(),
-                "images_with_match": Self::matched(m),
-                "matches": m,
-            })),
-            "hashes": self.listed.as_ref().map(|(name, n, m)| serde_json::json!({
-                "file": name,
-                "hashes": n,
-                "pairs": m.len(),
-                "images_with_match": Self::matched(m),
-                "matches": m,
-            })),
-        })
+    pub fn file(&self) -> ImageDupsFile {
+        ImageDupsFile {
+            hash: "phash: DCT of the 16 x 16 grayscale, 8 x 8 low frequencies thresholded at their median (image_hasher), 64 bits".into(),
+            threshold_bits: self.threshold,
+            images: self.images,
+            hashed: self.hashed,
+            clusters: self.clusters.len(),
+            images_in_clusters: self.clusters.iter().map(Vec::len).sum(),
+            members: self.clusters.clone(),
+            train: self.train.as_ref().map(|(n, m)| ImageTrain {
+                images: *n,
+                pairs: m.len(),
+                images_with_match: Self::matched(m),
+                matches: m.clone(),
+            }),
+            hashes: self.listed.as_ref().map(|(name, n, m)| ImageHashes {
+                file: name.clone(),
+                hashes: *n,
+                pairs: m.len(),
+                images_with_match: Self::matched(m),
+                matches: m.clone(),
+            }),
+        }
     }
+}
+
+/// Near-duplicate images in `dups.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ImageDupsFile {
+    /// How images are hashed.
+    pub hash: String,
+    /// Hashes within this many bits (of 64) are near.
+    pub threshold_bits: u32,
+    /// Distinct images of the benchmark.
+    pub images: usize,
+    pub hashed: usize,
+    pub clusters: usize,
+    pub images_in_clusters: usize,
+    pub members: Vec<Vec<ImageEntry>>,
+    /// Null without a training split.
+    pub train: Option<ImageTrain>,
+    /// Null without a list of published hashes.
+    pub hashes: Option<ImageHashes>,
+}
+
+/// Benchmark images near a training image.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ImageTrain {
+    pub images: usize,
+    pub pairs: usize,
+    pub images_with_match: usize,
+    pub matches: Vec<ImageMatch>,
+}
+
+/// Benchmark images near a listed hash.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ImageHashes {
+    pub file: String,
+    pub hashes: usize,
+    pub pairs: usize,
+    pub images_with_match: usize,
+    pub matches: Vec<ImageMatch>,
 }
 
 #[cfg(test)]

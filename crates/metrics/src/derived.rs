@@ -62,9 +62,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{Value as J, json};
-
-use super::{CellStats, MetricsConfig, ORIGINAL, Scored, bootstrap_mean_ci, r6};
+use super::{CellStats, MetricsConfig, ORIGINAL, Scored, bootstrap_mean_ci};
 use crate::sample::Sample;
 
 /// The null-input conditions of *Seeing is not reasoning*.
@@ -459,102 +457,4 @@ fn robustness(model: &str, rows: &[Sample], scored: &Scored, acc: &dyn Fn(&str) 
     let r = (!tests.is_empty()).then(|| tests.iter().map(|t| 1.0 - t.f).sum::<f64>() / tests.len() as f64);
     let gold_removed = test("gold_removed", &[ORIGINAL, "gold_removed"], &|a| a[0] - a[1]);
     Robustness { tests, r, gold_removed }
-}
-
-fn opt(x: Option<f64>) -> J {
-    x.map_or(J::Null, r6)
-}
-
-fn paired_json(p: Option<&Paired>) -> J {
-    p.map_or(J::Null, |p| {
-        let mut v = json!({"value": opt(p.value), "n_paired": p.n_paired, "conditions": p.conditions});
-        if let Some(why) = &p.reason {
-            v["reason"] = json!(why);
-        }
-        v
-    })
-}
-
-impl Derived {
-    pub fn to_json(&self) -> J {
-        let mut o = serde_json::Map::new();
-        let mut put = |k: &str, v: J| {
-            if !v.is_null() {
-                o.insert(k.to_string(), v);
-            }
-        };
-        put("visual_dependence", paired_json(self.visual_dependence.as_ref()));
-        put("caption_substitution", paired_json(self.caption_substitution.as_ref()));
-        put("null_baseline", opt(self.null_baseline));
-        put(
-            "modality_differential",
-            self.modality_differential.as_ref().map_or(J::Null, |m| {
-                json!({
-                    "mean": r6(m.mean), "n": m.n, "zero_over_zero": m.zero_over_zero,
-                    "mean_gain_image": r6(m.mean_gain_image), "mean_gain_caption": r6(m.mean_gain_caption),
-                    "null_conditions": m.null_conditions,
-                })
-            }),
-        );
-        put("mirage_score", paired_json(self.mirage_score.as_ref()));
-        put(
-            "mirage_vs_guess",
-            self.mirage_vs_guess.as_ref().map_or(J::Null, |g| {
-                json!({"n_paired": g.n_paired, "mirage": r6(g.mirage), "guess": r6(g.guess), "gap": r6(g.gap), "ci95": [r6(g.ci95.0), r6(g.ci95.1)]})
-            }),
-        );
-        if !self.mirage_rate.is_empty() {
-            let m: serde_json::Map<String, J> = self
-                .mirage_rate
-                .iter()
-                .map(|(c, r)| {
-                    (c.clone(), json!({"n": r.n, "abstained": r.abstained, "empty": r.empty, "mirages": r.mirages, "rate": r6(r.rate)}))
-                })
-                .collect();
-            put("mirage_rate", J::Object(m));
-        }
-        put(
-            "circular_eval",
-            self.circular.as_ref().map_or(J::Null, |c| {
-                json!({"circular_accuracy": opt(Some(c.accuracy)), "n": c.n, "first_rotation_accuracy": opt(Some(c.first_rotation)), "incomplete": c.incomplete})
-            }),
-        );
-        put(
-            "mmstar",
-            self.mmstar.as_ref().map_or(J::Null, |m| {
-                json!({"multimodal_gain": r6(m.gain), "n_paired": m.n_paired, "llm_base": m.llm_base, "text_only_accuracy": opt(m.text_only), "leakage": opt(m.leakage)})
-            }),
-        );
-        let rb = &self.robustness;
-        if !rb.tests.is_empty() || rb.gold_removed.is_some() {
-            let tests: Vec<J> = rb
-                .tests
-                .iter()
-                .map(|t| json!({"test": t.test, "conditions": t.conditions, "n_paired": t.n_paired, "fragility": r6(t.f), "robustness": r6(1.0 - t.f)}))
-                .collect();
-            let gold_removed =
-                rb.gold_removed.as_ref().map_or(J::Null, |g| json!({"n_paired": g.n_paired, "fragility": r6(g.f)}));
-            put("robustness", json!({"R": opt(rb.r), "tests": tests, "gold_removed": gold_removed}));
-        }
-        J::Object(o)
-    }
-}
-
-/// The definitions written into `metrics.json`, so the file explains itself.
-pub fn definitions() -> J {
-    json!({
-        "accuracy": "mean score over the predictions of the condition (1 correct, 0 wrong; numeric answers as settings.numeric says: exact, mra or tolerance:<rel>); abstentions, empty and unparsed responses score 0; ci95 = 2.5th/97.5th percentiles of 1,000 seeded bootstrap resamples of the questions; formats gives the accuracy per answer format, which accuracy mixes weighted by n",
-        "abstention_rate": "share of responses that say the image is missing, cannot be seen, or refuse (phrase list in crates/predictions/src/abstain.rs), unless an explicit answer marker ([[B]], 'the answer is B') is given",
-        "paired": "every metric comparing conditions is computed on the questions (parent ids) with a prediction in every condition it uses; n_paired is their number; with none in common the value is null with a reason",
-        "visual_dependence": "(acc(original) - acc(no_image)) / acc(original), paired",
-        "caption_substitution": "(acc(original) - acc(caption)) / acc(original), paired",
-        "null_baseline": "mean accuracy over the null conditions present (no_image, white_image, noise_image)",
-        "modality_differential": "mean over instances of (g_image - g_caption) / (|g_image| + |g_caption|), g = score - mean null score of the instance; 0/0 (both gains 0) counts as 0",
-        "mirage_score": "acc(mirage) / acc(original), paired",
-        "mirage_vs_guess": "acc(mirage) - acc(guess) over questions both answered; paired bootstrap ci95",
-        "mirage_rate": "share of responses that neither abstain nor are empty",
-        "circular_eval": "CircularEval (MMBench): a multiple-choice question with n options is asked n times, its options rotated by k = 0..n-1 (conditions circular@k); circular_accuracy = share of the questions with every rotation predicted (n) answered right in all of them; first_rotation_accuracy = accuracy of rotation 0 on the same questions; incomplete = questions with only some rotations predicted, left out",
-        "mmstar": "multimodal_gain = acc(original) - acc(no_image), paired; leakage = max(0, acc(no_image) - text-only accuracy of the LLM base), both over the no_image questions the base also answered",
-        "robustness": "R = mean over present tests of 1 - f_i; T1 max(0, acc(original) - acc(no_image)); T2 max(0, acc(no_image) - chance) / (1 - chance); T3 max(0, acc(original) - acc(option_shuffle)); T4 (0.5 max(0, orig - swap) + 0.3 max(0, swap - orig) + 0.2 max(0, unknown_option - orig)) / weights present, swap = largest distractor_swap@k (departure: the paper takes the first and last terms from text-only runs, so here at most one of the first two is non-zero); T5 max(0, acc(original) - acc(visual_substitution)) with the substituted gold; gold_removed reported outside R; T1, T3, T4, T5 and gold_removed paired over their conditions",
-    })
 }

@@ -27,6 +27,9 @@ use blindspot_predictions as predictions;
 
 pub mod derived;
 pub mod evidence;
+pub mod file;
+
+pub use file::{MetricsFile, r6};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -35,7 +38,7 @@ use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, RecordBatch, String
 use arrow::datatypes::{DataType, Field, Schema};
 
 use rayon::prelude::*;
-use serde_json::{Value as J, json};
+use serde_json::Value as J;
 
 use crate::error::{Error, Location, Problem, Result};
 use crate::predictions::{Imported, Outcome, Prediction, parse};
@@ -529,92 +532,6 @@ fn check_group_fields(rows: &[Sample], cfg: &MetricsConfig) -> Result<()> {
         })
         .collect();
     if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
-}
-
-/// A number for the JSON report: rounded to 6 decimals (what is printed
-/// does not depend on the last bits of a sum).
-pub fn r6(x: f64) -> J {
-    if x.is_finite() { json!((x * 1e6).round() / 1e6) } else { J::Null }
-}
-
-fn located(list: &[Located]) -> J {
-    J::Array(list.iter().map(|l| json!({"location": l.location, "model": l.model, "id": l.id})).collect())
-}
-
-impl Report {
-    /// `metrics.json`: settings, import checks, per model × condition
-    /// statistics, derived metrics and their definitions. Keys are sorted
-    /// where they are names; numbers are rounded to 6 decimals.
-    pub fn to_json(&self, imported: &Imported) -> J {
-        let cfg = &self.config;
-        let files: Vec<J> = imported
-            .files
-            .iter()
-            .map(|f| json!({"file": f.file, "format": f.source.as_str(), "models": f.models}))
-            .collect();
-        let mut models = serde_json::Map::new();
-        for (m, conds) in &self.cells {
-            let mut cj = serde_json::Map::new();
-            for (c, s) in conds {
-                let groups: serde_json::Map<String, J> = s
-                    .groups
-                    .iter()
-                    .map(|(k, gs)| {
-                        let inner: serde_json::Map<String, J> = gs
-                            .iter()
-                            .map(|(g, st)| (g.clone(), json!({"n": st.n, "accuracy": r6(st.accuracy)})))
-                            .collect();
-                        (k.clone(), J::Object(inner))
-                    })
-                    .collect();
-                let mut o = json!({
-                    "n": s.n,
-                    "correct": r6(s.correct),
-                    "accuracy": r6(s.accuracy),
-                    "ci95": [r6(s.ci95.0), r6(s.ci95.1)],
-                    "abstained": s.abstained,
-                    "abstention_rate": r6(s.abstention_rate),
-                    "unparsed": s.unparsed,
-                    "empty": s.empty,
-                    "missing": s.missing,
-                });
-                if !groups.is_empty() {
-                    o["groups"] = J::Object(groups);
-                }
-                o["formats"] = J::Object(
-                    s.formats
-                        .iter()
-                        .map(|(f, st)| (f.clone(), json!({"n": st.n, "accuracy": r6(st.accuracy)})))
-                        .collect(),
-                );
-                cj.insert(c.clone(), o);
-            }
-            let d = self.derived.get(m).map_or(J::Null, derived::Derived::to_json);
-            models.insert(m.clone(), json!({"conditions": cj, "derived": d}));
-        }
-        json!({
-            "tool": {"name": "blindspot", "version": env!("CARGO_PKG_VERSION")},
-            "settings": {
-                "seed": cfg.seed,
-                "resamples": cfg.resamples,
-                "numeric": cfg.numeric.name(),
-                "mra": match cfg.mra { MraRule::Strict => "strict", MraRule::Inclusive => "inclusive" },
-                "group_by": cfg.group_by.iter().map(GroupKey::name).collect::<Vec<_>>(),
-                "llm_bases": cfg.llm_bases,
-                "strict": cfg.strict,
-            },
-            "rows": self.rows,
-            "rows_per_condition": self.scored.rows_per_condition,
-            "import": {
-                "files": files,
-                "predictions": self.scored.predictions,
-                "unknown_ids": {"count": self.scored.unknown_count, "first": located(&self.scored.unknown)},
-                "duplicates": {"count": self.scored.duplicate_count, "first": located(&self.scored.duplicates)},
-            },
-            "models": models,
-            "definitions": derived::definitions(),
-        })
-    }
 }
 
 /// Rounds `x` (a fraction) to a percentage with two decimals, as leaderboards print.

@@ -368,7 +368,7 @@ fn metrics(
     rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
     let report = crate::metrics::metrics(&rows, imported, &plan.config)?;
     Ok(crate::release::MetricsOut {
-        json: report.to_json(imported),
+        file: report.file(imported),
         by_set: Vec::new(),
         gap: None,
         label_audit: Vec::new(),

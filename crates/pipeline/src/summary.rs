@@ -93,17 +93,19 @@ fn embed_lines(e: &EmbedStage) -> String {
         ));
     }
     if let Some(r) = &e.dups {
-        let j = r.summary_json();
-        out.push_str(&format!("\n  duplicates: {} exact clusters", j["exact"]["clusters"]));
-        if r.threshold.is_some() {
-            out.push_str(&format!(", {} near clusters at cosine >= {}", j["near"]["clusters"], j["near"]["threshold"]));
+        let j = r.summary();
+        out.push_str(&format!("\n  duplicates: {} exact clusters", j.exact.clusters));
+        if let Some(near) = &j.near {
+            // As JSON writes it (1.0, not 1).
+            let threshold = serde_json::Value::from(near.threshold);
+            out.push_str(&format!(", {} near clusters at cosine >= {threshold}", near.clusters));
         }
         if r.n_train.is_some() {
             out.push_str(&format!(
                 "; leakage: {} questions with an exact copy in the training split{}",
-                j["train"]["samples_with_exact_copy"],
-                if r.threshold.is_some() {
-                    format!(", {} with a near copy", j["train"]["samples_with_near_copy"])
+                j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
+                if let Some(n) = j.train.as_ref().and_then(|t| t.samples_with_near_copy) {
+                    format!(", {n} with a near copy")
                 } else {
                     String::new()
                 }

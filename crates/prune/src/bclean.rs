@@ -98,32 +98,93 @@ pub struct BCleanReport {
     pub ranking_after: Vec<String>,
 }
 
+/// `bclean.json`: what B-Clean decided, as written and read back.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct BCleanFile {
+    pub n_questions: usize,
+    pub models: Vec<BCleanModel>,
+    /// |B_1 ∪ … ∪ B_n|: questions some candidate answered correctly in mirage mode.
+    pub union: usize,
+    /// Removed by step 3 (0 without it).
+    pub step3_removed: usize,
+    pub imageless: Imageless,
+    pub kept_count: usize,
+    /// Candidates by `original` accuracy, descending (ties by name), before and after.
+    pub ranking_before: Vec<String>,
+    pub ranking_after: Vec<String>,
+    /// Kept ids, sorted by id.
+    pub kept: Vec<String>,
+    /// Removed ids, sorted by id, with the reason.
+    pub removed: Vec<BCleanRemoved>,
+}
+
+/// One candidate model in `bclean.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct BCleanModel {
+    pub model: String,
+    /// Mirage-mode predictions of the model.
+    pub mirage_answered: usize,
+    /// Questions it answered correctly in mirage mode.
+    pub compromised: usize,
+    /// `original` accuracy on every question it answered / on the kept ones.
+    pub accuracy_before: CountedAccuracy,
+    pub accuracy_after: CountedAccuracy,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CountedAccuracy {
+    pub n: usize,
+    /// Rounded to 6 decimals; null when not a number.
+    pub accuracy: Option<f64>,
+}
+
+/// The questions without an image: their own class.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Imageless {
+    pub n: usize,
+    /// `removed` or `kept`.
+    pub action: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct BCleanRemoved {
+    pub id: String,
+    /// `mirage:<model>,<model>`, `step3` or `no_image`.
+    pub reason: String,
+}
+
 impl BCleanReport {
     /// `bclean.json`.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn file(&self) -> BCleanFile {
         let r = self;
-        serde_json::json!({
-            "n_questions": r.n_questions,
-            "models": r.models.iter().map(|m| serde_json::json!({
-                "model": m.model,
-                "mirage_answered": m.mirage_answered,
-                "compromised": m.compromised,
-                "accuracy_before": {"n": m.before.0, "accuracy": crate::metrics::r6(m.before.1)},
-                "accuracy_after": {"n": m.after.0, "accuracy": crate::metrics::r6(m.after.1)},
-            })).collect::<Vec<_>>(),
-            "union": r.union,
-            "step3_removed": r.step3_removed,
-            "imageless": {
-                "n": r.imageless,
-                "action": if r.imageless_removed { "removed" } else { "kept" },
-                "why": "questions without an image get no mirage row, so no model can compromise them; they are answerable without looking by construction",
+        let acc = |(n, a): (usize, f64)| CountedAccuracy { n, accuracy: crate::metrics::r6(a) };
+        BCleanFile {
+            n_questions: r.n_questions,
+            models: r
+                .models
+                .iter()
+                .map(|m| BCleanModel {
+                    model: m.model.clone(),
+                    mirage_answered: m.mirage_answered,
+                    compromised: m.compromised,
+                    accuracy_before: acc(m.before),
+                    accuracy_after: acc(m.after),
+                })
+                .collect(),
+            union: r.union,
+            step3_removed: r.step3_removed,
+            imageless: Imageless {
+                n: r.imageless,
+                action: if r.imageless_removed { "removed" } else { "kept" }.into(),
+                why: "questions without an image get no mirage row, so no model can compromise them; they are answerable without looking by construction".into(),
             },
-            "kept_count": r.kept.len(),
-            "ranking_before": r.ranking_before,
-            "ranking_after": r.ranking_after,
-            "kept": r.kept,
-            "removed": r.removed.iter().map(|x| serde_json::json!({"id": x.id, "reason": x.reason})).collect::<Vec<_>>(),
-        })
+            kept_count: r.kept.len(),
+            ranking_before: r.ranking_before.clone(),
+            ranking_after: r.ranking_after.clone(),
+            kept: r.kept.clone(),
+            removed: r.removed.iter().map(|x| BCleanRemoved { id: x.id.clone(), reason: x.reason.clone() }).collect(),
+        }
     }
 }
 
@@ -336,7 +397,7 @@ mod tests {
         let kept = bclean(&qs, &preds, &MetricsConfig::default(), &BCleanConfig::default()).unwrap();
         assert_eq!((kept.union, kept.imageless, kept.imageless_removed), (1, 2, false));
         assert_eq!(kept.kept, vec!["q2", "q3", "q4"]);
-        assert_eq!(kept.to_json()["imageless"]["action"], "kept");
+        assert_eq!(kept.file().imageless.action, "kept");
         let cfg = BCleanConfig { remove_imageless: true, ..Default::default() };
         let removed = bclean(&qs, &preds, &MetricsConfig::default(), &cfg).unwrap();
         assert_eq!(removed.kept, vec!["q2"]);

@@ -86,7 +86,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let mut a = BTreeMap::new();
     let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
     if let Some(m) = stages.metrics {
-        let models: Vec<&String> = m.json["models"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        let models: Vec<&String> = m.file.models.keys().collect();
         let names: Vec<String> = models.iter().map(|s| md::code(s)).collect();
         a.insert(
             "uses-so-far",
@@ -224,28 +224,29 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let mut errors =
         format!("{repeated} questions repeat the text of another question about the same image (or about no image). ");
     if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
-        let j = r.summary_json();
+        let j = r.summary();
         let _ = write!(
             errors,
             "Redundancies: {} clusters of exact duplicates ({} questions)",
-            j["exact"]["clusters"], j["exact"]["samples_in_clusters"]
+            j.exact.clusters, j.exact.samples_in_clusters
         );
         if let Some(t) = r.threshold {
             let _ = write!(
                 errors,
                 " and {} clusters of near-duplicates ({} questions whose question+options embeddings have cosine >= {t} \
                  with another's)",
-                j["near"]["clusters"], j["near"]["samples_in_clusters"]
+                j.near.as_ref().map_or(0, |n| n.clusters),
+                j.near.as_ref().map_or(0, |n| n.samples_in_clusters)
             );
         }
         if let Some(n) = r.n_train {
             let _ = write!(
                 errors,
                 "; leakage from the training split ({n} questions): {} questions have an exact copy there",
-                j["train"]["samples_with_exact_copy"]
+                j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy)
             );
             if r.threshold.is_some() {
-                let _ = write!(errors, " and {} a near copy", j["train"]["samples_with_near_copy"]);
+                let _ = write!(errors, " and {} a near copy", crate::card::near_copies(&j));
             }
         }
         let dropped = stages.dedup_removed().len();
@@ -371,16 +372,15 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     );
     let mut risks = String::new();
     if let Some(d) = stages.diagnosis {
-        let above: Vec<String> = d
-            .groups
+        let above: Vec<String> = crate::blind_groups::group_lines(d)
             .iter()
-            .filter(|g| crate::diagnose::verdict::group_above(d, g))
+            .filter(|g| g.above)
             .map(|g| {
                 format!(
                     "{} ({}: {} blind vs {} chance, {} majority)",
-                    md::literal(g.question_type.as_deref().unwrap_or("(none)")),
-                    g.format.as_str(),
-                    pct(g.blind_accuracy),
+                    md::literal(g.question_type),
+                    g.format,
+                    pct(g.blind),
                     pct(g.chance),
                     pct(g.majority)
                 )

@@ -185,44 +185,38 @@ pub fn render(
             "<table><tr><th>question type</th><th>format</th><th>questions</th><th>blind</th><th>chance</th>\
              <th>majority</th><th>null mean (95th pct)</th><th>p</th><th>top feature</th></tr>\n",
         );
-        for g in &d.groups {
-            // A top feature only where a blind model beats its null: below it the
-            // forest's splits explain nothing worth naming.
-            let top = g.top_features.first().filter(|_| crate::diagnose::verdict::group_above(d, g)).map_or(
-                "–".to_string(),
-                |f| {
-                    format!(
-                        "<code title=\"{}\">{}</code>",
-                        escape(&crate::ml::features::glossary::describe(&f.0).replace('`', "")),
-                        escape(&f.0)
-                    )
-                },
-            );
-            let null = d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format));
+        let lines = crate::blind_groups::group_lines(d);
+        for g in &lines {
+            let top = g.top_feature.map_or("–".to_string(), |f| {
+                format!(
+                    "<code title=\"{}\">{}</code>",
+                    escape(&crate::ml::features::glossary::describe(f).replace('`', "")),
+                    escape(f)
+                )
+            });
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{top}</td></tr>",
-                escape(g.question_type.as_deref().unwrap_or("(none)")),
-                g.format.as_str(),
+                escape(g.question_type),
+                g.format,
                 g.n,
-                pct(g.blind_accuracy),
+                pct(g.blind),
                 pct(g.chance),
                 pct(g.majority),
-                null.map_or("–".to_string(), |n| format!(
+                g.null.map_or("–".to_string(), |n| format!(
                     "{} ({})",
                     pct(n.test.mean),
                     n.test.q95.map_or("–".to_string(), pct)
                 )),
-                escape(&null.map_or("–".to_string(), |n| n.test.p_cell())),
+                escape(&g.null.map_or("–".to_string(), |n| n.test.p_cell())),
             );
         }
         // One line per feature the importance plot names.
-        let mut names: Vec<&str> = d
-            .groups
+        let mut names: Vec<&str> = lines
             .iter()
-            .filter(|g| crate::diagnose::verdict::group_above(d, g))
-            .flat_map(|g| g.top_features.iter().filter(|f| f.1 > 0.0))
+            .filter(|g| g.above)
+            .flat_map(|g| g.group.top_features.iter().filter(|f| f.1 > 0.0))
             .map(|f| f.0.as_str())
             .collect();
         names.sort_unstable();
@@ -338,19 +332,22 @@ pub fn render(
             );
         }
         if let Some(r) = &e.dups {
-            let j = r.summary_json();
+            let j = r.summary();
             let _ = writeln!(
                 out,
                 "<p>{} exact-duplicate clusters, {} near-duplicate clusters{}; {} pairs in config <code>duplicates</code>, \
                  clusters in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.{}</p>",
-                j["exact"]["clusters"],
-                if r.threshold.is_some() { j["near"]["clusters"].to_string() } else { "(not searched)".into() },
+                j.exact.clusters,
+                match &j.near {
+                    Some(n) => n.clusters.to_string(),
+                    None => "(not searched)".into(),
+                },
                 match r.n_train {
                     Some(n) => format!(
                         "; against {n} training questions, {} with an exact copy{}",
-                        j["train"]["samples_with_exact_copy"],
+                        j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
                         if r.threshold.is_some() {
-                            format!(", {} with a near copy", j["train"]["samples_with_near_copy"])
+                            format!(", {} with a near copy", crate::card::near_copies(&j))
                         } else {
                             String::new()
                         }

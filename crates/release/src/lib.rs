@@ -17,6 +17,7 @@ use blindspot_prune as prune;
 use blindspot_spec as spec;
 use blindspot_variants as variants;
 
+pub mod blind_groups;
 pub mod build_lock;
 pub mod card;
 pub mod croissant;
@@ -89,7 +90,7 @@ pub struct Stages<'a> {
 /// The metrics stage's outputs.
 #[derive(Debug, Clone)]
 pub struct MetricsOut {
-    pub json: serde_json::Value,
+    pub file: crate::metrics::MetricsFile,
     /// Each model's original-condition accuracy on the full, kept and removed sets.
     pub by_set: Vec<crate::metrics::SetAccuracy>,
     /// The gap with and without the image on the full, kept, removed and control sets.
@@ -460,7 +461,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     if let Some(m) = stages.metrics {
         let path = dir.join("report/metrics.json");
         mkdir_for(&path)?;
-        write_json(&path, &m.json)?;
+        write_json(&path, &m.file)?;
         write_batch(&dir.join("report/per_question.parquet"), &m.per_question)?;
         if let Some(g) = &m.gap {
             write_json(&dir.join("report/gap.json"), g)?;
@@ -498,7 +499,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
         })?;
     }
     if let Some(b) = stages.bclean {
-        write_json(&dir.join("report/bclean.json"), &b.to_json())?;
+        write_json(&dir.join("report/bclean.json"), &b.file())?;
     }
     if let Some(f) = stages.filter {
         let path = dir.join("report/filter.json");
@@ -652,13 +653,16 @@ fn write_thumbnails(dir: &Path, ingested: &Ingested, im: &crate::embed::image_du
 fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &EmbedStage) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|err| Error::io(dir, err))?;
     if let Some(r) = &e.dups {
-        let mut v = r.summary_json();
-        if let Some(t) = &e.train_written {
-            v["train"]["file"] = serde_json::json!(t);
+        let mut v = r.summary();
+        if let Some(train) = v.train.as_mut() {
+            train.file.clone_from(&e.train_written);
         }
-        v["prune_duplicates"] = serde_json::json!(pipeline.leakage.as_ref().is_some_and(|l| l.prune));
-        v["removed"] = serde_json::json!(
-            e.dedup_removed.iter().map(|r| serde_json::json!({"id": r.id, "reason": r.reason})).collect::<Vec<_>>()
+        v.prune_duplicates = Some(pipeline.leakage.as_ref().is_some_and(|l| l.prune));
+        v.removed = Some(
+            e.dedup_removed
+                .iter()
+                .map(|r| crate::embed::dups::DupRemoved { id: r.id.clone(), reason: r.reason.clone() })
+                .collect(),
         );
         write_json(&dir.join("duplicates.json"), &v)?;
         if let Some(im) = &r.images {

@@ -63,32 +63,29 @@ pub(super) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
          |---|---|---:|---:|---:|---:|---:|---:|---|\n",
     );
     let mut shown: Vec<&str> = Vec::new();
-    for g in &d.groups {
-        // A top feature says something only where the forest beats its null.
-        let top = g.top_features.first().filter(|_| crate::diagnose::verdict::group_above(d, g));
-        if let Some(f) = top
-            && !shown.contains(&f.0.as_str())
+    for g in crate::blind_groups::group_lines(d) {
+        if let Some(f) = g.top_feature
+            && !shown.contains(&f)
         {
-            shown.push(&f.0);
+            shown.push(f);
         }
-        let null = d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format));
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            md::literal(g.question_type.as_deref().unwrap_or("(none)")),
-            g.format.as_str(),
+            md::literal(g.question_type),
+            g.format,
             g.n,
-            pct(g.blind_accuracy),
+            pct(g.blind),
             pct(g.chance),
             pct(g.majority),
-            null.map_or("–".to_string(), |n| format!(
+            g.null.map_or("–".to_string(), |n| format!(
                 "{} ({}){}",
                 pct(n.test.mean),
                 n.test.q95.map_or("–".to_string(), pct),
                 if n.test.tested < n.n { format!(", sample of {}", n.test.tested) } else { String::new() }
             )),
-            null.map_or("–".to_string(), |n| n.test.p_cell()),
-            top.map_or("–".to_string(), |f| md::code_cell(&f.0))
+            g.null.map_or("–".to_string(), |n| n.test.p_cell()),
+            g.top_feature.map_or("–".to_string(), md::code_cell)
         );
     }
     let _ = writeln!(

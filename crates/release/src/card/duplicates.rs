@@ -8,18 +8,20 @@ use crate::io::escape::markdown as md;
 /// Duplicates within the set and copies of a training split.
 pub(super) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
     let Some(r) = &e.dups else { return };
-    let j = r.summary_json();
+    let j = r.summary();
     out.push_str("## Duplicates and leakage\n\n");
     let _ = write!(
         out,
         "{} exact-duplicate clusters ({} questions; same text once lowercased and punctuation folded)",
-        j["exact"]["clusters"], j["exact"]["samples_in_clusters"]
+        j.exact.clusters, j.exact.samples_in_clusters
     );
     if let Some(t) = r.threshold {
         let _ = write!(
             out,
             "; {} near-duplicate pairs (cosine of the question+options embeddings >= {t}) in {} clusters ({} questions)",
-            j["near"]["pairs"], j["near"]["clusters"], j["near"]["samples_in_clusters"]
+            j.near.as_ref().map_or(0, |n| n.pairs),
+            j.near.as_ref().map_or(0, |n| n.clusters),
+            j.near.as_ref().map_or(0, |n| n.samples_in_clusters)
         );
     }
     out.push('.');
@@ -28,10 +30,10 @@ pub(super) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
             out,
             " Against the {n} questions of the training split {}: {} questions have an exact copy",
             md::code(e.train_written.as_deref().unwrap_or("?")),
-            j["train"]["samples_with_exact_copy"]
+            j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy)
         );
         if r.threshold.is_some() {
-            let _ = write!(out, ", {} a near copy", j["train"]["samples_with_near_copy"]);
+            let _ = write!(out, ", {} a near copy", near_copies(&j));
         }
         out.push('.');
     }
@@ -75,4 +77,9 @@ pub(super) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
             )
         }
     );
+}
+
+/// Questions with a near copy in the training split (0 when not searched).
+pub(crate) fn near_copies(j: &crate::embed::dups::DupsFile) -> usize {
+    j.train.as_ref().and_then(|t| t.samples_with_near_copy).unwrap_or(0)
 }

@@ -117,58 +117,62 @@ fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
 }
 
 /// `## Model results`: what `report/metrics.json` says, per model and condition.
-pub(super) fn metrics_section(out: &mut String, m: &serde_json::Value, by_set: &[crate::metrics::SetAccuracy]) {
-    let num = |v: &serde_json::Value| v.as_f64();
-    let p = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{:.1}%", x * 100.0));
-    let r = |v: &serde_json::Value| num(v).map_or("–".to_string(), |x| format!("{x:.3}"));
-    let files = m["import"]["files"].as_array().map_or(0, Vec::len);
+pub(super) fn metrics_section(
+    out: &mut String,
+    m: &crate::metrics::MetricsFile,
+    by_set: &[crate::metrics::SetAccuracy],
+) {
+    let p = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let r = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.3}"));
     let _ = writeln!(
         out,
-        "## Model results\n\nScored by blindspot from {files} prediction file(s) ({} predictions) against the default \
+        "## Model results\n\nScored by blindspot from {} prediction file(s) ({} predictions) against the default \
          config (the kept questions) and its variant rows, below the full/kept/removed table; full figures and the definition of every metric in `report/metrics.json`, \
          every scored response with the answer read from it in `report/per_question.parquet`. \
          Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; numeric answers scored {}; \
          abstentions count as wrong and are shown apart.\n",
-        m["import"]["predictions"],
-        m["settings"]["resamples"],
-        m["settings"]["numeric"].as_str().unwrap_or("exact")
+        m.import.files.len(),
+        m.import.predictions,
+        m.settings.resamples,
+        m.settings.numeric
     );
     by_set_table(out, by_set);
     out.push_str("| model | condition | n | accuracy (95% CI) | abstained |\n|---|---|---:|---:|---:|\n");
-    let models = m["models"].as_object().cloned().unwrap_or_default();
-    for (model, v) in &models {
-        for (cond, c) in v["conditions"].as_object().into_iter().flatten() {
+    for (model, v) in &m.models {
+        for (cond, c) in &v.conditions {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} ({}–{}) | {} |",
                 md::literal(model),
                 md::literal(cond),
-                c["n"],
-                p(&c["accuracy"]),
-                p(&c["ci95"][0]),
-                p(&c["ci95"][1]),
-                p(&c["abstention_rate"])
+                c.n,
+                p(c.accuracy),
+                p(c.ci95[0]),
+                p(c.ci95[1]),
+                p(c.abstention_rate)
             );
         }
     }
-    let derived: Vec<_> =
-        models.iter().filter(|(_, v)| v["derived"].as_object().is_some_and(|d| !d.is_empty())).collect();
+    let derived: Vec<(&String, &crate::metrics::file::DerivedMetrics)> = m
+        .models
+        .iter()
+        .filter_map(|(model, v)| v.derived.as_ref().filter(|d| !d.is_empty()).map(|d| (model, d)))
+        .collect();
     if !derived.is_empty() {
         out.push_str(
             "\n| model | visual dependence (n paired) | mirage score (n paired) | mirage − guess | null baseline | robustness R |\n\
              |---|---:|---:|---:|---:|---:|\n",
         );
-        for (model, v) in derived {
-            let d = &v["derived"];
+        for (model, d) in derived {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
                 md::literal(model),
-                paired(&d["visual_dependence"]),
-                paired(&d["mirage_score"]),
-                p(&d["mirage_vs_guess"]["gap"]),
-                p(&d["null_baseline"]),
-                r(&d["robustness"]["R"])
+                paired(d.visual_dependence.as_ref()),
+                paired(d.mirage_score.as_ref()),
+                p(d.mirage_vs_guess.as_ref().and_then(|g| g.gap)),
+                p(d.null_baseline),
+                r(d.robustness.as_ref().and_then(|x| x.r))
             );
         }
     }
@@ -176,10 +180,10 @@ pub(super) fn metrics_section(out: &mut String, m: &serde_json::Value, by_set: &
 }
 
 /// A paired metric's value with its n (`–` when absent or undefined).
-fn paired(v: &serde_json::Value) -> String {
-    match (v["value"].as_f64(), v["n_paired"].as_u64()) {
-        (Some(x), Some(n)) => format!("{:.3} ({n})", x),
-        (None, Some(n)) => format!("– ({n})"),
-        _ => "–".into(),
+fn paired(v: Option<&crate::metrics::file::Paired>) -> String {
+    match v {
+        Some(crate::metrics::file::Paired { value: Some(x), n_paired, .. }) => format!("{x:.3} ({n_paired})"),
+        Some(v) => format!("– ({})", v.n_paired),
+        None => "–".into(),
     }
 }

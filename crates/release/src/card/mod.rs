@@ -16,6 +16,7 @@ use crate::spec::Pipeline;
 use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
 use duplicates::duplicates_section;
+pub(crate) use duplicates::near_copies;
 use front_matter::{duplicates_features_yaml, features_yaml, size_category, y};
 use metrics::{audit_section, gap_section, metrics_section, variants_section};
 use pruning::{filter_section, prune_section};
@@ -140,7 +141,7 @@ pub fn render(
         variants_section(&mut out, variants);
     }
     if let Some(m) = stages.metrics {
-        metrics_section(&mut out, &m.json, &m.by_set);
+        metrics_section(&mut out, &m.file, &m.by_set);
         gap_section(&mut out, m, stages.removes());
         audit_section(&mut out, m);
     }

@@ -19,7 +19,7 @@
 pub mod cli;
 pub mod synth;
 
-pub use blindspot_core::{Error, Problem, Result, context, error, io, progress, sample, seed, stats};
+pub use blindspot_core::{Error, Problem, Result, context, error, io, memory, par, progress, sample, seed, stats};
 pub use blindspot_diagnose as diagnose;
 pub use blindspot_embed as embed;
 pub use blindspot_export as export;

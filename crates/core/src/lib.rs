@@ -5,6 +5,8 @@
 pub mod context;
 pub mod error;
 pub mod io;
+pub mod memory;
+pub mod par;
 pub mod progress;
 pub mod sample;
 pub mod seed;

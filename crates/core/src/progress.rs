@@ -60,10 +60,13 @@ pub fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
 /// [`timed`], with the stage's name made from its result (what it found or did).
 pub fn timed_labelled<T>(f: impl FnOnce() -> T, name: impl FnOnce(&T) -> String) -> T {
     if !TIMINGS.load(std::sync::atomic::Ordering::Relaxed) {
-        return f();
+        let out = f();
+        crate::memory::release_idle();
+        return out;
     }
     let start = std::time::Instant::now();
     let out = f();
+    crate::memory::release_idle();
     let secs = start.elapsed().as_secs_f64();
     let rss = peak_rss_kb().map(|kb| format!(", peak RSS so far {} MB", kb / 1024)).unwrap_or_default();
     let now = status_kb("VmRSS:").map(|kb| format!(" (now {} MB)", kb / 1024)).unwrap_or_default();

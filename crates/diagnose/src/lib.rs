@@ -17,7 +17,7 @@
 //! folds (`FeatureConfig::cross_fit`, 0 = the release's in-sample statistics).
 
 // The crates below this one, under the module names the code uses.
-use blindspot_core::{context, error, io, progress, sample, seed, stats};
+use blindspot_core::{context, error, io, memory, par, progress, sample, seed, stats};
 use blindspot_embed as embed;
 use blindspot_ml as ml;
 

@@ -7,7 +7,7 @@
 //! no-op; no clock time in any file; rows sorted by id.
 
 // The crates below this one, under the module names the code uses.
-use blindspot_core::{error, io, progress, sample};
+use blindspot_core::{error, io, par, progress, sample};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
 use blindspot_ingest as ingest;
@@ -253,6 +253,9 @@ fn variant_configs(generated: &[crate::variants::KindRows]) -> Vec<(String, Vec<
     out
 }
 
+/// Parquet files written at once by a release, whatever the thread count.
+const WRITERS_IN_FLIGHT: usize = 2;
+
 /// Writes the variant kinds with rows as configs under `variants/`: one per
 /// kind, except the CircularEval rotations, which share the `circular` config
 /// (rows in rotation order, each with its `rotation`).
@@ -262,40 +265,38 @@ fn write_variants(
     embed: Embed,
 ) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
     let groups = variant_configs(generated);
-    // Each config's file is written on its own thread (Parquet encoding is serial
-    // within a file); their sizes come back in config order.
+    // Configs are written side by side (Parquet encoding is serial within a file), a
+    // constant number at a time: each writer buffers its file's row group, so memory
+    // does not grow with the pool. Sizes come back in config order.
     let bar = crate::progress::bar(groups.len() as u64, "release · writing variant configs");
-    let files: Vec<Result<ConfigInfo>> = groups
-        .par_iter()
-        .map(|(config, kinds)| {
-            let _tick = Tick(&bar);
-            let file = format!("variants/{config}/test-00000-of-00001.parquet");
-            let path = dir.join(&file);
-            mkdir_for(&path)?;
-            let info = |schema, description, rows, bytes| ConfigInfo {
-                name: config.clone(),
-                description,
-                file: file.clone(),
-                rows,
-                bytes,
-                schema,
-            };
-            Ok(match kinds.as_slice() {
-                [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
-                    let bytes = write_samples(&path, &one.rows, embed)?;
-                    info(ConfigSchema::Samples, one.kind.config_description(one.rows.len()), one.rows.len(), bytes)
-                }
-                rotations => {
-                    let rows: Vec<crate::sample::Sample> =
-                        rotations.iter().flat_map(|k| k.rows.iter().cloned()).collect();
-                    let schema = ConfigSchema::Rotations;
-                    let bytes = crate::io::parquet::write_samples_with(&path, &rows, embed, extra_columns(schema))?;
-                    let description = crate::variants::circular_config_description(rows.len(), rotations.len());
-                    info(schema, description, rows.len(), bytes)
-                }
-            })
+    let files: Vec<Result<ConfigInfo>> = crate::par::bounded_map(groups.len(), WRITERS_IN_FLIGHT, |g| {
+        let (config, kinds) = &groups[g];
+        let _tick = Tick(&bar);
+        let file = format!("variants/{config}/test-00000-of-00001.parquet");
+        let path = dir.join(&file);
+        mkdir_for(&path)?;
+        let info = |schema, description, rows, bytes| ConfigInfo {
+            name: config.clone(),
+            description,
+            file: file.clone(),
+            rows,
+            bytes,
+            schema,
+        };
+        Ok(match kinds.as_slice() {
+            [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
+                let bytes = write_samples(&path, &one.rows, embed)?;
+                info(ConfigSchema::Samples, one.kind.config_description(one.rows.len()), one.rows.len(), bytes)
+            }
+            rotations => {
+                let rows: Vec<crate::sample::Sample> = rotations.iter().flat_map(|k| k.rows.iter().cloned()).collect();
+                let schema = ConfigSchema::Rotations;
+                let bytes = crate::io::parquet::write_samples_with(&path, &rows, embed, extra_columns(schema))?;
+                let description = crate::variants::circular_config_description(rows.len(), rotations.len());
+                info(schema, description, rows.len(), bytes)
+            }
         })
-        .collect();
+    });
     bar.finish_and_clear();
     // The first failure in config order, whichever thread met it first.
     let configs = files.into_iter().collect::<Result<Vec<_>>>()?;

@@ -10,6 +10,7 @@ use super::target::{Target, class_of, prediction_text, target};
 use crate::ml::features::{self, Featurizer};
 use crate::ml::forest;
 use crate::ml::forest::{Binner, ForestParams, Matrix};
+use crate::par::bounded_map;
 use crate::sample::{AnswerFormat, NumericScoring, Sample, parse_number};
 use crate::seed::rng_for;
 use crate::{DiagnoseConfig, ScoreRow};
@@ -51,26 +52,6 @@ pub(crate) fn run_group(
 /// with the pool. Four keep two cores busy through the folds' serial stretches
 /// (featurizing) and, with trees grown in parallel inside each fold, sixteen as well.
 pub(super) const FOLDS_IN_FLIGHT: usize = 4;
-
-/// `job(i)` for every `i` in `0..n`, results in index order, with at most `width` jobs
-/// started and not finished at any time: `width` workers take the next index as
-/// they finish one. A job may itself run in parallel.
-pub(super) fn bounded_map<R: Send>(n: usize, width: usize, job: impl Fn(usize) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..n).map(|_| None).collect());
-    (0..width.min(n)).into_par_iter().for_each(|_| {
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            let out = job(i);
-            results.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(out);
-        }
-    });
-    let results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    results.into_iter().map(|out| out.expect("every job index is taken once")).collect()
-}
 
 /// The results of one group in every repeat: `found[repeat]` when given, else fit now
 /// (all the repeats' folds `FOLDS_IN_FLIGHT` at a time). `parsed[i]` is `group[i]`
@@ -327,36 +308,4 @@ fn select_rows(x: &Matrix, rows: &[usize]) -> Matrix {
         data.extend_from_slice(x.row(i));
     }
     Matrix::new(rows.len(), x.n_cols(), data)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-
-    use super::*;
-
-    #[test]
-    fn bounded_map_runs_at_most_width_jobs_at_once_whatever_the_pool() {
-        // Jobs that are parallel inside, as a fold's forest is: a thread waiting on
-        // its own job's parts steals whatever it finds, other jobs included.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
-        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let out = pool.install(|| {
-            bounded_map(40, FOLDS_IN_FLIGHT, |i| {
-                most.fetch_max(running.fetch_add(1, SeqCst) + 1, SeqCst);
-                let parts: usize = (0..64)
-                    .into_par_iter()
-                    .map(|part| {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
-                        part
-                    })
-                    .sum();
-                running.fetch_sub(1, SeqCst);
-                i * parts
-            })
-        });
-        assert_eq!(out, (0..40).map(|i| i * (0..64).sum::<usize>()).collect::<Vec<_>>());
-        let most = most.load(SeqCst);
-        assert!((2..=FOLDS_IN_FLIGHT).contains(&most), "{most} jobs ran at once, width {FOLDS_IN_FLIGHT}");
-    }
 }

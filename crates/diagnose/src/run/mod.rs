@@ -141,6 +141,7 @@ pub(super) fn diagnose_groups(
         // thread busy while the other waits.
         parsed_owned.into_par_iter().for_each(drop);
         outs.push(group_outs);
+        crate::memory::release_idle();
     }
     for ((((qtype, format), group), ids), outs) in grouped.into_iter().zip(&ids).zip(outs) {
         let mut importance: Vec<f64> = Vec::new();

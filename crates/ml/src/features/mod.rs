@@ -78,6 +78,11 @@ pub use inputs::*;
 use statistics::*;
 use templates::*;
 
+/// Cross-fit blocks whose statistics tables are built at once, whatever the thread
+/// count: each holds tables as large as the training set's, and the folds fit side
+/// by side already keep a large pool busy.
+pub const CROSS_FIT_IN_FLIGHT: usize = 2;
+
 /// Settings of the featurizer; [`Default`] is what TsT-RF uses without configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FeatureConfig {
@@ -208,11 +213,16 @@ impl Featurizer {
                 parts.push((rows, part));
                 rest_of_data = tail;
             }
-            parts.into_par_iter().for_each(|(rows, part)| {
+            // Each block's statistics tables are as large as the training set's: a
+            // constant number at a time keeps memory independent of the pool.
+            let parts: Vec<std::sync::Mutex<_>> = parts.into_iter().map(std::sync::Mutex::new).collect();
+            crate::par::bounded_map(k, CROSS_FIT_IN_FLIGHT, |block| {
+                let mut guard = parts[block].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let (rows, part) = &mut *guard;
                 let rest: Vec<(&Keyed<'_>, Option<&Target>)> =
                     (0..n).filter(|i| !rows.contains(i)).map(|i| (&prepared[i], targets[i].as_ref())).collect();
                 let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
-                featurizer.rows_into(&tables, &prepared[rows], part);
+                featurizer.rows_into(&tables, &prepared[rows.clone()], part);
             });
             data
         };

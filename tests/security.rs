@@ -196,18 +196,23 @@ fn the_rebuild_block_quotes_every_word() {
     assert_eq!(lines.last().unwrap(), &[word("blindspot"), word("build"), word("--check"), word("hostile.toml")]);
 }
 
-/// HTML: the report page holds only the tags it writes; every SVG has no script.
+/// HTML: the report page holds only the tags it writes, the question types
+/// with a script or an image tag in them shown as text; every SVG has no script.
 #[test]
 fn the_report_page_holds_only_its_own_tags() {
     let report = built().release.join("report");
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     let allowed = BTreeSet::from([
-        "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "div", "table", "tr", "th", "td", "code",
-        "a", "img", "strong", "ul", "li",
+        "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "div", "table", "thead", "tbody",
+        "tr", "th", "td", "code", "a", "img", "strong", "em", "ul", "li",
     ]);
     let tags: BTreeSet<String> = html_tags(&html).into_iter().collect();
     let extra: Vec<&String> = tags.iter().filter(|t| !allowed.contains(t.as_str())).collect();
     assert!(extra.is_empty(), "tags {extra:?} in index.html");
+    assert!(!html.contains("<script") && !html.contains("<img src=x"), "a live tag from the data");
+    // The blind-answerability table's rows (the card's Markdown rendered).
+    // The blind-answerability table's rows (the card's Markdown rendered; in text a quote needs no escape).
+    assert!(html.contains("<td>@SUM(1+1) &amp; \"q\" &lt;img src=x onerror=alert(1)&gt;</td>"), "{html}");
     for e in std::fs::read_dir(&report).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "svg") {

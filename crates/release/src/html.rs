@@ -1,7 +1,8 @@
 //! `report/index.html`: one self-contained page that opens in a browser with
-//! no network: headline numbers, each stage's plots (the SVG files beside
-//! it), the per-group blind accuracy table and the removed-question table.
-//! No scripts, no external styles or fonts.
+//! no network: headline numbers, the card's stage sections (its Markdown
+//! rendered to HTML), each stage's plots (the SVG files beside it), image
+//! thumbnails and the removed-question table. No scripts, no external styles
+//! or fonts.
 
 use std::fmt::Write;
 
@@ -38,7 +39,63 @@ fn card(out: &mut String, label: &str, value: &str, note: &str) {
     );
 }
 
-/// The page, given the files already in the release's `report/` folder.
+/// Markdown of the card as HTML for the page. Raw HTML in the Markdown
+/// becomes text (escaped on output), so no tag of the data or of a
+/// publisher's prose is live; an image becomes its alt text (the page loads
+/// nothing from outside) and a link keeps its target only when it is http(s),
+/// mailto or an anchor. A code span naming a file of `report/` links to it.
+fn markdown(src: &str, has: &dyn Fn(&str) -> bool) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut dropped_links = Vec::new();
+    let events = Parser::new_ext(src, Options::ENABLE_TABLES).filter_map(|e| match e {
+        Event::Html(t) | Event::InlineHtml(t) => Some(Event::Text(t)),
+        Event::Code(ref t) if t.strip_prefix("report/").is_some_and(has) => {
+            Some(Event::InlineHtml(link(&t["report/".len()..]).into()))
+        }
+        Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => None,
+        Event::Start(Tag::Link { ref dest_url, .. }) => {
+            let safe = ["http://", "https://", "mailto:", "#"].iter().any(|p| dest_url.starts_with(p));
+            dropped_links.push(!safe);
+            safe.then_some(e)
+        }
+        Event::End(TagEnd::Link) => (!dropped_links.pop().unwrap_or(false)).then_some(e),
+        e => Some(e),
+    });
+    let mut out = String::with_capacity(src.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+/// A card section (`## heading` first) as HTML, with `extra` (the page's own
+/// plots) right after its heading.
+fn section(out: &mut String, md: &str, extra: &str, has: &dyn Fn(&str) -> bool) {
+    let html = markdown(md, has);
+    match html.find("</h2>\n") {
+        Some(i) => {
+            out.push_str(&html[..i + 6]);
+            out.push_str(extra);
+            out.push_str(&html[i + 6..]);
+        }
+        None => {
+            out.push_str(extra);
+            out.push_str(&html);
+        }
+    }
+}
+
+/// A plot of `report/` linked to itself, when it was written.
+fn plot(file: &str, alt: &str, has: &dyn Fn(&str) -> bool) -> String {
+    if has(file) {
+        format!("<p><a href=\"{file}\"><img src=\"{file}\" alt=\"{alt}\"></a></p>\n")
+    } else {
+        String::new()
+    }
+}
+
+/// The page, given the files already in the release's `report/` folder: the
+/// headline figures and the configs, then the card's stage sections (rendered
+/// from its Markdown) with the page's plots, thumbnails and removed-question
+/// table.
 pub fn render(
     p: &Pipeline,
     stages: &Stages<'_>,
@@ -61,85 +118,7 @@ pub fn render(
         escape(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
         ds.seed
     );
-    out.push_str("<div class=\"cards\">");
-    let n = stages.ingested.samples.len();
-    card(&mut out, "questions", &n.to_string(), &format!("{} rejected", stages.ingested.stats.rejected));
-    if let Some(d) = stages.diagnosis {
-        card(
-            &mut out,
-            "blind accuracy (TsT-RF)",
-            &pct(d.weighted),
-            &format!(
-                "95% CI {}-{}; chance {}; majority {}",
-                pct(d.ci95.0),
-                pct(d.ci95.1),
-                pct(d.chance),
-                pct(d.majority)
-            ),
-        );
-    }
-    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
-        card(
-            &mut out,
-            "removed",
-            &counts.removed.to_string(),
-            &format!("{} kept ({})", counts.kept, pr.method.as_str()),
-        );
-        // The fresh-seed figure first: the selection-seed one is biased by the selection.
-        if let Some(i) = &pr.after_independent {
-            card(
-                &mut out,
-                "blind accuracy after pruning",
-                &pct(i.blind_accuracy),
-                &format!(
-                    "{}: 95% CI {}-{}; chance {}",
-                    crate::prune::fresh_seeds(i.seeds.len()),
-                    pct(i.ci95.0),
-                    pct(i.ci95.1),
-                    pct(i.chance)
-                ),
-            );
-        } else if let Some(a) = &pr.after {
-            card(
-                &mut out,
-                "blind accuracy after pruning",
-                &pct(a.weighted),
-                &format!("selection seed: 95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
-            );
-        }
-        if let Some(c) = stages.control {
-            if let Some(i) = &c.after_independent {
-                card(&mut out, "matched random removal", &pct(i.blind_accuracy), "its kept set, on fresh seeds");
-            } else if let Some(a) = &c.after {
-                card(&mut out, "matched random removal", &pct(a.weighted), "its kept set, selection seed");
-            }
-        }
-    }
-    out.push_str("</div>\n");
-    if let Some(d) = stages.diagnosis {
-        let _ = writeln!(
-            out,
-            "<p><strong>Verdict:</strong> {}</p>",
-            inline(&crate::diagnose::verdict::Verdict::of(d).sentence)
-        );
-        if let Some(o) = &d.outside {
-            let f = &o.figures;
-            let _ = writeln!(
-                out,
-                "<p>Outside scores from <code>{}</code>, on the forest's own folds: mean held-out probability of the \
-                 gold {} against {} for the answer distribution alone (difference 95% CI {:+.1} to {:+.1} pts, {} \
-                 questions). s(x) is the {} of the forest's and the outside score; blind accuracy and the verdict \
-                 are the forest's.</p>",
-                escape(&o.file),
-                pct(f.mean_gold_probability),
-                pct(f.answer_prior_mean_gold_probability),
-                f.difference_ci95[0] * 100.0,
-                f.difference_ci95[1] * 100.0,
-                f.n,
-                o.combine.as_str()
-            );
-        }
-    }
+    headline(&mut out, stages);
 
     out.push_str("<h2>Configs</h2>\n<table><tr><th>config</th><th>rows</th><th>file</th><th>what</th></tr>\n");
     for c in configs {
@@ -155,85 +134,11 @@ pub fn render(
     out.push_str("</table>\n");
 
     if let Some(d) = stages.diagnosis {
-        let _ = writeln!(
-            out,
-            "<h2>Blind answerability ({})</h2>",
-            match p.diagnose.method {
-                crate::diagnose::Method::TstRf => "TsT-RF",
-                crate::diagnose::Method::TstEmbed => "TsT-Embed",
-                crate::diagnose::Method::Both => "TsT-RF and TsT-Embed",
-            }
-        );
-        if let Some(e) = stages.embed.and_then(|e| e.tst_embed.as_ref()) {
-            let _ = writeln!(
-                out,
-                "<p>TsT-Embed (a linear probe on sentence embeddings): {} blind over {} questions (95% CI {}-{}); \
-                 s(x) is the {} of the two.</p>",
-                pct(e.weighted),
-                e.n_samples,
-                pct(e.ci95.0),
-                pct(e.ci95.1),
-                p.diagnose.combine.as_str()
-            );
-        }
-        for f in ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"] {
-            if has(f) {
-                let _ = writeln!(out, "<p><a href=\"{f}\"><img src=\"{f}\" alt=\"{f}\"></a></p>");
-            }
-        }
-        out.push_str(
-            "<table><tr><th>question type</th><th>format</th><th>questions</th><th>blind</th><th>chance</th>\
-             <th>majority</th><th>null mean (95th pct)</th><th>p</th><th>top feature</th></tr>\n",
-        );
-        let lines = crate::blind_groups::group_lines(d);
-        for g in &lines {
-            let top = g.top_feature.map_or("–".to_string(), |f| {
-                format!(
-                    "<code title=\"{}\">{}</code>",
-                    escape(&crate::ml::features::glossary::describe(f).replace('`', "")),
-                    escape(f)
-                )
-            });
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{top}</td></tr>",
-                escape(g.question_type),
-                g.format,
-                g.n,
-                pct(g.blind),
-                pct(g.chance),
-                pct(g.majority),
-                g.null.map_or("–".to_string(), |n| format!(
-                    "{} ({})",
-                    pct(n.test.mean),
-                    n.test.q95.map_or("–".to_string(), pct)
-                )),
-                escape(&g.null.map_or("–".to_string(), |n| n.test.p_cell())),
-            );
-        }
-        // One line per feature the importance plot names.
-        let mut names: Vec<&str> = lines
-            .iter()
-            .filter(|g| g.above)
-            .flat_map(|g| g.group.top_features.iter().filter(|f| f.1 > 0.0))
-            .map(|f| f.0.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        out.push_str("</table>\n");
-        if !names.is_empty() {
-            out.push_str("<p>What the features in the importance plot measure:</p>\n<ul>\n");
-            for n in names {
-                let _ = writeln!(
-                    out,
-                    "<li><code>{}</code>: {}</li>",
-                    escape(n),
-                    inline(&crate::ml::features::glossary::describe(n))
-                );
-            }
-            out.push_str("</ul>\n");
-        }
+        let mut md = String::new();
+        crate::card::diagnosis_section(&mut md, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()));
+        let plots: String =
+            ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"].iter().map(|f| plot(f, f, &has)).collect();
+        section(&mut out, &md, &plots, &has);
         let _ = writeln!(
             out,
             "<p>Per-question scores: {}; settings and per-group figures: {}.</p>",
@@ -242,151 +147,160 @@ pub fn render(
         );
     }
 
-    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
-        let _ = writeln!(
-            out,
-            "<h2>Pruning ({})</h2>\n<p>Removed {} of {}; stopped because: {}.</p>\n<p>Settings, the \
-             per-iteration curve and the reasons: {}; removal order: {}; the kept ids: {}.</p>",
-            pr.method.as_str(),
-            counts.removed,
-            counts.input,
-            inline(&pr.stop),
-            link("prune.json"),
-            link("removed.csv"),
-            link("kept_ids.txt")
-        );
-        if has("prune_curve.svg") {
-            out.push_str("<p><a href=\"prune_curve.svg\"><img src=\"prune_curve.svg\" alt=\"prune curve\"></a></p>\n");
-        }
-        let by_id: std::collections::BTreeMap<&str, &crate::sample::Sample> =
-            stages.ingested.samples.iter().map(|s| (s.id.as_str(), s)).collect();
-        out.push_str(
-            "<table><tr><th>#</th><th>id</th><th>type</th><th>format</th><th>iteration</th><th>score</th>\
-             <th>question</th><th>answer</th><th>reason</th></tr>\n",
-        );
-        for (i, r) in pr.removed.iter().take(MAX_REMOVED_ROWS).enumerate() {
-            let s = by_id.get(r.id.as_str());
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                i + 1,
-                escape(&r.id),
-                escape(r.question_type.as_deref().unwrap_or("")),
-                r.format.as_str(),
-                r.iteration,
-                r.score,
-                escape(s.map_or("", |s| s.question.as_str())),
-                escape(s.map_or("", |s| s.answer.as_str())),
-                inline(&r.reason)
-            );
-        }
-        out.push_str("</table>\n");
-        if pr.removed.len() > MAX_REMOVED_ROWS {
-            let _ = writeln!(
-                out,
-                "<p>First {MAX_REMOVED_ROWS} of {n} shown; all {n} are in {}.</p>",
-                link("removed.csv"),
-                n = pr.removed.len()
-            );
-        }
-    }
-
-    if let Some(m) = stages.metrics.filter(|m| !m.by_set.is_empty()) {
-        out.push_str(
-            "<h2>Models on the full, kept and removed sets</h2>\n<p>Accuracy on the original questions, every \
-             prediction scored (n = questions answered of the set's questions); all conditions in metrics.json.</p>\n\
-             <table><tr><th>model</th><th>full</th><th>kept</th><th>removed</th></tr>\n",
-        );
-        let mut models: Vec<&str> = m.by_set.iter().map(|r| r.model.as_str()).collect();
-        models.dedup();
-        for model in models {
-            let cell = |set: &str| {
-                m.by_set.iter().find(|r| r.model == model && r.set == set).map_or("–".to_string(), |r| {
-                    if r.n == 0 {
-                        format!("– (0 of {})", r.questions)
-                    } else {
-                        format!("{} ({}–{}; {} of {})", pct(r.accuracy), pct(r.ci95.0), pct(r.ci95.1), r.n, r.questions)
-                    }
-                })
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                escape(model),
-                cell("full"),
-                cell("kept"),
-                cell("removed")
-            );
-        }
-        out.push_str("</table>\n");
-    }
-
     if let Some(e) = stages.embed {
-        out.push_str("<h2>Embeddings, duplicates and leakage</h2>\n");
+        let mut md = String::new();
+        crate::card::duplicates_section(&mut md, e);
         let svg = super::projection::PROJECTION_SVG;
+        let mut projection = String::new();
+        if md.is_empty() && has(svg) {
+            projection.push_str("<h2>Question embeddings</h2>\n");
+        }
         if has(svg) {
             let _ = writeln!(
-                out,
-                "<p>Question embeddings (all-MiniLM-L6-v2) projected on their first two principal components.</p>\n<img src=\"{svg}\" alt=\"embedding projection\">"
+                projection,
+                "<p>Question embeddings (all-MiniLM-L6-v2) projected on their first two principal components.</p>\n\
+                 <p><img src=\"{svg}\" alt=\"embedding projection\"></p>"
             );
         }
-        if let Some(r) = &e.dups {
-            let j = r.summary();
-            let _ = writeln!(
-                out,
-                "<p>{} exact-duplicate clusters, {} near-duplicate clusters{}; {} pairs in config <code>duplicates</code>, \
-                 clusters in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.{}</p>",
-                j.exact.clusters,
-                match &j.near {
-                    Some(n) => n.clusters.to_string(),
-                    None => "(not searched)".into(),
-                },
-                match r.n_train {
-                    Some(n) => format!(
-                        "; against {n} training questions, {} with an exact copy{}",
-                        j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
-                        if r.threshold.is_some() {
-                            format!(", {} with a near copy", crate::card::near_copies(&j))
-                        } else {
-                            String::new()
-                        }
-                    ),
-                    None => String::new(),
-                },
-                r.pairs.len(),
-                if e.dedup_removed.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {} dropped by prune-duplicates.", e.dedup_removed.len())
-                }
-            );
-        }
+        section(&mut out, &md, &projection, &has);
     }
     if let Some(im) = stages.embed.and_then(|e| e.dups.as_ref()).and_then(|r| r.images.as_ref()) {
         image_dups(&mut out, im, &has);
     }
-    if !variants.is_empty() {
-        out.push_str(
-            "<h2>Stress-test variants</h2>\n<table><tr><th>kind</th><th>expected</th><th>rows</th><th>config</th></tr>\n",
+
+    if let Some(f) = stages.filter {
+        let mut md = String::new();
+        crate::card::filter_section(&mut md, f);
+        section(&mut out, &md, "", &has);
+    }
+
+    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
+        let mut md = String::new();
+        crate::card::prune_section(&mut md, &stages.ingested.samples, pr, counts, stages.control);
+        section(&mut out, &md, &plot("prune_curve.svg", "prune curve", &has), &has);
+        let _ = writeln!(
+            out,
+            "<p>Settings, the per-iteration curve and the reasons: {}; removal order: {}; the kept ids: {}.</p>",
+            link("prune.json"),
+            link("removed.csv"),
+            link("kept_ids.txt")
         );
-        for v in variants {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-                escape(&v.kind),
-                inline(&v.expected),
-                v.rows,
-                escape(v.config.as_deref().unwrap_or("-"))
-            );
-        }
-        out.push_str("</table>\n");
+        removed_table(&mut out, stages.ingested, pr);
+    }
+
+    if !variants.is_empty() {
+        let mut md = String::new();
+        crate::card::variants_section(&mut md, variants);
+        section(&mut out, &md, "", &has);
+    }
+
+    if let Some(m) = stages.metrics {
+        let mut md = String::new();
+        crate::card::metrics_section(&mut md, &m.file, &m.by_set);
+        crate::card::gap_section(&mut md, m, stages.removes());
+        crate::card::audit_section(&mut md, m);
+        out.push_str(&markdown(&md, &has));
     }
     out.push_str(
         "<p>The dataset card (<a href=\"../README.md\"><code>../README.md</code></a>) holds the full datasheet.</p>\n\
          </body></html>\n",
     );
     out
+}
+
+/// The headline figures, one box each: questions, blind accuracy, what
+/// pruning removed and blind accuracy after it.
+fn headline(out: &mut String, stages: &Stages<'_>) {
+    out.push_str("<div class=\"cards\">");
+    let n = stages.ingested.samples.len();
+    card(out, "questions", &n.to_string(), &format!("{} rejected", stages.ingested.stats.rejected));
+    if let Some(d) = stages.diagnosis {
+        card(
+            out,
+            "blind accuracy (TsT-RF)",
+            &pct(d.weighted),
+            &format!(
+                "95% CI {}-{}; chance {}; majority {}",
+                pct(d.ci95.0),
+                pct(d.ci95.1),
+                pct(d.chance),
+                pct(d.majority)
+            ),
+        );
+    }
+    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
+        card(out, "removed", &counts.removed.to_string(), &format!("{} kept ({})", counts.kept, pr.method.as_str()));
+        // The fresh-seed figure first: the selection-seed one is biased by the selection.
+        if let Some(i) = &pr.after_independent {
+            card(
+                out,
+                "blind accuracy after pruning",
+                &pct(i.blind_accuracy),
+                &format!(
+                    "{}: 95% CI {}-{}; chance {}",
+                    crate::prune::fresh_seeds(i.seeds.len()),
+                    pct(i.ci95.0),
+                    pct(i.ci95.1),
+                    pct(i.chance)
+                ),
+            );
+        } else if let Some(a) = &pr.after {
+            card(
+                out,
+                "blind accuracy after pruning",
+                &pct(a.weighted),
+                &format!("selection seed: 95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
+            );
+        }
+        if let Some(c) = stages.control {
+            if let Some(i) = &c.after_independent {
+                card(out, "matched random removal", &pct(i.blind_accuracy), "its kept set, on fresh seeds");
+            } else if let Some(a) = &c.after {
+                card(out, "matched random removal", &pct(a.weighted), "its kept set, selection seed");
+            }
+        }
+    }
+    out.push_str("</div>\n");
+}
+
+/// The first removed questions with their text and answer (the card lists
+/// counts only; all of them are in removed.csv).
+fn removed_table(out: &mut String, ingested: &crate::ingest::Ingested, pr: &crate::prune::Pruned) {
+    if pr.removed.is_empty() {
+        return;
+    }
+    let by_id: std::collections::BTreeMap<&str, &crate::sample::Sample> =
+        ingested.samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    out.push_str(
+        "<table><tr><th>#</th><th>id</th><th>type</th><th>format</th><th>iteration</th><th>score</th>\
+         <th>question</th><th>answer</th><th>reason</th></tr>\n",
+    );
+    for (i, r) in pr.removed.iter().take(MAX_REMOVED_ROWS).enumerate() {
+        let s = by_id.get(r.id.as_str());
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            escape(&r.id),
+            escape(r.question_type.as_deref().unwrap_or("")),
+            r.format.as_str(),
+            r.iteration,
+            r.score,
+            escape(s.map_or("", |s| s.question.as_str())),
+            escape(s.map_or("", |s| s.answer.as_str())),
+            inline(&r.reason)
+        );
+    }
+    out.push_str("</table>\n");
+    if pr.removed.len() > MAX_REMOVED_ROWS {
+        let _ = writeln!(
+            out,
+            "<p>First {MAX_REMOVED_ROWS} of {n} shown; all {n} are in {}.</p>",
+            link("removed.csv"),
+            n = pr.removed.len()
+        );
+    }
 }
 
 /// Clusters and training matches shown in the page (each with thumbnails).
@@ -451,5 +365,72 @@ fn image_dups(out: &mut String, im: &ImageDups, has: &dyn Fn(&str) -> bool) {
             );
         }
         out.push_str("</table>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::escape::markdown as md;
+
+    const HOSTILE: [&str; 2] = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"];
+
+    fn assert_inert(html: &str) {
+        assert!(!html.contains("<script") && !html.contains("<img"), "a live tag: {html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+    }
+
+    /// A question type or id with a tag in it shows as text in a table, as
+    /// the card escapes it, and so does raw HTML in the Markdown itself.
+    #[test]
+    fn tags_in_the_cards_markdown_stay_text_on_the_page() {
+        let mut src = String::from("## Blind answerability\n\n| question type | id |\n|---|---|\n");
+        for h in HOSTILE {
+            src.push_str(&format!("| {} | {} |\n", md::literal(h), md::code_cell(h)));
+        }
+        assert_inert(&markdown(&src, &|_| false));
+        assert!(markdown(&src, &|_| false).contains("<td><code>&lt;img src=x onerror=alert(1)&gt;</code></td>"));
+        // Unescaped: an HTML block and inline HTML.
+        assert_inert(&markdown(&format!("{}\n\nsee {} here\n", HOSTILE[1], HOSTILE[0]), &|_| false));
+        assert_inert(&markdown(&format!("{}\n\nsee {} here\n", HOSTILE[0], HOSTILE[1]), &|_| false));
+    }
+
+    /// A variant's kind, config and skip reason with tags in them (the card
+    /// writes `expected` as given) become text in the page's variants table.
+    #[test]
+    fn a_card_section_with_tags_in_its_data_renders_inert() {
+        let variants: Vec<VariantInfo> = HOSTILE
+            .iter()
+            .map(|h| VariantInfo {
+                kind: h.to_string(),
+                expected: h.to_string(),
+                rows: 3,
+                skipped: [(h.to_string(), 1)].into(),
+                config: Some(h.to_string()),
+            })
+            .collect();
+        let mut src = String::new();
+        crate::card::variants_section(&mut src, &variants);
+        let mut page = String::new();
+        section(&mut page, &src, "<p>plot</p>\n", &|_| false);
+        assert_inert(&page);
+        assert!(page.starts_with("<h2>Stress-test variants</h2>\n<p>plot</p>\n"), "{page}");
+        assert_eq!(page.matches("<tr>").count(), 3, "{page}");
+    }
+
+    /// Images load nothing and a script link loses its target; a file of
+    /// `report/` named as code links to it, another file does not.
+    #[test]
+    fn images_and_script_links_lose_their_targets() {
+        let has = |f: &str| f == "gap.json";
+        let html = markdown("![x](http://evil/x.png) [a](javascript:alert(1)) [b](https://ok.example/)\n", &has);
+        assert_eq!(html, "<p>x a <a href=\"https://ok.example/\">b</a></p>\n");
+        let html = markdown("In `report/gap.json`, not `report/x.json` nor `gap.json`.", &has);
+        assert_eq!(
+            html,
+            "<p>In <a href=\"gap.json\"><code>gap.json</code></a>, not <code>report/x.json</code> nor \
+             <code>gap.json</code>.</p>\n"
+        );
     }
 }

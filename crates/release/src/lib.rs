@@ -677,7 +677,6 @@ fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &
             .ids
             .iter()
             .map(|id| projection::Point {
-                id: id.clone(),
                 s: scores.get(id.as_str()).map(|(s, _)| *s),
                 removed: removed.contains(id.as_str()),
             })
@@ -687,7 +686,7 @@ fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &
         } else {
             format!("Question embeddings (PCA), coloured by s(x) ({})", pipeline.diagnose.method.as_str())
         };
-        let svg = projection::projection_svg(emb, &points, &title);
+        let svg = projection::projection_svg(emb, &points, &title)?;
         write_bytes(&dir.join(projection::PROJECTION_SVG), svg.as_bytes())?;
     }
     Ok(())

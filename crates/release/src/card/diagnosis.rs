@@ -8,7 +8,7 @@ use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::io::escape::markdown as md;
 
 /// How much of the set a blind model answers (TsT-RF), overall and per group.
-pub(super) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) {
+pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) {
     if cfg.method == crate::diagnose::Method::TstEmbed {
         return embed_section(out, d, cfg);
     }

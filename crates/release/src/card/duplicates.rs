@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::io::escape::markdown as md;
 
 /// Duplicates within the set and copies of a training split.
-pub(super) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
+pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
     let Some(r) = &e.dups else { return };
     let j = r.summary();
     out.push_str("## Duplicates and leakage\n\n");

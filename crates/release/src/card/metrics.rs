@@ -8,7 +8,7 @@ use crate::io::escape::markdown as md;
 
 /// `## The gap pruning buys`: each model's accuracy with and without the image
 /// on the full, kept and removed sets (and the random control's kept set).
-pub(super) fn gap_section(out: &mut String, m: &crate::MetricsOut, removes: bool) {
+pub(crate) fn gap_section(out: &mut String, m: &crate::MetricsOut, removes: bool) {
     if !removes {
         return;
     }
@@ -50,7 +50,7 @@ pub(super) fn gap_section(out: &mut String, m: &crate::MetricsOut, removes: bool
 }
 
 /// `## Gold-label audit`: questions sighted models agree on another answer.
-pub(super) fn audit_section(out: &mut String, m: &crate::MetricsOut) {
+pub(crate) fn audit_section(out: &mut String, m: &crate::MetricsOut) {
     out.push_str("## Gold-label audit\n\n");
     let _ = writeln!(
         out,
@@ -65,7 +65,7 @@ pub(super) fn audit_section(out: &mut String, m: &crate::MetricsOut) {
 }
 
 /// The stress-test variants: one config per kind with rows, and what was skipped.
-pub(super) fn variants_section(out: &mut String, variants: &[crate::VariantInfo]) {
+pub(crate) fn variants_section(out: &mut String, variants: &[crate::VariantInfo]) {
     out.push_str("## Stress-test variants\n\n");
     out.push_str(
         "Each variant row is a question changed one way (image removed, blank or noise, options shuffled, a \
@@ -117,7 +117,7 @@ fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
 }
 
 /// `## Model results`: what `report/metrics.json` says, per model and condition.
-pub(super) fn metrics_section(
+pub(crate) fn metrics_section(
     out: &mut String,
     m: &crate::metrics::MetricsFile,
     by_set: &[crate::metrics::SetAccuracy],

@@ -13,13 +13,13 @@ use std::fmt::Write;
 
 use crate::io::escape::markdown as md;
 use crate::spec::Pipeline;
-use diagnosis::diagnosis_section;
+// The sections the report page renders too (crate::html).
+pub(crate) use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
-use duplicates::duplicates_section;
-pub(crate) use duplicates::near_copies;
+pub(crate) use duplicates::{duplicates_section, near_copies};
 use front_matter::{duplicates_features_yaml, features_yaml, size_category, y};
-use metrics::{audit_section, gap_section, metrics_section, variants_section};
-use pruning::{filter_section, prune_section};
+pub(crate) use metrics::{audit_section, gap_section, metrics_section, variants_section};
+pub(crate) use pruning::{filter_section, prune_section};
 use sources::sources_section;
 
 fn pct(v: f64) -> String {

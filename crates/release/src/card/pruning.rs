@@ -9,7 +9,7 @@ use super::pct;
 use crate::io::escape::markdown as md;
 
 /// What pruning removed and what it did to blind accuracy.
-pub(super) fn prune_section(
+pub(crate) fn prune_section(
     out: &mut String,
     samples: &[crate::sample::Sample],
     pr: &crate::prune::Pruned,
@@ -141,7 +141,7 @@ pub(super) fn prune_section(
 }
 
 /// `## Blind-model filter`: the rule, each model's part, and the count removed.
-pub(super) fn filter_section(out: &mut String, f: &crate::prune::filter::FilterReport) {
+pub(crate) fn filter_section(out: &mut String, f: &crate::prune::filter::FilterReport) {
     out.push_str("## Blind-model filter\n\n");
     let _ = writeln!(
         out,

@@ -210,8 +210,8 @@ fn the_report_page_holds_only_its_own_tags() {
     let extra: Vec<&String> = tags.iter().filter(|t| !allowed.contains(t.as_str())).collect();
     assert!(extra.is_empty(), "tags {extra:?} in index.html");
     assert!(!html.contains("<script") && !html.contains("<img src=x"), "a live tag from the data");
-    // The blind-answerability table's rows (the card's Markdown rendered).
     // The blind-answerability table's rows (the card's Markdown rendered; in text a quote needs no escape).
+    assert!(html.contains("<td>&lt;script&gt;alert('type')&lt;/script&gt;</td>"), "{html}");
     assert!(html.contains("<td>@SUM(1+1) &amp; \"q\" &lt;img src=x onerror=alert(1)&gt;</td>"), "{html}");
     for e in std::fs::read_dir(&report).unwrap() {
         let p = e.unwrap().path();

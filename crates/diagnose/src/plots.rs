@@ -156,11 +156,6 @@ fn label(g: &GroupSummary) -> String {
     format!("{} ({})", ellipsize(g.question_type.as_deref().unwrap_or("all"), 30), g.format.as_str())
 }
 
-/// A group's baseline: the better of chance and always answering the majority label.
-fn baseline(g: &GroupSummary) -> (f64, &'static str) {
-    if g.majority >= g.chance { (g.majority, "majority") } else { (g.chance, "chance") }
-}
-
 /// Writes `blind_vs_chance.svg`, `s_histogram.svg` and `importances.svg`.
 /// `model` names the blind model in the captions (`TsT-RF`, `TsT-Embed`);
 /// `removed` is the set pruning removed, when it ran (a release): the
@@ -421,8 +416,8 @@ const MAX_FEATURES: usize = 10;
 fn above_baseline(d: &Diagnosis) -> Vec<&GroupSummary> {
     let mut above: Vec<&GroupSummary> = d.groups.iter().filter(|g| super::verdict::group_above(d, g)).collect();
     above.sort_by(|a, b| {
-        (b.blind_accuracy - baseline(b).0)
-            .total_cmp(&(a.blind_accuracy - baseline(a).0))
+        (b.blind_accuracy - b.baseline().0)
+            .total_cmp(&(a.blind_accuracy - a.baseline().0))
             .then_with(|| label(a).cmp(&label(b)))
     });
     above
@@ -461,7 +456,7 @@ pub fn importances(d: &Diagnosis) -> Result<String> {
     let captions: Vec<String> = shown
         .iter()
         .map(|g| {
-            let (b, which) = baseline(g);
+            let (b, which) = g.baseline();
             format!("{}: blind {} vs baseline {} ({which}), n={}", label(g), pct(g.blind_accuracy), pct(b), g.n)
         })
         .collect();

@@ -80,7 +80,18 @@ pub struct GroupSummary {
     pub folds: usize,
 }
 
+/// The bar a blind model must clear: the larger of chance and always giving the
+/// majority answer, and which of the two it is (`"majority"` on a tie).
+pub fn baseline(chance: f64, majority: f64) -> (f64, &'static str) {
+    if majority >= chance { (majority, "majority") } else { (chance, "chance") }
+}
+
 impl GroupSummary {
+    /// This group's [`baseline`].
+    pub fn baseline(&self) -> (f64, &'static str) {
+        baseline(self.chance, self.majority)
+    }
+
     /// The summary of one group's scored rows; `features` are (name, weight)
     /// pairs of which the 10 heaviest are kept (ties by name).
     pub fn from_rows(

@@ -98,8 +98,8 @@ impl Verdict {
                 Verdict { above, sentence, p_value: Some(o.p_value), letter_imbalance }
             }
             None => {
-                let baseline = d.chance.max(d.majority);
-                let name = if d.majority >= d.chance { "the majority baseline" } else { "chance" };
+                let (baseline, which) = super::score::baseline(d.chance, d.majority);
+                let name = if which == "majority" { "the majority baseline" } else { "chance" };
                 let above = d.ci95.0 > baseline;
                 let sentence = if above {
                     format!(
@@ -140,6 +140,6 @@ pub fn group_above(d: &Diagnosis, g: &super::GroupSummary) -> bool {
         Some(n) => {
             n.group(g.question_type.as_deref(), g.format).is_some_and(|x| x.test.above) && g.blind_accuracy > g.majority
         }
-        None => g.blind_accuracy > g.chance.max(g.majority),
+        None => g.blind_accuracy > g.baseline().0,
     }
 }

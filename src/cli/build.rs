@@ -22,7 +22,7 @@ pub struct Args {
     /// cache (`.blindspot/cache/`, or BLINDSPOT_CACHE_DIR).
     #[arg(long)]
     pub no_cache: bool,
-    /// Print each stage's wall time and the peak RSS so far on stderr.
+    /// Print each stage's wall time, CPU time (every thread) and the peak RSS so far on stderr.
     #[arg(long)]
     pub timings: bool,
 }

@@ -35,9 +35,32 @@ pub const TITLE: u32 = 17;
 const LEGEND_ROW: i32 = 22;
 
 pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// A 2-D chart on an [`Area`].
+pub type Chart<'a, X, Y> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>;
 
 pub fn plot_err(e: impl std::fmt::Display) -> Error {
     Error::Bug(format!("plot: {e}"))
+}
+
+/// The one chart of a figure `width` × `height` whose first `top` pixels hold its
+/// title and legend: the margins and axis-label areas the prune curve and the
+/// projection share, on the ranges `x` and `y`.
+pub fn chart_below<'a, X: plotters::coord::ranged1d::AsRangedCoord, Y: plotters::coord::ranged1d::AsRangedCoord>(
+    root: &Area<'a>,
+    top: i32,
+    width: i32,
+    height: i32,
+    x: X,
+    y: Y,
+) -> Result<Chart<'a, X::CoordDescType, Y::CoordDescType>> {
+    let body = root.clone().shrink((0, top), (width, height - top));
+    ChartBuilder::on(&body)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x, y)
+        .map_err(plot_err)
 }
 
 /// Estimated width in pixels of `s` at plotters font size `size`: sans-serif

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Method, Pruned};
 use crate::diagnose::Diagnosis;
-use crate::diagnose::plots::{BLUE, GREY, LABEL, ORANGE, Swatch, TITLE, draw_legend, legend_height, plot_err, text};
+use crate::diagnose::plots::{
+    BLUE, GREY, LABEL, ORANGE, Swatch, TITLE, chart_below, draw_legend, legend_height, plot_err, text,
+};
 use crate::error::{Error, Result};
 use crate::io::fs::write_bytes;
 use crate::io::r6;
@@ -329,14 +331,7 @@ pub fn curve_svg(p: &Pruned, control: Option<&Pruned>) -> Result<String> {
         root.fill(&WHITE).map_err(plot_err)?;
         text(&root, title, (14, 18), TITLE, &BLACK, Pos::new(HPos::Left, VPos::Center))?;
         draw_legend(&root, &legend, 14, 44, width - 10)?;
-        let body = root.clone().shrink((0, top), (width, height - top));
-        let mut chart = ChartBuilder::on(&body)
-            .margin(12)
-            .margin_right(24)
-            .x_label_area_size(40)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0f64..x_max, y_min..y_max)
-            .map_err(plot_err)?;
+        let mut chart = chart_below(&root, top, width, height, 0f64..x_max, y_min..y_max)?;
         chart
             .configure_mesh()
             .light_line_style(TRANSPARENT)

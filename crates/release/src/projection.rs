@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::diagnose::plots::{BLUE, LABEL, Swatch, TITLE, draw_legend, plot_err, text};
+use crate::diagnose::plots::{BLUE, LABEL, Swatch, TITLE, chart_below, draw_legend, plot_err, text};
 use crate::embed::SampleEmbeddings;
 use crate::error::Result;
 use crate::ml::pca::pca2;
@@ -85,14 +85,8 @@ pub fn projection_svg(e: &SampleEmbeddings, points: &[Point], title: &str) -> Re
             let legend = [(Swatch::Box(BLUE), "kept".to_string()), (Swatch::Box(RED), "removed".to_string())];
             draw_legend(&root, &legend, 14, 43, width - 10)?;
         }
-        let body = root.clone().shrink((0, top), (width, height - top));
-        let mut chart = ChartBuilder::on(&body)
-            .margin(12)
-            .margin_right(24)
-            .x_label_area_size(40)
-            .y_label_area_size(56)
-            .build_cartesian_2d(span(xy.iter().map(|p| p.0)), span(xy.iter().map(|p| p.1)))
-            .map_err(plot_err)?;
+        let mut chart =
+            chart_below(&root, top, width, height, span(xy.iter().map(|p| p.0)), span(xy.iter().map(|p| p.1)))?;
         chart
             .configure_mesh()
             .disable_mesh()

@@ -80,15 +80,31 @@ pub struct GroupSummary {
     pub folds: usize,
 }
 
+/// Which of chance and the majority answer is the bar a blind model must clear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    Majority,
+    Chance,
+}
+
+impl std::fmt::Display for Baseline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Baseline::Majority => "majority",
+            Baseline::Chance => "chance",
+        })
+    }
+}
+
 /// The bar a blind model must clear: the larger of chance and always giving the
-/// majority answer, and which of the two it is (`"majority"` on a tie).
-pub fn baseline(chance: f64, majority: f64) -> (f64, &'static str) {
-    if majority >= chance { (majority, "majority") } else { (chance, "chance") }
+/// majority answer, and which of the two it is (the majority on a tie).
+pub fn baseline(chance: f64, majority: f64) -> (f64, Baseline) {
+    if majority >= chance { (majority, Baseline::Majority) } else { (chance, Baseline::Chance) }
 }
 
 impl GroupSummary {
     /// This group's [`baseline`].
-    pub fn baseline(&self) -> (f64, &'static str) {
+    pub fn baseline(&self) -> (f64, Baseline) {
         baseline(self.chance, self.majority)
     }
 

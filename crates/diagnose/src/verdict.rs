@@ -99,7 +99,10 @@ impl Verdict {
             }
             None => {
                 let (baseline, which) = super::score::baseline(d.chance, d.majority);
-                let name = if which == "majority" { "the majority baseline" } else { "chance" };
+                let name = match which {
+                    super::score::Baseline::Majority => "the majority baseline",
+                    super::score::Baseline::Chance => "chance",
+                };
                 let above = d.ci95.0 > baseline;
                 let sentence = if above {
                     format!(

@@ -68,12 +68,24 @@ fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
     let expected_kept: Vec<String> =
         samples.iter().filter(|s| !removed.contains(s.id.as_str())).map(|s| s.id.clone()).collect();
     assert_eq!(p.kept, expected_kept);
-    // Three iterations removed 20 each, then a final measurement of the kept set.
-    assert_eq!(p.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(), vec![20, 20, 20, 0]);
-    assert_eq!(p.iterations.last().unwrap().size, 240);
+    // Three iterations removed 20 each. The third spent the budget, so the kept set
+    // is measured on fresh seeds only: no fourth diagnosis at the selection seed.
+    assert_eq!(p.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(), vec![20, 20, 20]);
+    assert_eq!(p.iterations.last().unwrap().size, 260);
+    assert!(p.after.is_none() && p.stop.starts_with("budget reached: 60 removed"), "{}", p.stop);
     assert!(p.removed.iter().all(|r| r.reason.starts_with("blind-answerable: s(x) = ")));
-    let (before, after) = (p.before.as_ref().unwrap(), p.after.as_ref().unwrap());
-    assert!(after.weighted < before.weighted, "blind accuracy {} -> {}", before.weighted, after.weighted);
+    let (before, after) = (p.before.as_ref().unwrap(), p.after_independent.as_ref().unwrap());
+    assert_eq!(after.n_samples, 240);
+    assert!(after.blind_accuracy < before.weighted, "blind accuracy {} -> {}", before.weighted, after.blind_accuracy);
+    // Without fresh seeds the kept set is diagnosed at the selection seed.
+    let unmeasured = prune(&samples, &PruneConfig { independent_seeds: 0, ..cfg.clone() }, &dcfg());
+    assert_eq!(unmeasured.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(), vec![20, 20, 20, 0]);
+    assert_eq!(unmeasured.stop, "budget reached: 60 removed");
+    assert_eq!(
+        (unmeasured.after.as_ref().map(|a| a.n_samples), unmeasured.after_independent.as_ref()),
+        (Some(240), None)
+    );
+    assert_eq!(removed_ids(&unmeasured), removed_ids(&p));
     // Same inputs, same removal list.
     assert_eq!(removed_ids(&prune(&samples, &cfg, &dcfg())), removed_ids(&p));
 }
@@ -128,7 +140,8 @@ fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
         stop: StopRule::Budget,
         ..Default::default()
     };
-    let p = prune(&samples, &cfg, &dcfg());
+    // Without fresh seeds, so that the final set is diagnosed too.
+    let p = prune(&samples, &PruneConfig { independent_seeds: 0, ..cfg }, &dcfg());
     for it in &p.iterations {
         let gone: BTreeSet<&str> =
             p.removed.iter().filter(|r| r.iteration < it.iteration).map(|r| r.id.as_str()).collect();
@@ -276,7 +289,8 @@ fn random_control_matches_the_budget_and_batches_but_not_the_choice() {
     );
     let tell = random.removed.iter().filter(|r| r.question_type.as_deref() == Some("tell")).count();
     assert!(tell < 35, "random removal took {tell} of 60 from the planted type");
-    assert!(ibp.after.as_ref().unwrap().weighted < random.after.as_ref().unwrap().weighted);
+    let fresh = |p: &blindspot::prune::Pruned| p.after_independent.as_ref().map(|i| i.blind_accuracy);
+    assert!(fresh(&ibp).unwrap() < fresh(&random).unwrap(), "{:?} vs {:?}", fresh(&ibp), fresh(&random));
 }
 
 #[test]
@@ -344,4 +358,19 @@ fn a_bad_prune_section_is_located() {
     assert!(err.contains("prune.budget") && err.contains("lots"), "{err}");
     let line = bad.lines().position(|l| l.starts_with("method")).unwrap() + 1;
     assert!(err.contains(&format!("bad.toml:{line}")), "no line {line} in {err}");
+}
+
+/// The fresh seeds past the first reuse its results: the kept set measured on one
+/// seed, then on three, is the three-repeat diagnosis to the bit.
+#[test]
+fn fresh_seeds_past_the_first_reuse_it_to_the_bit() {
+    let samples = planted();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let ind = blindspot::prune::Independent::measure(&refs, &dcfg(), 42, 3, None).unwrap().unwrap();
+    // 300 questions: the Wilson interval alone is about ±5 points, so all three run.
+    assert_eq!(ind.seeds.len(), 3);
+    let d = blindspot::diagnose::diagnose(&samples, &DiagnoseConfig { seed: ind.seeds[0], repeats: 3, ..dcfg() });
+    let bits = |a: f64, (lo, hi): (f64, f64)| (a.to_bits(), lo.to_bits(), hi.to_bits());
+    assert_eq!(bits(ind.blind_accuracy, ind.ci95), bits(d.weighted, d.ci95));
+    assert_eq!(ind.n_samples, 300);
 }

@@ -18,6 +18,7 @@
 //!         would take a question type below the floor or overrun a budget
 //!     if none taken: stop
 //!     D = D minus taken
+//!     if every budget is spent and fresh seeds will measure D: stop
 //! ```
 //! The random control walks the same loop with a seeded order of units in
 //! place of the ranking, removing as many questions per allocation key as IBP
@@ -26,7 +27,11 @@
 //! "Full diagnose" is exact but not wasteful: TsT-RF fits one model per question
 //! type, from that type's questions alone, so a type no batch took a question from
 //! keeps its scores from the iteration before ([`crate::diagnose::GroupCache`]), to
-//! the bit. Batches usually take the few types that carry a shortcut.
+//! the bit. Batches usually take the few types that carry a shortcut. Nor is the set
+//! left when the budget is spent diagnosed again at the selection seed when fresh
+//! seeds measure it (`independent-seeds` > 0, the default): that figure is biased by
+//! the selection and nothing would read it, so the last entry of `iterations` is then
+//! the last batch's, and `after` is empty.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -201,7 +206,7 @@ pub fn run(
         if open_keys.is_empty() {
             stop = format!("budget reached: {} removed", removed.len());
             iterations.push(record);
-            after = d;
+            after = Some(d);
             break;
         }
         if let Some(open) = &prunable
@@ -230,7 +235,7 @@ pub fn run(
                 )
             };
             iterations.push(record);
-            after = d;
+            after = Some(d);
             break;
         }
         if cfg.method == Method::Ibp && cfg.stop == StopRule::Chance && d.ci95.0 <= d.chance {
@@ -244,7 +249,7 @@ pub fn run(
                 removed.len()
             );
             iterations.push(record);
-            after = d;
+            after = Some(d);
             break;
         }
         if let Some(t) = cfg.threshold
@@ -252,7 +257,7 @@ pub fn run(
         {
             stop = format!("threshold: the largest score {:.6} is at or below {t}", record.max_bias);
             iterations.push(record);
-            after = d;
+            after = Some(d);
             break;
         }
         // Each alive unit's score (its highest member in a prunable group) and primary key.
@@ -343,7 +348,20 @@ pub fn run(
                 cfg.floor,
                 removed.len()
             );
-            after = d;
+            after = Some(d);
+            break;
+        }
+        // The batch spent the budget: what remains is measured on fresh seeds (see
+        // `Independent`), so a diagnosis at the selection seed, which only the stop
+        // tests above would read and which the selection biases, is not run.
+        let kept_any = alive.iter().any(|a| *a);
+        if cfg.independent_seeds > 0 && kept_any && budgets.iter().all(|(k, b)| taken_per_key[k] >= *b) {
+            stop = format!(
+                "budget reached: {} removed (the kept set is measured on fresh seeds, not re-diagnosed at the \
+                 selection seed)",
+                removed.len()
+            );
+            after = None;
             break;
         }
         // Freed in parallel: freeing 700,000 score rows one by one keeps a thread waiting.
@@ -362,7 +380,7 @@ pub fn run(
         iterations,
         stop,
         before,
-        after: Some(after),
+        after,
         after_independent: None,
         n_input: n0,
         unit: cfg.unit.describe(dcfg),

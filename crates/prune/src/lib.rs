@@ -126,9 +126,7 @@ pub fn prune_with(
     if cfg.method != Method::Bclean {
         let kept: BTreeSet<&str> = pruned.kept.iter().map(String::as_str).collect();
         let kept: Vec<&Sample> = samples.iter().filter(|s| kept.contains(s.id.as_str())).collect();
-        let selection = pruned.after.as_ref().map(|a| (a.weighted, a.ci95, a.n_samples));
-        pruned.after_independent =
-            Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, selection, emb)?;
+        pruned.after_independent = Independent::measure(&kept, diagnose, cfg.seed, cfg.independent_seeds, emb)?;
     }
     Ok(pruned)
 }

@@ -22,7 +22,8 @@ pub struct Removed {
     pub reason: String,
 }
 
-/// The state at the start of one iteration (the last entry: the final set).
+/// The state at the start of one iteration (the last entry: the final set, or the
+/// last batch's when the budget ended an IBP run measured on fresh seeds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Iteration {
     pub iteration: usize,
@@ -56,7 +57,8 @@ pub struct Pruned {
     /// Why the loop ended.
     pub stop: String,
     /// TsT-RF on the input (before) and on the kept set (after), with the
-    /// folds and forests that chose the removals.
+    /// folds and forests that chose the removals. IBP leaves `after` empty when its
+    /// budget is spent and fresh seeds measure the kept set (`after_independent`).
     pub before: Option<Diagnosis>,
     pub after: Option<Diagnosis>,
     /// The kept set re-diagnosed with fresh seeds (no selection effect).
@@ -90,13 +92,13 @@ pub struct Independent {
 pub const FRESH_SEED_HALF_WIDTH: f64 = 0.005;
 
 /// How many fresh seeds re-measure a kept set of `n` questions whose blind
-/// accuracy at the selection seed is `accuracy` with 95% CI `ci`: 1 when the
+/// accuracy on the first fresh seed is `accuracy` with 95% CI `ci`: 1 when the
 /// wider of that interval and the Wilson interval of `n` questions has a
 /// half-width of at most [`FRESH_SEED_HALF_WIDTH`], else `max`. (The Wilson
 /// interval keeps a small set whose bootstrap interval is degenerate, all
 /// right or all wrong, from passing for a precise one.)
-pub fn fresh_seed_count(max: usize, selection: Option<(f64, (f64, f64), usize)>) -> usize {
-    let Some((accuracy, (lo, hi), n)) = selection else { return max };
+pub fn fresh_seed_count(max: usize, first: Option<(f64, (f64, f64), usize)>) -> usize {
+    let Some((accuracy, (lo, hi), n)) = first else { return max };
     let (wlo, whi) = crate::stats::wilson(accuracy * n as f64, n as f64, 1.959_963_984_540_054);
     let half_width = ((hi - lo) / 2.0).max((whi - wlo) / 2.0);
     if max > 0 && half_width <= FRESH_SEED_HALF_WIDTH { 1 } else { max }
@@ -109,27 +111,40 @@ pub fn fresh_seeds(n: usize) -> String {
 
 impl Independent {
     /// Re-diagnoses `kept` with fresh repeats (None when `max` is 0 or nothing is
-    /// kept): [`fresh_seed_count`] of them, given the kept set's blind accuracy,
-    /// 95% CI and size at the selection seed (more seeds would narrow nothing a
-    /// reader can see once that interval is narrow: it is dominated by which
-    /// questions were asked, not by the forests' seed).
+    /// kept): one, then up to `max` in all when [`fresh_seed_count`] finds the first
+    /// one's interval wider than [`FRESH_SEED_HALF_WIDTH`] (more seeds would narrow
+    /// nothing a reader can see once it is narrow: it is dominated by which questions
+    /// were asked, not by the forests' seed). The first seed's results are reused, to
+    /// the bit, by the run of all of them, which is the diagnosis a run of `max`
+    /// repeats gives.
     pub fn measure(
         kept: &[&Sample],
         dcfg: &DiagnoseConfig,
         seed: u64,
         max: usize,
-        selection: Option<(f64, (f64, f64), usize)>,
         emb: Option<&crate::embed::SampleEmbeddings>,
     ) -> crate::error::Result<Option<Independent>> {
         if max == 0 || kept.is_empty() {
             return Ok(None);
         }
-        let n = fresh_seed_count(max, selection);
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
-        let cfg = DiagnoseConfig { seed: fresh, repeats: n, ..dcfg.clone() };
-        let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(n)), || {
-            crate::diagnose::diagnose_with_cache(kept, &cfg, emb, &mut crate::diagnose::GroupCache::default())
+        let mut cache = crate::diagnose::GroupCache::default();
+        let first = DiagnoseConfig { seed: fresh, repeats: 1, ..dcfg.clone() };
+        let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(1)), || {
+            crate::diagnose::diagnose_with_cache(kept, &first, emb, &mut cache)
         })?;
+        let n = fresh_seed_count(max, Some((d.weighted, d.ci95, d.n_samples)));
+        let d = if n <= 1 {
+            d
+        } else {
+            let all = DiagnoseConfig { repeats: n, ..first };
+            let label = format!(
+                "after pruning: {} more fresh seed(s) (the first's 95% CI is wider than ±{} points)",
+                n - 1,
+                FRESH_SEED_HALF_WIDTH * 100.0
+            );
+            crate::progress::timed(&label, || crate::diagnose::diagnose_with_cache(kept, &all, emb, &mut cache))?
+        };
         Ok(Some(Independent {
             seeds: (0..n as u64).map(|r| fresh.wrapping_add(r)).collect(),
             n_samples: d.n_samples,

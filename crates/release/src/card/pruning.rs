@@ -57,20 +57,22 @@ pub(crate) fn prune_section(
     );
     // The run's kept count is the data's; the control's is its own (no config holds its set).
     let row = |out: &mut String, name: &str, q: &crate::prune::Pruned, kept: usize| {
-        if let (Some(b), Some(a)) = (&q.before, &q.after) {
+        if let Some(b) = &q.before {
             let fresh = q.after_independent.as_ref().map_or("–".to_string(), |i| {
                 format!("**{}** ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
             });
+            let selection = q
+                .after
+                .as_ref()
+                .map_or("–".to_string(), |a| format!("{} ({}-{})", pct(a.weighted), pct(a.ci95.0), pct(a.ci95.1)));
+            let chance = q.after.as_ref().map(|a| a.chance).or(q.after_independent.as_ref().map(|i| i.chance));
             let _ = writeln!(
                 out,
-                "| {name} | {kept} | {} ({}-{}) | {fresh} | {} ({}-{}) | {} |",
+                "| {name} | {kept} | {} ({}-{}) | {fresh} | {selection} | {} |",
                 pct(b.weighted),
                 pct(b.ci95.0),
                 pct(b.ci95.1),
-                pct(a.weighted),
-                pct(a.ci95.0),
-                pct(a.ci95.1),
-                pct(a.chance)
+                chance.map_or("–".to_string(), pct)
             );
         }
     };
@@ -85,8 +87,15 @@ pub(crate) fn prune_section(
     out.push_str(
         "\nThe fresh-seed figure re-diagnoses the kept set on fold assignments and forests that chose nothing: it is \
          the one to quote and to compare with the matched random control. The selection-seed figure re-uses the \
-         folds and forests that chose the removals, so it is biased downward by the selection itself.\n",
+         folds and forests that chose the removals, so it is biased downward by the selection itself.",
     );
+    if std::iter::once(pr).chain(control).any(|q| q.after.is_none() && q.after_independent.is_some()) {
+        out.push_str(
+            " A run that ends by spending its budget is not re-diagnosed at the selection seed (–): the fresh \
+             seeds measure its kept set.",
+        );
+    }
+    out.push('\n');
     let steps: Vec<&crate::prune::Iteration> = pr.iterations.iter().collect();
     if steps.len() > 1 || steps.first().is_some_and(|i| i.removed > 0) {
         out.push_str(

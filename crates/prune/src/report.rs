@@ -309,6 +309,17 @@ pub fn curve_svg(p: &Pruned, control: Option<&Pruned>) -> Result<String> {
         series.push((format!("{}: blind accuracy", c.method.as_str()), ORANGE, false, points(c, |i| i.blind_accuracy)));
         series.push((format!("{}: mean bias", c.method.as_str()), ORANGE, true, points(c, |i| i.mean_bias)));
     }
+    // A run the budget ended has no selection-seed point for its kept set: the fresh
+    // seeds' figure is that set's point, a series of its own.
+    const FRESH: RGBColor = RGBColor(46, 139, 87);
+    const FRESH_CONTROL: RGBColor = RGBColor(160, 82, 45);
+    for (q, color) in std::iter::once((p, FRESH)).chain(control.map(|c| (c, FRESH_CONTROL))) {
+        if let (None, Some(i)) = (&q.after, &q.after_independent) {
+            let x = q.removed.len() as f64 / q.n_input.max(1) as f64;
+            let name = format!("{}: kept set, {}", q.method.as_str(), super::fresh_seeds(i.seeds.len()));
+            series.push((name, color, false, vec![(x, i.blind_accuracy)]));
+        }
+    }
     let x_max = series.iter().flat_map(|s| s.3.iter().map(|p| p.0)).fold(0.0f64, f64::max).max(0.01) * 1.05;
     let (y_min, y_max) = fitted_range(&series);
     let title = match p.method {
@@ -428,6 +439,37 @@ mod tests {
         for name in ["ibp: blind accuracy", "ibp: mean bias", "chance", "random: blind accuracy", "random: mean bias"] {
             assert!(svg.contains(&format!("\n{name}\n</text>")), "{name}");
         }
+    }
+
+    #[test]
+    fn a_budget_ended_run_ends_its_curve_at_the_fresh_seeds() {
+        // 3 iterations removing 50 each, then the kept set on fresh seeds at 15% removed.
+        let mut p = run(Method::Ibp, &[0.6, 0.55, 0.5]);
+        p.removed = (0..150)
+            .map(|i| super::super::Removed {
+                id: format!("q{i}"),
+                question_type: None,
+                format: crate::sample::AnswerFormat::MultipleChoice,
+                iteration: 1 + i / 50,
+                score: 0.9,
+                reason: String::new(),
+            })
+            .collect();
+        let fresh = super::super::Independent {
+            seeds: vec![7, 8, 9],
+            n_samples: 850,
+            blind_accuracy: 0.47,
+            ci95: (0.44, 0.5),
+            chance: 0.25,
+            majority: 0.3,
+        };
+        p.after_independent = Some(fresh.clone());
+        let svg = curve_svg(&p, None).unwrap();
+        assert!(svg.contains("\nibp: kept set, 3 fresh seeds\n</text>"), "the fresh-seed point is in the legend");
+        assert_eq!(svg.matches("fill=\"#2E8B57\"").count(), 1, "one point");
+        // With the selection seed's diagnosis of the kept set, the curve ends there instead.
+        p.after = Some(crate::diagnose::diagnose(&[], &crate::diagnose::DiagnoseConfig::default()));
+        assert!(!curve_svg(&p, None).unwrap().contains("kept set"));
     }
 
     #[test]

@@ -99,6 +99,10 @@ pub fn run(
         samples.iter().map(|s| at[s.id.as_str()].clone()).collect()
     };
     let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
+    // The allocation keys with budget left.
+    let open = |taken: &BTreeMap<String, usize>| -> Vec<&String> {
+        budgets.keys().filter(|k| taken[*k] < budgets[*k]).collect()
+    };
     let mut types = type_counts(samples);
     let mut alive = vec![true; n0];
     let mut unit_alive = vec![true; members.len()];
@@ -202,7 +206,7 @@ pub fn run(
                 .map(|(g, _)| g.clone())
                 .collect()
         });
-        let open_keys: Vec<&String> = budgets.keys().filter(|k| taken_per_key[*k] < budgets[*k]).collect();
+        let open_keys = open(&taken_per_key);
         if open_keys.is_empty() {
             stop = format!("budget reached: {} removed", removed.len());
             iterations.push(record);
@@ -355,7 +359,7 @@ pub fn run(
         // `Independent`), so a diagnosis at the selection seed, which only the stop
         // tests above would read and which the selection biases, is not run.
         let kept_any = alive.iter().any(|a| *a);
-        if cfg.independent_seeds > 0 && kept_any && budgets.iter().all(|(k, b)| taken_per_key[k] >= *b) {
+        if cfg.independent_seeds > 0 && kept_any && open(&taken_per_key).is_empty() {
             stop = format!(
                 "budget reached: {} removed (the kept set is measured on fresh seeds, not re-diagnosed at the \
                  selection seed)",

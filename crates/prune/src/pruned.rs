@@ -248,6 +248,12 @@ impl Pruned {
         Ok(())
     }
 
+    /// The fresh seeds' figure when it is the only measurement of the kept set (a
+    /// run the budget ended is not re-diagnosed at the selection seed).
+    pub fn fresh_only(&self) -> Option<&Independent> {
+        self.after.is_none().then_some(self.after_independent.as_ref()).flatten()
+    }
+
     /// Removed counts per (question type, reason kind).
     pub fn removed_per_type(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();

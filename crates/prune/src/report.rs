@@ -314,7 +314,7 @@ pub fn curve_svg(p: &Pruned, control: Option<&Pruned>) -> Result<String> {
     const FRESH: RGBColor = RGBColor(46, 139, 87);
     const FRESH_CONTROL: RGBColor = RGBColor(160, 82, 45);
     for (q, color) in std::iter::once((p, FRESH)).chain(control.map(|c| (c, FRESH_CONTROL))) {
-        if let (None, Some(i)) = (&q.after, &q.after_independent) {
+        if let Some(i) = q.fresh_only() {
             let x = q.removed.len() as f64 / q.n_input.max(1) as f64;
             let name = format!("{}: kept set, {}", q.method.as_str(), super::fresh_seeds(i.seeds.len()));
             series.push((name, color, false, vec![(x, i.blind_accuracy)]));

@@ -89,7 +89,7 @@ pub(crate) fn prune_section(
          the one to quote and to compare with the matched random control. The selection-seed figure re-uses the \
          folds and forests that chose the removals, so it is biased downward by the selection itself.",
     );
-    if std::iter::once(pr).chain(control).any(|q| q.after.is_none() && q.after_independent.is_some()) {
+    if std::iter::once(pr).chain(control).any(|q| q.fresh_only().is_some()) {
         out.push_str(
             " A run that ends by spending its budget is not re-diagnosed at the selection seed (–): the fresh \
              seeds measure its kept set.",

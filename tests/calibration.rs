@@ -3,12 +3,15 @@
 //!
 //! - Random labels, three shapes (4-option multiple choice; 2 to 10 options;
 //!   open answers with a skewed distribution), 40 seeds each: the golds carry no
-//!   information the question text could give, so the verdict must be "not
-//!   above" and IBP must remove nothing in at least 90% of the seeds of each
-//!   shape (the null's false-positive rate is 5% by construction).
+//!   information the question text could give, so at the default alpha (0.01)
+//!   the verdict must be "not above" and IBP must remove nothing in at least 39
+//!   of 40 seeds of each shape (97.5%: alpha plus two standard errors of 40
+//!   seeds allows one).
 //! - A planted shortcut: half the questions of one type have their gold as the
-//!   only long option. The verdict is "above" with p < 0.01, and at least 80%
-//!   of IBP's removals carry the shortcut.
+//!   only long option. The verdict is "above" with p <= 0.01, and at least 80%
+//!   of IBP's removals carry the shortcut; the null of small forests decides it
+//!   as the null of the diagnosis's own forests does, and on weaker plants over
+//!   several seeds it finds as many as that refit null.
 
 use blindspot::diagnose::DiagnoseConfig;
 use blindspot::diagnose::verdict::Verdict;
@@ -109,9 +112,9 @@ fn calibrate(shape: Shape, stop: StopRule) -> (u64, u64) {
 fn assert_calibrated(shape: Shape) {
     let (clean, untouched) = calibrate(shape, StopRule::Null);
     eprintln!("{shape:?}: verdict clean in {clean}/{SEEDS}, IBP removed nothing in {untouched}/{SEEDS}");
-    // At least 90% of 40 seeds: 36.
-    assert!(clean >= 36, "{shape:?}: the verdict called {} of {SEEDS} random-label sets clean", clean);
-    assert!(untouched >= 36, "{shape:?}: IBP removed nothing from only {} of {SEEDS} random-label sets", untouched);
+    // At most alpha + 2 SE of 40 seeds (0.01 + 0.031) may be called above: one.
+    assert!(clean >= 39, "{shape:?}: the verdict called {} of {SEEDS} random-label sets clean", clean);
+    assert!(untouched >= 39, "{shape:?}: IBP removed nothing from only {} of {SEEDS} random-label sets", untouched);
 }
 
 #[test]
@@ -186,18 +189,71 @@ fn a_planted_shortcut_is_above_its_null_and_ibp_removes_it() {
         p.removed.len(),
         p.stop
     );
-    // Sequential stopping decides the same set within 20 permutations: p = 1/21, or
-    // p < 0.001 where five draws already place the group beyond their t bound (the
-    // 80-question planted group is 6.6 prediction SDs above its draws: not enough).
+    // Sequential stopping decides the same: the planted group by a t-fit to its first
+    // draws (p <= 0.001) or after every permutation (p = 1/200), the fair groups at
+    // their second draw reaching them (Besag and Clifford's h at alpha 0.01).
     let (cfg2, dcfg2) = config();
     let q = prune(&samples, &cfg2, &dcfg2);
     let n2 = q.before.as_ref().and_then(|d| d.null.as_ref()).expect("null measured");
     let tell2 = n2.groups.iter().find(|g| g.question_type.as_deref() == Some("tell")).expect("group tell");
-    assert!(tell2.test.above && tell2.test.permutations <= 20, "{tell2:?}");
-    let expected = if tell2.test.p_by_fit { 0.001 } else { 1.0 / 21.0 };
+    assert!(tell2.test.above, "{tell2:?}");
+    let expected = if tell2.test.p_by_fit { 0.001 } else { 1.0 / 200.0 };
     assert!((tell2.test.p_value - expected).abs() < 1e-12, "{tell2:?}");
-    assert!(n2.overall.above && n2.overall.permutations <= 20, "{:?}", n2.overall);
+    assert!(n2.overall.above, "{:?}", n2.overall);
     for g in n2.groups.iter().filter(|g| g.question_type.as_deref() != Some("tell")) {
         assert!(!g.test.above && !g.test.p_by_fit, "{g:?}");
+        assert!(g.test.permutations < 199, "a fair group should be decided early: {g:?}");
     }
+}
+
+/// A weaker plant: `carriers` of the 80 questions of type `tell` have their gold as
+/// the only long option.
+fn weakly_planted(carriers: usize, seed: u64) -> Vec<Sample> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..240)
+        .map(|i| {
+            let qtype = ["tell", "fair", "fair2"][i % 3];
+            let planted = qtype == "tell" && i / 3 < carriers;
+            let gold = rng.random_range(0..4usize);
+            let mut s = Sample::new(format!("q{i:04}"), format!("Which one: {}?", words(&mut rng, 5)), "");
+            s.options = (0..4)
+                .map(|j| {
+                    let base = WORDS[rng.random_range(0..12)].to_string();
+                    if planted && j == gold { format!("{base} with a much longer wording") } else { base }
+                })
+                .collect();
+            s.question_type = Some(qtype.into());
+            s.answer_format = AnswerFormat::MultipleChoice;
+            s.answer_index = Some(gold as i32);
+            s.answer = s.options[gold].clone();
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn the_null_of_small_forests_is_as_powerful_as_the_refit_null() {
+    // Over 10 seeds of a plant on 16 of 80 questions of one type, the null of 25-tree
+    // forests (the default) calls the type above its null as often as a null refit
+    // with the diagnosis's own 50-tree forests, within two seeds.
+    let (_, dcfg) = config();
+    let refit = DiagnoseConfig {
+        null: blindspot::diagnose::null::NullConfig { trees: dcfg.trees, ..dcfg.null.clone() },
+        ..dcfg.clone()
+    };
+    let found = |cfg: &DiagnoseConfig, samples: &[Sample]| {
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let d = blindspot::diagnose::diagnose(samples, cfg);
+        let null = blindspot::diagnose::null::measure(&refs, cfg, &d, &cfg.null);
+        null.groups.iter().any(|g| g.question_type.as_deref() == Some("tell") && g.test.above)
+    };
+    let (mut small, mut full) = (0, 0);
+    for seed in 0..10 {
+        let samples = weakly_planted(16, 500 + seed);
+        small += usize::from(found(&dcfg, &samples));
+        full += usize::from(found(&refit, &samples));
+    }
+    eprintln!("weak plant found in {small}/10 seeds by the 25-tree null, {full}/10 by the refit null");
+    assert!(small + 2 >= full, "the small-forest null found {small}/10, the refit null {full}/10");
+    assert!(full >= 3, "the plant is too weak to compare power: the refit null found it in {full}/10 seeds");
 }

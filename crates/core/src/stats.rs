@@ -153,10 +153,11 @@ pub fn mean_sd(values: &[f64]) -> (f64, f64) {
 /// How a permutation test decides when to stop drawing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Stopping {
-    /// Sequential (Besag and Clifford, 1991, with h = 1): stop at the first
-    /// null draw that reaches the observed value (p = 1/L after L draws), or
-    /// once so many draws fell short that p is below alpha whatever follows
-    /// (p = 1/(L + 1)); never past the maximum.
+    /// Sequential (Besag and Clifford, 1991): stop at the h-th null draw that
+    /// reaches the observed value, h the fewest exceedances that keep p above alpha
+    /// whatever follows (p = h/L after L draws), or once a t-fit to the draws puts
+    /// the observed value beyond [`FIT_P`] (see [`PermutationTest::clear_by_fit`]);
+    /// at the maximum, p = (1 + exceedances) / (1 + draws).
     Decided,
     /// Every draw up to the maximum; p = (1 + exceedances) / (1 + draws).
     All,
@@ -165,7 +166,8 @@ pub enum Stopping {
 /// A one-sided Monte Carlo permutation test of "the observed statistic is
 /// larger than the null's": null draws are pushed one at a time until
 /// [`PermutationTest::done`]. The p-value is valid (P(p ≤ a) ≤ a under the
-/// null) under either stopping rule.
+/// null) under either stopping rule; a decision by fit assumes the null draws are
+/// normal, which `tests/calibration.rs` checks on random labels.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PermutationTest {
     pub observed: f64,
@@ -205,26 +207,34 @@ impl PermutationTest {
         }
     }
 
-    /// Draws with no exceedance after which the sequential p is below alpha
-    /// whatever the later draws: the smallest L with 1/(L + 1) < alpha.
-    fn clear_after(&self) -> usize {
-        ((1.0 / self.alpha).floor() as usize).max(1)
+    /// Besag and Clifford's h: the fewest exceedances after which p stays above
+    /// alpha whatever the later draws, (h + 1) / (max + 1) > alpha; at least 1.
+    pub fn stop_exceedances(&self) -> usize {
+        let h = (self.alpha * (self.max_draws + 1) as f64).floor() as usize;
+        h.max(1)
     }
 
-    /// Whether, in sequential mode, no draw has reached the observed value and
-    /// it lies so far above the draws that a normal null puts it beyond the
-    /// one-sided 99.9% prediction bound of the next draw: at least
-    /// [`FIT_DRAWS`] draws, and (observed − mean) / (sd · √(1 + 1/L)) at or above
-    /// Student's t quantile with L − 1 ≥ 4 degrees of freedom (the 4-degree value,
-    /// 7.173, for every L: conservative). The p-value is then reported as the
-    /// bound [`FIT_P`], not as a Monte Carlo estimate.
-    pub fn clear_by_fit(&self) -> bool {
+    /// The one-sided p-value of the observed value under a normal fit to the draws:
+    /// Student's t prediction of the next draw, `1 - T_{L-1}((observed - mean) /
+    /// (sd · sqrt(1 + 1/L)))`; `None` with fewer than [`FIT_DRAWS`] draws or no spread.
+    pub fn fit_p(&self) -> Option<f64> {
         let l = self.draws.len();
-        if self.stopping != Stopping::Decided || self.exceed > 0 || l < FIT_DRAWS {
-            return false;
+        if l < FIT_DRAWS {
+            return None;
         }
         let (mean, sd) = mean_sd(&self.draws);
-        sd > 0.0 && (self.observed - mean) / (sd * (1.0 + 1.0 / l as f64).sqrt()) >= T_999_DF4
+        if sd <= 0.0 {
+            return None;
+        }
+        let t = (self.observed - mean) / (sd * (1.0 + 1.0 / l as f64).sqrt());
+        Some(student_t_sf(t, (l - 1) as f64))
+    }
+
+    /// Whether, in sequential mode, no draw has reached the observed value and a
+    /// normal fit to the draws (at least [`FIT_DRAWS`]) puts it beyond [`FIT_P`]: the
+    /// test is decided early, and its p-value is reported as that bound.
+    pub fn clear_by_fit(&self) -> bool {
+        self.stopping == Stopping::Decided && self.exceed == 0 && self.fit_p().is_some_and(|p| p <= FIT_P)
     }
 
     /// Whether the decision at alpha is made.
@@ -232,10 +242,7 @@ impl PermutationTest {
         match self.stopping {
             Stopping::All => self.draws.len() >= self.max_draws,
             Stopping::Decided => {
-                self.first_exceedance.is_some()
-                    || self.draws.len() >= self.clear_after()
-                    || self.draws.len() >= self.max_draws
-                    || self.clear_by_fit()
+                self.exceed >= self.stop_exceedances() || self.draws.len() >= self.max_draws || self.clear_by_fit()
             }
         }
     }
@@ -245,22 +252,26 @@ impl PermutationTest {
         self.draws.len() >= self.max_draws || (self.decided() && self.draws.len() >= self.min_draws)
     }
 
-    /// The Monte Carlo p-value (1 with no draws).
+    /// The p-value (1 with no draws): Besag and Clifford's h / L when stopped at the
+    /// h-th exceedance, [`FIT_P`] when decided by fit, else (1 + exceedances) /
+    /// (1 + draws).
     pub fn p_value(&self) -> f64 {
+        let l = self.draws.len();
+        if l == 0 {
+            return 1.0;
+        }
         match self.stopping {
-            Stopping::All => (1 + self.exceed) as f64 / (1 + self.draws.len()) as f64,
-            Stopping::Decided => match self.first_exceedance {
-                Some(l) => 1.0 / l as f64,
-                None if self.clear_by_fit() => FIT_P,
-                // No draw reached it: as if the next one will.
-                None => 1.0 / (1 + self.draws.len()) as f64,
-            },
+            Stopping::Decided if self.clear_by_fit() => FIT_P,
+            Stopping::Decided if self.exceed >= self.stop_exceedances() && l < self.max_draws => {
+                self.exceed as f64 / l as f64
+            }
+            _ => (1 + self.exceed) as f64 / (1 + l) as f64,
         }
     }
 
-    /// Whether the observed value is above the null at alpha.
+    /// Whether the observed value is above the null at alpha (p ≤ alpha).
     pub fn above(&self) -> bool {
-        !self.draws.is_empty() && self.p_value() < self.alpha
+        !self.draws.is_empty() && self.p_value() <= self.alpha
     }
 
     /// Mean of the null draws.
@@ -268,24 +279,41 @@ impl PermutationTest {
         mean_sd(&self.draws).0
     }
 
-    /// The null's 95th percentile, from at least 20 draws (`None` with fewer:
-    /// a sequential test decided early has too few draws to place it).
+    /// The null's 95th percentile: from the draws when there are at least 20, else
+    /// the t prediction bound of a normal fit to at least [`FIT_DRAWS`] of them
+    /// (`None` with fewer).
     pub fn q95(&self) -> Option<f64> {
-        (self.draws.len() >= 20).then(|| {
+        let l = self.draws.len();
+        if l >= 20 {
             let mut sorted = self.draws.clone();
             sorted.sort_by(f64::total_cmp);
-            percentile(&sorted, 0.95)
-        })
+            return Some(percentile(&sorted, 0.95));
+        }
+        if l < FIT_DRAWS {
+            return None;
+        }
+        let (mean, sd) = mean_sd(&self.draws);
+        Some(mean + student_t_quantile(0.95, (l - 1) as f64) * sd * (1.0 + 1.0 / l as f64).sqrt())
     }
 }
 
 /// Draws before a sequential test may decide by a fit to them.
 pub const FIT_DRAWS: usize = 5;
-/// The p-value bound a decision by fit reports.
+/// The p-value bound a decision by fit reports: a tenth of the default alpha, so that
+/// an error of the normal fit in the far tail cannot move a decision at alpha.
 pub const FIT_P: f64 = 0.001;
-/// Student's t one-sided 0.999 quantile with 4 degrees of freedom
-/// (`scipy.stats.t.ppf(0.999, 4)` = 7.173182).
-const T_999_DF4: f64 = 7.173_182;
+
+/// Student's t survival function P(T > t) with `df` degrees of freedom.
+pub fn student_t_sf(t: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| d.sf(t))
+}
+
+/// Student's t quantile of `p` with `df` degrees of freedom.
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| d.inverse_cdf(p))
+}
 
 /// Bits of `x` whose unsigned order is the numeric order.
 fn ordered_bits(x: f64) -> u64 {
@@ -364,11 +392,11 @@ mod tests {
 
     /// The share of null experiments with p ≤ alpha: each draws the observed value
     /// and the permutation draws from one continuous distribution.
-    fn null_rejections(stopping: Stopping, experiments: u64) -> f64 {
+    fn null_rejections(stopping: Stopping, alpha: f64, experiments: u64) -> f64 {
         let mut rejected = 0;
         for e in 0..experiments {
             let mut rng = ChaCha8Rng::seed_from_u64(e);
-            let mut t = PermutationTest::new(rng.random::<f64>(), 199, 3, 0.05, stopping);
+            let mut t = PermutationTest::new(rng.random::<f64>(), 199, 3, alpha, stopping);
             while !t.done() {
                 t.push(rng.random::<f64>());
             }
@@ -379,12 +407,15 @@ mod tests {
 
     #[test]
     fn permutation_p_values_are_valid_under_the_null() {
-        // P(p < 0.05) is exactly 1/21 (sequential) and 9/200 (all 199 draws) under
-        // the null; 4,000 experiments measure it within ±0.011 (three standard errors).
-        let seq = null_rejections(Stopping::Decided, 4000);
-        assert!((seq - 1.0 / 21.0).abs() < 0.011, "{seq}");
-        let all = null_rejections(Stopping::All, 1000);
-        assert!((all - 9.0 / 200.0).abs() < 0.02, "{all}");
+        // Under the null P(p <= alpha) is exactly floor(alpha * 200) / 200 with 199
+        // draws, sequential (Besag and Clifford) or not; 4,000 experiments measure it
+        // within three standard errors.
+        let seq = null_rejections(Stopping::Decided, 0.05, 4000);
+        assert!((seq - 0.05).abs() < 0.011, "{seq}");
+        let seq = null_rejections(Stopping::Decided, 0.01, 4000);
+        assert!((seq - 0.01).abs() < 0.0048, "{seq}");
+        let all = null_rejections(Stopping::All, 0.05, 1000);
+        assert!((all - 0.05).abs() < 0.021, "{all}");
     }
 
     #[test]
@@ -413,22 +444,28 @@ mod tests {
 
     #[test]
     fn a_sequential_test_stops_when_decided() {
-        // Far above the null: 20 draws below it decide p = 1/21 < 0.05.
-        let mut t = PermutationTest::new(0.9, 199, 3, 0.05, Stopping::Decided);
+        // Above every draw but with no spread to fit: every permutation is drawn,
+        // p = 1/200, finer than alpha.
+        let mut t = PermutationTest::new(0.9, 199, 3, 0.01, Stopping::Decided);
         while !t.done() {
             t.push(0.5);
         }
-        assert_eq!(t.draws.len(), 20);
-        assert!((t.p_value() - 1.0 / 21.0).abs() < 1e-12 && t.above());
-        // At the null: the first draw reaching it decides, the minimum is still drawn.
-        let mut t = PermutationTest::new(0.5, 199, 3, 0.05, Stopping::Decided);
+        assert_eq!(t.draws.len(), 199);
+        assert!((t.p_value() - 1.0 / 200.0).abs() < 1e-12 && t.above());
+        // At the null: at alpha 0.01 the second draw reaching it decides (h = 2: p
+        // stays above 0.01 whatever follows), p = h / L.
+        let mut t = PermutationTest::new(0.5, 199, 3, 0.01, Stopping::Decided);
+        assert_eq!(t.stop_exceedances(), 2);
         t.push(0.6);
-        assert!(t.decided() && !t.done());
+        assert!(!t.decided());
         t.push(0.4);
         t.push(0.5);
         assert!(t.done() && !t.above());
-        assert_eq!(t.p_value(), 1.0);
+        assert!((t.p_value() - 2.0 / 3.0).abs() < 1e-12);
         assert!((t.mean() - 0.5).abs() < 1e-12);
+        // The null's 95th percentile from a t-fit before 20 draws.
+        let q = t.q95();
+        assert!(q.is_none(), "three draws are too few to fit");
         // Every draw: p = (1 + exceedances) / (1 + draws).
         let mut t = PermutationTest::new(0.5, 9, 3, 0.05, Stopping::All);
         for v in [0.1, 0.6, 0.2, 0.3, 0.4, 0.55, 0.1, 0.2, 0.3] {
@@ -437,5 +474,12 @@ mod tests {
         }
         assert!(t.done());
         assert!((t.p_value() - 3.0 / 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn student_t_matches_scipy() {
+        // scipy.stats.t.sf(2.0, 9) = 0.0382764; t.ppf(0.95, 4) = 2.1318468 (scipy 1.17)
+        assert!((student_t_sf(2.0, 9.0) - 0.038_276_4).abs() < 1e-6);
+        assert!((student_t_quantile(0.95, 4.0) - 2.131_847).abs() < 1e-5);
     }
 }

@@ -13,10 +13,13 @@
 //! ```text
 //! per group (question type × format; a seeded sample of `sample_cap` questions
 //!            when larger): observed blind accuracy on the tested questions
+//! statistic: the blind accuracy of forests of `trees` (25) trees, same folds and
+//!            features; the observed value is theirs on the real golds
 //! round j = 1, 2, …: permute each undecided group's golds (seed, group, j),
 //!                    fit and score it → group draw; weighted → overall draw
-//! stop: every test decided at alpha (sequential Monte Carlo p-values,
-//!       `stats::PermutationTest`), at most `max_permutations` rounds
+//! stop: every test decided at alpha (Besag-Clifford sequential p-values, or a
+//!       t-fit to at least 5 draws far beyond them, `stats::PermutationTest`),
+//!       at most `max_permutations` rounds
 //! ```
 //!
 //! The verdict, IBP's gate and stop, and the card all read this one null.
@@ -31,7 +34,7 @@ use super::{DiagnoseConfig, Diagnosis};
 use crate::ml::features;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::{random_below, rng_for};
-use crate::stats::{PermutationTest, Stopping};
+use crate::stats::{FIT_DRAWS, PermutationTest, Stopping};
 
 /// Settings of the permutation null (`[diagnose] null-*`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -46,21 +49,33 @@ pub struct NullConfig {
     /// (observed and null alike): the null of a large group is tight, and a
     /// permutation of the whole group would cost a full diagnosis.
     pub sample_cap: usize,
-    /// The level the decisions are made at.
+    /// The level the decisions are made at (`[prune] alpha`).
     pub alpha: f64,
+    /// Trees of the null's classification and regression forests. The test statistic
+    /// is the blind accuracy of these smaller forests, on the real answers and on every
+    /// permutation alike, so a draw costs a fraction of a diagnosis; a permutation test
+    /// is valid for any statistic computed the same way on both.
+    pub trees: usize,
+    pub regression_trees: usize,
 }
 
 impl Default for NullConfig {
     fn default() -> Self {
         NullConfig {
             max_permutations: 199,
-            min_permutations: 2,
+            min_permutations: FIT_DRAWS,
             stopping: Stopping::Decided,
             sample_cap: 2000,
-            alpha: 0.05,
+            alpha: 0.01,
+            trees: 25,
+            regression_trees: 50,
         }
     }
 }
+
+/// The p-value below which outputs call the evidence weak rather than absent, when it
+/// does not reach alpha.
+pub const WEAK_EVIDENCE: f64 = 0.05;
 
 /// One test's outcome, as the reports carry it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -142,6 +157,10 @@ pub struct Null {
     pub alpha: f64,
     /// Groups larger than this were tested on a seeded sample of this many questions.
     pub sample_cap: usize,
+    /// Trees of the null's forests (the statistic: their blind accuracy, observed and
+    /// permuted alike; `observed` values are theirs, not the diagnosis's).
+    #[serde(default)]
+    pub trees: usize,
 }
 
 impl Null {
@@ -244,6 +263,12 @@ pub fn measure(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null: &
 
 fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null: &NullConfig) -> Null {
     let repeats = cfg.repeats.max(1);
+    // The statistic: blind accuracy of the null's smaller forests, folds and features
+    // as diagnose makes them.
+    let diagnosis_cfg = cfg;
+    let null_cfg = DiagnoseConfig { trees: null.trees, regression_trees: null.regression_trees, ..cfg.clone() };
+    let cfg = &null_cfg;
+    let same_forests = cfg.trees == diagnosis_cfg.trees && cfg.regression_trees == diagnosis_cfg.regression_trees;
     let groups: Vec<_> = group_samples(samples.iter().copied(), cfg.min_group).into_iter().collect();
     let _stage = crate::progress::stage("null (label permutations)".to_string());
     let mut tested: Vec<Tested<'_>> = groups
@@ -251,7 +276,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         .map(|((qtype, format), group)| {
             let chosen = tested_questions(&group, null.sample_cap, cfg.seed);
             let parsed = features::parse(&chosen, &cfg.features);
-            let observed = if chosen.len() == group.len() {
+            let observed = if chosen.len() == group.len() && same_forests {
                 let rows: Vec<f64> = d
                     .rows
                     .iter()
@@ -330,6 +355,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         },
         alpha: null.alpha,
         sample_cap: null.sample_cap,
+        trees: null.trees,
     }
 }
 

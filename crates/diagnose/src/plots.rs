@@ -575,6 +575,7 @@ mod tests {
             top_features: feats.iter().map(|(f, v)| (f.to_string(), *v)).collect(),
             pooled_types: Vec::new(),
             folds: 5,
+            shortcut: None,
         }
     }
 

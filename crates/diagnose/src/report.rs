@@ -191,6 +191,9 @@ pub struct GroupRow {
     /// cross-validated with (it has fewer questions, or fold groups, than that).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folds: Option<usize>,
+    /// Multiple choice: the heaviest option feature in words, with how often it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortcut: Option<super::Shortcut>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -414,6 +417,11 @@ impl DiagnoseReport {
                         .collect(),
                     pooled_types: g.pooled_types.clone(),
                     folds: fewer_folds(g, cfg),
+                    shortcut: g.shortcut.as_ref().map(|c| super::Shortcut {
+                        gold_share: r6(c.gold_share),
+                        option_share: r6(c.option_share),
+                        ..c.clone()
+                    }),
                 })
                 .collect(),
             suspect_features: audited.then(|| {
@@ -524,6 +532,11 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
     if cfg.group_by.is_some() {
         out.push("folds keep groups together, and the 95% interval resamples groups (a cluster bootstrap)".to_string());
     }
+    out.push("multiple choice is modelled per option, not per letter (the release predicts the gold's position): each option is a row with the question's features, its own and its rank among the options, the forest scores whether it is the gold, the answer is the best-scored option and s(x) the gold's share of the scores".to_string());
+    out.push(format!(
+        "the label-permutation null's statistic is the blind accuracy of {}-tree forests (observed and permuted alike); decisions need p <= {}",
+        cfg.null.trees, cfg.null.alpha
+    ));
     out
 }
 
@@ -550,7 +563,9 @@ pub fn write_report(
 
 /// Writes every fold's train and test feature matrices with ids and labels as
 /// Parquet (`<group>/r<repeat>_f<fold>_{train,test}.parquet`), so any other
-/// learner can be run on exactly the same input.
+/// learner can be run on exactly the same input. Multiple-choice groups are written
+/// one row per question with per-position columns: the position-free model's rows
+/// are these columns regrouped per option (`ml::features::candidates`).
 pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &DiagnoseConfig) -> Result<usize> {
     use crate::ml::features::Featurizer;
     let mut written = 0;

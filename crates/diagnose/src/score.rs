@@ -78,6 +78,23 @@ pub struct GroupSummary {
     /// fewer when the group has fewer questions (or fold groups) than that.
     #[serde(default)]
     pub folds: usize,
+    /// Multiple choice: the heaviest option feature as a sentence about the gold, with
+    /// how often it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortcut: Option<Shortcut>,
+}
+
+/// A multiple-choice shortcut in words: "the gold is the longest option" holds for
+/// `gold_share` of the held-out questions where the feature tells the options apart
+/// (`n`), against `option_share` for an option drawn at random.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Shortcut {
+    /// The feature (a concept of the position-free model, e.g. `opt.length`).
+    pub feature: String,
+    pub sentence: String,
+    pub gold_share: f64,
+    pub option_share: f64,
+    pub n: usize,
 }
 
 /// Which of chance and the majority answer is the bar a blind model must clear.
@@ -133,6 +150,7 @@ impl GroupSummary {
             top_features: top,
             pooled_types: Vec::new(),
             folds: 0,
+            shortcut: None,
         }
     }
 }

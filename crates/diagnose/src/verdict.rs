@@ -9,7 +9,7 @@ use crate::sample::AnswerFormat;
 /// The verdict on one diagnosis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    /// Blind accuracy is above its null (p < alpha).
+    /// Blind accuracy is above its null (p ≤ alpha).
     pub above: bool,
     /// The sentence the outputs print.
     pub sentence: String,
@@ -47,11 +47,14 @@ impl Verdict {
                     String::new()
                 };
                 let reference = format!(
-                    "label-permutation null: mean {}{}, {}, {} permutation(s){sample_note}",
+                    "label-permutation null: mean {}{}, {}, {} permutation(s) of {}-tree forests, whose blind \
+                     accuracy on the real answers is {}{sample_note}",
                     pct(o.mean),
                     o.q95.map_or(String::new(), |q| format!(", 95th percentile {}", pct(q))),
                     o.p_text(),
-                    o.permutations
+                    o.permutations,
+                    null.trees,
+                    pct(o.observed)
                 );
                 let has_mc = d.groups.iter().any(|g| g.format == AnswerFormat::MultipleChoice);
                 // Above the null and above always giving the most common answer: a forest
@@ -85,6 +88,16 @@ impl Verdict {
                         pct(d.weighted),
                         pct(d.chance),
                         pct(d.majority)
+                    )
+                } else if o.p_value <= super::null::WEAK_EVIDENCE {
+                    format!(
+                        "blind accuracy {} is not above what the answer distribution alone gives at the {} level \
+                         ({reference}): weak evidence of non-visual shortcuts, not enough to remove questions. The \
+                         majority baseline scores {} and chance is {}.",
+                        pct(d.weighted),
+                        null.alpha,
+                        pct(d.majority),
+                        pct(d.chance)
                     )
                 } else {
                     format!(

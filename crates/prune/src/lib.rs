@@ -34,7 +34,9 @@ use crate::sample::Sample;
 pub(crate) use budget::{rank_key, type_counts};
 pub use budget::{split_budget, type_name};
 pub use config::{AfliteConfig, Allocation, Amount, Method, PruneConfig, Rank, Representation, StopRule, Unit};
-pub use pruned::{FRESH_SEED_HALF_WIDTH, Independent, Iteration, Pruned, Removed, fresh_seed_count, fresh_seeds};
+pub use pruned::{
+    FRESH_SEED_HALF_WIDTH, Independent, Iteration, KeptGroup, Pruned, Removed, fresh_seed_count, fresh_seeds,
+};
 
 /// Under `stop = "null"`, measures the label-permutation null of `before`
 /// (the diagnosis of `samples`) into it and returns why nothing may be removed

@@ -85,6 +85,55 @@ pub struct Independent {
     pub ci95: (f64, f64),
     pub chance: f64,
     pub majority: f64,
+    /// Per diagnosed group of the kept set: its blind accuracy on the fresh seeds
+    /// against its own label-permutation null (measured on the first fresh seed).
+    #[serde(default)]
+    pub groups: Vec<KeptGroup>,
+}
+
+/// One group of the kept set after pruning, judged as the verdict judges a group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptGroup {
+    pub question_type: Option<String>,
+    pub format: crate::sample::AnswerFormat,
+    pub n: usize,
+    pub blind_accuracy: f64,
+    pub majority: f64,
+    /// The null's mean (its forests' blind accuracy on permuted answers).
+    pub null_mean: f64,
+    pub p_value: f64,
+    /// Above its null at alpha and above its majority baseline: still blind-answerable.
+    pub above: bool,
+}
+
+impl KeptGroup {
+    /// `"count" (multiple_choice)`: the group as the warnings name it.
+    pub fn name(&self) -> String {
+        format!("\"{}\" ({})", self.question_type.as_deref().unwrap_or("(no type)"), self.format.as_str())
+    }
+}
+
+impl Independent {
+    /// The groups still above their null after pruning.
+    pub fn still_above(&self) -> impl Iterator<Item = &KeptGroup> {
+        self.groups.iter().filter(|g| g.above)
+    }
+
+    /// One line per group still above its null, for the terminal and the card:
+    /// `"count" (multiple_choice) still answers 81.0% blind (null 34.2%, p = 0.001)`.
+    pub fn still_above_lines(&self) -> Vec<String> {
+        self.still_above()
+            .map(|g| {
+                format!(
+                    "{} still answers {:.1}% blind (null {:.1}%, {})",
+                    g.name(),
+                    g.blind_accuracy * 100.0,
+                    g.null_mean * 100.0,
+                    crate::diagnose::verdict::p_text(g.p_value)
+                )
+            })
+            .collect()
+    }
 }
 
 /// The 95% CI half-width (a fraction) within which one fresh seed measures the
@@ -130,9 +179,12 @@ impl Independent {
         let fresh = crate::seed::rng_for(seed, "prune.independent", "");
         let mut cache = crate::diagnose::GroupCache::default();
         let first = DiagnoseConfig { seed: fresh, repeats: 1, ..dcfg.clone() };
-        let d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(1)), || {
+        let mut d = crate::progress::timed(&format!("after pruning: diagnose with {}", fresh_seeds(1)), || {
             crate::diagnose::diagnose_with_cache(kept, &first, emb, &mut cache)
         })?;
+        // Say what is left: each group of the kept set against its own null.
+        d.null = Some(crate::diagnose::null::measure(kept, &first, &d, &dcfg.null));
+        let null = d.null.clone();
         let n = fresh_seed_count(max, Some((d.weighted, d.ci95, d.n_samples)));
         let d = if n <= 1 {
             d
@@ -145,6 +197,25 @@ impl Independent {
             );
             crate::progress::timed(&label, || crate::diagnose::diagnose_with_cache(kept, &all, emb, &mut cache))?
         };
+        let mut d = d;
+        d.null = null;
+        let groups = d
+            .groups
+            .iter()
+            .map(|g| {
+                let test = d.null.as_ref().and_then(|n| n.group(g.question_type.as_deref(), g.format));
+                KeptGroup {
+                    question_type: g.question_type.clone(),
+                    format: g.format,
+                    n: g.n,
+                    blind_accuracy: g.blind_accuracy,
+                    majority: g.majority,
+                    null_mean: test.map_or(f64::NAN, |t| t.test.mean),
+                    p_value: test.map_or(1.0, |t| t.test.p_value),
+                    above: crate::diagnose::verdict::group_above(&d, g),
+                }
+            })
+            .collect();
         Ok(Some(Independent {
             seeds: (0..n as u64).map(|r| fresh.wrapping_add(r)).collect(),
             n_samples: d.n_samples,
@@ -152,6 +223,7 @@ impl Independent {
             ci95: d.ci95,
             chance: d.chance,
             majority: d.majority,
+            groups,
         }))
     }
 }
@@ -214,7 +286,23 @@ impl Pruned {
         if let Some(d) = &p.after {
             line(&mut text, "after, selection seed", d.n_samples, d.weighted, d.ci95, d.chance);
         }
+        if let Some(i) = &p.after_independent {
+            for l in i.still_above_lines() {
+                text.push_str(&format!("\n  warning: not debiased: {l}; {}", p.stopped_short()));
+            }
+        }
         text
+    }
+
+    /// Why a group can be left above its null: what stopped pruning short of it.
+    pub fn stopped_short(&self) -> String {
+        if self.stop.starts_with("budget reached") {
+            "the budget was spent before it reached its null (raise `budget`)".to_string()
+        } else if self.stop.starts_with("no unit can go") {
+            format!("the floor of {} questions per type stopped pruning (lower `floor`)", self.config.floor)
+        } else {
+            format!("pruning stopped: {}", self.stop)
+        }
     }
 
     pub fn removed_ids(&self) -> BTreeSet<&str> {

@@ -112,6 +112,23 @@ pub struct IndependentSummary {
     pub ci95: [f64; 2],
     pub chance: f64,
     pub majority: f64,
+    /// Per group of the kept set: blind accuracy on the fresh seeds against the group's
+    /// own null; `above` groups are still blind-answerable (the set is not debiased).
+    #[serde(default)]
+    pub groups: Vec<KeptGroupRow>,
+}
+
+/// One group of the kept set after pruning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KeptGroupRow {
+    pub question_type: Option<String>,
+    pub format: String,
+    pub n: usize,
+    pub blind_accuracy: f64,
+    pub majority: f64,
+    pub null_mean: Option<f64>,
+    pub p_value: f64,
+    pub above: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -202,6 +219,20 @@ impl PruneReport {
                 ci95: [r6(i.ci95.0), r6(i.ci95.1)],
                 chance: r6(i.chance),
                 majority: r6(i.majority),
+                groups: i
+                    .groups
+                    .iter()
+                    .map(|g| KeptGroupRow {
+                        question_type: g.question_type.clone(),
+                        format: g.format.as_str().to_string(),
+                        n: g.n,
+                        blind_accuracy: r6(g.blind_accuracy),
+                        majority: r6(g.majority),
+                        null_mean: finite(g.null_mean).map(r6),
+                        p_value: r6(g.p_value),
+                        above: g.above,
+                    })
+                    .collect(),
             }),
             removed_per_type: p.removed_per_type(),
             iterations: p
@@ -462,6 +493,7 @@ mod tests {
             ci95: (0.44, 0.5),
             chance: 0.25,
             majority: 0.3,
+            groups: Vec::new(),
         };
         p.after_independent = Some(fresh.clone());
         let svg = curve_svg(&p, None).unwrap();

@@ -401,12 +401,20 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
                 (Some(pr), false) => format!("what {} pruning kept after {before}", pr.method.as_str()),
                 (None, _) => format!("what remains after {before}"),
             };
-            add_config(
-                "default",
-                format!("The debiased set: {what} ({} of {}).", kept.len(), ingested.samples.len()),
-                DEFAULT_DATA_FILE,
-                &kept,
-            )?;
+            // Never called debiased while a group of it is still above its null.
+            let left = pr.and_then(|p| p.after_independent.as_ref()).map(|i| i.still_above_lines()).unwrap_or_default();
+            let description = if left.is_empty() {
+                format!("The debiased set: {what} ({} of {}).", kept.len(), ingested.samples.len())
+            } else {
+                format!(
+                    "The pruned set, not debiased: {} ({}). It holds {what} ({} of {}).",
+                    left.join("; "),
+                    pr.map_or(String::new(), |p| p.stopped_short()),
+                    kept.len(),
+                    ingested.samples.len()
+                )
+            };
+            add_config("default", description, DEFAULT_DATA_FILE, &kept)?;
             add_config(
                 "full",
                 "Every question before pruning, removed ones included.".into(),

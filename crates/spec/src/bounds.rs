@@ -37,12 +37,15 @@ pub const INDEPENDENT_SEEDS: Bound =
 /// AFLite's random partitions per round.
 pub const PARTITIONS: Bound =
     Bound { key: "prune.partitions", min: 1, max: 10_000, why: "each partition fits a probe per model group" };
+/// Trees of the null's forests.
+pub const NULL_TREES: Bound =
+    Bound { key: "diagnose.null-trees", min: 1, max: 10_000, why: "each permutation fits forests of this many trees" };
 /// Label permutations of the blind-accuracy null.
 pub const PERMUTATIONS: Bound = Bound {
     key: "diagnose.permutations",
     min: 19,
     max: 9999,
-    why: "19 is the fewest that can decide p < 0.05; each one refits the blind forests",
+    why: "19 is the fewest that can resolve p <= 0.05 (99 for the default alpha, 0.01); each one refits the null's forests",
 };
 /// Bootstrap resamples per accuracy.
 pub const RESAMPLES: Bound =
@@ -104,6 +107,7 @@ pub fn diagnose(cfg: &DiagnoseConfig) -> Vec<Violation> {
     count(&REGRESSION_TREES, cfg.regression_trees, &mut out);
     count(&CROSS_FIT, cfg.features.cross_fit, &mut out);
     count(&PERMUTATIONS, cfg.null.max_permutations, &mut out);
+    count(&NULL_TREES, cfg.null.trees, &mut out);
     out
 }
 

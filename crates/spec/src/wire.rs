@@ -352,16 +352,22 @@ pub struct DiagnoseWire {
     #[schemars(range(min = super::bounds::PERMUTATIONS.min, max = super::bounds::PERMUTATIONS.max))]
     #[arg(long)]
     pub permutations: Option<usize>,
-    /// `decided` (default: stop once p is decided at 0.05, sequentially) or `all`
-    /// (draw every permutation, for a finer p-value).
+    /// `decided` (default: stop once p is decided at `[prune] alpha`, sequentially) or
+    /// `all` (draw every permutation, for a finer p-value).
     #[arg(long)]
     pub permutation_stop: Option<String>,
     /// A group larger than this is tested on a seeded sample of this many questions
-    /// (default 2,000; at least 100): an above-null group costs 20 diagnoses of
-    /// at most this many questions.
+    /// (default 2,000; at least 100): each permutation refits the null's forests on at
+    /// most this many questions.
     #[schemars(range(min = 100))]
     #[arg(long)]
     pub null_sample: Option<usize>,
+    /// Trees of the null's forests (default 25; regression forests get twice as many).
+    /// The null's statistic is these forests' blind accuracy, on the real answers and
+    /// on each permutation alike.
+    #[schemars(range(min = super::bounds::TREES.min, max = super::bounds::TREES.max))]
+    #[arg(long)]
+    pub null_trees: Option<usize>,
     /// Meta fields used as categorical features (default: none). A meta field can carry
     /// the answer (a label read off the image, a model's prediction): list only fields a
     /// blind model may see; diagnose audits every meta field and names suspect ones.
@@ -550,6 +556,12 @@ pub struct PruneWire {
     /// accuracy's 95% CI reaches chance) or `budget` (prune to the budget).
     #[arg(long)]
     pub stop: Option<String>,
+    /// The level of evidence a removal needs: blind accuracy's label-permutation p-value
+    /// at or below this (default 0.01; above 0 and at most 0.1). The verdict of
+    /// `diagnose` is decided at the same level.
+    #[schemars(range(min = 0.0, max = 0.1))]
+    #[arg(long)]
+    pub alpha: Option<f64>,
     /// Replaced by `stop`; refused with the equivalent setting.
     #[schemars(skip)]
     #[arg(skip)]

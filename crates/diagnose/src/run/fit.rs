@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::groups::{assign_folds, split_fold};
 use super::numeric::{best_constant, format_number, nearest, numeric_answers};
 use super::target::{Target, class_of, prediction_text, target};
+use crate::ml::features::candidates::{CandidateLayout, ExtremeTally};
 use crate::ml::features::{self, Featurizer};
 use crate::ml::forest;
 use crate::ml::forest::{Binner, ForestParams, Matrix};
@@ -20,6 +21,9 @@ pub(crate) struct GroupOut {
     pub(super) majority_hits: f64,
     pub(super) importance: Vec<f64>,
     pub(super) names: Vec<String>,
+    /// Multiple choice: how the gold sits among the options on each option family,
+    /// over the held-out questions of every fold.
+    pub(super) tallies: Vec<(String, ExtremeTally)>,
 }
 
 impl GroupOut {
@@ -30,6 +34,7 @@ impl GroupOut {
             majority_hits: self.majority_hits,
             importance: self.importance.clone(),
             names: self.names.clone(),
+            tallies: self.tallies.clone(),
         }
     }
 }
@@ -127,7 +132,9 @@ fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
     let mut majority_hits = 0.0;
     let mut importance: Vec<f64> = Vec::new();
     let mut names = Vec::new();
+    let mut tallies: Vec<(String, ExtremeTally)> = Vec::new();
     for out in folds {
+        add_tallies(&mut tallies, &out.tallies);
         for (row, hit) in out.rows.into_iter().zip(out.majority_hits) {
             rows.push(row);
             majority_hits += hit;
@@ -140,7 +147,17 @@ fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
             *a += b / k as f64;
         }
     }
-    GroupOut { rows, majority_hits, importance, names }
+    GroupOut { rows, majority_hits, importance, names, tallies }
+}
+
+/// Adds `more` into `into`, family by family (by name; new families appended).
+pub(super) fn add_tallies(into: &mut Vec<(String, ExtremeTally)>, more: &[(String, ExtremeTally)]) {
+    for (name, t) in more {
+        match into.iter_mut().find(|(n, _)| n == name) {
+            Some((_, sum)) => sum.add(t),
+            None => into.push((name.clone(), t.clone())),
+        }
+    }
 }
 
 /// One fold's held-out rows, each with what the majority baseline scores on it, and
@@ -150,6 +167,7 @@ pub(crate) struct FoldOut {
     majority_hits: Vec<f64>,
     importance: Vec<f64>,
     pub names: Vec<String>,
+    tallies: Vec<(String, ExtremeTally)>,
 }
 
 /// One fold's scored rows and everything the leak check compares: the training
@@ -188,6 +206,20 @@ pub(crate) fn fit_fold(
     // a statistic that contains the row's own answer.
     let (featurizer, x_train) = Featurizer::fit_transform_parsed(&train, &parsed_train, &cfg.features);
     let x_test = featurizer.transform_parsed(&parsed_test);
+    if format == AnswerFormat::MultipleChoice {
+        return Some(fit_candidates(
+            &train,
+            &test,
+            &featurizer,
+            x_train,
+            x_test,
+            qtype,
+            repeat,
+            cfg,
+            fold,
+            keep_matrices,
+        ));
+    }
     let binner = Binner::fit(&x_train);
     let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
     /// What the forest is fit on: class labels, or the numeric answers and their rows.
@@ -289,7 +321,100 @@ pub(crate) fn fit_fold(
         }
     };
     let names = featurizer.names().to_vec();
-    Some(FoldFit { out: FoldOut { rows, majority_hits, importance: fold_importance, names }, x_train, x_test, raw })
+    Some(FoldFit {
+        out: FoldOut { rows, majority_hits, importance: fold_importance, names, tallies: Vec::new() },
+        x_train,
+        x_test,
+        raw,
+    })
+}
+
+/// A multiple-choice fold, position-free (`features::candidates`): every option of a
+/// question is a row, the forest learns whether an option is the gold, and a
+/// question's answer is its highest-scored option. s(x) is the gold's score over the
+/// sum of its question's scores (uniform when every option scores 0).
+#[allow(clippy::too_many_arguments)]
+fn fit_candidates(
+    train: &[&Sample],
+    test: &[&Sample],
+    featurizer: &Featurizer,
+    x_train: Matrix,
+    x_test: Matrix,
+    qtype: Option<&str>,
+    repeat: usize,
+    cfg: &DiagnoseConfig,
+    fold: usize,
+    keep_matrices: bool,
+) -> FoldFit {
+    let layout = CandidateLayout::of(featurizer.names());
+    let n_train: Vec<usize> = train.iter().map(|s| s.options.len()).collect();
+    let n_test: Vec<usize> = test.iter().map(|s| s.options.len()).collect();
+    let (c_train, c_test) = (layout.expand(&x_train, &n_train), layout.expand(&x_test, &n_test));
+    drop((x_train, x_test));
+    let gold = |s: &Sample| s.answer_index.and_then(|g| usize::try_from(g).ok());
+    let labels: Vec<u32> = train
+        .iter()
+        .flat_map(|s| {
+            let g = gold(s);
+            (0..s.options.len()).map(move |j| u32::from(g == Some(j)))
+        })
+        .collect();
+    let binner = Binner::fit(&c_train);
+    let (bx_train, bx_test) = (binner.transform(&c_train), binner.transform(&c_test));
+    let forest_seed = rng_for(
+        cfg.seed.wrapping_add(repeat as u64),
+        "diagnose.forest",
+        &format!("{qtype:?}/{:?}/{fold}", AnswerFormat::MultipleChoice),
+    );
+    let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
+    let scored = forest::fit_classifier_scored(&bx_train, &labels, 2, None, &params, &bx_test);
+    // The majority baseline answers the gold position most common in training.
+    let widest = n_train.iter().chain(&n_test).copied().max().unwrap_or(0);
+    let mut position_counts = vec![0usize; widest.max(1)];
+    for g in train.iter().filter_map(|s| gold(s)) {
+        if g < position_counts.len() {
+            position_counts[g] += 1;
+        }
+    }
+    let majority_position = (0..position_counts.len()).max_by_key(|&j| (position_counts[j], std::cmp::Reverse(j)));
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    // Per held-out question, its options' normalised scores padded to `widest`: what
+    // the leak check compares.
+    let mut raw = Vec::with_capacity(test.len() * widest);
+    let mut at = 0;
+    for s in test {
+        let k = s.options.len();
+        let p: Vec<f64> = (0..k).map(|j| scored.predictions[(at + j) * 2 + 1]).collect();
+        at += k;
+        let total: f64 = p.iter().sum();
+        let share: Vec<f64> =
+            if total > 0.0 { p.iter().map(|v| v / total).collect() } else { vec![1.0 / k.max(1) as f64; k] };
+        // argmax, ties to the lowest position.
+        let pred = (0..k).fold(0, |best, j| if share[j] > share[best] { j } else { best });
+        let g = gold(s);
+        let correct = f64::from(u8::from(k > 0 && Some(pred) == g));
+        let s_x = g.and_then(|g| share.get(g)).copied().unwrap_or(0.0);
+        majority_hits.push(f64::from(u8::from(g.is_some() && majority_position == g)));
+        let prediction = s.options.get(pred).cloned().unwrap_or_default();
+        rows.push(ScoreRow::classified(s, AnswerFormat::MultipleChoice, (fold, repeat), prediction, correct, s_x));
+        raw.extend(share.iter().copied().chain(std::iter::repeat_n(0.0, widest.saturating_sub(k))));
+    }
+    let golds: Vec<Option<usize>> = test.iter().map(|s| gold(s)).collect();
+    let tallies = layout.tally(&c_test, &n_test, &golds);
+    let (x_train, x_test) = if keep_matrices {
+        (c_train, c_test)
+    } else {
+        let n_cols = c_train.n_cols();
+        (Matrix::new(0, n_cols, Vec::new()), Matrix::new(0, n_cols, Vec::new()))
+    };
+    let names = layout.names().to_vec();
+    FoldFit {
+        out: FoldOut { rows, majority_hits, importance: scored.importances, names, tallies },
+        x_train,
+        x_test,
+        raw,
+    }
 }
 
 /// The most common of the classes `allowed` accepts (ties to the lowest class,

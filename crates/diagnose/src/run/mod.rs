@@ -148,7 +148,9 @@ pub(super) fn diagnose_groups(
         let mut names: Vec<String> = Vec::new();
         let mut group_rows = Vec::new();
         let mut group_majority = 0.0;
+        let mut tallies = Vec::new();
         for (repeat, (out, fresh)) in outs.into_iter().enumerate() {
+            fit::add_tallies(&mut tallies, &out.tallies);
             if let (true, Some(cache), Some(ids)) = (fresh, cache.as_deref_mut(), ids) {
                 cache.insert((qtype.clone(), format, repeat), ids, &out);
             }
@@ -162,8 +164,16 @@ pub(super) fn diagnose_groups(
             }
             group_rows.extend(out.rows);
         }
-        let features = names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
+        let mut features: Vec<(String, f64)> =
+            names.into_iter().zip(importance.iter().map(|v| v / repeats as f64)).collect();
+        if format == AnswerFormat::MultipleChoice {
+            features = by_concept(features);
+        }
         let mut summary = GroupSummary::from_rows(qtype, format, group.len(), &group_rows, group_majority, features);
+        summary.shortcut = summary.top_features.iter().find_map(|(concept, _)| {
+            let (sentence, gold_share, option_share, n) = features::candidates::shortcut_sentence(concept, &tallies)?;
+            Some(super::Shortcut { feature: concept.clone(), sentence, gold_share, option_share, n })
+        });
         summary.folds = folds_used(&group, format, cfg);
         if summary.question_type.as_deref() == Some(POOLED) {
             let types: std::collections::BTreeSet<&str> =
@@ -196,6 +206,21 @@ pub(super) fn diagnose_groups(
         null: None,
         image_clusters: None,
     }
+}
+
+/// Importances of candidate columns summed per concept
+/// ([`features::candidates::concept`]), in order of first appearance: one shortcut
+/// learnt through a family's value, rank and gap is named once.
+fn by_concept(features: Vec<(String, f64)>) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (name, w) in features {
+        let c = features::candidates::concept(&name);
+        match out.iter_mut().find(|(n, _)| *n == c) {
+            Some((_, sum)) => *sum += w,
+            None => out.push((c, w)),
+        }
+    }
+    out
 }
 
 /// Runs the configured blind diagnostic: TsT-RF, TsT-Embed (needs `emb`, the

@@ -16,6 +16,12 @@ pub fn describe(name: &str) -> String {
         ["meta", rest @ ..] => format!("the meta field `{}` (label-encoded on the training folds)", rest.join(".")),
         ["template", "id"] => "the question's template: its text with the variable spans masked (label-encoded)".into(),
         ["template", "slots"] => "how many variable spans (slots) the question's template has".into(),
+        ["opt", "position"] => "the option's position (its letter)".into(),
+        ["opt", "length"] => {
+            "the option's length: its characters, how many options are longer, whether it is the longest or shortest"
+                .into()
+        }
+        [base @ .., how @ ("rank" | "gap")] if base.contains(&"opt") => relative(&base.join("."), how),
         [opt, stat] if is_option(opt) => option_stat(opt, stat),
         ["recipe", recipe, "kw", word] => format!("recipe `{recipe}`: the question contains the keyword \"{word}\""),
         ["kw", word] => format!("the question contains the keyword \"{word}\""),
@@ -25,13 +31,25 @@ pub fn describe(name: &str) -> String {
 }
 
 fn is_option(part: &str) -> bool {
-    part.strip_prefix("opt").is_some_and(|j| !j.is_empty() && j.bytes().all(|b| b.is_ascii_digit()))
+    part == "opt" || part.strip_prefix("opt").is_some_and(|j| !j.is_empty() && j.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The option position `opt{j}` as a letter ("option A").
+/// The option position `opt{j}` as a letter ("option A"); `opt`, a candidate column of
+/// the position-free model, is "the option".
 fn option_name(opt: &str) -> String {
-    let j: usize = opt[3..].parse().unwrap_or(0);
-    format!("option {}", crate::sample::option_letter(j))
+    match opt[3..].parse::<usize>() {
+        Ok(j) => format!("option {}", crate::sample::option_letter(j)),
+        Err(_) => "the option".to_string(),
+    }
+}
+
+/// A relative column of the position-free model (`opt.chars.rank`, `template.opt.p_gold.gap`).
+fn relative(base: &str, how: &str) -> String {
+    let of = describe(base);
+    match how {
+        "rank" => format!("how many of the question's options rank above the option on: {of}"),
+        _ => format!("the option's value minus the best of the other options on: {of}"),
+    }
 }
 
 fn option_stat(opt: &str, stat: &str) -> String {
@@ -42,6 +60,7 @@ fn option_stat(opt: &str, stat: &str) -> String {
         "is_longest" => format!("{o} is the longest option"),
         "is_shortest" => format!("{o} is the shortest option"),
         "q_overlap" => format!("words {o} shares with the question"),
+        "in_question" => format!("{o}'s text appears in the question or its context"),
         "number" => format!("the number {o} starts with"),
         "seen_count" => format!("how often {o}'s exact text was offered in the training folds"),
         "gold_count" => format!("how often {o}'s exact text was the gold answer in the training folds"),
@@ -107,5 +126,10 @@ mod tests {
         assert_eq!(describe("slot1.count"), "training questions with the same value in template slot1 (how many)");
         assert!(describe("recipe.all.kw.closest").contains("keyword \"closest\""));
         assert_eq!(describe("weird"), "the feature `weird`");
+        // Candidate columns of the position-free model.
+        assert_eq!(describe("opt.in_question"), "the option's text appears in the question or its context");
+        assert!(describe("opt.q_overlap.rank").starts_with("how many of the question's options rank above the option"));
+        assert!(describe("template.opt.p_gold").contains("whose gold was the option's text"));
+        assert!(describe("opt.length").starts_with("the option's length"));
     }
 }

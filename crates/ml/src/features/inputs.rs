@@ -151,6 +151,11 @@ impl<'a> Parsed<'a> {
         let option_words: Vec<Vec<String>> =
             x.options.iter().map(|o| tokens(o).into_iter().filter(|t| is_word(t)).collect()).collect();
         let option_terms: Vec<BTreeSet<String>> = option_words.iter().map(|w| terms(w)).collect();
+        // The question's and the context's words in order, to find an option's text in them.
+        let shown: Vec<Vec<String>> = std::iter::once(x.question)
+            .chain(x.context)
+            .map(|t| tokens(t).into_iter().filter(|t| is_word(t)).collect())
+            .collect();
         let options = x
             .options
             .iter()
@@ -165,6 +170,7 @@ impl<'a> Parsed<'a> {
                     chars: o.chars().count(),
                     number: leading_number(o),
                     overlap: jaccard(&own_words, &words),
+                    in_question: !own.is_empty() && shown.iter().any(|w| w.windows(own.len()).any(|s| s == &own[..])),
                     text: normalize(o),
                     terms: distinct.cloned().collect(),
                 }
@@ -192,6 +198,8 @@ pub(super) struct OptionText<K> {
     pub(super) number: f64,
     /// Jaccard similarity of the option's and the question's word sets.
     pub(super) overlap: f64,
+    /// The option's words appear, in order and together, in the question or its context.
+    pub(super) in_question: bool,
     /// Normalized text.
     pub(super) text: K,
     /// Words and adjacent word pairs of this option that no other option of the

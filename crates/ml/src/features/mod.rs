@@ -67,6 +67,7 @@ use super::forest::Matrix;
 use super::recipes::{Family, Recipe, StatSpec, Texts};
 use crate::sample::{AnswerFormat, Sample};
 
+pub mod candidates;
 pub mod glossary;
 mod inputs;
 mod statistics;
@@ -469,6 +470,7 @@ impl Featurizer {
                 chars: o.chars,
                 number: o.number,
                 overlap: o.overlap,
+                in_question: o.in_question,
                 text: self.texts.id(&o.text),
                 terms: o.terms.iter().map(|t| self.terms.id(t)).collect(),
             })
@@ -549,6 +551,7 @@ impl Featurizer {
             out.put(|| format!("opt{j}.is_longest"), value(&|o| flag(Some(o.chars) == longest)));
             out.put(|| format!("opt{j}.is_shortest"), value(&|o| flag(Some(o.chars) == shortest)));
             out.put(|| format!("opt{j}.q_overlap"), value(&|o| o.overlap));
+            out.put(|| format!("opt{j}.in_question"), value(&|o| flag(o.in_question)));
             out.put(|| format!("opt{j}.number"), value(&|o| o.number));
             out.put(|| format!("opt{j}.gold_count"), counts.map_or(nan, |c| count(c.0)));
             out.put(|| format!("opt{j}.seen_count"), counts.map_or(nan, |c| count(c.1)));

@@ -93,18 +93,45 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
         "\n*chance*: guessing among the options (yes/no: one in two; open and numeric answers: what the training \
          folds' most common answer scores there). *majority*: what always giving the training folds' most common \
          answer scores on the held-out questions, fold by fold as the forest is scored (an open answer seen fewer \
-         than {} times in training counts as no answer). *null*: the blind accuracy of the same folds, features and \
-         forests with the golds permuted among questions of the same type, format and option count ({} \
-         permutations at most, stopped once p is decided at {}; the 95th percentile needs 20 of them); *p*: \
-         sequential Monte Carlo p-value (Besag and Clifford: 1/L at the first of L permutations reaching the \
-         observed blind accuracy). A group is above its null when p is below that level and its blind accuracy is \
-         above its majority baseline; top features are shown only for such groups.",
-        cfg.features.rare_vocab, cfg.null.max_permutations, cfg.null.alpha
+         than {} times in training counts as no answer). *null*: the blind accuracy of the same folds and features \
+         with forests of {} trees, the golds permuted among questions of the same type, format and option count \
+         ({} permutations at most, stopped once p is decided at {}); its 95th percentile comes from 20 draws or \
+         more, else from a t-fit to them. *p*: Besag and Clifford's sequential Monte Carlo p-value of the same \
+         small forests' blind accuracy on the real golds (h/L at the h-th of L permutations reaching it, h the \
+         fewest that keep p above alpha; (1 + k)/(1 + L) when every permutation is drawn), or p <= 0.001 when a \
+         t-fit to at least 5 draws places it that far beyond them. A group is above its null when p is at most \
+         that level and its blind accuracy is above its majority baseline; top features are shown only for such \
+         groups.",
+        cfg.features.rare_vocab, cfg.null.trees, cfg.null.max_permutations, cfg.null.alpha
     );
     if !shown.is_empty() {
         out.push_str("\nWhat the top features measure:\n\n");
         for f in shown {
             let _ = writeln!(out, "- `{f}`: {}", crate::ml::features::glossary::describe(f));
+        }
+    }
+    // Multiple choice: the shortcut of each group above its null, once and in words.
+    let shortcuts: Vec<String> = crate::blind_groups::group_lines(d)
+        .into_iter()
+        .filter(|g| g.top_feature.is_some())
+        .filter_map(|g| {
+            let c = g.group.shortcut.as_ref()?;
+            Some(format!(
+                "- {}: {} in {} of the held-out questions it tells apart (n = {}), against {} for an option drawn \
+                 at random (`{}`).",
+                md::literal(g.question_type),
+                md::text(&c.sentence),
+                pct(c.gold_share),
+                c.n,
+                pct(c.option_share),
+                c.feature
+            ))
+        })
+        .collect();
+    if !shortcuts.is_empty() {
+        out.push_str("\nThe shortcut each such multiple-choice group's forest leans on most:\n\n");
+        for l in shortcuts {
+            let _ = writeln!(out, "{l}");
         }
     }
     for g in d.groups.iter().filter(|g| !g.pooled_types.is_empty()) {

@@ -136,6 +136,11 @@ pub(crate) fn prune_section(
             pct(i.chance)
         );
     }
+    if let Some(i) = &pr.after_independent
+        && !i.groups.is_empty()
+    {
+        kept_groups(out, pr, i);
+    }
     if counts.removed > 0 {
         answer_mix(out, samples, &pr.kept, control.map(|c| &c.kept[..]));
     }
@@ -305,5 +310,50 @@ mod tests {
         let mut out = String::new();
         answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
         assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
+    }
+}
+
+/// What pruning left: each group of the kept set on fresh seeds against its own null,
+/// and a sentence naming every group still above it.
+fn kept_groups(out: &mut String, pr: &crate::prune::Pruned, i: &crate::prune::Independent) {
+    let left: Vec<&crate::prune::KeptGroup> = i.still_above().collect();
+    if left.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nAfter pruning, no group of the kept set is above its label-permutation null on fresh seeds ({}).",
+            crate::prune::fresh_seeds(i.seeds.len())
+        );
+    } else {
+        let names: Vec<String> = left
+            .iter()
+            .map(|g| {
+                format!(
+                    "\"{}\" ({}) still answers {} blind (null {})",
+                    md::text(g.question_type.as_deref().unwrap_or("(no type)")),
+                    g.format.as_str(),
+                    pct(g.blind_accuracy),
+                    pct(g.null_mean)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "\n**Not debiased:** {}; {}.", names.join("; "), md::text(&pr.stopped_short()));
+    }
+    out.push_str(
+        "\n| after pruning: question type | format | questions | blind (fresh seeds) | majority | null mean | p | still above |\n\
+         |---|---|---:|---:|---:|---:|---:|---|\n",
+    );
+    for g in &i.groups {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md::literal(g.question_type.as_deref().unwrap_or("(no type)")),
+            g.format.as_str(),
+            g.n,
+            pct(g.blind_accuracy),
+            pct(g.majority),
+            if g.null_mean.is_finite() { pct(g.null_mean) } else { "–".into() },
+            crate::diagnose::verdict::p_text(g.p_value).trim_start_matches("p ").trim_start_matches("= "),
+            if g.above { "yes" } else { "no" }
+        );
     }
 }

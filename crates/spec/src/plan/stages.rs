@@ -33,6 +33,30 @@ pub(super) fn stage_settings(
         ctx.err("prune.representation", "`representation` is an AFLite setting").help =
             Some("set method = \"aflite\", or remove `representation`".into());
     }
+    // One level of evidence: the verdict, IBP's gate and its after-pruning check.
+    if let Some(a) = prune.and_then(|p| p.alpha) {
+        if a.is_finite() && a > 0.0 && a <= 0.1 {
+            cfg.null.alpha = a;
+        } else {
+            ctx.err("prune.alpha", format!("must be above 0 and at most 0.1; found {a}")).help =
+                Some("write the p-value a removal needs, e.g. 0.01 (the default) or 0.05 (weaker evidence)".into());
+        }
+    }
+    // A p-value is compared with alpha only where it can resolve it: with N
+    // permutations the smallest Monte Carlo p is 1 / (N + 1).
+    if ((cfg.null.max_permutations + 1) as f64) * cfg.null.alpha < 1.0 {
+        let need = (1.0 / cfg.null.alpha).ceil() as usize - 1;
+        ctx.err(
+            "diagnose.permutations",
+            format!(
+                "{} permutations cannot resolve p <= {}: the smallest p they give is 1/{}",
+                cfg.null.max_permutations,
+                cfg.null.alpha,
+                cfg.null.max_permutations + 1
+            ),
+        )
+        .help = Some(format!("write permutations = {need} or more (the default is 199)"));
+    }
     StageSettings { diagnose: cfg, prune: prune_plan }
 }
 
@@ -169,9 +193,13 @@ pub(super) fn diagnose_config(
             "all" => cfg.null.stopping = crate::stats::Stopping::All,
             _ => {
                 ctx.err("diagnose.permutation-stop", format!("\"{r}\" is not \"decided\" or \"all\"")).help =
-                    Some("\"decided\" stops once p is decided at 0.05; \"all\" draws every permutation".into())
+                    Some("\"decided\" stops once p is decided at alpha; \"all\" draws every permutation".into())
             }
         }
+    }
+    if let Some(n) = w.null_trees {
+        cfg.null.trees = n;
+        cfg.null.regression_trees = n.saturating_mul(2);
     }
     if let Some(n) = w.null_sample {
         if n >= 100 {

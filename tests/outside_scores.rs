@@ -477,6 +477,14 @@ fn a_pipeline_names_scores_relative_to_itself() {
     let release = sub.join("rel/shortcut/0.1.0");
     let card = std::fs::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("Outside scores from `scores.jsonl` (sha256 `"), "{card}");
+    // The scorer's accuracy beside the forest's: 0.25 for the gold, 0.375 for each other option.
+    assert!(
+        card.contains(
+            "The outside scorer's most probable answer is right on 0.0% of the 120 questions, the forest's on "
+        ),
+        "{card}"
+    );
+    assert!(!card.contains("**Warning:**"), "{card}");
     let page = std::fs::read_to_string(release.join("report/index.html")).unwrap();
     assert!(page.contains("Outside scores from <code>scores.jsonl</code>") && page.contains("25.0% against"), "{page}");
     let text = std::fs::read_to_string(release.join("report/diagnose.json")).unwrap();

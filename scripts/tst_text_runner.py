@@ -6,19 +6,23 @@ trained k-fold on the benchmark itself, on the folds TsT-RF uses.
     python3 scripts/tst_text_runner.py folds scores.jsonl
     blindspot diagnose BENCH --out diag --scores scores.jsonl
 
-For each fold K it trains on folds/fold-K/train.jsonl only and scores every row
-of folds/fold-K/heldout.jsonl with the probability of its gold answer:
+For each fold K it trains on folds/fold-K/train.jsonl only (the only rows that
+carry a gold) and gives every row of folds/fold-K/heldout.jsonl a probability
+for each answer it considers:
 
 - multiple choice: a logistic regression over (prompt, option) pairs, TF-IDF of
   the prompt and of the option text plus a token for the option's position, label
-  1 for the gold option; a question's option scores are normalised to sum to 1;
-- yes/no: a logistic regression on the prompt's TF-IDF;
-- open and numeric: a logistic regression over the answers seen in training (a
-  gold never seen in training gets 0).
+  1 for the gold option; a question's option scores are normalised to sum to 1
+  and keyed by option letter;
+- yes/no, open and numeric: a logistic regression on the prompt's TF-IDF over
+  the answers seen in training, keyed by answer text (an answer never seen in
+  training is not listed: blindspot reads it as probability 0).
 
-Each output line is {"id", "score", "fold", "assignment_hash"}, ids sorted, the
-hash copied from the fold files. A GPU runner (a LoRA-tuned 7B model) reads the
-same files and writes the same lines. Needs scikit-learn (CPU, deterministic).
+Each output line is {"id", "probabilities", "fold", "assignment_hash"}, ids
+sorted, the hash copied from the fold files; blindspot takes the gold's
+probability and the most probable answer from it. A GPU runner (a LoRA-tuned 7B
+model) reads the same files and writes the same lines. Needs scikit-learn (CPU,
+deterministic).
 """
 
 import json
@@ -80,8 +84,13 @@ def score_multiple_choice(train, heldout):
         s = positive[a:b]
         total = s.sum()
         p = s / total if total > 0 else np.full(b - a, 1.0 / (b - a))
-        out.append(float(p[r["gold_index"]]))
+        out.append({letter(i): float(v) for i, v in enumerate(p)})
     return out
+
+
+def letter(i):
+    """An option's key: A-Z, then its 1-based number (as blindspot labels options)."""
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
 
 
 def norm(answer):
@@ -98,8 +107,7 @@ def score_classes(train, heldout):
         [norm(r["gold"]) for r in train],
         v.transform([r["prompt"] for r in heldout]),
     )
-    col = {c: i for i, c in enumerate(labels)}
-    return [float(proba[j, col[norm(r["gold"])]]) if norm(r["gold"]) in col else 0.0 for j, r in enumerate(heldout)]
+    return [{c: float(proba[j, i]) for i, c in enumerate(labels)} for j in range(len(heldout))]
 
 
 def main():
@@ -116,15 +124,17 @@ def main():
             tr = [r for r in train if r["answer_format"] == fmt]
             ho = [r for r in heldout if r["answer_format"] == fmt]
             scorer = score_multiple_choice if fmt == "multiple_choice" else score_classes
-            for r, p in zip(ho, scorer(tr, ho)):
-                p = min(1.0, max(0.0, p))
-                lines.append({"id": r["id"], "score": round(p, 6), "fold": r["fold"], "assignment_hash": r["assignment_hash"]})
+            for r, probs in zip(ho, scorer(tr, ho)):
+                # Six decimals; an answer rounded to 0 is left out (it reads as 0).
+                probs = {k: round(min(1.0, max(0.0, v)), 6) for k, v in probs.items()}
+                probs = {k: v for k, v in probs.items() if v > 0}
+                lines.append({"id": r["id"], "probabilities": probs, "fold": r["fold"], "assignment_hash": r["assignment_hash"]})
         k += 1
     lines.sort(key=lambda row: row["id"].encode("utf-8"))
     with open(out, "w", encoding="utf-8") as f:
         for row in lines:
             f.write(json.dumps(row) + "\n")
-    print(f"{len(lines)} scores from {k} folds (assignment {meta['assignment_hash'][:12]}) -> {out}")
+    print(f"{len(lines)} questions scored from {k} folds (assignment {meta['assignment_hash'][:12]}) -> {out}")
 
 
 if __name__ == "__main__":

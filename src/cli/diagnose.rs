@@ -222,6 +222,9 @@ pub fn run(args: &Args) -> Result<()> {
             r.combined_mean_s
         ));
         super::say(&format!("  {}", r.verdict_text));
+        if let Some(w) = &r.warning {
+            eprintln!("warning: diagnose: {w}");
+        }
     }
     Ok(())
 }

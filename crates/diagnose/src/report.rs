@@ -275,6 +275,10 @@ pub struct OutsideReport {
     /// `above` when the 95% interval of (outside score − answer prior) is above 0.
     pub verdict: String,
     pub verdict_text: String,
+    /// When the outside scores are right implausibly often: their accuracy more
+    /// than 20 points above the better of TsT-RF's blind accuracy and the answer
+    /// prior's, on at least 30 questions (`outside::implausible`).
+    pub warning: Option<String>,
 }
 
 impl OutsideReport {
@@ -282,18 +286,10 @@ impl OutsideReport {
         let f = &o.figures;
         let above = f.difference_ci95[0] > 0.0;
         let pct = |v: f64| format!("{:.1}%", v * 100.0);
-        let accuracy = match f.accuracy {
-            Some(a) => format!(
-                "; on the {} questions whose accuracy follows from the gold's probability (yes/no, two options), \
-                 accuracy {}",
-                f.accuracy_n,
-                pct(a)
-            ),
-            None => "; accuracy is not computable from the gold's probability alone for these formats".into(),
-        };
         let verdict_text = format!(
             "outside scores: mean held-out probability of the gold {} against {} for the training folds' answer \
-             distribution alone (difference 95% CI {:+.1} to {:+.1} pts): {}{accuracy}.",
+             distribution alone (difference 95% CI {:+.1} to {:+.1} pts): {}; their most probable answer is right on \
+             {} of the {} questions, TsT-RF's on {}, the training folds' most frequent answer on {}.",
             pct(f.mean_gold_probability),
             pct(f.answer_prior_mean_gold_probability),
             f.difference_ci95[0] * 100.0,
@@ -302,15 +298,21 @@ impl OutsideReport {
                 "the outside model finds more than the answer distribution"
             } else {
                 "no evidence that the outside model finds more than the answer distribution"
-            }
+            },
+            pct(f.accuracy),
+            f.n,
+            pct(d.weighted),
+            pct(f.answer_prior_accuracy)
         );
         let mut figures = f.clone();
         figures.mean_gold_probability = r6(f.mean_gold_probability);
         figures.answer_prior_mean_gold_probability = r6(f.answer_prior_mean_gold_probability);
         figures.difference_ci95 = [r6(f.difference_ci95[0]), r6(f.difference_ci95[1])];
-        figures.accuracy = f.accuracy.map(r6);
+        figures.accuracy = r6(f.accuracy);
+        figures.answer_prior_accuracy = r6(f.answer_prior_accuracy);
         for m in &mut figures.by_format {
             m.mean_gold_probability = r6(m.mean_gold_probability);
+            m.accuracy = r6(m.accuracy);
         }
         OutsideReport {
             file: o.file.clone(),
@@ -329,6 +331,7 @@ impl OutsideReport {
             outside: figures,
             verdict: if above { "above" } else { "not above" }.into(),
             verdict_text,
+            warning: super::outside::implausible(&o.file, f, d.weighted),
         }
     }
 }

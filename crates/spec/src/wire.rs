@@ -379,8 +379,8 @@ pub struct DiagnoseWire {
     #[arg(skip)]
     pub recipes: Vec<RecipeWire>,
     /// Outside scores combined into s(x) (a path relative to this file): JSON lines
-    /// `{"id", "score", "fold", "assignment_hash"}`, the held-out probability of the
-    /// gold from a scorer run on the folds `blindspot diagnose --export-folds` writes.
+    /// `{"id", "probabilities", "fold", "assignment_hash"}`, the held-out probability
+    /// of each answer from a scorer run on the folds `blindspot diagnose --export-folds` writes.
     #[arg(long)]
     pub scores: Option<String>,
     /// With `scores`: `max` (default) or `mean` of TsT-RF's s(x) and the outside score.

@@ -168,16 +168,25 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
             out,
             "Outside scores from {} (sha256 `{}`), made on the forest's own folds, give a mean held-out probability \
              of the gold of {} against {} for the training folds' answer distribution alone (difference 95% CI {:+.1} \
-             to {:+.1} pts). The bias score s(x) in `report/scores.parquet` is the {} of the forest's and the outside \
-             score; blind accuracy and the verdict are the forest's.\n",
+             to {:+.1} pts). The outside scorer's most probable answer is right on {} of the {} questions, the \
+             forest's on {} and the training folds' most frequent answer on {}. The bias score s(x) in \
+             `report/scores.parquet` is the {} of the forest's and the outside score; blind accuracy and the verdict \
+             are the forest's.\n",
             md::code(&o.file),
             o.sha256,
             pct(f.mean_gold_probability),
             pct(f.answer_prior_mean_gold_probability),
             f.difference_ci95[0] * 100.0,
             f.difference_ci95[1] * 100.0,
+            pct(f.accuracy),
+            f.n,
+            pct(d.weighted),
+            pct(f.answer_prior_accuracy),
             o.combine.as_str()
         );
+        if let Some(w) = crate::diagnose::outside::implausible(&md::code(&o.file), f, d.weighted) {
+            let _ = writeln!(out, "**Warning:** {w}.\n");
+        }
     }
 }
 

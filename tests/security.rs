@@ -455,6 +455,76 @@ fn diagnose_refuses_an_output_folder_that_holds_its_input() {
     assert!(input.is_file(), "the input was deleted");
 }
 
+/// Every pair of `diagnose`'s output folders (`--out`, `--export-features`,
+/// `--export-folds`), given one path or one inside the other, in both
+/// orders: refused naming both flags and paths, exit 1, nothing written.
+#[test]
+fn no_output_of_a_command_lands_on_or_inside_another() {
+    let flags = ["--out", "--export-features", "--export-folds"];
+    let fixture = root().join("tests/fixtures/good/shortcut.jsonl");
+    let mut cases = 0;
+    for (i, a) in flags.iter().enumerate() {
+        for b in flags.iter().skip(i + 1) {
+            // (path of a, path of b, the message naming both)
+            let relations = [
+                ("d", "d", None),
+                ("d", "d/x", Some(format!("{b} d/x is inside {a} d, which is replaced whole"))),
+                ("d/x", "d", Some(format!("{a} d/x is inside {b} d, which is replaced whole"))),
+            ];
+            for (pa, pb, inside) in relations {
+                let work = tempfile::tempdir().unwrap();
+                let mut args = vec!["diagnose".to_string(), fixture.display().to_string()];
+                for f in flags {
+                    let path = if f == *a {
+                        pa.to_string()
+                    } else if f == *b {
+                        pb.to_string()
+                    } else {
+                        "elsewhere".to_string()
+                    };
+                    args.extend([f.to_string(), path]);
+                }
+                let out = blindspot().current_dir(work.path()).args(&args).output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+                match inside {
+                    Some(m) => assert!(err.contains(&m), "{args:?}: {err}"),
+                    None => {
+                        let both = [format!("{b} d and {a} d"), format!("{a} d and {b} d")];
+                        assert!(
+                            both.iter().any(|m| err.contains(&format!("{m} are the same path"))),
+                            "{args:?}: {err}"
+                        );
+                    }
+                }
+                assert!(err.contains("give each output its own path"), "{err}");
+                assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "{args:?} wrote something");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 9);
+
+    // `build` of two pipelines with one name and version: one release folder.
+    let work = common::fixture_workspace();
+    std::fs::copy(work.path().join("canonical.toml"), work.path().join("again.toml")).unwrap();
+    let out = blindspot()
+        .current_dir(work.path())
+        .args(["build", "canonical.toml", "again.toml", "--out-dir", "rel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "the release of again.toml rel/canonical/1.0.0 and the release of canonical.toml rel/canonical/1.0.0 \
+             are the same path"
+        ),
+        "{err}"
+    );
+    assert!(!work.path().join("rel").exists());
+}
+
 /// `export R -o R/exp` would write inside the release it reads.
 #[test]
 fn export_refuses_to_write_inside_the_release() {

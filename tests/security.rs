@@ -163,6 +163,61 @@ fn the_card_shows_every_data_string_as_text() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Data strings in the prose of the card and the page: a model named as a
+/// Markdown image is shown as written in the filter's sentence, and a
+/// right-to-left override (U+202E) in a model name, an id and a question
+/// type is shown as `U+202E` in the card, the page and the plots.
+#[test]
+fn markdown_and_invisible_characters_in_data_are_shown_as_text() {
+    let work = common::fixture_workspace();
+    let data = std::fs::read_to_string(work.path().join("canonical.jsonl")).unwrap();
+    let data = data.replace("\"c1\"", "\"c1\\u202ex\"").replace("\"color\"", "\"col\\u202eor\"");
+    std::fs::write(work.path().join("canonical.jsonl"), data).unwrap();
+    let image = "![x](http://evil.example/t.png)";
+    let preds = [
+        format!(r#"{{"model": "{image}", "id": "c1\u202ex::caption", "response": "C"}}"#),
+        r#"{"model": "m\u202e2", "id": "c3::no_image", "response": "sleeping"}"#.to_string(),
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[filter]\npreset = \"emma\"\n\n[predictions]\nfiles = [{{ path = \"preds.jsonl\" }}]\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "2 of 4 questions removed before pruning: removed when any of the 2 models \
+             (!\\[x\\](http://evil.example/t.png), mU+202E2) answer it"
+        ),
+        "{card}"
+    );
+    assert!(!card.contains(image), "the model name reached the card as Markdown:\n{card}");
+    assert!(card.contains("colU+202Eor"), "{card}");
+    let page = std::fs::read_to_string(rel.join("report/index.html")).unwrap();
+    assert!(page.contains("(![x](http://evil.example/t.png), mU+202E2)"), "{page}");
+    assert!(!page.contains("src=\"http://evil"), "{page}");
+    let mut shown = vec![("README.md".to_string(), card), ("report/index.html".to_string(), page)];
+    for f in common::files_below(&rel.join("report")) {
+        if f.ends_with(".svg") {
+            shown.push((f.clone(), std::fs::read_to_string(rel.join("report").join(&f)).unwrap()));
+        }
+    }
+    for (name, text) in &shown {
+        assert!(!text.contains('\u{202E}'), "{name} shows a raw U+202E");
+    }
+    // The data files keep the strings as they are.
+    let rows = blindspot::io::parquet::read_samples(&rel.join("full/test-00000-of-00001.parquet"))
+        .or_else(|_| blindspot::io::parquet::read_samples(&rel.join("data/test-00000-of-00001.parquet")))
+        .unwrap();
+    assert!(rows.iter().any(|r| r.id == "c1\u{202E}x"), "{rows:?}");
+}
+
 /// YAML: the front matter has the keys the card writes and no other.
 #[test]
 fn the_cards_front_matter_has_only_its_own_keys() {

@@ -10,7 +10,9 @@
 //!   stages, its `.build.lock` deleted, a second build of the same release run
 //!   to the end; the frozen build's staging folder survives, and once thawed it
 //!   either publishes (or finds up to date) a release that verifies with every
-//!   file of its manifest, or exits 1 having published nothing.
+//!   file of its manifest, or exits 1 having published nothing;
+//! - an ingest killed while it writes leaves its temporary file, and the next
+//!   ingest of the same output removes it.
 
 mod common;
 
@@ -297,4 +299,44 @@ fn staging_folders_in(parent: &Path) -> usize {
     std::fs::read_dir(parent)
         .map(|rd| rd.flatten().filter(|e| e.file_name().to_string_lossy().contains("-building-")).count())
         .unwrap_or(0)
+}
+
+/// `ingest -o out/q.parquet` killed while it writes leaves its temporary
+/// file beside the output; the next run of the same output removes it, and
+/// the folder then holds the output alone.
+#[test]
+fn a_killed_ingest_leaves_no_temporary_file_after_the_next_run() {
+    let work = workspace(QUESTIONS);
+    std::fs::create_dir(work.path().join("out")).unwrap();
+    let ingest = || {
+        let mut c = Command::new(bin());
+        c.current_dir(work.path()).args(["ingest", "bench.toml", "-o", "out/q.parquet"]);
+        c
+    };
+    let temporary = || -> Vec<String> {
+        std::fs::read_dir(work.path().join("out"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".blindspot"))
+            .collect()
+    };
+    let child = ingest().stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while temporary().is_empty() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    signal(&child, "KILL");
+    let (code, _, _) = finish(child, "killed ingest");
+    assert_eq!(code, None, "the ingest ended before it was killed");
+    let left = temporary();
+    assert!(!left.is_empty(), "the killed ingest left no temporary file to clean");
+    assert!(!work.path().join("out/q.parquet").exists());
+    ok(&run(&mut ingest()), "ingest after the kill");
+    let names: Vec<String> = std::fs::read_dir(work.path().join("out"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["q.parquet"], "left by the killed run: {left:?}");
 }

@@ -431,6 +431,39 @@ sys.exit(1 if wrong else 0)
 
 /// A name is in every file and task name an export writes: one longer than 100
 /// characters is refused before anything is written, never a raw OS error.
+/// A release whose config file is a symbolic link (to a copy outside it):
+/// refused naming the link, exit 1, nothing written, rather than exporting
+/// the other configs and skipping that one.
+#[test]
+fn a_release_with_a_linked_data_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = common::variants_fixture_release(tmp.path());
+    let file = release.join("data/test-00000-of-00001.parquet");
+    let outside = tmp.path().join("outside.parquet");
+    std::fs::rename(&file, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &file).unwrap();
+    for harness in ["lmms-eval", "vlmevalkit"] {
+        let out = tmp.path().join(format!("exp-{harness}"));
+        let o = blindspot()
+            .arg("export")
+            .arg(&release)
+            .args(["--to", harness, "--allow-missing-images", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{harness}: {err}");
+        assert!(
+            err.contains(
+                "data/test-00000-of-00001.parquet: a symbolic link inside the folder: configs are read only \
+                 from its own files"
+            ),
+            "{harness}: {err}"
+        );
+        assert!(!out.exists(), "{harness}: an export was written");
+    }
+}
+
 #[test]
 fn an_export_name_over_100_characters_is_refused() {
     let (tmp, variants, _) = export("vlmevalkit");

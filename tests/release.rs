@@ -417,6 +417,29 @@ fn a_filter_preset_in_a_pipeline_removes_what_blind_models_answer() {
     assert!(err.contains("a filter needs model predictions"), "{err}");
 }
 
+/// A question type that is one 1 MB word: the card shows its first 200
+/// characters, an ellipsis and its length, so neither the card nor the page
+/// grows by its size; the data file keeps it whole.
+#[test]
+fn a_huge_token_is_shortened_in_the_card_and_the_page() {
+    let work = common::fixture_workspace();
+    let token = "t".repeat(1_048_576);
+    let data = std::fs::read_to_string(work.path().join("canonical.jsonl")).unwrap();
+    std::fs::write(work.path().join("canonical.jsonl"), data.replace("\"color\"", &format!("\"{token}\""))).unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let shown = format!("{}… (1,048,576 characters)", "t".repeat(200));
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    assert!(card.contains(&shown), "{card}");
+    assert!(card.len() < 100_000, "the card is {} bytes", card.len());
+    let page = std::fs::read_to_string(rel.join("report/index.html")).unwrap();
+    assert!(page.len() < 100_000, "the page is {} bytes", page.len());
+    let rows = blindspot::io::parquet::read_samples(&rel.join("data/test-00000-of-00001.parquet")).unwrap();
+    assert!(rows.iter().any(|r| r.question_type.as_deref() == Some(token.as_str())));
+}
+
 /// Hostile text in the description, the citation and a datasheet answer reaches the
 /// card as text: HTML escaped, a link that would run script shown without its link
 /// syntax, and a citation holding a code fence kept inside a longer fence.

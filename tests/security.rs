@@ -163,6 +163,61 @@ fn the_card_shows_every_data_string_as_text() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Data strings in the prose of the card and the page: a model named as a
+/// Markdown image is shown as written in the filter's sentence, and a
+/// right-to-left override (U+202E) in a model name, an id and a question
+/// type is shown as `U+202E` in the card, the page and the plots.
+#[test]
+fn markdown_and_invisible_characters_in_data_are_shown_as_text() {
+    let work = common::fixture_workspace();
+    let data = std::fs::read_to_string(work.path().join("canonical.jsonl")).unwrap();
+    let data = data.replace("\"c1\"", "\"c1\\u202ex\"").replace("\"color\"", "\"col\\u202eor\"");
+    std::fs::write(work.path().join("canonical.jsonl"), data).unwrap();
+    let image = "![x](http://evil.example/t.png)";
+    let preds = [
+        format!(r#"{{"model": "{image}", "id": "c1\u202ex::caption", "response": "C"}}"#),
+        r#"{"model": "m\u202e2", "id": "c3::no_image", "response": "sleeping"}"#.to_string(),
+    ];
+    std::fs::write(work.path().join("preds.jsonl"), preds.join("\n") + "\n").unwrap();
+    let toml = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(
+        work.path().join("canonical.toml"),
+        format!("{toml}\n[filter]\npreset = \"emma\"\n\n[predictions]\nfiles = [{{ path = \"preds.jsonl\" }}]\n"),
+    )
+    .unwrap();
+    let out =
+        blindspot().current_dir(work.path()).args(["build", "canonical.toml", "--out-dir", "rel"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = work.path().join("rel/canonical/1.0.0");
+    let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+    assert!(
+        card.contains(
+            "2 of 4 questions removed before pruning: removed when any of the 2 models \
+             (!\\[x\\](http://evil.example/t.png), mU+202E2) answer it"
+        ),
+        "{card}"
+    );
+    assert!(!card.contains(image), "the model name reached the card as Markdown:\n{card}");
+    assert!(card.contains("colU+202Eor"), "{card}");
+    let page = std::fs::read_to_string(rel.join("report/index.html")).unwrap();
+    assert!(page.contains("(![x](http://evil.example/t.png), mU+202E2)"), "{page}");
+    assert!(!page.contains("src=\"http://evil"), "{page}");
+    let mut shown = vec![("README.md".to_string(), card), ("report/index.html".to_string(), page)];
+    for f in common::files_below(&rel.join("report")) {
+        if f.ends_with(".svg") {
+            shown.push((f.clone(), std::fs::read_to_string(rel.join("report").join(&f)).unwrap()));
+        }
+    }
+    for (name, text) in &shown {
+        assert!(!text.contains('\u{202E}'), "{name} shows a raw U+202E");
+    }
+    // The data files keep the strings as they are.
+    let rows = blindspot::io::parquet::read_samples(&rel.join("full/test-00000-of-00001.parquet"))
+        .or_else(|_| blindspot::io::parquet::read_samples(&rel.join("data/test-00000-of-00001.parquet")))
+        .unwrap();
+    assert!(rows.iter().any(|r| r.id == "c1\u{202E}x"), "{rows:?}");
+}
+
 /// YAML: the front matter has the keys the card writes and no other.
 #[test]
 fn the_cards_front_matter_has_only_its_own_keys() {
@@ -453,6 +508,76 @@ fn diagnose_refuses_an_output_folder_that_holds_its_input() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("holds the input") && err.contains("option_shuffle.parquet"), "{err}");
     assert!(input.is_file(), "the input was deleted");
+}
+
+/// Every pair of `diagnose`'s output folders (`--out`, `--export-features`,
+/// `--export-folds`), given one path or one inside the other, in both
+/// orders: refused naming both flags and paths, exit 1, nothing written.
+#[test]
+fn no_output_of_a_command_lands_on_or_inside_another() {
+    let flags = ["--out", "--export-features", "--export-folds"];
+    let fixture = root().join("tests/fixtures/good/shortcut.jsonl");
+    let mut cases = 0;
+    for (i, a) in flags.iter().enumerate() {
+        for b in flags.iter().skip(i + 1) {
+            // (path of a, path of b, the message naming both)
+            let relations = [
+                ("d", "d", None),
+                ("d", "d/x", Some(format!("{b} d/x is inside {a} d, which is replaced whole"))),
+                ("d/x", "d", Some(format!("{a} d/x is inside {b} d, which is replaced whole"))),
+            ];
+            for (pa, pb, inside) in relations {
+                let work = tempfile::tempdir().unwrap();
+                let mut args = vec!["diagnose".to_string(), fixture.display().to_string()];
+                for f in flags {
+                    let path = if f == *a {
+                        pa.to_string()
+                    } else if f == *b {
+                        pb.to_string()
+                    } else {
+                        "elsewhere".to_string()
+                    };
+                    args.extend([f.to_string(), path]);
+                }
+                let out = blindspot().current_dir(work.path()).args(&args).output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+                match inside {
+                    Some(m) => assert!(err.contains(&m), "{args:?}: {err}"),
+                    None => {
+                        let both = [format!("{b} d and {a} d"), format!("{a} d and {b} d")];
+                        assert!(
+                            both.iter().any(|m| err.contains(&format!("{m} are the same path"))),
+                            "{args:?}: {err}"
+                        );
+                    }
+                }
+                assert!(err.contains("give each output its own path"), "{err}");
+                assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "{args:?} wrote something");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 9);
+
+    // `build` of two pipelines with one name and version: one release folder.
+    let work = common::fixture_workspace();
+    std::fs::copy(work.path().join("canonical.toml"), work.path().join("again.toml")).unwrap();
+    let out = blindspot()
+        .current_dir(work.path())
+        .args(["build", "canonical.toml", "again.toml", "--out-dir", "rel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "the release of again.toml rel/canonical/1.0.0 and the release of canonical.toml rel/canonical/1.0.0 \
+             are the same path"
+        ),
+        "{err}"
+    );
+    assert!(!work.path().join("rel").exists());
 }
 
 /// `export R -o R/exp` would write inside the release it reads.

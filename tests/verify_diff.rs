@@ -152,6 +152,120 @@ fn verify_names_a_listed_file_replaced_by_a_folder_a_fifo_or_a_link() {
     replace("link", &|p| std::os::unix::fs::symlink(rel.join("README.md"), p).unwrap());
 }
 
+/// Rewrites `file`'s entry in the release's manifest to its current bytes
+/// (removes it when the file is gone), and in `croissant.json` too when
+/// `croissant` is set: what someone covering an edit would do.
+fn rehash(rel: &Path, file: &str, croissant: bool) {
+    let path = rel.join("manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let files = manifest["files"].as_object_mut().unwrap();
+    let sha = match std::fs::read(rel.join(file)) {
+        Ok(bytes) => {
+            let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+            files.insert(file.into(), serde_json::json!({"sha256": sha, "bytes": bytes.len()}));
+            Some(sha)
+        }
+        Err(_) => {
+            files.remove(file);
+            None
+        }
+    };
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap() + "\n").unwrap();
+    if croissant {
+        let cpath = rel.join("croissant.json");
+        let mut doc: Value = serde_json::from_slice(&std::fs::read(&cpath).unwrap()).unwrap();
+        for f in doc["distribution"].as_array_mut().unwrap() {
+            if f["contentUrl"] == file {
+                f["sha256"] = serde_json::json!(sha.clone().unwrap());
+            }
+        }
+        std::fs::write(&cpath, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+        rehash(rel, "croissant.json", false);
+    }
+}
+
+/// A config's data file deleted together with its manifest entry: the card
+/// and `croissant.json` still list it.
+#[test]
+fn verify_names_a_config_the_card_lists_without_its_data_file() {
+    let work = tempfile::tempdir().unwrap();
+    let rel = common::variants_fixture_release(work.path());
+    assert_eq!(verify(&rel).0, 0);
+    let file = common::files_below(&rel)
+        .into_iter()
+        .find(|f| f.starts_with("variants/") && f.ends_with(".parquet"))
+        .expect("a variant config");
+    let folder = file.rsplit_once('/').unwrap().0.to_string();
+    std::fs::remove_file(rel.join(&file)).unwrap();
+    rehash(&rel, &file, false);
+    let (code, stdout, stderr) = verify(&rel);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let named: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(named.len(), 2, "{stderr}");
+    assert!(named[0].contains("README.md: disagrees: lists config \""), "{stderr}");
+    assert!(
+        named[0].contains(&format!("with data files {folder}/test-*.parquet, but the release has no such file")),
+        "{stderr}"
+    );
+    assert!(
+        named[1].contains(&format!("croissant.json: disagrees: lists {file}, which is not in the release")),
+        "{stderr}"
+    );
+}
+
+/// An embedded image swapped for other bytes, the manifest and Croissant
+/// updated: the row's `image_facts.sha256` no longer hashes the image.
+#[test]
+fn verify_names_an_embedded_image_that_is_not_its_stated_hash() {
+    let work = common::fixture_workspace();
+    let rel = build(work.path(), "canonical.toml", "1.0.0");
+    let path = rel.join(DATA);
+    let mut rows = blindspot::io::parquet::read_samples(&path).unwrap();
+    let other = std::fs::read(root().join("tests/fixtures/good/images/red.png")).unwrap();
+    let at = rows.iter().position(|r| !r.images.is_empty()).unwrap();
+    let stated = rows[at].images[0].sha256.clone().unwrap();
+    rows[at].images[0].bytes = Some(other.clone());
+    blindspot::io::parquet::write_samples(&path, &rows, blindspot::sample::Embed::Images).unwrap();
+    rehash(&rel, DATA, true);
+    let (code, stdout, stderr) = verify(&rel);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let named: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    let actual = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&other));
+    let expected = format!(
+        "{DATA}: disagrees: row {} (id \"{}\"), image 1: image_facts.sha256 is {} but the embedded image's sha256 is {}",
+        at + 1,
+        rows[at].id,
+        &stated[..12],
+        &actual[..12]
+    );
+    assert!(named[0].contains(&expected), "expected {expected:?} in\n{stderr}");
+}
+
+/// A row edited, the manifest updated, `croissant.json` left with the old hash.
+#[test]
+fn verify_names_a_croissant_hash_that_is_not_the_files() {
+    let work = common::fixture_workspace();
+    let rel = build(work.path(), "canonical.toml", "1.0.0");
+    let path = rel.join(DATA);
+    let old = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(std::fs::read(&path).unwrap()));
+    let mut rows = blindspot::io::parquet::read_samples(&path).unwrap();
+    rows[0].question.push_str(" (edited)");
+    blindspot::io::parquet::write_samples(&path, &rows, blindspot::sample::Embed::Images).unwrap();
+    rehash(&rel, DATA, false);
+    let new = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(std::fs::read(&path).unwrap()));
+    let (code, stdout, stderr) = verify(&rel);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let named: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    let expected = format!(
+        "croissant.json: disagrees: states sha256 {} for {DATA}, but the file's sha256 is {}",
+        &old[..12],
+        &new[..12]
+    );
+    assert!(named[0].contains(&expected), "expected {expected:?} in\n{stderr}");
+}
+
 #[test]
 fn verify_locates_a_damaged_manifest() {
     let work = common::fixture_workspace();

@@ -1,6 +1,7 @@
 //! The Markdown writers: a data string shown as text or as code, in a
 //! sentence or a table cell, adds no cell, leaves no code span open, opens no
-//! HTML tag or link, and stays on its line.
+//! HTML tag or link, stays on its line, and shows no invisible format
+//! character (each is written as its code point).
 #![no_main]
 #[path = "../../tests/common/syntax.rs"]
 mod syntax;
@@ -16,6 +17,8 @@ fuzz_target!(|s: String| {
     assert_eq!(syntax::unclosed_code_span(&row), None, "{row}");
     assert!(!lit.contains(['<', '>']), "{lit}");
     assert_eq!(syntax::unclosed_code_span(&lit), None, "{lit}");
+    let invisible = |t: &str| t.chars().any(blindspot::io::escape::is_invisible_format);
+    assert!(!invisible(&row) && !invisible(&markdown::text(&s)), "{row}");
     let code = markdown::code(&s);
     assert_eq!(syntax::unclosed_code_span(&code), None, "{code}");
     // The span is the whole of `code`: its opening run closes only at the end.

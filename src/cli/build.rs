@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Result, display_path};
 use crate::pipeline::cache::{StageCache, default_dir};
 
 #[derive(Debug, clap::Args)]
@@ -43,14 +43,26 @@ pub fn run(args: &Args) -> Result<()> {
         }
         return Ok(());
     }
+    // Each pipeline's outputs against its inputs, then every output against
+    // every other: one pipeline's release must not replace another's (same
+    // name and version) or its lock file.
+    let mut all = Vec::new();
     for p in &pipelines {
-        let mut written =
-            vec![super::outputs::Output::Folder(args.out_dir.join(&p.dataset.name).join(&p.dataset.version))];
+        let of = display_path(&p.path);
+        let mut written = vec![super::outputs::Output::folder(
+            format!("the release of {of}"),
+            args.out_dir.join(&p.dataset.name).join(&p.dataset.version),
+        )];
         if args.out_dir == Path::new(DEFAULT_OUT) {
-            written.push(super::outputs::Output::File(crate::release::lock::path_for(&p.path)));
+            written.push(super::outputs::Output::file(
+                format!("the lock file of {of}"),
+                crate::release::lock::path_for(&p.path),
+            ));
         }
         super::outputs::check(&super::outputs::pipeline_inputs(p), &written)?;
+        all.extend(written);
     }
+    super::outputs::check(&[], &all)?;
     let cache = if args.no_cache { StageCache::disabled() } else { StageCache::new(default_dir()) };
     for p in &pipelines {
         let built = crate::pipeline::run(p, &args.out_dir, &cache)?;

@@ -107,9 +107,9 @@ pub fn resolve_input(args: &InputArgs, flags: &Flags) -> Result<(Option<Pipeline
 
 pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(None))?;
-    let mut written = vec![Output::Folder(args.out.clone())];
-    written.extend(args.export_features.iter().map(|d| Output::Folder(d.clone())));
-    written.extend(args.export_folds.iter().map(|d| Output::Folder(d.clone())));
+    let mut written = vec![Output::folder("--out", &args.out)];
+    written.extend(args.export_features.iter().map(|d| Output::folder("--export-features", d)));
+    written.extend(args.export_folds.iter().map(|d| Output::folder("--export-folds", d)));
     let mut cfg = settings.diagnose;
     let mut inputs = outputs::inputs_of(pipeline.as_ref(), &plan);
     inputs.extend(cfg.outside_source.iter().map(|o| outputs::Input::File(o.path.clone())));

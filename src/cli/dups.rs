@@ -83,7 +83,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
         None => None,
     };
-    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.output.clone())])?;
+    super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
     let listed = args.hashes.as_deref().map(crate::embed::image_dups::HashList::read).transpose()?;
     let model = if args.exact_only { None } else { Some(args.model.load()?) };
     let test = crate::ingest::ingest(&plan)?.samples;

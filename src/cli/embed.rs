@@ -92,7 +92,7 @@ pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
     super::outputs::check(
         &super::outputs::inputs_of(pipeline.as_ref(), &plan),
-        &[super::outputs::Output::File(args.output.clone())],
+        &[super::outputs::Output::file("--out", &args.output)],
     )?;
     let model = args.model.load()?;
     let ingested = ingest(&plan)?;

@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Result<()> {
     // variants folder (every Parquet file in it is a config).
     super::outputs::check(
         &[super::outputs::Input::Whole(args.dir.clone())],
-        &[super::outputs::Output::Folder(args.output.clone())],
+        &[super::outputs::Output::folder("--out", &args.output)],
     )?;
     if args.to == Harness::LmmsEval {
         let missing = crate::export::images_without_bytes(&configs);

@@ -37,7 +37,10 @@ pub fn run(args: &Args) -> Result<()> {
         (plan, inputs)
     };
     let rejected_path = args.output.with_extension("rejected.jsonl");
-    outputs::check(&inputs, &[Output::File(args.output.clone()), Output::File(rejected_path.clone())])?;
+    outputs::check(
+        &inputs,
+        &[Output::file("--out", &args.output), Output::file("the rejected rows' file", &rejected_path)],
+    )?;
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
     let mut summary = None;
     atomic_write(&args.output, |tmp| {

@@ -77,7 +77,7 @@ impl Inputs {
         inputs.extend(self.release.iter().map(|d| Input::Whole(d.clone())));
         inputs.extend(self.predictions.iter().map(|p| Input::File(PredictionFile::parse(p).path)));
         inputs.extend(self.manifest.iter().map(|p| Input::File(p.clone())));
-        super::outputs::check(&inputs, &[Output::Folder(out.to_path_buf())])?;
+        super::outputs::check(&inputs, &[Output::folder("--out", out)])?;
         let mut files: Vec<PathBuf> = self.samples.clone();
         if let Some(dir) = &self.release {
             files.extend(release_files(dir)?);

@@ -3,7 +3,9 @@
 //! written, an output that is an input (`ingest X.jsonl -o X.jsonl`), a
 //! folder to replace that holds an input (`diagnose D/x.parquet --out D`),
 //! or an output inside a folder read as a whole (`export R -o R/exp` writes
-//! into the release it exports).
+//! into the release it exports); and it refuses two outputs of one command
+//! that are one path, or one inside the other (`diagnose --out d
+//! --export-folds d` would leave only the folds), naming both flags.
 //!
 //! Paths are compared after resolving `.`, `..` and symbolic links (of the
 //! part that exists), so two spellings of one file are one file.
@@ -34,13 +36,26 @@ impl Input {
     }
 }
 
-/// Something a command writes.
+/// Something a command writes, with the flag (or other name) that chose its path.
 #[derive(Debug, Clone)]
-pub enum Output {
+pub struct Output {
+    /// What named the path, as the user wrote it: `--out`, `--export-folds`, ...
+    flag: String,
+    path: PathBuf,
+    /// A folder replaced whole (everything in it before is gone), not a file.
+    folder: bool,
+}
+
+impl Output {
     /// A file written or replaced.
-    File(PathBuf),
-    /// A folder replaced whole (everything in it before is gone).
-    Folder(PathBuf),
+    pub fn file(flag: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        Output { flag: flag.into(), path: path.into(), folder: false }
+    }
+
+    /// A folder replaced whole.
+    pub fn folder(flag: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        Output { flag: flag.into(), path: path.into(), folder: true }
+    }
 }
 
 /// The inputs of an ingest plan: its data files and its image folder.
@@ -88,14 +103,39 @@ pub fn inputs_of(pipeline: Option<&Pipeline>, plan: &IngestPlan) -> Vec<Input> {
 
 /// Refuses, with the output's path and the input it would damage, any output
 /// that is an input, holds one (a folder to replace), or lies inside a folder
-/// read as a whole.
+/// read as a whole; and, naming both flags, any two outputs that are one path
+/// or one inside the other.
 pub fn check(inputs: &[Input], outputs: &[Output]) -> Result<()> {
     let mut problems = Vec::new();
+    let resolved: Vec<PathBuf> = outputs.iter().map(|o| resolve(&o.path)).collect();
+    for (i, a) in outputs.iter().enumerate() {
+        for (j, b) in outputs.iter().enumerate().skip(i + 1) {
+            let (ra, rb) = (&resolved[i], &resolved[j]);
+            // Either one written over the other, or a folder replaced (or a
+            // file written) where the other output lies: whichever is
+            // written last removes or damages the other.
+            let what = if ra == rb {
+                format!(
+                    "{} {} and {} {} are the same path: one output would replace the other",
+                    b.flag,
+                    display_path(&b.path),
+                    a.flag,
+                    display_path(&a.path)
+                )
+            } else if rb.starts_with(ra) {
+                inside(b, a)
+            } else if ra.starts_with(rb) {
+                inside(a, b)
+            } else {
+                continue;
+            };
+            problems.push(
+                Problem::new(Location::file(&b.path), what).help("give each output its own path, none inside another"),
+            );
+        }
+    }
     for output in outputs {
-        let (out_path, replaced_folder) = match output {
-            Output::File(p) => (p, false),
-            Output::Folder(p) => (p, true),
-        };
+        let (out_path, replaced_folder) = (&output.path, output.folder);
         let out = resolve(out_path);
         for input in inputs {
             let inp = resolve(input.path());
@@ -128,6 +168,22 @@ pub fn check(inputs: &[Input], outputs: &[Output]) -> Result<()> {
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
+/// The message for output `inner` lying inside output `outer`.
+fn inside(inner: &Output, outer: &Output) -> String {
+    let then = if outer.folder {
+        "which is replaced whole: writing one would delete or mix with the other"
+    } else {
+        "which is written as a file: the two cannot both be written"
+    };
+    format!(
+        "{} {} is inside {} {}, {then}",
+        inner.flag,
+        display_path(&inner.path),
+        outer.flag,
+        display_path(&outer.path)
+    )
 }
 
 /// `p` absolute, with `.` and `..` folded and the symbolic links of its
@@ -181,22 +237,43 @@ mod tests {
         std::fs::write(d.join("rel/data/x.parquet"), "").unwrap();
         let file = |p: &str| Input::File(d.join(p));
         // The same file, however spelled.
-        let same = refused(&[file("q.jsonl")], &[Output::File(d.join("images/../q.jsonl"))]).unwrap();
+        let same = refused(&[file("q.jsonl")], &[Output::file("-o", d.join("images/../q.jsonl"))]).unwrap();
         assert!(same.contains("the output is the input"), "{same}");
         // A folder to replace that holds an input.
-        let holds = refused(&[file("rel/data/x.parquet")], &[Output::Folder(d.join("rel"))]).unwrap();
+        let holds = refused(&[file("rel/data/x.parquet")], &[Output::folder("-o", d.join("rel"))]).unwrap();
         assert!(holds.contains("holds the input"), "{holds}");
         // Inside a release, which is read whole.
-        let inside = refused(&[Input::Whole(d.join("rel"))], &[Output::Folder(d.join("rel/exp"))]).unwrap();
+        let inside = refused(&[Input::Whole(d.join("rel"))], &[Output::folder("-o", d.join("rel/exp"))]).unwrap();
         assert!(inside.contains("inside the input"), "{inside}");
         // Beside the inputs, or a file among the images: fine.
         assert!(
-            refused(&[file("q.jsonl"), Input::Folder(d.join("images"))], &[Output::File(d.join("out.parquet"))])
+            refused(&[file("q.jsonl"), Input::Folder(d.join("images"))], &[Output::file("-o", d.join("out.parquet"))])
                 .is_none()
         );
-        assert!(refused(&[Input::Folder(d.join("images"))], &[Output::File(d.join("images/out.parquet"))]).is_none());
+        assert!(
+            refused(&[Input::Folder(d.join("images"))], &[Output::file("-o", d.join("images/out.parquet"))]).is_none()
+        );
         // Replacing the image folder itself is not.
-        assert!(refused(&[Input::Folder(d.join("images"))], &[Output::Folder(d.join("images"))]).is_some());
+        assert!(refused(&[Input::Folder(d.join("images"))], &[Output::folder("-o", d.join("images"))]).is_some());
+    }
+
+    #[test]
+    fn two_outputs_on_one_path_or_one_inside_the_other_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let msg =
+            refused(&[], &[Output::folder("--out", d.join("x")), Output::folder("--export-folds", d.join("x/."))])
+                .unwrap();
+        assert!(msg.contains("--export-folds") && msg.contains("--out") && msg.contains("are the same path"), "{msg}");
+        let msg =
+            refused(&[], &[Output::folder("--out", d.join("x/y")), Output::folder("--export-features", d.join("x"))])
+                .unwrap();
+        assert!(msg.contains("--out") && msg.contains("is inside --export-features"), "{msg}");
+        // Side by side, or sharing only a prefix of their names: fine.
+        assert!(
+            refused(&[], &[Output::folder("--out", d.join("x")), Output::folder("--export-folds", d.join("xy"))])
+                .is_none()
+        );
     }
 
     #[cfg(unix)]
@@ -205,7 +282,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("q.jsonl"), "{}").unwrap();
         std::os::unix::fs::symlink(dir.path(), dir.path().join("link")).unwrap();
-        let msg = refused(&[Input::File(dir.path().join("q.jsonl"))], &[Output::File(dir.path().join("link/q.jsonl"))]);
+        let msg =
+            refused(&[Input::File(dir.path().join("q.jsonl"))], &[Output::file("-o", dir.path().join("link/q.jsonl"))]);
         assert!(msg.is_some());
     }
 }

@@ -34,7 +34,7 @@ pub fn run(args: &Args) -> Result<()> {
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
     let mut dcfg = settings.diagnose;
     inputs.extend(dcfg.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
-    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.out.clone())])?;
+    super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.out)])?;
     let (cfg, control) = match settings.prune {
         Some(p) => (p.config, p.control),
         None => (PruneConfig { seed: dcfg.seed, ..Default::default() }, false),

@@ -77,7 +77,7 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(CaptionSource::File { path, .. }) = &cfg.captions {
         inputs.push(super::outputs::Input::File(path.clone()));
     }
-    super::outputs::check(&inputs, &[super::outputs::Output::Folder(args.output.clone())])?;
+    super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
     let seed =
         args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::context::DEFAULT_SEED);
     cfg.seed = Some(seed);

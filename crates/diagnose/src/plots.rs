@@ -73,9 +73,12 @@ pub fn text_width(s: &str, size: u32) -> i32 {
 /// `s` cut to at most `max` characters, keeping both ends (type names often
 /// differ only in their suffix).
 pub fn ellipsize(s: &str, max: usize) -> String {
+    // Invisible format characters of data shown as code points first, so the
+    // cut counts what is drawn.
+    let s = crate::io::escape::visible(s);
     let chars: Vec<char> = s.chars().collect();
     if chars.len() <= max || max < 5 {
-        return s.to_string();
+        return s.into_owned();
     }
     let head = (max - 1) / 2;
     let tail = max - 1 - head;
@@ -111,9 +114,12 @@ fn wilson(p: f64, n: usize) -> (f64, f64) {
     crate::stats::wilson(p.clamp(0.0, 1.0) * n as f64, n as f64, crate::stats::Z95)
 }
 
-/// Left-aligned (or otherwise anchored) text at a pixel position.
+/// Left-aligned (or otherwise anchored) text at a pixel position; invisible
+/// format characters of data (a question type with U+202E) shown as code
+/// points, as everywhere a person reads.
 pub fn text(area: &Area<'_>, s: &str, at: (i32, i32), size: u32, color: &RGBColor, pos: Pos) -> Result<()> {
-    area.draw(&Text::new(s.to_string(), at, (FONT, size).into_font().color(color).pos(pos))).map_err(plot_err)
+    let s = crate::io::escape::visible(s).into_owned();
+    area.draw(&Text::new(s, at, (FONT, size).into_font().color(color).pos(pos))).map_err(plot_err)
 }
 
 const LEFT_MID: Pos = Pos { h_pos: HPos::Left, v_pos: VPos::Center };

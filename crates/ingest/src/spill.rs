@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::sample::{Sample, id_cmp};
 
+/// The name the run folders are made for (`.blindspot-sort.<pid>.<random>.tmp`).
+const SORT: &str = "sort";
+
 /// Samples sorted so far: up to [`RUN_ROWS`] of them in memory, every full
 /// run of that many in a run file.
 pub struct Runs {
@@ -51,6 +54,8 @@ impl Runs {
     /// Runs whose files (when a second batch comes) go in a new hidden folder
     /// under `dir`, removed when the runs are dropped.
     pub fn new_in(dir: &Path) -> Runs {
+        // Run folders a killed ingest left here go now, whether or not this one spills.
+        crate::io::fs::remove_stale(dir, Path::new(SORT));
         Runs {
             dir: dir.to_path_buf(),
             temp: None,
@@ -105,10 +110,8 @@ impl Runs {
     /// Writes sorted rows to a new run file.
     fn write_rows(&mut self, rows: impl Iterator<Item = Result<(u64, Sample)>>) -> Result<()> {
         if self.temp.is_none() {
-            let t = tempfile::Builder::new()
-                .prefix(".blindspot-sort-")
-                .tempdir_in(&self.dir)
-                .map_err(|e| Error::io(&self.dir, e))?;
+            // Named so that the next run removes the folder a killed one left.
+            let t = crate::io::fs::temp_dir_in(&self.dir, Path::new(SORT))?;
             self.temp = Some(t);
         }
         let dir = self.temp.as_ref().map(|t| t.path().to_path_buf()).unwrap_or_default();

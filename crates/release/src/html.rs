@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::{ConfigInfo, Stages, VariantInfo};
 use crate::embed::image_dups::{ImageDups, ImageEntry, ImageMatch};
-use crate::io::escape::html::{inline, text as escape};
+use crate::io::escape::html::{data, inline, text as escape};
 use crate::spec::Pipeline;
 
 /// Rows of the removed-question table shown inline (all are in removed.csv).
@@ -282,13 +282,13 @@ fn removed_table(out: &mut String, ingested: &crate::ingest::Ingested, pr: &crat
             "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
              <td class=\"n\">{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
-            escape(&r.id),
-            escape(r.question_type.as_deref().unwrap_or("")),
+            data(&r.id),
+            data(r.question_type.as_deref().unwrap_or("")),
             r.format.as_str(),
             r.iteration,
             r.score,
-            escape(s.map_or("", |s| s.question.as_str())),
-            escape(s.map_or("", |s| s.answer.as_str())),
+            data(s.map_or("", |s| s.question.as_str())),
+            data(s.map_or("", |s| s.answer.as_str())),
             inline(&r.reason)
         );
     }

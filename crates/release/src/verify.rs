@@ -6,6 +6,12 @@
 //! config's `num_examples`, the number of questions and of kept questions)
 //! are read back and compared with the rows of the data files: a card whose
 //! manifest entry was rewritten with it still cannot claim other counts.
+//! What the release's own files state about the others is checked the same
+//! way, since a manifest rewritten after an edit covers the edit: every
+//! config the card's front matter lists has data files; every file
+//! `croissant.json` lists exists with the sha256 it states, and every data
+//! file of a config is listed there; every embedded image hashes to its
+//! row's `image_facts.sha256`.
 //!
 //! Guarantees: reads only; files are hashed as streams, so a release of any
 //! size verifies in constant memory; problems are sorted by path, so the
@@ -32,6 +38,10 @@ pub enum Difference {
     Changed { path: String, expected: Expected, actual: Expected },
     /// The card states a count the data files do not hold.
     Count { path: String, what: String },
+    /// A file of the release states something about another (a config, a
+    /// hash) that the other's bytes contradict; `path` is the file whose
+    /// statement is wrong, or the data file whose own facts disagree.
+    Stated { path: String, what: String },
 }
 
 impl Difference {
@@ -40,7 +50,8 @@ impl Difference {
             Difference::Missing { path }
             | Difference::Extra { path }
             | Difference::Changed { path, .. }
-            | Difference::Count { path, .. } => path,
+            | Difference::Count { path, .. }
+            | Difference::Stated { path, .. } => path,
         }
     }
 }
@@ -180,6 +191,8 @@ pub fn verify(dir: &Path) -> Result<Verification> {
     let expected = read_manifest(dir)?;
     let present = list_files(dir, &expected)?;
     let mut differences = Vec::new();
+    // The sha256 of every regular file read, for the statements checked after.
+    let mut hashed: BTreeMap<String, String> = BTreeMap::new();
     for path in &present {
         if path == MANIFEST {
             continue;
@@ -195,6 +208,7 @@ pub fn verify(dir: &Path) -> Result<Verification> {
                     continue;
                 }
                 let actual = hash_file(&full)?;
+                hashed.insert(path.clone(), actual.sha256.clone());
                 if &actual != want {
                     differences.push(Difference::Changed { path: path.clone(), expected: want.clone(), actual });
                 }
@@ -207,7 +221,17 @@ pub fn verify(dir: &Path) -> Result<Verification> {
             differences.push(Difference::Missing { path: path.clone() });
         }
     }
-    differences.extend(card_counts(dir)?);
+    let configs = card_configs(dir)?;
+    differences.extend(card_counts(dir, &configs)?);
+    // A file whose hash already differs from the manifest is named once, as changed.
+    let changed: std::collections::BTreeSet<String> = differences
+        .iter()
+        .filter(|d| matches!(d, Difference::Changed { .. } | Difference::Missing { .. }))
+        .map(|d| d.path().to_string())
+        .collect();
+    differences.extend(config_files(dir, &configs, &changed)?);
+    differences.extend(croissant_hashes(dir, &configs, &hashed, &changed)?);
+    differences.extend(image_facts(dir, &configs, &changed)?);
     differences.sort_by(|a, b| a.path().cmp(b.path()));
     Ok(Verification { listed: expected.len(), differences })
 }
@@ -215,31 +239,208 @@ pub fn verify(dir: &Path) -> Result<Verification> {
 /// The card of a release.
 const CARD: &str = "README.md";
 
-/// Every count the card states that its data files contradict. A card
-/// without front matter, or a config whose files are missing, is left to the
-/// hash comparison.
-fn card_counts(dir: &Path) -> Result<Vec<Difference>> {
-    // A card or data file that is not a regular file (a pipe would never end)
-    // is reported by the hash comparison, not read here.
+/// A config as the card's front matter lists it, with the files its
+/// `data_files` pattern finds.
+struct CardConfig {
+    name: String,
+    /// As written: `data/test-*.parquet`.
+    pattern: String,
+    /// Release-relative paths, sorted.
+    files: Vec<String>,
+    /// Rows of the files, when every one is a readable Parquet file.
+    rows: Option<u64>,
+}
+
+/// The card's front matter (`None` without one) and body, read only when
+/// the card is a regular file (a pipe would never end; the hash comparison
+/// names it).
+fn card_text(dir: &Path) -> Option<(serde_yaml_ng::Value, String)> {
     let card = dir.join(CARD);
     if !regular(&card) {
-        return Ok(Vec::new());
+        return None;
     }
-    let Ok(text) = std::fs::read_to_string(&card) else { return Ok(Vec::new()) };
-    let Some((front, body)) = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---\n")) else {
-        return Ok(Vec::new());
-    };
-    let Ok(front) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) else { return Ok(Vec::new()) };
+    let text = std::fs::read_to_string(&card).ok()?;
+    let (front, body) = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---\n"))?;
+    let front = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front).ok()?;
+    Some((front, body.to_string()))
+}
+
+/// The configs the card's front matter lists, in its order.
+fn card_configs(dir: &Path) -> Result<Vec<CardConfig>> {
+    let Some((front, _)) = card_text(dir) else { return Ok(Vec::new()) };
     let mut out = Vec::new();
-    let mut rows: BTreeMap<String, u64> = BTreeMap::new();
     for c in front["configs"].as_sequence().into_iter().flatten() {
         let (Some(name), Some(pattern)) = (c["config_name"].as_str(), c["data_files"][0]["path"].as_str()) else {
             continue;
         };
-        if let Some(n) = config_rows(dir, pattern)? {
-            rows.insert(name.to_string(), n);
+        let files = config_files_of(dir, pattern);
+        let rows = if files.is_empty() { None } else { config_rows(dir, &files)? };
+        out.push(CardConfig { name: name.to_string(), pattern: pattern.to_string(), files, rows });
+    }
+    Ok(out)
+}
+
+/// Every config the card lists without a data file, and every config its
+/// `dataset_info` states a size for that `configs` does not list.
+fn config_files(
+    dir: &Path,
+    configs: &[CardConfig],
+    changed: &std::collections::BTreeSet<String>,
+) -> Result<Vec<Difference>> {
+    let mut out = Vec::new();
+    for c in configs {
+        if c.files.is_empty() {
+            out.push(Difference::Stated {
+                path: CARD.into(),
+                what: format!(
+                    "lists config \"{}\" with data files {}, but the release has no such file",
+                    c.name, c.pattern
+                ),
+            });
+        } else if c.rows.is_none() {
+            for f in c.files.iter().filter(|f| !changed.contains(*f)) {
+                if parquet_rows(&dir.join(f))?.is_none() {
+                    out.push(Difference::Stated {
+                        path: f.clone(),
+                        what: format!("not a readable Parquet file, though the card lists it in config \"{}\"", c.name),
+                    });
+                }
+            }
         }
     }
+    if let Some((front, _)) = card_text(dir) {
+        for c in front["dataset_info"].as_sequence().into_iter().flatten() {
+            if let Some(name) = c["config_name"].as_str()
+                && !configs.iter().any(|k| k.name == name)
+            {
+                out.push(Difference::Stated {
+                    path: CARD.into(),
+                    what: format!("dataset_info states the size of config \"{name}\", which its configs do not list"),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The Croissant file's statements about the data files: each `cr:FileObject`
+/// names a file of the release whose sha256 is the one it states, and every
+/// data file of a config the card lists is one of them. A release without
+/// `croissant.json` (or with one that is not a regular file) has nothing to
+/// check here; a file already named as changed or missing is not named again.
+fn croissant_hashes(
+    dir: &Path,
+    configs: &[CardConfig],
+    hashed: &BTreeMap<String, String>,
+    changed: &std::collections::BTreeSet<String>,
+) -> Result<Vec<Difference>> {
+    const CROISSANT: &str = "croissant.json";
+    let path = dir.join(CROISSANT);
+    if !regular(&path) || changed.contains(CROISSANT) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut differ = |what: String| out.push(Difference::Stated { path: CROISSANT.into(), what });
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let doc: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            differ(format!("not valid JSON ({e}), so the files it describes cannot be checked"));
+            return Ok(out);
+        }
+    };
+    let mut listed = std::collections::BTreeSet::new();
+    for f in doc["distribution"].as_array().into_iter().flatten() {
+        if f["@type"].as_str() != Some("cr:FileObject") {
+            continue;
+        }
+        let Some(url) = f["contentUrl"].as_str() else { continue };
+        listed.insert(url.to_string());
+        let Some(stated) = f["sha256"].as_str() else {
+            differ(format!("lists {url} without its sha256"));
+            continue;
+        };
+        if !is_release_relative(url) {
+            differ(format!("lists {url}, which is not a path inside the release"));
+            continue;
+        }
+        if changed.contains(url) {
+            continue;
+        }
+        match hashed.get(url) {
+            None if !dir.join(url).exists() => differ(format!("lists {url}, which is not in the release")),
+            // Present but not a regular file: the comparison with the manifest names it.
+            None => {}
+            Some(actual) if !actual.eq_ignore_ascii_case(stated) => {
+                differ(format!("states sha256 {} for {url}, but the file's sha256 is {}", short(stated), short(actual)))
+            }
+            Some(_) => {}
+        }
+    }
+    for c in configs {
+        for f in c.files.iter().filter(|f| !listed.contains(*f)) {
+            differ(format!("does not list {f}, a data file of config \"{}\"", c.name));
+        }
+    }
+    Ok(out)
+}
+
+/// Every embedded image of a config's data files whose bytes are not the
+/// sha256 its row's `image_facts` states (the first one of a file named, and
+/// how many more there are). Files whose hash already differs from the
+/// manifest, or that are not readable Parquet, are named once elsewhere.
+fn image_facts(
+    dir: &Path,
+    configs: &[CardConfig],
+    changed: &std::collections::BTreeSet<String>,
+) -> Result<Vec<Difference>> {
+    let mut out = Vec::new();
+    let files: std::collections::BTreeSet<&String> = configs.iter().flat_map(|c| &c.files).collect();
+    for f in files {
+        let path = dir.join(f);
+        if changed.contains(f) || !regular(&path) || parquet_rows(&path)?.is_none() {
+            continue;
+        }
+        let found = match crate::io::parquet::image_hash_mismatches(&path) {
+            Ok(Some(found)) => found,
+            // No image columns (a duplicates config): nothing to compare.
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(Difference::Stated {
+                    path: f.clone(),
+                    what: format!("its images cannot be read to check their hashes: {e}"),
+                });
+                continue;
+            }
+        };
+        let Some(first) = found.first() else { continue };
+        let more = match found.len() - 1 {
+            0 => String::new(),
+            n => format!(" ({n} more image(s) of this file likewise)"),
+        };
+        out.push(Difference::Stated {
+            path: f.clone(),
+            what: format!(
+                "row {} (id \"{}\"), image {}: image_facts.sha256 is {} but the embedded image's sha256 is {}{more}",
+                first.row,
+                first.id,
+                first.image + 1,
+                short(&first.stated),
+                short(&first.actual)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Every count the card states that its data files contradict. A card
+/// without front matter, or a config whose files are missing, is left to the
+/// checks of the files themselves.
+fn card_counts(dir: &Path, configs: &[CardConfig]) -> Result<Vec<Difference>> {
+    let Some((front, body)) = card_text(dir) else { return Ok(Vec::new()) };
+    let body = body.as_str();
+    let mut out = Vec::new();
+    let rows: BTreeMap<String, u64> = configs.iter().filter_map(|c| Some((c.name.clone(), c.rows?))).collect();
     let mut differ = |what: String| out.push(Difference::Count { path: CARD.into(), what });
     for c in front["dataset_info"].as_sequence().into_iter().flatten() {
         let (Some(name), Some(claimed)) = (c["config_name"].as_str(), c["splits"][0]["num_examples"].as_u64()) else {
@@ -280,39 +481,54 @@ fn regular(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
 }
 
-/// The rows of a config's data files (`dir/test-*.parquet`, the card's
-/// `data_files` path), from their Parquet footers; `None` when it has none.
-fn config_rows(dir: &Path, pattern: &str) -> Result<Option<u64>> {
-    let Some((folder, file)) = pattern.rsplit_once('/') else { return Ok(None) };
-    let Some((prefix, suffix)) = file.split_once('*') else { return Ok(None) };
+/// The release-relative files a config's `data_files` path
+/// (`data/test-*.parquet`) finds, sorted; none when the path is not of that
+/// shape or leaves the release.
+fn config_files_of(dir: &Path, pattern: &str) -> Vec<String> {
+    let Some((folder, file)) = pattern.rsplit_once('/') else { return Vec::new() };
     if !is_release_relative(folder) {
-        return Ok(None);
+        return Vec::new();
     }
-    let Ok(entries) = std::fs::read_dir(dir.join(folder)) else { return Ok(None) };
+    let Ok(entries) = std::fs::read_dir(dir.join(folder)) else { return Vec::new() };
+    let matches = |n: &str| match file.split_once('*') {
+        Some((prefix, suffix)) => {
+            n.starts_with(prefix) && n.ends_with(suffix) && n.len() >= prefix.len() + suffix.len()
+        }
+        None => n == file,
+    };
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.starts_with(prefix) && n.ends_with(suffix) && n.len() >= prefix.len() + suffix.len())
+        .filter(|n| matches(n))
+        .map(|n| format!("{folder}/{n}"))
         .collect();
     names.sort();
-    if names.is_empty() {
-        return Ok(None);
-    }
+    names
+}
+
+/// The rows of a config's data files, from their Parquet footers; `None`
+/// when one is not a readable regular Parquet file.
+fn config_rows(dir: &Path, files: &[String]) -> Result<Option<u64>> {
     let mut total = 0u64;
-    for n in names {
-        let path = dir.join(folder).join(n);
-        if !regular(&path) {
-            return Ok(None);
+    for f in files {
+        match parquet_rows(&dir.join(f))? {
+            Some(n) => total += n,
+            None => return Ok(None),
         }
-        let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let Ok(reader) = parquet::file::reader::SerializedFileReader::new(f) else {
-            // Not Parquet: the hash comparison names the file.
-            return Ok(None);
-        };
-        use parquet::file::reader::FileReader;
-        total += u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0);
     }
     Ok(Some(total))
+}
+
+/// The rows of one Parquet file from its footer; `None` when it is not a
+/// regular file or not Parquet.
+fn parquet_rows(path: &Path) -> Result<Option<u64>> {
+    if !regular(path) {
+        return Ok(None);
+    }
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let Ok(reader) = parquet::file::reader::SerializedFileReader::new(f) else { return Ok(None) };
+    use parquet::file::reader::FileReader;
+    Ok(Some(u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0)))
 }
 
 /// `Ok(n files verified)` or every difference as a located problem.
@@ -338,6 +554,7 @@ pub fn verify_or_problems(dir: &Path) -> Result<usize> {
                     expected.bytes
                 ),
                 Difference::Count { what, .. } => format!("count: the card {what}"),
+                Difference::Stated { what, .. } => format!("disagrees: {what}"),
                 Difference::Changed { expected, actual, .. } => format!(
                     "changed: sha256 {} ({} bytes), manifest.json says {} ({} bytes)",
                     short(&actual.sha256),
@@ -347,7 +564,7 @@ pub fn verify_or_problems(dir: &Path) -> Result<usize> {
                 ),
             };
             let help = match d {
-                Difference::Count { .. } => {
+                Difference::Count { .. } | Difference::Stated { .. } => {
                     "the card and the data disagree although the manifest lists both: one was changed after the \
                      build; rebuild the release with `blindspot build` (or obtain it again)"
                 }
@@ -404,6 +621,7 @@ mod tests {
                     Difference::Extra { .. } => "extra",
                     Difference::Changed { .. } => "changed",
                     Difference::Count { .. } => "count",
+                    Difference::Stated { .. } => "stated",
                 };
                 (d.path(), kind)
             })

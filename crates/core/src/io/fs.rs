@@ -1,6 +1,11 @@
 //! Writing files so that a failed or interrupted run leaves nothing
 //! half-written: durable writes, writes through a temporary file renamed into
 //! place, folders filled beside their target and swapped in.
+//!
+//! A temporary file or folder is named after its output and the process
+//! writing it, `.blindspot-<output name>.<pid>.<random>.tmp`, beside the
+//! output; a run killed before its rename leaves one behind, and the next
+//! write of the same output removes those whose process has ended.
 
 use std::fs::File;
 use std::io::Write;
@@ -85,7 +90,13 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Res
         dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
     let result = (|| {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let tmp = tempfile::Builder::new().prefix(".blindspot-").tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
+        remove_stale(&dir, &target);
+        let tmp = tempfile::Builder::new()
+            .prefix(&temp_prefix(&target))
+            .suffix(".tmp")
+            .rand_bytes(TEMP_RANDOM)
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(&dir, e))?;
         write(tmp.path())?;
         tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
         Ok(())
@@ -131,17 +142,14 @@ pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<
         }
     }
     let parent = existing_parent(dir)?;
-    let tmp = tempfile::Builder::new().prefix(".blindspot-").tempdir_in(&parent).map_err(|e| Error::io(&parent, e))?;
+    let tmp = temp_dir_in(&parent, dir)?;
     fill(tmp.path())?;
     write_bytes(
         &tmp.path().join(OUTPUT_MARKER),
         b"Written by blindspot. The next run with this folder as its output replaces it.\n",
     )?;
     if dir.exists() {
-        let old = tempfile::Builder::new()
-            .prefix(".blindspot-old-")
-            .tempdir_in(&parent)
-            .map_err(|e| Error::io(&parent, e))?;
+        let old = temp_dir_in(&parent, dir)?;
         let old_path = old.path().join("old");
         std::fs::rename(dir, &old_path).map_err(|e| Error::io(dir, e))?;
         std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
@@ -150,6 +158,69 @@ pub fn atomic_dir(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<
         std::fs::rename(tmp.keep(), dir).map_err(|e| Error::io(dir, e))?;
     }
     Ok(())
+}
+
+/// Characters of the random part of a temporary name.
+const TEMP_RANDOM: usize = 6;
+
+/// The start of a temporary name for `output` in its folder, to which the
+/// builder adds `<random>.tmp`: `.blindspot-<output name>.<pid>.`.
+fn temp_prefix(output: &Path) -> String {
+    let name = output.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    format!(".blindspot-{name}.{}.", std::process::id())
+}
+
+/// A temporary folder in `parent` named for `output` (a path whose file name
+/// is used), after removing the ones killed runs left for it.
+pub fn temp_dir_in(parent: &Path, output: &Path) -> Result<tempfile::TempDir> {
+    remove_stale(parent, output);
+    tempfile::Builder::new()
+        .prefix(&temp_prefix(output))
+        .suffix(".tmp")
+        .rand_bytes(TEMP_RANDOM)
+        .tempdir_in(parent)
+        .map_err(|e| Error::io(parent, e))
+}
+
+/// Removes the temporary files and folders of `output` in `dir` that an
+/// earlier run left when it was killed: those named by [`temp_prefix`] for
+/// this output whose process is no longer running. Best effort: what cannot
+/// be removed is left, and never anything else.
+pub fn remove_stale(dir: &Path, output: &Path) {
+    let Some(name) = output.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
+    let prefix = format!(".blindspot-{name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else { continue };
+        // Exactly `<pid>.<random>.tmp`: another output's name that only starts like this one has more parts.
+        let parts: Vec<&str> = rest.split('.').collect();
+        let [pid, random, "tmp"] = parts.as_slice() else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if random.len() != TEMP_RANDOM || !random.chars().all(|c| c.is_ascii_alphanumeric()) || running(pid) {
+            continue;
+        }
+        let path = e.path();
+        let _ = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(_) => continue,
+        };
+    }
+}
+
+/// Whether process `pid` may still be writing: this one, or (where `/proc`
+/// tells) one that is running. Without `/proc` nothing tells, and every
+/// process is taken as running, so nothing is removed.
+fn running(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        return proc.join(pid.to_string()).exists();
+    }
+    true
 }
 
 /// The folder a path lives in (`.` for a bare name), created if missing:

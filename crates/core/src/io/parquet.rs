@@ -445,6 +445,80 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
     Ok(out)
 }
 
+/// An embedded image whose bytes do not hash to the sha256 its row states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageHashMismatch {
+    /// 1-based row of the file.
+    pub row: u64,
+    pub id: String,
+    /// 0-based position in the row's `images` list.
+    pub image: usize,
+    /// `image_facts.sha256` as written.
+    pub stated: String,
+    /// The sha256 of the embedded bytes.
+    pub actual: String,
+}
+
+/// Every embedded image of a canonical Parquet file whose bytes do not hash
+/// to its `image_facts.sha256`, read a few rows at a time (only the `id`,
+/// `images` and `image_facts` columns) so any size of file is checked in
+/// bounded memory. `None` when the file has no such columns (a duplicates
+/// config). An image stored as a path only, or without a stated hash, has
+/// nothing to compare.
+pub fn image_hash_mismatches(path: &Path) -> Result<Option<Vec<ImageHashMismatch>>> {
+    guard_decoder(path, || image_hash_mismatches_unguarded(path))
+}
+
+fn image_hash_mismatches_unguarded(path: &Path) -> Result<Option<Vec<ImageHashMismatch>>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| not_canonical(path, e.to_string()))?;
+    check_chunk_ranges(path, builder.metadata(), size)?;
+    let wanted = ["id", "images", "image_facts"];
+    let roots: Vec<usize> = {
+        let fields = builder.parquet_schema().root_schema().get_fields();
+        wanted.iter().filter_map(|w| fields.iter().position(|f| f.name() == *w)).collect()
+    };
+    if roots.len() != wanted.len() {
+        return Ok(None);
+    }
+    let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), roots);
+    // Images are embedded: a few rows at a time bounds the memory.
+    let reader =
+        builder.with_projection(mask).with_batch_size(16).build().map_err(|e| not_canonical(path, e.to_string()))?;
+    let mut out = Vec::new();
+    let mut row = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::io(path, std::io::Error::other(e.to_string())))?;
+        let id = column::<StringArray>(path, &batch, "id")?;
+        let images = column::<ListArray>(path, &batch, "images")?;
+        let image_facts = column::<ListArray>(path, &batch, "image_facts")?;
+        for i in 0..batch.num_rows() {
+            row += 1;
+            let imgs = &struct_list(path, images, i, "images")?;
+            let bytes = struct_field::<BinaryArray>(path, imgs, "bytes")?;
+            let facts = &struct_list(path, image_facts, i, "image_facts")?;
+            let sha = struct_field::<StringArray>(path, facts, "sha256")?;
+            for j in 0..imgs.len().min(facts.len()) {
+                if bytes.is_null(j) || sha.is_null(j) {
+                    continue;
+                }
+                let actual = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes.value(j)));
+                if !actual.eq_ignore_ascii_case(sha.value(j)) {
+                    out.push(ImageHashMismatch {
+                        row,
+                        id: id.value(i).to_string(),
+                        image: j,
+                        stated: sha.value(j).to_string(),
+                        actual,
+                    });
+                }
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,5 +547,34 @@ mod tests {
         let path = dir.path().join("x.parquet");
         write_samples(&path, std::slice::from_ref(&s), crate::sample::Embed::Images).unwrap();
         assert_eq!(read_samples(&path).unwrap(), vec![s]);
+    }
+
+    #[test]
+    fn an_image_that_is_not_its_stated_hash_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = |bytes: &[u8], sha: String| ImageRef {
+            bytes: Some(bytes.to_vec()),
+            sha256: Some(sha),
+            ..ImageRef::default()
+        };
+        let right = hex::encode(<sha2::Sha256 as sha2::Digest>::digest([1u8, 2, 3]));
+        let mut a = Sample::new("a", "q", "y");
+        a.images.push(image(&[1, 2, 3], right.clone()));
+        let mut b = Sample::new("b", "q", "y");
+        b.images.push(image(&[1, 2, 3], right.clone()));
+        b.images.push(image(&[9, 9], right.clone()));
+        let path = dir.path().join("x.parquet");
+        write_samples(&path, &[a, b], crate::sample::Embed::Images).unwrap();
+        let found = image_hash_mismatches(&path).unwrap().unwrap();
+        assert_eq!(
+            found,
+            vec![ImageHashMismatch {
+                row: 2,
+                id: "b".into(),
+                image: 1,
+                stated: right,
+                actual: hex::encode(<sha2::Sha256 as sha2::Digest>::digest([9u8, 9])),
+            }]
+        );
     }
 }

@@ -28,6 +28,11 @@ impl Config {
 /// their stem), `*.parquet` in sub-folders (named by the folder), and a
 /// release's variant configs `variants/<kind>/*.parquet` (named by the kind),
 /// sorted by name.
+///
+/// A symbolic link where a config's file or folder would be is an error, not
+/// followed and not skipped: a release is checked byte for byte against its
+/// manifest (`verify` names a link as a change), so a link would bring in
+/// bytes from outside it, and skipping it would drop a config silently.
 pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
     if !dir.is_dir() {
         return Err(Error::one(
@@ -39,13 +44,23 @@ pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
     for entry in walkdir::WalkDir::new(dir).min_depth(1).max_depth(3).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
         let p = entry.path();
-        if !entry.file_type().is_file() || p.extension().and_then(|e| e.to_str()) != Some("parquet") {
-            continue;
-        }
         let rel = p.strip_prefix(dir).unwrap_or(p);
         let mut comps = rel.components().map(|c| c.as_os_str().to_string_lossy().to_string());
         let first = comps.next().unwrap_or_default();
         let second = comps.next().unwrap_or_default();
+        if entry.file_type().is_symlink() && first != "report" && !first.starts_with('.') {
+            return Err(Error::one(
+                Problem::new(
+                    Location::file(p),
+                    "a symbolic link inside the folder: configs are read only from its own files, so it is neither \
+                     followed nor skipped",
+                )
+                .help("replace the link with a copy of the file it points to, then check the release with `blindspot verify`"),
+            ));
+        }
+        if !entry.file_type().is_file() || p.extension().and_then(|e| e.to_str()) != Some("parquet") {
+            continue;
+        }
         let name = if entry.depth() == 1 {
             p.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string()
         } else if first == "report" || first.starts_with('.') {

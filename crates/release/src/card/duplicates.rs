@@ -50,7 +50,10 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
         for c in im.clusters.iter().take(10) {
             let names: Vec<String> = c
                 .iter()
-                .map(|e| format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), e.ids.join(", ")))
+                .map(|e| {
+                    let ids: Vec<String> = e.ids.iter().map(|id| md::literal(id)).collect();
+                    format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), ids.join(", "))
+                })
                 .collect();
             let _ = write!(out, "; {}", names.join(" ~ "));
         }

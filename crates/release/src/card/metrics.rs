@@ -44,7 +44,8 @@ pub(crate) fn gap_section(out: &mut String, m: &crate::MetricsOut, removes: bool
     }
     out.push('\n');
     for mg in &g.models {
-        let _ = writeln!(out, "- {}", md::text(&mg.sentence));
+        // The sentence starts with the model's name: data, shown as written.
+        let _ = writeln!(out, "- {}", md::text_with_data(&mg.sentence, &[mg.model.as_str()]));
     }
     out.push('\n');
 }

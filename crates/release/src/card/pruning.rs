@@ -162,7 +162,8 @@ pub(crate) fn filter_section(out: &mut String, f: &crate::prune::filter::FilterR
         "{} of {} questions removed before pruning: {}.{}\n",
         f.removed.len(),
         f.n_questions,
-        md::text(&f.rule.text),
+        // The rule's words name the models: data, shown as written.
+        md::text_with_data(&f.rule.text, &f.models.iter().map(|m| m.model.as_str()).collect::<Vec<_>>()),
         f.rule.source.as_deref().map_or(String::new(), |s| format!(" Preset after {}.", md::text(s)))
     );
     out.push_str(

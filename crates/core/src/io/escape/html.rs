@@ -3,7 +3,9 @@
 //! [`text`] escapes `&`, `<`, `>`, `"` and `'`, which makes a value safe as
 //! element content and inside a quoted attribute alike; control characters
 //! other than tab and line breaks, which XML cannot hold even as references,
-//! become U+FFFD.
+//! become U+FFFD, and invisible format characters are shown as their code
+//! points (`U+202E`, [`super::visible`]). [`data`] is [`text`] for a data
+//! string quoted on the page, shortened past [`super::MAX_SHOWN`] characters.
 
 use std::fmt::Write;
 
@@ -19,10 +21,19 @@ pub fn text(s: &str) -> String {
             '\'' => out.push_str("&#39;"),
             '\t' | '\n' | '\r' => out.push(c),
             c if c.is_control() => out.push('\u{FFFD}'),
+            c if super::is_invisible_format(c) => {
+                let _ = write!(out, "U+{:04X}", u32::from(c));
+            }
             c => out.push(c),
         }
     }
     out
+}
+
+/// A data string (an id, a question, an answer) quoted on the page: [`text`]
+/// of it [`super::shortened`].
+pub fn data(s: &str) -> String {
+    text(&super::shortened(s))
 }
 
 /// Text from a shared string (descriptions, stop reasons, verdicts), which
@@ -53,6 +64,8 @@ mod tests {
         assert_eq!(text("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
         assert_eq!(text("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
         assert_eq!(text("plain text, 1.0"), "plain text, 1.0");
+        assert_eq!(text("a\u{202E}b\u{200D}"), "aU+202EbU+200D");
+        assert_eq!(data(&"<".repeat(1000)), format!("{}… (1,000 characters)", "&lt;".repeat(200)));
     }
 
     #[test]

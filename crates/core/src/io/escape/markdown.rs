@@ -11,12 +11,20 @@
 //! - A data string shown as code: [`code`] (and [`code_cell`] in a table) opens
 //!   a code span with a backtick run longer than any inside the value, so the
 //!   value cannot close it.
+//! - A sentence another stage wrote with data strings in it (a filter rule
+//!   naming its models, a model's gap): [`text_with_data`] writes each data
+//!   string as [`literal`] and the rest as [`text`].
+//!
+//! Every one of them shows invisible format characters as code points
+//! ([`super::visible`]); [`literal`] and [`code`] shorten a data string past
+//! [`super::MAX_SHOWN`] characters ([`super::shortened`]).
 
 /// `s` for a Markdown paragraph: `<`, `>` and `&` escaped outside inline code
 /// spans, so no tag of the user's (`<script>`) reaches a renderer.
 pub fn text(s: &str) -> String {
+    let s = super::visible(s);
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
+    let mut rest: &str = &s;
     while let Some(i) = rest.find('`') {
         out.push_str(&escape_html(&rest[..i]));
         let run = rest[i..].chars().take_while(|&c| c == '`').count();
@@ -48,6 +56,8 @@ pub fn cell(s: &str) -> String {
 /// punctuation backslash-escaped, `<`, `>` and `&` as entities, line breaks as
 /// spaces.
 pub fn literal(s: &str) -> String {
+    let s = super::shortened(s);
+    let s = super::visible(&s);
     let mut out = String::with_capacity(s.len());
     let chars: Vec<char> = s.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
@@ -74,7 +84,8 @@ pub fn literal(s: &str) -> String {
 /// than any run inside `s`, and a space pads a value that starts or ends with
 /// a backtick (or starts and ends with a space), so the value is shown whole.
 pub fn code(s: &str) -> String {
-    let s: String = s.chars().map(|c| if matches!(c, '\r' | '\n') { ' ' } else { c }).collect();
+    let s = super::shortened(s);
+    let s: String = super::visible(&s).chars().map(|c| if matches!(c, '\r' | '\n') { ' ' } else { c }).collect();
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let ticks = "`".repeat(longest + 1);
     if s.is_empty() {
@@ -85,6 +96,32 @@ pub fn code(s: &str) -> String {
         || s.ends_with('`')
         || (s.starts_with(' ') && s.ends_with(' ') && !s.chars().all(|c| c == ' '));
     if pad { format!("{ticks} {s} {ticks}") } else { format!("{ticks}{s}{ticks}") }
+}
+
+/// A sentence written by another stage that quotes data strings (`data`:
+/// model names, question types, ids): every occurrence of one of them (the
+/// longest first where two start at one place) is written as [`literal`], so
+/// Markdown in it (`![x](http://…)`) is shown as written; the rest of the
+/// sentence is the stage's own prose, written as [`text`].
+pub fn text_with_data(s: &str, data: &[&str]) -> String {
+    let mut data: Vec<&str> = data.iter().copied().filter(|d| !d.is_empty()).collect();
+    data.sort_by_key(|d| std::cmp::Reverse(d.len()));
+    let mut out = String::with_capacity(s.len());
+    let mut prose_start = 0;
+    let mut i = 0;
+    while i < s.len() {
+        match data.iter().find(|d| s[i..].starts_with(**d)) {
+            Some(d) => {
+                out.push_str(&text(&s[prose_start..i]));
+                out.push_str(&literal(d));
+                i += d.len();
+                prose_start = i;
+            }
+            None => i += s[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    out.push_str(&text(&s[prose_start..]));
+    out
 }
 
 /// [`code`] for a table cell: a `|` inside is escaped (GitHub's tables split
@@ -182,6 +219,35 @@ mod tests {
         assert_eq!(literal("two\nlines\r\n&amp; \\"), "two lines  &amp;amp; \\\\");
         assert_eq!(literal("~~gone~~"), "\\~\\~gone\\~\\~");
         assert_eq!(literal("test_freeform _x_ a_ _b"), "test_freeform \\_x\\_ a\\_ \\_b");
+    }
+
+    #[test]
+    fn invisible_characters_and_huge_tokens_are_shown_as_what_they_are() {
+        assert_eq!(literal("id\u{202E}cba"), "idU+202Ecba");
+        assert_eq!(code("a\u{2067}b"), "`aU+2067b`");
+        assert_eq!(text("see \u{200B}`x\u{202E}`"), "see U+200B`xU+202E`");
+        let token = "x".repeat(1_048_576);
+        let shown = format!("{}… (1,048,576 characters)", "x".repeat(crate::io::escape::MAX_SHOWN));
+        assert_eq!(literal(&token), shown);
+        assert_eq!(code(&token), format!("`{shown}`"));
+        // The publisher's own prose is not cut.
+        assert_eq!(text(&token).len(), token.len());
+    }
+
+    #[test]
+    fn data_in_a_stages_sentence_is_literal() {
+        let model = "![x](http://evil.example/t.png)";
+        assert_eq!(
+            text_with_data(
+                &format!("removed when any of the 2 models ({model}, m\u{202E}2) answer it"),
+                &[model, "m\u{202E}2"]
+            ),
+            "removed when any of the 2 models (!\\[x\\](http://evil.example/t.png), mU+202E2) answer it"
+        );
+        // The stage's own code spans are kept; plain names change nothing.
+        assert_eq!(text_with_data("m1: `stop-at-chance = false`", &["m1"]), "m1: `stop-at-chance = false`");
+        // Where two data strings start at one place, the longer is the one quoted.
+        assert_eq!(text_with_data("a*b* and a*", &["a*", "a*b*"]), "a\\*b\\* and a\\*");
     }
 
     #[test]

@@ -443,15 +443,15 @@ fn a_byte_order_mark_does_not_hide_a_harness_result_file() {
     assert_eq!(
         got,
         [
-            ("GPT4o".to_string(), "q1".to_string(), text("B")),
-            ("GPT4o".into(), "q2".into(), text("The answer is A.")),
+            ("GPT4o_MyBench".to_string(), "q1".to_string(), text("B")),
+            ("GPT4o_MyBench".into(), "q2".into(), text("The answer is A.")),
             ("llava-v1.5-7b".into(), "q3".into(), text("Yes")),
             ("llava-v1.5-7b".into(), "q4".into(), text("12")),
         ]
     );
     let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
     let right = |m: &str| scored.cell(m, "original").unwrap().iter().map(|i| i.outcome.score).sum::<f64>();
-    assert_eq!((right("GPT4o"), right("llava-v1.5-7b")), (1.0, 2.0));
+    assert_eq!((right("GPT4o_MyBench"), right("llava-v1.5-7b")), (1.0, 2.0));
 }
 
 #[test]
@@ -504,10 +504,10 @@ fn a_prediction_file_over_the_cap_is_refused_before_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("big.jsonl");
     std::fs::write(&p, "{\"id\": \"q1\", \"response\": \"B\"}\n".repeat(100)).unwrap();
-    assert_eq!(read_capped(&p, Shape::Lines, 4000).unwrap().len(), 3200);
-    let err = read_capped(&p, Shape::Lines, 3000).unwrap_err().to_string();
+    assert_eq!(read_capped(&p, Shape::Lines, 3000).unwrap().len(), 3000);
+    let err = read_capped(&p, Shape::Lines, 2999).unwrap_err().to_string();
     assert!(
-        err.contains("big.jsonl: the file is 3200 bytes, more than the 3000 bytes a prediction file may hold"),
+        err.contains("big.jsonl: the file is 3000 bytes, more than the 2999 bytes a prediction file may hold"),
         "{err}"
     );
     // A sparse file over the limit: refused from its size, nothing read.

@@ -511,13 +511,13 @@ fn a_prediction_file_over_the_cap_is_refused_before_it_is_read() {
         "{err}"
     );
     // A sparse file over the limit: refused from its size, nothing read.
-    assert_eq!(MAX_FILE_BYTES, 256 << 20);
+    assert_eq!(MAX_FILE_BYTES, 192 << 20);
     let huge = dir.path().join("huge.jsonl");
     std::fs::File::create(&huge).unwrap().set_len(300 << 20).unwrap();
     let err = import_all(&[file(&huge, Some("m"))], None).unwrap_err().to_string();
     assert!(
         err.contains(
-            "huge.jsonl: the file is 300 MiB, more than the 256 MiB a prediction file may hold: its answers are read \
+            "huge.jsonl: the file is 300 MiB, more than the 192 MiB a prediction file may hold: its answers are read \
              whole, which would need several times that in memory"
         ) && err.contains("split it into several files"),
         "{err}"

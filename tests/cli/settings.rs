@@ -233,8 +233,8 @@ fn pruning_by_a_meta_field_needs_it_on_every_question() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "command line: field \"prune.unit\": unit \"meta:source\": 4 of 4 questions have no meta field \"source\" \
-             (the first: ",
+            "command line: field \"prune.unit\": unit \"meta:source\": 3 of 4 questions have no meta field \"source\" \
+             (\"c2\", \"c3\", \"c10\")",
         ));
     assert!(!out.exists());
 }

@@ -560,3 +560,128 @@ fn published_result_files_import_as_they_are() {
     assert_eq!(accuracy_of(&m, "gemini"), (0.6, 5));
     assert_eq!(accuracy_of(&m, "human"), (0.75, 4));
 }
+
+/// Runs `blindspot ARGS`, expecting exit `code`; returns stderr.
+fn run_expecting(args: &[std::ffi::OsString], code: i32) -> String {
+    let out = blindspot().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
+#[test]
+fn metrics_refuses_a_group_field_no_row_has_and_rows_files_that_disagree() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    write_questions(&q, "x", 10, 3);
+    let mut preds = String::new();
+    for i in 0..10 {
+        preds.push_str(&line("m", &format!("x{i}"), i, 3, true));
+    }
+    let p = dir.path().join("p.jsonl");
+    std::fs::write(&p, &preds).unwrap();
+    let out = dir.path().join("out");
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let base = |extra: &[&str]| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = vec![os("metrics")];
+        v.extend(extra.iter().map(|s| os(s)));
+        v.extend([os("--predictions"), p.clone().into(), os("-o"), out.clone().into()]);
+        v
+    };
+    let q_s = q.to_str().unwrap();
+    let stderr = run_expecting(&(base(&["--group-by", "meta:nonexistent", "--samples", q_s])), 1);
+    assert!(
+        stderr
+            .contains("[metrics] group-by (--group-by): field \"group-by\": no row has the meta field \"nonexistent\"")
+            && stderr.contains("the rows carry no meta field"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+
+    // The same question in two rows files with another gold: which to score against is unknown.
+    let q2 = dir.path().join("q2.jsonl");
+    let text = std::fs::read_to_string(&q).unwrap();
+    std::fs::write(&q2, text.replace("\"answer\":\"option 0 of x3\"", "\"answer\":\"option 1 of x3\"")).unwrap();
+    assert_ne!(std::fs::read_to_string(&q2).unwrap(), text, "the copy changes x3's gold");
+    let stderr = run_expecting(&(base(&["--samples", q_s, q2.to_str().unwrap()])), 1);
+    assert!(
+        stderr.contains(&format!(
+            "{}: field \"answer\": id \"x3\" is also in {}, with another answer: \"option 0 of x3\" there, \"option 1 \
+             of x3\" here; which one to score against is unknown",
+            blindspot::error::display_path(&q2),
+            blindspot::error::display_path(&q)
+        )),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    // An identical copy (a release's `full` config repeats `data`'s rows) is read once.
+    let q3 = dir.path().join("q3.jsonl");
+    std::fs::write(&q3, &text).unwrap();
+    run_expecting(&(base(&["--samples", q_s, q3.to_str().unwrap()])), 0);
+    let m = read_json(&out.join("metrics.json"));
+    assert_eq!(m["models"]["m"]["conditions"]["original"]["n"], 10);
+    assert_eq!(m["rows"], 10);
+}
+
+#[test]
+fn filter_counts_each_model_once_bounds_min_correct_and_warns_of_unknown_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    write_questions(&q, "x", 10, 3);
+    let mut preds = String::new();
+    for m in ["L1", "L2"] {
+        for i in 0..10 {
+            preds.push_str(&line(m, &format!("x{i}::no_image"), i, 3, i < 4));
+        }
+    }
+    preds.push_str(&line("L1", "typo1::no_image", 1, 3, true));
+    preds.push_str(&line("L2", "typo2::no_image", 2, 3, true));
+    let p = dir.path().join("p.jsonl");
+    std::fs::write(&p, &preds).unwrap();
+    let out = dir.path().join("out");
+    let args = |extra: &[&str]| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = ["filter", "--samples"].iter().map(Into::into).collect();
+        v.extend([q.clone().into(), "--predictions".into(), p.clone().into(), "-o".into(), out.clone().into()]);
+        v.extend(extra.iter().map(Into::into));
+        v
+    };
+    let run = |extra: &[&str], code: i32| run_expecting(&args(extra), code);
+    let stderr = run(&["--conditions", "no_image", "--models", "L1,L2,L1", "--min-models", "2"], 1);
+    assert!(
+        stderr.contains(
+            "command line: --models names the model \"L1\" twice: its answers would count as two models'; list each \
+             model once"
+        ),
+        "{stderr}"
+    );
+    let stderr = run(&["--preset", "mmstar", "--models", "L1,L2,L2,L2"], 1);
+    assert!(stderr.contains("--models names the model \"L2\" twice"), "{stderr}");
+    let stderr = run(&["--conditions", "no_image", "--min-correct", "1000000"], 1);
+    assert!(
+        stderr.contains(
+            "--min-correct must be between 1 and 1000 (a model's samples (tries) for one question); found 1000000"
+        ),
+        "{stderr}"
+    );
+    let stderr = run(&["--conditions", "no_image", "--min-correct", "2"], 1);
+    assert!(
+        stderr.contains(
+            "field \"min-correct\": min-correct 2 asks a model to be right in 2 of its samples for a question, but no \
+             model has more than 1 for one question under no_image: the rule could remove nothing"
+        ),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let stderr = run(&["--conditions", "no_image", "--min-models", "2"], 0);
+    let shown = blindspot::error::display_path(&p);
+    assert!(
+        stderr.contains(&format!(
+            "warning: 2 predictions under no_image name ids that are not among the questions (skipped; results of a \
+             `blindspot export` map to ids through --manifest):\n  {shown}:21: model \"L1\", id \"typo1::no_image\"\n  \
+             {shown}:22: model \"L2\", id \"typo2::no_image\""
+        )),
+        "{stderr}"
+    );
+    let f = read_json(&out.join("filter.json"));
+    assert_eq!((f["unknown_predictions"].as_u64(), f["removed"].as_array().unwrap().len()), (Some(2), 4));
+}

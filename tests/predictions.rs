@@ -359,3 +359,167 @@ fn prediction_import_never_guesses_a_field_a_model_or_a_column() {
         "{err}"
     );
 }
+
+#[test]
+fn a_list_of_several_answers_is_left_unparsed_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("lists.jsonl");
+    std::fs::write(
+        &p,
+        "{\"id\": \"q1\", \"response\": [\"B\", \"A\"]}\n{\"id\": \"q2\", \"response\": [[\"B\"]]}\n\
+         {\"id\": \"q3\", \"response\": [\"yes\", \"no\"]}\n{\"id\": \"q4\", \"response\": []}\n",
+    )
+    .unwrap();
+    let imported = import_all(&[file(&p, Some("m"))], None).unwrap();
+    let responses: Vec<&Response> = imported.predictions.iter().map(|x| &x.response).collect();
+    assert_eq!(
+        responses,
+        [
+            &Response::Several(vec!["B".into(), "A".into()]),
+            &Response::Text("B".into()),
+            &Response::Several(vec!["yes".into(), "no".into()]),
+            &Response::Text(String::new()),
+        ]
+    );
+    // q1's gold is B: the list's first element, which must not be scored.
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let cell = scored.cell("m", "original").unwrap();
+    let seen: Vec<(&str, f64, bool)> =
+        cell.iter().map(|i| (i.id.as_str(), i.outcome.score, i.outcome.parsed)).collect();
+    assert_eq!(seen, [("q1", 0.0, false), ("q2", 1.0, true), ("q3", 0.0, false), ("q4", 0.0, false)]);
+    assert_eq!(cell[0].response, "[\"B\",\"A\"]");
+    assert_eq!(
+        imported.several_warning().unwrap(),
+        format!(
+            "warning: 2 responses are a list of several answers (the first at {}:1, model \"m\", id \"q1\"); which \
+             one the model meant is unknown, so they are left unparsed (scored 0, counted as unparsed)",
+            blindspot::error::display_path(&p)
+        )
+    );
+    // lmms-eval's own nesting of one answer is that answer; several filtered answers are a list.
+    let lm = dir.path().join("m_samples_t.jsonl");
+    std::fs::write(
+        &lm,
+        "{\"doc_id\": 0, \"doc\": {\"id\": \"q1\"}, \"resps\": [[\"B\"]], \"filtered_resps\": [\"B\"]}\n\
+         {\"doc_id\": 1, \"doc\": {\"id\": \"q2\"}, \"resps\": [[\"B\", \"A\"]], \"filtered_resps\": [\"B\", \"A\"]}\n",
+    )
+    .unwrap();
+    let lm = import_all(&[file(&lm, None)], None).unwrap();
+    assert_eq!(lm.predictions[0].response, Response::Text("B".into()));
+    assert_eq!(lm.predictions[1].response, Response::Several(vec!["B".into(), "A".into()]));
+}
+
+#[test]
+fn an_index_map_giving_an_id_twice_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("llava.json");
+    std::fs::write(
+        &p,
+        "{\n  \"acc\": 50.0,\n  \"results\": {\n    \"q1\": 1,\n    \"q2\": 0,\n    \"q1\": 0\n  }\n}\n",
+    )
+    .unwrap();
+    let err = import_all(&[file(&p, None)], None).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!(
+            "{}:6: id \"q1\" is given twice (first at line 4): which answer counts is unknown",
+            blindspot::error::display_path(&p)
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_does_not_hide_a_harness_result_file() {
+    let csv = fixture("bom/GPT4o_MyBench.csv");
+    let lm = fixture("bom/llava-v1.5-7b/20260101_120000_samples_mybench.jsonl");
+    assert!(std::fs::read(&csv).unwrap().starts_with(b"\xEF\xBB\xBF"));
+    assert!(std::fs::read(&lm).unwrap().starts_with(b"\xEF\xBB\xBF"));
+    assert_eq!(detect(&csv).unwrap(), Source::VlmEvalKit);
+    assert_eq!(detect(&lm).unwrap(), Source::LmmsEval);
+    let imported = import_all(&[file(&csv, None), file(&lm, None)], None).unwrap();
+    let got: Vec<(String, String, String)> =
+        imported.predictions.iter().map(|p| (p.model.clone(), p.id.clone(), format!("{:?}", p.response))).collect();
+    let text = |s: &str| format!("{:?}", Response::Text(s.into()));
+    assert_eq!(
+        got,
+        [
+            ("GPT4o_MyBench".to_string(), "q1".to_string(), text("B")),
+            ("GPT4o_MyBench".into(), "q2".into(), text("The answer is A.")),
+            ("llava-v1.5-7b".into(), "q3".into(), text("Yes")),
+            ("llava-v1.5-7b".into(), "q4".into(), text("12")),
+        ]
+    );
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let right = |m: &str| scored.cell(m, "original").unwrap().iter().map(|i| i.outcome.score).sum::<f64>();
+    assert_eq!((right("GPT4o_MyBench"), right("llava-v1.5-7b")), (1.0, 2.0));
+}
+
+#[test]
+fn a_file_column_or_model_given_twice_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("m.jsonl");
+    std::fs::write(&p, "{\"id\": \"q1\", \"response\": \"B\"}\n").unwrap();
+    let shown = p.display().to_string();
+    let err = import_all(&[file(&p, Some("L1")), file(&p, Some("L1"))], None).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!(
+            "the prediction file is given twice (--predictions L1={shown} and L1={shown}): its answers would count twice"
+        )),
+        "{err}"
+    );
+    // Two spellings of one file are one file.
+    let dotted = dir.path().join(".").join("m.jsonl");
+    assert!(import_all(&[file(&p, Some("L1")), file(&dotted, Some("L2"))], None).is_err());
+    // Two different files of one model are its samples (tries).
+    let q = dir.path().join("m2.jsonl");
+    std::fs::write(&q, "{\"id\": \"q1\", \"response\": \"A\"}\n").unwrap();
+    assert_eq!(import_all(&[file(&p, Some("L1")), file(&q, Some("L1"))], None).unwrap().predictions.len(), 2);
+
+    let wide = dir.path().join("wide.csv");
+    std::fs::write(&wide, "id,a,b\nq1,B,A\n").unwrap();
+    let mut w = file(&wide, None);
+    w.fields.wide = vec![("a".into(), "L1".into()), ("b".into(), "L1".into())];
+    let err = import_all(&[w.clone()], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "field \"wide\": the model \"L1\" is named by two answer columns (\"a\" and \"b\"): each row would count \
+             as two of its answers"
+        ),
+        "{err}"
+    );
+    w.fields.wide = vec![("a".into(), "L1".into()), ("a".into(), "L2".into())];
+    let err = import_all(&[w], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "the answer column \"a\" is given twice (models \"L1\" and \"L2\"): its answers would count twice"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_prediction_file_over_the_cap_is_refused_before_it_is_read() {
+    use blindspot::ingest::bounded::Shape;
+    use blindspot::predictions::{MAX_FILE_BYTES, read_capped};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.jsonl");
+    std::fs::write(&p, "{\"id\": \"q1\", \"response\": \"B\"}\n".repeat(100)).unwrap();
+    assert_eq!(read_capped(&p, Shape::Lines, 3000).unwrap().len(), 3000);
+    let err = read_capped(&p, Shape::Lines, 2999).unwrap_err().to_string();
+    assert!(
+        err.contains("big.jsonl: the file is 3000 bytes, more than the 2999 bytes a prediction file may hold"),
+        "{err}"
+    );
+    // A sparse file over the limit: refused from its size, nothing read.
+    assert_eq!(MAX_FILE_BYTES, 192 << 20);
+    let huge = dir.path().join("huge.jsonl");
+    std::fs::File::create(&huge).unwrap().set_len(300 << 20).unwrap();
+    let err = import_all(&[file(&huge, Some("m"))], None).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "huge.jsonl: the file is 300 MiB, more than the 192 MiB a prediction file may hold: its answers are read \
+             whole, which would need several times that in memory"
+        ) && err.contains("split it into several files"),
+        "{err}"
+    );
+}

@@ -35,17 +35,24 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    crate::predictions::check_models(&args.models, "--models").map_err(flag)?;
     let models = (!args.models.is_empty()).then(|| args.models.clone());
     let rule = match &args.preset {
         Some(p) => Preset::parse(p).map_err(flag)?.rule(models),
         None => {
             Rule::check_conditions(&args.conditions).map_err(flag)?;
+            let min_correct = MinCorrect::parse(&args.min_correct).map_err(flag)?;
+            if let MinCorrect::Count(m) = min_correct
+                && let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::MIN_CORRECT, m)
+            {
+                return Err(flag(v.for_flag()));
+            }
             Rule {
                 preset: None,
                 models,
                 conditions: args.conditions.clone(),
                 min_models: MinModels::parse(&args.min_models).map_err(flag)?,
-                min_correct: MinCorrect::parse(&args.min_correct).map_err(flag)?,
+                min_correct,
             }
         }
     };
@@ -70,6 +77,9 @@ pub fn run(args: &Args) -> Result<()> {
         ));
     }
     super::say(&report.summary());
+    if let Some(w) = report.unknown_warning() {
+        eprintln!("{w}");
+    }
     if report.unpredicted > 0 {
         super::say(&format!(
             "{} question(s) had no prediction under {} and were kept",

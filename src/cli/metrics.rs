@@ -82,17 +82,22 @@ impl Inputs {
         if let Some(dir) = &self.release {
             files.extend(release_files(dir)?);
         }
-        let rows = load_rows(&files)?;
-        let mut manifest: Option<Manifest> = None;
-        for m in &self.manifest {
-            manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
-        }
         let pfiles: Vec<PredictionFile> = self
             .predictions
             .iter()
             .map(|p| PredictionFile { source, fields: fields.clone(), ..PredictionFile::parse(p) })
             .collect();
+        // The list of files is checked before any row is read.
+        crate::predictions::check_files(&pfiles)?;
+        let rows = load_rows(&files)?;
+        let mut manifest: Option<Manifest> = None;
+        for m in &self.manifest {
+            manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
+        }
         let imported = import_all(&pfiles, manifest.as_ref())?;
+        if let Some(w) = imported.several_warning() {
+            eprintln!("{w}");
+        }
         Ok((rows, imported))
     }
 }
@@ -185,20 +190,67 @@ pub fn read_rows(path: &Path) -> Result<Vec<Sample>> {
     }
 }
 
-/// Rows of every file, first occurrence of an id kept (a release's `full`
-/// config repeats `data`'s rows), sorted by id.
+/// Rows of every file, sorted by id. A row given by two files (a release's
+/// `full` config repeats `data`'s rows) is read once when both copies agree on
+/// what scoring and grouping read; copies that differ are an error, since
+/// which gold to score against is unknown.
 pub fn load_rows(files: &[PathBuf]) -> Result<Vec<Sample>> {
-    let mut seen = HashSet::new();
+    let mut seen: std::collections::HashMap<String, (usize, usize)> = std::collections::HashMap::new();
     let mut rows = Vec::new();
-    for f in files {
-        for s in read_rows(f)? {
-            if seen.insert(s.id.clone()) {
-                rows.push(s);
+    let mut problems = crate::error::Capped::default();
+    for (f, file) in files.iter().enumerate() {
+        for s in read_rows(file)? {
+            match seen.get(&s.id).copied() {
+                None => {
+                    seen.insert(s.id.clone(), (f, rows.len()));
+                    rows.push(s);
+                }
+                Some((first_file, at)) => {
+                    if let Some((field, a, b)) = first_difference(&rows[at], &s) {
+                        problems.push(
+                            Problem::new(
+                                Location::file(file),
+                                format!(
+                                    "id \"{}\" is also in {}, with another {field}: {a} there, {b} here; which one \
+                                     to score against is unknown",
+                                    s.id,
+                                    display_path(&files[first_file])
+                                ),
+                            )
+                            .field(field)
+                            .help("give each question once: drop the stale file, or give the files of one version"),
+                        );
+                    }
+                }
             }
         }
     }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems.into_vec()));
+    }
     rows.sort_by(|a, b| id_cmp(&a.id, &b.id));
     Ok(rows)
+}
+
+/// The first field two copies of one row disagree on, among those scoring,
+/// grouping and the audit read, with both values as JSON.
+fn first_difference(a: &Sample, b: &Sample) -> Option<(&'static str, String, String)> {
+    fn json<T: serde::Serialize>(v: &T) -> String {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+    let pairs: [(&'static str, String, String); 10] = [
+        ("answer", json(&a.answer), json(&b.answer)),
+        ("answer_index", json(&a.answer_index), json(&b.answer_index)),
+        ("options", json(&a.options), json(&b.options)),
+        ("answer_format", json(&a.answer_format), json(&b.answer_format)),
+        ("question", json(&a.question), json(&b.question)),
+        ("context", json(&a.context), json(&b.context)),
+        ("question_type", json(&a.question_type), json(&b.question_type)),
+        ("meta", json(&a.meta), json(&b.meta)),
+        ("parent_id", json(&a.parent_id), json(&b.parent_id)),
+        ("variant", json(&a.variant), json(&b.variant)),
+    ];
+    pairs.into_iter().find(|(_, x, y)| x != y)
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -217,6 +269,7 @@ pub fn run(args: &Args) -> Result<()> {
     for g in &args.group_by {
         cfg.group_by.push(GroupKey::parse(g).map_err(flag)?);
     }
+    crate::predictions::check_models(&args.bclean_models, "--bclean-models").map_err(flag)?;
     for b in &args.llm_base {
         let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
         cfg.llm_bases.insert(vlm.to_string(), llm.to_string());

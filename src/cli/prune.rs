@@ -54,6 +54,11 @@ pub fn run(args: &Args) -> Result<()> {
         None
     };
     let ingested = ingest(&plan)?;
+    let unit_at = match (&pipeline, &args.prune.unit) {
+        (Some(p), None) => crate::error::Location::file(&p.path),
+        _ => crate::error::Location::file("command line"),
+    };
+    cfg.unit.check_rows(&ingested.samples, &unit_at)?;
     dcfg.check_folds(ingested.samples.len())?;
     dcfg.check_meta_fields(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
     dcfg.load_outside(&ingested.samples)?;

@@ -173,3 +173,68 @@ fn filter_writes_what_a_rule_removes_and_what_it_keeps() {
     assert!(err.contains("--min-models") && err.contains("--preset"), "{err}");
     assert!(!work.path().join("g").exists(), "nothing written");
 }
+
+#[test]
+fn a_model_or_file_named_twice_and_degenerate_shares_are_refused_by_validate() {
+    let (work, pipeline) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[predictions]\nfiles = [\n  \
+         { path = \"canonical.jsonl\", wide = { answer = \"L1\", question = \"L1\" } },\n  \
+         { path = \"canonical.jsonl\", model = \"L2\" },\n]\n\n[filter]\nconditions = [\"no_image\"]\n\
+         models = [\"L1\", \"L2\", \"L1\"]\nmin-correct = 1000000\n\n[prune]\nmethod = \"aflite\"\n\
+         train-fraction = 1e-9\n",
+    );
+    let out = blindspot().arg("validate").arg(&pipeline).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for want in [
+        "field \"predictions.files[0].wide\": the model \"L1\" is named by two answer columns (\"answer\" and \
+         \"question\"): each row would count as two of its answers",
+        "field \"predictions.files[1].path\": \"canonical.jsonl\" is also files[0]: its answers would count twice; \
+         give each file once",
+        "field \"filter.models\": `models` names the model \"L1\" twice: its answers would count as two models'; \
+         list each model once",
+        "field \"filter.min-correct\": must be between 1 and 1000 (a model's samples (tries) for one question); \
+         found 1000000",
+        "field \"prune.train-fraction\": must be between 0.1 and 0.9 (each partition trains on this share of a \
+         group and scores the rest: outside it one side is a handful of questions, e.g. 0.8); found 0.000000001",
+    ] {
+        assert!(stderr.contains(want), "{want}\nnot in:\n{stderr}");
+    }
+    // The command line's share is held to the same bound.
+    let data = work.path().join("canonical.jsonl");
+    let dir = work.path().join("out");
+    blindspot()
+        .arg("prune")
+        .arg(&data)
+        .args(["--method", "aflite", "--train-fraction", "0.95", "-o"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("command line: field \"--train-fraction\": must be between 0.1 and 0.9"));
+    assert!(!dir.exists());
+}
+
+#[test]
+fn pruning_by_a_meta_field_needs_it_on_every_question() {
+    let (work, pipeline) = canonical_pipeline(
+        "[ingest]\npath = \"canonical.jsonl\"\nimages = \"images\"\n\n[ingest.fields]\nmeta = [\"source\"]\n\n\
+         [prune]\nunit = \"meta:source\"\n",
+    );
+    let out = work.path().join("out");
+    blindspot().arg("prune").arg(&pipeline).arg("-o").arg(&out).assert().code(1).stderr(predicates::str::contains(
+        "p.toml: field \"prune.unit\": unit \"meta:source\": 3 of 4 questions have no meta field \"source\"",
+    ));
+    assert!(!out.exists());
+    blindspot()
+        .arg("prune")
+        .arg(work.path().join("canonical.jsonl"))
+        .args(["--unit", "meta:source", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "command line: field \"prune.unit\": unit \"meta:source\": 3 of 4 questions have no meta field \"source\" \
+             (\"c2\", \"c3\", \"c10\")",
+        ));
+    assert!(!out.exists());
+}

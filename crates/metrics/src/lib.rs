@@ -140,7 +140,7 @@ pub struct Item {
     pub parent: String,
     /// Index of the row scored against, in the rows given to [`score_all`].
     pub row: usize,
-    /// The response as given (an option index written as its number).
+    /// The response as given (an option index written as its number, a list of several as JSON).
     pub response: String,
     pub outcome: Outcome,
 }
@@ -196,6 +196,7 @@ pub fn resolve(index: &HashMap<&str, usize>, rows: &[Sample], id: &str) -> Optio
 /// Resolves and scores every prediction (see the module docs). `rows` are
 /// samples and/or variant rows; ids must be unique among them.
 pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfig) -> Result<Scored> {
+    check_group_fields(rows, cfg)?;
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
         if index.insert(r.id.as_str(), i).is_some() {
@@ -259,10 +260,7 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
             id: r.pred.id.clone(),
             parent,
             row: r.row,
-            response: match &r.pred.response {
-                crate::predictions::Response::Text(t) => t.clone(),
-                crate::predictions::Response::Index(i) => i.to_string(),
-            },
+            response: r.pred.response.shown(),
             outcome,
         });
     }
@@ -502,7 +500,6 @@ impl Report {
 
 /// [`score_all`] then [`compute`].
 pub fn metrics(rows: &[Sample], imported: &Imported, cfg: &MetricsConfig) -> Result<Report> {
-    check_group_fields(rows, cfg)?;
     let scored = score_all(rows, &imported.predictions, cfg)?;
     Ok(compute(rows, scored, cfg))
 }
@@ -521,6 +518,9 @@ fn check_group_fields(rows: &[Sample], cfg: &MetricsConfig) -> Result<()> {
         .map(|f| {
             let help = match crate::error::did_you_mean(f, have.iter().copied()) {
                 Some(m) => format!("did you mean \"meta:{m}\"?"),
+                None if have.is_empty() => {
+                    "the rows carry no meta field: keep the field with [ingest.fields] meta".into()
+                }
                 None => format!("the rows' meta fields are: {}", have.iter().copied().collect::<Vec<_>>().join(", ")),
             };
             Problem::new(

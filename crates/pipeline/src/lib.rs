@@ -126,6 +126,9 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
                 &crate::error::Location::file(&p.path),
             )?;
             eprintln!("{}", r.summary());
+            if let Some(w) = r.unknown_warning() {
+                eprintln!("{w}");
+            }
             Some(r)
         }
         (Some(_), _, _) => return Err(Error::Bug("[filter] without [predictions] passed validation".into())),
@@ -139,6 +142,9 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         _ => work,
     };
     // Folds the pipeline sets must not outnumber the questions diagnosed.
+    if let Some(plan) = &p.prune {
+        plan.config.unit.check_rows(&work, &crate::error::Location::file(&p.path))?;
+    }
     p.diagnose.check_folds(work.len())?;
     p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
     // `[diagnose] scores`: read and checked against the questions diagnosed, once.
@@ -333,6 +339,9 @@ pub fn import_predictions(plan: &MetricsPlan) -> Result<crate::predictions::Impo
         }
     }
     let mut imported = import_all(&plan.files, manifest.as_ref())?;
+    if let Some(w) = imported.several_warning() {
+        eprintln!("{w}");
+    }
     let written: std::collections::BTreeMap<String, &String> =
         plan.files.iter().zip(&plan.written).map(|(f, w)| (display_path(&f.path), w)).collect();
     for f in &mut imported.files {

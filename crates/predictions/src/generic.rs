@@ -7,13 +7,14 @@
 //! is named by its keys. [`Fields`] renames the columns (`--id-field`,
 //! `--response-field`, `--model-field`) or reads one answer column per model
 //! (`--wide COLUMN=MODEL`; a blank cell is no answer). A null or missing
-//! response is an empty answer (scored wrong), never an error.
+//! response is an empty answer (scored wrong), never an error; a list of
+//! several answers is left unparsed ([`Response::Several`]).
 
 use std::path::Path;
 
-use super::{Fields, Prediction, Response, missing, text_field};
+use super::{Fields, Prediction, Response, missing, response_field, text_field};
 use crate::error::{Error, Result};
-use crate::ingest::bounded::{self, Shape};
+use crate::ingest::bounded::Shape;
 use crate::ingest::raw::RawRecord;
 
 /// Field names accepted for the response, in order (`text`: LLaVA's answer files).
@@ -36,7 +37,7 @@ pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
         return crate::ingest::xlsx::read_xlsx(path);
     }
     let shape = if ext == "json" { Shape::Json } else { Shape::Lines };
-    let bytes = bounded::read(path, shape)?;
+    let bytes = super::read_bytes(path, shape)?;
     match ext.as_str() {
         "csv" => crate::ingest::csv::read_delimited(path, &bytes, b','),
         "tsv" => crate::ingest::csv::read_delimited(path, &bytes, b'\t'),
@@ -122,13 +123,10 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
         // One answer column per model: a prediction for each column present.
         if !fields.wide.is_empty() {
             for (column, m) in &fields.wide {
-                if let Some(response) = text_field(&rec, &[column.as_str()]).filter(|r| !r.trim().is_empty()) {
-                    out.push(Prediction {
-                        model: m.clone(),
-                        id: id.clone(),
-                        response: Response::Text(response),
-                        loc: rec.loc.clone(),
-                    });
+                let response = response_field(&rec, &[column.as_str()])
+                    .filter(|r| !matches!(r, Response::Text(t) if t.trim().is_empty()));
+                if let Some(response) = response {
+                    out.push(Prediction { model: m.clone(), id: id.clone(), response, loc: rec.loc.clone() });
                 }
             }
             continue;
@@ -164,8 +162,8 @@ pub fn read(path: &Path, model: Option<&str>, fields: &Fields) -> Result<Vec<Pre
             ));
             continue;
         };
-        let response = text_field(&rec, &response_fields).unwrap_or_default();
-        out.push(Prediction { model: m, id, response: Response::Text(response), loc: rec.loc.clone() });
+        let response = response_field(&rec, &response_fields).unwrap_or(Response::Text(String::new()));
+        out.push(Prediction { model: m, id, response, loc: rec.loc.clone() });
     }
     if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems.into_vec())) }
 }

@@ -15,6 +15,10 @@
 //! variant id (`<parent_id>::<kind>`); the *condition* of a prediction is the
 //! variant kind of its row, `original` for a sample. Answer parsing and
 //! abstention detection live in [`parse`] and [`abstain`].
+//!
+//! A file is read whole, so one over [`MAX_FILE_BYTES`] is refused before it
+//! is read; a file given twice, or a model or column named twice, is refused
+//! before any is read ([`check_files`]): its answers would count twice.
 
 // The crates below this one, under the module names the code uses.
 use blindspot_core::{error, sample};
@@ -118,6 +122,45 @@ impl Fields {
     pub fn is_default(&self) -> bool {
         *self == Fields::default()
     }
+
+    /// A `--wide` column or model given twice: a column read as two models, or
+    /// two columns read as one model, would count each row's answer twice.
+    pub fn check_wide(&self) -> std::result::Result<(), String> {
+        let quoted = |names: Vec<&str>| names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(" and ");
+        if let Some(c) = first_repeat(self.wide.iter().map(|(c, _)| c.as_str())) {
+            let models = self.wide.iter().filter(|(x, _)| x == c).map(|(_, m)| m.as_str()).collect();
+            return Err(format!(
+                "the answer column \"{c}\" is given twice (models {}): its answers would count twice",
+                quoted(models)
+            ));
+        }
+        if let Some(m) = first_repeat(self.wide.iter().map(|(_, m)| m.as_str())) {
+            let columns = self.wide.iter().filter(|(_, x)| x == m).map(|(c, _)| c.as_str()).collect();
+            return Err(format!(
+                "the model \"{m}\" is named by two answer columns ({}): each row would count as two of its answers",
+                quoted(columns)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The first name `names` gives twice, in order.
+pub fn first_repeat<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::BTreeSet::new();
+    names.into_iter().find(|n| !seen.insert(*n))
+}
+
+/// A list of models (`--models`, `models = [...]`) naming one twice: its
+/// answers would count twice towards a rule's number of models. `what` names
+/// the list in the message.
+pub fn check_models(models: &[String], what: &str) -> std::result::Result<(), String> {
+    match first_repeat(models.iter().map(String::as_str)) {
+        Some(m) => Err(format!(
+            "{what} names the model \"{m}\" twice: its answers would count as two models'; list each model once"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// One prediction file to import.
@@ -163,6 +206,26 @@ pub struct FileSummary {
 pub struct Imported {
     pub predictions: Vec<Prediction>,
     pub files: Vec<FileSummary>,
+}
+
+impl Imported {
+    /// The warning for responses that are lists of several answers (left
+    /// unparsed: scored 0 and counted as unparsed), if any, with the first's location.
+    pub fn several_warning(&self) -> Option<String> {
+        let mut lists = self.predictions.iter().filter(|p| matches!(p.response, Response::Several(_)));
+        let first = lists.next()?;
+        let n = 1 + lists.count();
+        Some(format!(
+            "warning: {n} response{} {} a list of several answers (the first at {}, model \"{}\", id \"{}\"); \
+             which one the model meant is unknown, so {} left unparsed (scored 0, counted as unparsed)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            first.loc,
+            first.model,
+            first.id,
+            if n == 1 { "it is" } else { "they are" },
+        ))
+    }
 }
 
 /// The export manifest `blindspot export` wrote: harness row → blindspot id.
@@ -233,6 +296,67 @@ impl Manifest {
     }
 }
 
+/// The largest prediction file read. A file is read whole and its records
+/// held while they are checked, which takes several times the file's size in
+/// memory (a 246 MiB JSON-lines file peaks at 1.13 GB): past this size the
+/// file is refused before it is read, with what to do, so an import stays
+/// under 1 GB instead of running out of memory. Far above one model's answers
+/// to a benchmark (100,000 questions with 1 kB answers are 100 MB).
+pub const MAX_FILE_BYTES: u64 = 192 << 20;
+
+/// The refusal of a prediction file over `cap` bytes (`size`: its size when known).
+fn too_large(path: &Path, size: Option<u64>, cap: u64) -> Error {
+    let shown = |b: u64| {
+        if b < 1 << 20 { format!("{b} bytes") } else { format!("{:.0} MiB", b as f64 / f64::from(1u32 << 20)) }
+    };
+    let what = match size {
+        Some(n) => format!("the file is {}", shown(n)),
+        None => format!("the stream passed {}", shown(cap)),
+    };
+    Error::one(
+        Problem::new(
+            Location::file(path),
+            format!(
+                "{what}, more than the {} a prediction file may hold: its answers are read whole, which would need \
+                 several times that in memory",
+                shown(cap)
+            ),
+        )
+        .help(
+            "split it into several files (one per model or per condition, each given to --predictions), and keep \
+             only the columns read (id, model, response)",
+        ),
+    )
+}
+
+/// The size of a regular file, checked against [`MAX_FILE_BYTES`] before anything is read.
+pub fn check_size(path: &Path, cap: u64) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() > cap => Err(too_large(path, Some(m.len()), cap)),
+        _ => Ok(()),
+    }
+}
+
+/// Reads a prediction file whole, each record within ingest's record limit,
+/// and refused past `cap` bytes: up front for a regular file, as soon as the
+/// count passes it for a pipe.
+pub fn read_capped(path: &Path, shape: crate::ingest::bounded::Shape, cap: u64) -> Result<Vec<u8>> {
+    check_size(path, cap)?;
+    let mut reader = crate::ingest::bounded::Reader::open(path, shape)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(reader.size_hint.min(cap)).unwrap_or(0));
+    while reader.read_chunk(&mut bytes)? {
+        if bytes.len() as u64 > cap {
+            return Err(too_large(path, None, cap));
+        }
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] at [`MAX_FILE_BYTES`].
+pub fn read_bytes(path: &Path, shape: crate::ingest::bounded::Shape) -> Result<Vec<u8>> {
+    read_capped(path, shape, MAX_FILE_BYTES)
+}
+
 /// Detects a file's source from its extension and first record.
 pub fn detect(path: &Path) -> Result<Source> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -246,8 +370,11 @@ pub fn detect(path: &Path) -> Result<Source> {
     } else {
         crate::ingest::bounded::Shape::Json
     };
-    let text = crate::ingest::bounded::read(path, shape)?;
-    let head = String::from_utf8_lossy(&text[..text.len().min(1 << 16)]).to_string();
+    let text = read_bytes(path, shape)?;
+    // A byte-order mark (spreadsheets and Windows editors write one) is not
+    // part of the first column's name or the first record; the readers skip it too.
+    let body = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
+    let head = String::from_utf8_lossy(&body[..body.len().min(1 << 16)]).to_string();
     match ext.as_str() {
         "csv" | "tsv" => {
             let header = head.lines().next().unwrap_or("");
@@ -263,7 +390,7 @@ pub fn detect(path: &Path) -> Result<Source> {
             }
             if first == "{" {
                 // A pretty-printed object: an index map when it has "results" or int values.
-                let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+                let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
                     Error::one(Problem::new(Location::line(path, e.line() as u64), format!("invalid JSON: {e}")))
                 })?;
                 if v.get("logs").is_some() {
@@ -278,8 +405,46 @@ pub fn detect(path: &Path) -> Result<Source> {
     }
 }
 
+/// Checks the list of files before any is read: a file given twice would
+/// count each of its answers twice (as two samples of its model, or as two
+/// models), and so would a `--wide` column or model given twice.
+pub fn check_files(files: &[PredictionFile]) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut seen: BTreeMap<PathBuf, &PredictionFile> = BTreeMap::new();
+    let label = |f: &PredictionFile| match &f.model {
+        Some(m) => format!("{m}={}", f.path.display()),
+        None => f.path.display().to_string(),
+    };
+    for f in files {
+        // The same file under two spellings (`a.jsonl`, `./a.jsonl`) is the same file.
+        let key = std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
+        if let Some(first) = seen.get(&key) {
+            problems.push(
+                Problem::new(
+                    Location::file(&f.path),
+                    format!(
+                        "the prediction file is given twice (--predictions {} and {}): its answers would count twice",
+                        label(*first),
+                        label(f)
+                    ),
+                )
+                .help("give each prediction file once (several tries of one model go in different files)"),
+            );
+            continue;
+        }
+        seen.insert(key, f);
+        if let Err(m) = f.fields.check_wide() {
+            problems.push(
+                Problem::new(Location::file(&f.path), m).field("wide").help("give each column and each model once"),
+            );
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+}
+
 /// Imports every file in order, with the manifest (if any) for harness files.
 pub fn import_all(files: &[PredictionFile], manifest: Option<&Manifest>) -> Result<Imported> {
+    check_files(files)?;
     let mut out = Imported::default();
     let mut problems = Vec::new();
     for f in files {
@@ -288,6 +453,11 @@ pub fn import_all(files: &[PredictionFile], manifest: Option<&Manifest>) -> Resu
                 Problem::new(Location::file(&f.path), "no such prediction file")
                     .help("check the path given to --predictions"),
             );
+            continue;
+        }
+        // Spreadsheets and Parquet files are not read through `read_bytes`: their size is checked here.
+        if let Err(Error::Invalid(p)) = check_size(&f.path, MAX_FILE_BYTES) {
+            problems.extend(p);
             continue;
         }
         let source = match f.source {
@@ -322,6 +492,26 @@ pub fn import_all(files: &[PredictionFile], manifest: Option<&Manifest>) -> Resu
 /// `model` column).
 pub fn stem_model(path: &Path) -> String {
     path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string()
+}
+
+/// The response a record's first present, non-null field of `names` holds.
+pub fn response_field(rec: &RawRecord, names: &[&str]) -> Option<Response> {
+    names.iter().find_map(|n| match rec.field(n)?.as_ref() {
+        Raw::Null => None,
+        other => Some(response_of(other)),
+    })
+}
+
+/// A response value as imported: a list of one element is that element
+/// (lmms-eval's `resps` is `[["text"]]`), an empty list or null is an empty
+/// answer, and a list of several is [`Response::Several`]: taking its first
+/// element would score an answer the model may not have meant.
+pub fn response_of(v: &Raw) -> Response {
+    match v {
+        Raw::List(items) if items.len() == 1 => response_of(&items[0]),
+        Raw::List(items) if items.len() > 1 => Response::Several(items.iter().map(first_text).collect()),
+        other => Response::Text(first_text(other)),
+    }
 }
 
 /// A text field of a record: scalars as text, `None` when absent or null.

@@ -12,9 +12,9 @@
 
 use std::path::Path;
 
-use super::{Manifest, Prediction, Response, first_text, text_field};
+use super::{Manifest, Prediction, Response, response_of, text_field};
 use crate::error::{Error, Location, Problem, Result};
-use crate::ingest::bounded::{self, Shape};
+use crate::ingest::bounded::Shape;
 use crate::ingest::raw::{Raw, RawRecord};
 
 /// The task a samples file belongs to, from its name.
@@ -37,7 +37,7 @@ fn model_of(path: &Path, model: Option<&str>) -> String {
 fn records(path: &Path) -> Result<Vec<RawRecord>> {
     let is_jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     let shape = if is_jsonl { Shape::Lines } else { Shape::Json };
-    let bytes = bounded::read(path, shape)?;
+    let bytes = super::read_bytes(path, shape)?;
     let recs = if is_jsonl {
         crate::ingest::json::read_jsonl(path, &bytes)?
     } else {
@@ -99,11 +99,10 @@ pub fn read(path: &Path, model: Option<&str>, manifest: Option<&Manifest>) -> Re
         };
         let response = rec
             .field("blindspot.prediction")
-            .map(|v| first_text(&v))
-            .or_else(|| rec.field("filtered_resps").map(|v| first_text(&v)))
-            .or_else(|| rec.field("resps").map(|v| first_text(&v)))
-            .unwrap_or_default();
-        out.push(Prediction { model: model.clone(), id, response: Response::Text(response), loc: rec.loc.clone() });
+            .or_else(|| rec.field("filtered_resps"))
+            .or_else(|| rec.field("resps"))
+            .map_or(Response::Text(String::new()), |v| response_of(&v));
+        out.push(Prediction { model: model.clone(), id, response, loc: rec.loc.clone() });
     }
     if problems.is_empty() { Ok(out) } else { Err(Error::Invalid(problems.into_vec())) }
 }

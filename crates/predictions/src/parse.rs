@@ -39,7 +39,7 @@
 //! collapsed).
 //!
 //! Never panics; a response nothing parses from scores 0 and is counted as
-//! unparsed.
+//! unparsed, and so is a list of several answers ([`Response::Several`]).
 
 use std::sync::LazyLock;
 
@@ -57,6 +57,21 @@ pub enum Response {
     /// An option index already parsed by the source (ScienceQA's result
     /// files); negative = the source could not parse the response.
     Index(i64),
+    /// A list of several answers where one was expected (`["B", "A"]`): which
+    /// one the model meant is unknown, so none is read (scored 0, unparsed).
+    Several(Vec<String>),
+}
+
+impl Response {
+    /// The response as the per-question table shows it: the text, the index,
+    /// or the list as JSON.
+    pub fn shown(&self) -> String {
+        match self {
+            Response::Text(t) => t.clone(),
+            Response::Index(i) => i.to_string(),
+            Response::Several(items) => serde_json::to_string(items).unwrap_or_default(),
+        }
+    }
 }
 
 /// One response scored against one row.
@@ -439,6 +454,7 @@ pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, ru
             let correct = row.answer_index.is_some_and(|g| i64::from(g) == *i);
             return hit(correct, option_letter(*i as usize));
         }
+        Response::Several(_) => return Outcome::wrong(false),
         Response::Text(t) => t.as_str(),
     };
     if text.trim().is_empty() {

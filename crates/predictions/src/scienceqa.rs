@@ -7,7 +7,8 @@
 //! is not re-parsed (the index is what the leaderboard scored).
 //!
 //! Each entry keeps the line of its key, found by a small scan of the file's
-//! bytes, so an unknown id is reported where it is.
+//! bytes, so an unknown id is reported where it is; an id given twice is an
+//! error (a JSON parser would keep the last and drop the other silently).
 
 use std::path::Path;
 
@@ -80,8 +81,8 @@ fn keys(bytes: &[u8], open: usize, mut line: u64) -> Vec<(String, u64, usize)> {
 }
 
 pub fn read(path: &Path, model: Option<&str>) -> Result<Vec<Prediction>> {
-    let bytes = crate::ingest::bounded::read(path, crate::ingest::bounded::Shape::Json)?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes)
+    let bytes = super::read_bytes(path, crate::ingest::bounded::Shape::Json)?;
+    let v: serde_json::Value = serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes))
         .map_err(|e| Error::one(Problem::new(Location::line(path, e.line() as u64), format!("invalid JSON: {e}"))))?;
     let Some(map) = index_object(&v) else {
         return Err(Error::one(
@@ -101,7 +102,26 @@ pub fn read(path: &Path, model: Option<&str>) -> Result<Vec<Prediction>> {
         Some((_, _, at)) if under_results => keys(&bytes, *at, line_at(*at)),
         _ => top,
     };
-    let line_of: std::collections::HashMap<&str, u64> = lines.iter().map(|(k, l, _)| (k.as_str(), *l)).collect();
+    // A JSON parser keeps the last of two equal keys: one of the two answers
+    // would be dropped without a word.
+    let mut first_line: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    let mut problems = crate::error::Capped::default();
+    for (k, l, _) in &lines {
+        if let Some(first) = first_line.insert(k.as_str(), *l) {
+            first_line.insert(k.as_str(), first);
+            problems.push(
+                Problem::new(
+                    Location::line(path, *l),
+                    format!("id \"{k}\" is given twice (first at line {first}): which answer counts is unknown"),
+                )
+                .help("keep one entry per id"),
+            );
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems.into_vec()));
+    }
+    let line_of = first_line;
     let file = display_path(path);
     Ok(map
         .iter()

@@ -35,7 +35,7 @@ impl Row {
 fn table_rows(path: &Path, ext: &str) -> Result<Vec<Row>> {
     let recs = match ext {
         "tsv" | "csv" => {
-            let bytes = crate::ingest::bounded::read(path, crate::ingest::bounded::Shape::Lines)?;
+            let bytes = super::read_bytes(path, crate::ingest::bounded::Shape::Lines)?;
             crate::ingest::csv::read_delimited(path, &bytes, if ext == "tsv" { b'\t' } else { b',' })?
         }
         _ => crate::ingest::xlsx::read_xlsx(path)?,

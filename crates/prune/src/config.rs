@@ -236,6 +236,43 @@ impl Unit {
         }
     }
 
+    /// `meta:FIELD` needs the field on every question: a question without it
+    /// would be a unit of its own, pruned alone while the report says its units
+    /// are the field's values. `at` is where the unit was set (the pipeline
+    /// file, or the command line).
+    pub fn check_rows(&self, samples: &[Sample], at: &crate::error::Location) -> crate::error::Result<()> {
+        use crate::error::{Error, Problem, did_you_mean};
+        let Unit::Meta(field) = self else { return Ok(()) };
+        let without: Vec<&str> =
+            samples.iter().filter(|s| !s.meta.contains_key(field)).map(|s| s.id.as_str()).collect();
+        if without.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<String> = without.iter().take(3).map(|id| format!("\"{id}\"")).collect();
+        let have: std::collections::BTreeSet<&str> =
+            samples.iter().flat_map(|s| s.meta.keys().map(String::as_str)).collect();
+        let help = match did_you_mean(field, have.iter().copied()) {
+            Some(m) if m != *field => format!("did you mean unit = \"meta:{m}\"?"),
+            _ => "give every question the field (a source field reaches meta through [ingest.fields] meta), or \
+                  prune by \"question\" or \"image\""
+                .to_string(),
+        };
+        Err(Error::one(
+            Problem::new(
+                at.clone(),
+                format!(
+                    "unit \"meta:{field}\": {} of {} questions have no meta field \"{field}\" ({}{})",
+                    without.len(),
+                    samples.len(),
+                    if without.len() > shown.len() { "the first: " } else { "" },
+                    shown.join(", ")
+                ),
+            )
+            .field("prune.unit")
+            .help(help),
+        ))
+    }
+
     /// The unit in words, resolved: "question", "image", "meta:FIELD", "question text".
     pub fn describe(&self, diagnose: &DiagnoseConfig) -> String {
         use crate::diagnose::GroupBy;

@@ -232,6 +232,11 @@ pub struct FilterReport {
     pub models: Vec<ModelStats>,
     /// Predictions under a listed condition whose id names no question.
     pub unknown_predictions: usize,
+    /// The first of them (up to [`crate::metrics::LISTED`]), for the warning
+    /// on the terminal; `filter.json` keeps the count.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub unknown_first: Vec<crate::metrics::Located>,
     /// Questions no listed model predicted under a listed condition (kept: no evidence).
     pub unpredicted: usize,
     pub kept_count: usize,
@@ -242,6 +247,30 @@ pub struct FilterReport {
 impl FilterReport {
     pub fn removed_ids(&self) -> BTreeSet<&str> {
         self.removed.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// The warning for predictions whose id names no question, with the
+    /// first ones located; `None` when every id is known.
+    pub fn unknown_warning(&self) -> Option<String> {
+        use std::fmt::Write as _;
+        let n = self.unknown_predictions;
+        if n == 0 {
+            return None;
+        }
+        let mut text = format!(
+            "warning: {n} prediction{} under {} name{} ids that are not among the questions (skipped; results of a \
+             `blindspot export` map to ids through --manifest):",
+            if n == 1 { "" } else { "s" },
+            self.rule.conditions.join(" or "),
+            if n == 1 { "s" } else { "" },
+        );
+        for u in &self.unknown_first {
+            let _ = write!(text, "\n  {}: model \"{}\", id \"{}\"", u.location, u.model, u.id);
+        }
+        if n > self.unknown_first.len() {
+            let _ = write!(text, "\n  ... and {} more", n - self.unknown_first.len());
+        }
+        Some(text)
     }
 
     /// One line for the terminal and the card.
@@ -269,12 +298,17 @@ pub fn apply(
 ) -> Result<FilterReport> {
     let here = || origin.clone();
     Rule::check_conditions(&rule.conditions).map_err(|m| Error::one(Problem::new(here(), m).field("conditions")))?;
+    if let Some(models) = &rule.models {
+        crate::predictions::check_models(models, "models")
+            .map_err(|m| Error::one(Problem::new(here(), m).field("models")))?;
+    }
     let index: HashMap<&str, usize> = questions.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
     let wanted: BTreeSet<&str> = rule.conditions.iter().map(String::as_str).collect();
     /// Per question row: condition → (right, samples).
     type Rows = BTreeMap<usize, BTreeMap<String, (usize, usize)>>;
     let mut tally: BTreeMap<&str, Rows> = BTreeMap::new();
     let mut unknown = 0;
+    let mut unknown_first = Vec::new();
     for p in predictions {
         let condition = match p.id.rsplit_once("::") {
             Some((_, kind)) if !index.contains_key(p.id.as_str()) => kind,
@@ -285,6 +319,13 @@ pub fn apply(
         }
         let Some((row, condition)) = crate::metrics::resolve(&index, questions, &p.id) else {
             unknown += 1;
+            if unknown_first.len() < crate::metrics::LISTED {
+                unknown_first.push(crate::metrics::Located {
+                    location: p.loc.to_string(),
+                    model: p.model.clone(),
+                    id: p.id.clone(),
+                });
+            }
             continue;
         };
         let outcome = crate::predictions::parse::score_with(&questions[row], &p.response, cfg.numeric, cfg.mra);
@@ -338,6 +379,32 @@ pub fn apply(
             )
             .field("min-models")
             .help("import the other models' predictions, or lower min-models (a preset's threshold is its paper's: write the rule yourself to change it)"),
+        );
+    }
+    // A threshold above every model's samples for a question removes nothing
+    // while the report describes a rule.
+    let most_samples = models
+        .iter()
+        .filter_map(|m| tally.get(m.as_str()))
+        .flat_map(|per_q| per_q.values().flat_map(|conds| conds.values().map(|&(_, n)| n)))
+        .max();
+    if let (MinCorrect::Count(k), Some(most)) = (rule.min_correct, most_samples)
+        && k > most
+    {
+        problems.push(
+            Problem::new(
+                here(),
+                format!(
+                    "min-correct {k} asks a model to be right in {k} of its samples for a question, but no model has \
+                     more than {most} for one question under {}: the rule could remove nothing",
+                    rule.conditions.join(" or ")
+                ),
+            )
+            .field("min-correct")
+            .help(format!(
+                "write min-correct {most} or less, or \"majority\" / \"all\" (relative to each model's samples), or \
+                 import the models' other tries"
+            )),
         );
     }
     if !problems.is_empty() {
@@ -417,6 +484,7 @@ pub fn apply(
         n_questions: questions.len(),
         models: stats,
         unknown_predictions: unknown,
+        unknown_first,
         unpredicted: questions.len() - predicted.len(),
         kept_count: questions.len() - removed.len(),
         removed,

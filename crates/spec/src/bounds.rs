@@ -60,6 +60,14 @@ pub const MAX_IMAGE_PIXELS: Bound = Bound {
     why: "variants decode and draw images of this size",
 };
 
+/// AFLite's training share: each partition trains its probes on this share of
+/// a group and scores the rest, so each side keeps at least a tenth of it.
+pub const TRAIN_FRACTION: (f64, f64) = (0.1, 0.9);
+/// Samples of one model for one question a filter's `min-correct` may ask for
+/// (MMMU-Pro: 10 tries): a threshold above every model's samples removes nothing.
+pub const MIN_CORRECT: Bound =
+    Bound { key: "filter.min-correct", min: 1, max: 1000, why: "a model's samples (tries) for one question" };
+
 /// Characters a release or export name may hold: it names a folder and the
 /// files inside it, whose paths the file system limits.
 pub const NAME_LENGTH: usize = 100;
@@ -132,11 +140,15 @@ pub fn prune(cfg: &PruneConfig) -> Vec<Violation> {
         share("prune.threshold", t, true, &mut out);
     }
     share("prune.tau", cfg.aflite.tau, false, &mut out);
-    share("prune.train-fraction", cfg.aflite.train_fraction, false, &mut out);
-    if cfg.aflite.train_fraction == 1.0 {
+    let (lo, hi) = TRAIN_FRACTION;
+    let t = cfg.aflite.train_fraction;
+    if !(t.is_finite() && (lo..=hi).contains(&t)) {
         out.push(Violation {
             key: "prune.train-fraction",
-            message: "is 1: nothing would be left to predict (write a share below 1, e.g. 0.8)".into(),
+            message: format!(
+                "must be between {lo} and {hi} (each partition trains on this share of a group and scores the rest: \
+                 outside it one side is a handful of questions, e.g. 0.8); found {t}"
+            ),
         });
     }
     out

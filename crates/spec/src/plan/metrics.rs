@@ -59,6 +59,15 @@ pub(super) fn metrics_plan(
             model: f.model_field.clone(),
             wide: f.wide.iter().map(|(c, m)| (c.clone(), m.clone())).collect(),
         };
+        if let Err(e) = fields.check_wide() {
+            ctx.err(&format!("predictions.files[{i}].wide"), e);
+        }
+        if let Some(j) = p.files[..i].iter().position(|g| g.path == f.path) {
+            ctx.err(
+                &key,
+                format!("\"{}\" is also files[{j}]: its answers would count twice; give each file once", f.path),
+            );
+        }
         plan.files.push(PredictionFile { path, model: f.model.clone(), source, fields });
         plan.written.push(f.path.clone());
     }

@@ -343,6 +343,9 @@ pub(super) fn prune_plan(w: &crate::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_
         };
     }
     cfg.bclean_models = w.models.clone();
+    if let Some(Err(e)) = w.models.as_deref().map(|m| crate::predictions::check_models(m, "`models`")) {
+        ctx.err("prune.models", e);
+    }
     cfg.bclean_step3 = w.step3;
     cfg.bclean_remove_imageless = w.imageless == Some(crate::wire::ImagelessWire::Remove);
     if cfg.method != Method::Bclean && (w.models.is_some() || w.step3 || w.imageless.is_some()) {
@@ -411,9 +414,17 @@ pub(super) fn filter_rule(w: &crate::wire::BlindFilterWire, ctx: &mut Ctx<'_>) -
             return None;
         }
     };
+    if let MinCorrect::Count(m) = min_correct
+        && let Some(v) = crate::bounds::check_count(&crate::bounds::MIN_CORRECT, m)
+    {
+        ctx.err(v.key, v.message);
+    }
     if models.as_ref().is_some_and(Vec::is_empty) {
         ctx.err("filter.models", "an empty list of models").help =
             Some("list the models, or remove `models` to use every model with predictions".into());
+    }
+    if let Some(Err(e)) = models.as_deref().map(|m| crate::predictions::check_models(m, "`models`")) {
+        ctx.err("filter.models", e);
     }
     Some(Rule { preset: None, models, conditions, min_models, min_correct })
 }

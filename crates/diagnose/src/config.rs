@@ -84,7 +84,9 @@ impl GroupBy {
         let &GroupBy::ImageCluster(threshold) = self else {
             return samples.iter().map(|s| self.key(s)).collect();
         };
-        let hashes = first_image_hashes(&samples);
+        // A flat image (solid, blank) is near nothing: it keeps its own key.
+        let hashes: Vec<Option<Hashes>> =
+            first_image_hashes(&samples).into_iter().map(|h| h.filter(|h| !h.is_flat())).collect();
         let mut distinct: Vec<Hashes> = hashes.iter().flatten().copied().collect();
         distinct.sort_unstable();
         distinct.dedup();
@@ -538,7 +540,8 @@ mod tests {
                 }
             }
         }
-        assert_eq!(keys, ["sha0", "sha0", "sha0", "sha3", "sha3", "sha3", "sha6"]);
+        // Pairs are merged closest first in the order of the distinct hashes.
+        assert_eq!(keys, ["sha0", "sha0", "sha0", "sha3", "sha4", "sha4", "sha4"]);
     }
 
     /// With clusters that join images, the blind accuracy grouped by image is

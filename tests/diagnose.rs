@@ -339,6 +339,8 @@ fn a_flag_and_its_pipeline_key_are_validated_once_by_the_same_rule() {
         "all",
         "--permutations",
         "19",
+        "--alpha",
+        "0.05",
         "--method",
         "ibp",
         "--budget",

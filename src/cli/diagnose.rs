@@ -30,6 +30,10 @@ pub struct Args {
     /// questions (JSON lines, with their prompts) for an outside scorer.
     #[arg(long)]
     pub export_folds: Option<PathBuf>,
+    /// Print the wall time, CPU time and peak RSS of ingest, the diagnosis and the
+    /// null on stderr.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// The benchmark a command reads, and how.
@@ -106,6 +110,9 @@ pub fn resolve_input(args: &InputArgs, flags: &Flags) -> Result<(Option<Pipeline
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    if args.timings {
+        crate::progress::enable_timings();
+    }
     let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(None))?;
     let mut written = vec![Output::folder("--out", &args.out)];
     written.extend(args.export_features.iter().map(|d| Output::folder("--export-features", d)));
@@ -139,7 +146,7 @@ pub fn run(args: &Args) -> Result<()> {
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
     }
-    let mut d = diagnose(&ingested.samples, &cfg);
+    let mut d = crate::progress::timed("diagnose (TsT-RF)", || diagnose(&ingested.samples, &cfg));
     if let Some(o) = &cfg.outside {
         crate::diagnose::outside::apply(&mut d, o);
     }

@@ -14,6 +14,7 @@ mod diagnose;
 mod images;
 mod ingest;
 mod outside;
+mod planted;
 mod predictions;
 mod prune;
 mod variants;
@@ -40,11 +41,12 @@ fn run(test: fn()) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let modules: [(&str, Tests); 7] = [
+    let modules: [(&str, Tests); 8] = [
         ("diagnose", diagnose::TESTS),
         ("images", images::TESTS),
         ("ingest", ingest::TESTS),
         ("outside", outside::TESTS),
+        ("planted", planted::TESTS),
         ("predictions", predictions::TESTS),
         ("prune", prune::TESTS),
         ("variants", variants::TESTS),

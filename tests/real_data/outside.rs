@@ -21,7 +21,7 @@ fn scienceqa_text_scorer_round_trip() {
             .arg(pipeline("scienceqa"))
             .arg("--out")
             .arg(tmp.path().join(out))
-            .args(["--permutations", "19"])
+            .args(["--permutations", "99"])
             .args(extra)
             .output()
             .unwrap();
@@ -64,17 +64,17 @@ fn scienceqa_text_scorer_round_trip() {
     assert!(!String::from_utf8_lossy(&combined_stderr).contains("warning: diagnose: the outside scores"));
 }
 
-// Measured: forest 58.1% (the diagnose suite's figure); the scorer's mean gold
+// Measured: forest 60.9% (the diagnose suite's figure); the scorer's mean gold
 // probability 43.8% against 34.2% for the answer prior (a deterministic function
-// of the folds), s(x) 0.533 alone and 0.577 with the max; its most probable answer
+// of the folds), s(x) 0.566 alone and 0.599 with the max; its most probable answer
 // right on 51.1% of the 4,241 questions, the training folds' most frequent answer
 // on 40.1% (the forest 58.1%: no warning). A pinned scikit-learn fits the same model:
 // 1 point either way allows for floating-point differences between machines, 2 for
 // the forest and the accuracy (one standard error of an accuracy is 0.76 points).
-const FOREST: f64 = 0.581;
+const FOREST: f64 = 0.609;
 const OUTSIDE_MEAN: f64 = 0.438;
 const PRIOR: f64 = 0.342;
-const COMBINED: f64 = 0.5765;
+const COMBINED: f64 = 0.5995;
 const OUTSIDE_ACCURACY: f64 = 0.511;
 const PRIOR_ACCURACY: f64 = 0.4008;
 

@@ -89,7 +89,7 @@ impl Verdict {
                         pct(d.chance),
                         pct(d.majority)
                     )
-                } else if o.p_value <= super::null::WEAK_EVIDENCE {
+                } else if o.p_value <= super::null::WEAK_EVIDENCE && d.weighted > d.majority {
                     format!(
                         "blind accuracy {} is not above what the answer distribution alone gives at the {} level \
                          ({reference}): weak evidence of non-visual shortcuts, not enough to remove questions. The \

@@ -424,7 +424,7 @@ pub fn check_files(files: &[PredictionFile]) -> Result<()> {
                     Location::file(&f.path),
                     format!(
                         "the prediction file is given twice (--predictions {} and {}): its answers would count twice",
-                        label(*first),
+                        label(first),
                         label(f)
                     ),
                 )

@@ -182,8 +182,8 @@ mod tests {
         few.null.max_permutations = 5;
         assert_eq!(
             diagnose(&few)[0].for_flag(),
-            "--permutations must be between 19 and 9999 (19 is the fewest that can decide p < 0.05; each one refits the \
-             blind forests); found 5"
+            "--permutations must be between 19 and 9999 (19 is the fewest that can resolve p <= 0.05 (99 for the \
+             default alpha, 0.01); each one refits the null's forests); found 5"
         );
         let p = PruneConfig {
             independent_seeds: 100_000,

@@ -287,33 +287,6 @@ fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[Strin
 /// A change of one answer's share (all → kept) from which the card says the mix shifted.
 const MIX_SHIFT: f64 = 0.02;
 
-#[cfg(test)]
-mod tests {
-    use super::answer_mix;
-    use crate::sample::{AnswerFormat, Sample};
-
-    #[test]
-    fn a_shifted_answer_mix_is_said_and_a_steady_one_is_not() {
-        let samples: Vec<Sample> = (0..20)
-            .map(|i| {
-                let mut s = Sample::new(format!("q{i:02}"), "is it?", if i < 10 { "yes" } else { "no" });
-                s.answer_format = AnswerFormat::YesNo;
-                s
-            })
-            .collect();
-        let ids = |f: &dyn Fn(usize) -> bool| (0..20).filter(|i| f(*i)).map(|i| format!("q{i:02}")).collect::<Vec<_>>();
-        // Pruning took five "no" answers: yes 50% -> 66.7% of the kept set.
-        let mut out = String::new();
-        answer_mix(&mut out, &samples, &ids(&|i| i < 15), Some(&ids(&|i| i % 4 != 0)));
-        assert!(out.contains("| yes_no | yes | 50.0% | 66.7% | 0.0% | 46.7% |"), "{out}");
-        assert!(out.contains("**The answer mix shifted** (yes_no `no` 50.0% → 33.3%)"), "{out}");
-        // One of each taken: the mix holds.
-        let mut out = String::new();
-        answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
-        assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
-    }
-}
-
 /// What pruning left: each group of the kept set on fresh seeds against its own null,
 /// and a sentence naming every group still above it.
 fn kept_groups(out: &mut String, pr: &crate::prune::Pruned, i: &crate::prune::Independent) {
@@ -356,5 +329,32 @@ fn kept_groups(out: &mut String, pr: &crate::prune::Pruned, i: &crate::prune::In
             crate::diagnose::verdict::p_text(g.p_value).trim_start_matches("p ").trim_start_matches("= "),
             if g.above { "yes" } else { "no" }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::answer_mix;
+    use crate::sample::{AnswerFormat, Sample};
+
+    #[test]
+    fn a_shifted_answer_mix_is_said_and_a_steady_one_is_not() {
+        let samples: Vec<Sample> = (0..20)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i:02}"), "is it?", if i < 10 { "yes" } else { "no" });
+                s.answer_format = AnswerFormat::YesNo;
+                s
+            })
+            .collect();
+        let ids = |f: &dyn Fn(usize) -> bool| (0..20).filter(|i| f(*i)).map(|i| format!("q{i:02}")).collect::<Vec<_>>();
+        // Pruning took five "no" answers: yes 50% -> 66.7% of the kept set.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i < 15), Some(&ids(&|i| i % 4 != 0)));
+        assert!(out.contains("| yes_no | yes | 50.0% | 66.7% | 0.0% | 46.7% |"), "{out}");
+        assert!(out.contains("**The answer mix shifted** (yes_no `no` 50.0% → 33.3%)"), "{out}");
+        // One of each taken: the mix holds.
+        let mut out = String::new();
+        answer_mix(&mut out, &samples, &ids(&|i| i != 0 && i != 10), None);
+        assert!(out.contains("No answer's share moved by 2 pts or more"), "{out}");
     }
 }

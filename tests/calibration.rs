@@ -135,12 +135,19 @@ fn random_skewed_open_answers_are_clean() {
 /// 240 four-option questions in three types; in type `tell`, every other question
 /// has its gold as the only long option (the shortcut), the rest are random.
 fn planted() -> (Vec<Sample>, std::collections::BTreeSet<String>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    plant_where(11, |i| (i / 3) % 2 == 0)
+}
+
+/// 240 four-option questions in types `tell`, `fair`, `fair2` (in turn); question `i`
+/// of `tell` has its gold as the only long option when `carries(i)`. Returns the
+/// questions and the carriers' ids.
+fn plant_where(seed: u64, carries: impl Fn(usize) -> bool) -> (Vec<Sample>, std::collections::BTreeSet<String>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut carriers = std::collections::BTreeSet::new();
     let samples = (0..240)
         .map(|i| {
             let qtype = ["tell", "fair", "fair2"][i % 3];
-            let planted = qtype == "tell" && (i / 3) % 2 == 0;
+            let planted = qtype == "tell" && carries(i);
             let gold = rng.random_range(0..4usize);
             let mut s = Sample::new(format!("q{i:04}"), format!("Which one: {}?", words(&mut rng, 5)), "");
             s.options = (0..4)
@@ -209,26 +216,7 @@ fn a_planted_shortcut_is_above_its_null_and_ibp_removes_it() {
 /// A weaker plant: `carriers` of the 80 questions of type `tell` have their gold as
 /// the only long option.
 fn weakly_planted(carriers: usize, seed: u64) -> Vec<Sample> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..240)
-        .map(|i| {
-            let qtype = ["tell", "fair", "fair2"][i % 3];
-            let planted = qtype == "tell" && i / 3 < carriers;
-            let gold = rng.random_range(0..4usize);
-            let mut s = Sample::new(format!("q{i:04}"), format!("Which one: {}?", words(&mut rng, 5)), "");
-            s.options = (0..4)
-                .map(|j| {
-                    let base = WORDS[rng.random_range(0..12)].to_string();
-                    if planted && j == gold { format!("{base} with a much longer wording") } else { base }
-                })
-                .collect();
-            s.question_type = Some(qtype.into());
-            s.answer_format = AnswerFormat::MultipleChoice;
-            s.answer_index = Some(gold as i32);
-            s.answer = s.options[gold].clone();
-            s
-        })
-        .collect()
+    plant_where(seed, |i| i / 3 < carriers).0
 }
 
 #[test]

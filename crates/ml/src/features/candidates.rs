@@ -108,30 +108,29 @@ impl CandidateLayout {
         let mut values: Vec<f64> = Vec::new();
         for (i, &k) in n_options.iter().enumerate() {
             let row = x.row(i);
-            for j in 0..k {
-                let out = &mut data[(at + j) * width..(at + j + 1) * width];
-                let mut c = 0;
-                for &q in &self.question {
+            let block = &mut data[at * width..(at + k) * width];
+            for (j, out) in block.chunks_mut(width).enumerate() {
+                for (c, &q) in self.question.iter().enumerate() {
                     out[c] = row[q];
-                    c += 1;
                 }
-                out[c] = j as f64;
-                c += 1;
-                for f in &self.families {
-                    values.clear();
-                    values.extend(
-                        (0..k).map(|o| f.positions.get(o).filter(|&&p| p != usize::MAX).map_or(f64::NAN, |&p| row[p])),
-                    );
-                    let own = values[j];
-                    out[c] = own;
-                    c += 1;
+                out[self.question.len()] = j as f64;
+            }
+            // Each family's values once per question, then every option's columns.
+            let mut c = self.question.len() + 1;
+            for f in &self.families {
+                values.clear();
+                values.extend(
+                    (0..k).map(|o| f.positions.get(o).filter(|&&p| p != usize::MAX).map_or(f64::NAN, |&p| row[p])),
+                );
+                for (j, out) in block.chunks_mut(width).enumerate() {
+                    out[c] = values[j];
                     if f.relative {
                         let (rank, gap) = relative(&values, j);
-                        out[c] = rank;
-                        out[c + 1] = gap;
-                        c += 2;
+                        out[c + 1] = rank;
+                        out[c + 2] = gap;
                     }
                 }
+                c += if f.relative { 3 } else { 1 };
             }
             at += k;
         }

@@ -77,6 +77,40 @@ fn bad_group_by_is_a_located_error() {
     );
 }
 
+/// Folds grouped by a field with one value: the forest would train on
+/// nothing and call the blind accuracy chance. Refused before any forest is
+/// fit, naming the setting, the group and the count; nothing is written.
+#[test]
+fn one_fold_group_for_five_folds_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String = std::fs::read_to_string(root().join("tests/fixtures/good/shortcut.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}, \"site\": \"A\"}}\n", l.trim_end().trim_end_matches('}')))
+        .collect();
+    let input = dir.path().join("one_site.jsonl");
+    std::fs::write(&input, rows).unwrap();
+    let out = dir.path().join("d");
+    let o = blindspot()
+        .args(["diagnose"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--group-by", "meta:site"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "error: command line: field \"diagnose.group-by\": group-by = \"meta:site\": the group without a \
+             question type (multiple_choice, 120 questions) has 1 distinct value of site, 5 folds need at least 5"
+        ),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
 /// A meta field that copies the gold answer is named as a suspect feature, in
 /// `diagnose.json` and as a warning, whether or not it is used as a feature.
 #[test]

@@ -212,6 +212,34 @@ fn vlmevalkit_xlsx_is_read_with_its_rows() {
     assert_eq!(got, vec![(1.0, false), (1.0, false), (0.0, true), (1.0, false)]);
 }
 
+/// A spreadsheet without VLMEvalKit's `index` column is a generic table of
+/// predictions (model, id, response), as a CSV with those columns is.
+#[test]
+fn a_generic_xlsx_is_read_as_a_generic_table() {
+    let path = fixture("generic_predictions.xlsx");
+    assert_eq!(detect(&path).unwrap(), Source::Generic);
+    let imported = import_all(&[file(&path, None)], None).unwrap();
+    let got: Vec<(String, String, Response)> =
+        imported.predictions.iter().map(|p| (p.model.clone(), p.id.clone(), p.response.clone())).collect();
+    assert_eq!(
+        got,
+        [
+            ("m1".to_string(), "q1".to_string(), Response::Text("(B)".into())),
+            ("m1".to_string(), "q2".to_string(), Response::Text("Answer: A".into())),
+            ("m1".to_string(), "q3".to_string(), Response::Text("No, it is clear.".into())),
+        ]
+    );
+    assert!(
+        imported.predictions[2].loc.to_string().ends_with("generic_predictions.xlsx: row 4"),
+        "{}",
+        imported.predictions[2].loc
+    );
+    let scored = score_all(&questions(), &imported.predictions, &MetricsConfig::default()).unwrap();
+    let cell = scored.cell("m1", "original").unwrap();
+    let got: Vec<f64> = cell.iter().map(|i| i.outcome.score).collect();
+    assert_eq!(got, vec![1.0, 0.0, 0.0]);
+}
+
 #[test]
 fn lmms_eval_samples_map_by_echoed_id_or_manifest() {
     let dir = tempfile::tempdir().unwrap();

@@ -126,6 +126,7 @@ pub fn run(args: &Args) -> Result<()> {
     let ingested = ingest(&plan)?;
     cfg.check_folds(ingested.samples.len())?;
     cfg.check_meta_fields(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
+    cfg.check_fold_groups(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
     // Outside scores are checked against this run's folds before any forest is fit.
     cfg.load_outside(&ingested.samples)?;
     if args.check_leakage {

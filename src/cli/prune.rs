@@ -61,6 +61,7 @@ pub fn run(args: &Args) -> Result<()> {
     cfg.unit.check_rows(&ingested.samples, &unit_at)?;
     dcfg.check_folds(ingested.samples.len())?;
     dcfg.check_meta_fields(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
+    dcfg.check_fold_groups(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
     dcfg.load_outside(&ingested.samples)?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),

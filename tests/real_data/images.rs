@@ -1,14 +1,15 @@
 //! Near-duplicate images on the shared VQA-RAD radiographs: a fixture of known
 //! transforms (half size, JPEG quality 60, a 10% crop, a horizontal flip,
 //! grayscale) of every image, against all the other images as distinct ones;
-//! the precision and recall of the perceptual hash at each threshold, and the
-//! clusters of the benchmark itself.
+//! the precision and recall of the near-duplicate rule (both perceptual hashes
+//! within the threshold) at each threshold, and the clusters of the benchmark
+//! itself.
 
 use std::io::Cursor;
 
 use blindspot::diagnose::ImageClusterCount;
 use blindspot::ingest::images::perceptual_hashes;
-use blindspot::sample::image_hash::{DEFAULT_THRESHOLD, MAX_THRESHOLD, distance};
+use blindspot::sample::image_hash::{DEFAULT_THRESHOLD, Hashes, MAX_THRESHOLD, near};
 use image::DynamicImage;
 use image::imageops::FilterType;
 use rayon::prelude::*;
@@ -38,13 +39,13 @@ fn transform(img: &DynamicImage, which: &str) -> DynamicImage {
 
 /// (precision, recall) at `t` of the pairs among originals and their copies:
 /// a pair is right when it joins an image to its own copy.
-fn precision_recall(orig: &[u64], copies: &[u64], t: u32) -> (f64, f64) {
+fn precision_recall(orig: &[Hashes], copies: &[Hashes], t: u32) -> (f64, f64) {
     let n = orig.len();
-    let all: Vec<u64> = orig.iter().chain(copies).copied().collect();
+    let all: Vec<Hashes> = orig.iter().chain(copies).copied().collect();
     let (mut tp, mut fp) = (0usize, 0usize);
     for a in 0..all.len() {
         for b in a + 1..all.len() {
-            if distance(all[a], all[b]) <= t {
+            if near(all[a], all[b], t) {
                 if b == a + n { tp += 1 } else { fp += 1 }
             }
         }
@@ -59,13 +60,17 @@ fn fixture_measures_the_default_threshold() {
     files.sort();
     assert_eq!(files.len(), 315, "{}", dir.display());
     let images: Vec<DynamicImage> = files.par_iter().map(|f| image::open(f).unwrap()).collect();
-    let orig: Vec<u64> = images.par_iter().map(|i| perceptual_hashes(i).0).collect();
+    let hashes = |i: &DynamicImage| {
+        let (phash, dhash) = perceptual_hashes(i);
+        Hashes { phash, dhash }
+    };
+    let orig: Vec<Hashes> = images.par_iter().map(hashes).collect();
     let mut table = String::from("threshold");
     for t in TRANSFORMS {
         table.push_str(&format!(" | {t:>13}"));
     }
-    let copies: Vec<Vec<u64>> =
-        TRANSFORMS.iter().map(|t| images.par_iter().map(|i| perceptual_hashes(&transform(i, t)).0).collect()).collect();
+    let copies: Vec<Vec<Hashes>> =
+        TRANSFORMS.iter().map(|t| images.par_iter().map(|i| hashes(&transform(i, t))).collect()).collect();
     let mut at_default = Vec::new();
     for t in 0..=MAX_THRESHOLD {
         table.push_str(&format!("\n{t:>9}"));
@@ -77,7 +82,9 @@ fn fixture_measures_the_default_threshold() {
             }
         }
     }
-    eprintln!("phash precision / recall per transform (315 VQA-RAD images, each against all others):\n{table}");
+    eprintln!(
+        "phash and dhash precision / recall per transform (315 VQA-RAD images, each against all others):\n{table}"
+    );
     let get = |name: &str| at_default.iter().find(|(n, _, _)| *n == name).map(|&(_, p, r)| (p, r)).unwrap();
     // Resize and re-encode must be found, and nothing else joined.
     for name in ["resize 0.5", "jpeg q60", "grayscale"] {

@@ -3,6 +3,7 @@
 
 use super::run::normalize;
 use crate::ml::features::FeatureConfig;
+use crate::sample::image_hash::Hashes;
 use crate::sample::{MraRule, NumericScoring, Sample};
 
 /// How folds keep related questions together.
@@ -11,9 +12,11 @@ pub enum GroupBy {
     /// Questions on the same image (first image's sha256, else its path).
     Image,
     /// Questions on near-duplicate images: the first images' perceptual hashes
-    /// (`phash`) within this many bits of 64 join one cluster (connected
-    /// components among the questions grouped together). A question whose image
-    /// has no hash is grouped as with [`GroupBy::Image`].
+    /// (`phash` and `dhash`) both within this many bits of 64 make two images
+    /// near, and a cluster is a set of images every two of which are near
+    /// (complete linkage among the questions grouped together). A question whose
+    /// image has no hash, or a flat one (a solid or blank image), is grouped as
+    /// with [`GroupBy::Image`].
     ImageCluster(u32),
     /// Questions with the same text (and context): contrastive sets ask one
     /// question of two images with opposite answers, and a held-out twin must
@@ -81,8 +84,10 @@ impl GroupBy {
         let &GroupBy::ImageCluster(threshold) = self else {
             return samples.iter().map(|s| self.key(s)).collect();
         };
-        let hashes = first_image_hashes(&samples);
-        let mut distinct: Vec<u64> = hashes.iter().flatten().copied().collect();
+        // A flat image (solid, blank) is near nothing: it keeps its own key.
+        let hashes: Vec<Option<Hashes>> =
+            first_image_hashes(&samples).into_iter().map(|h| h.filter(|h| !h.is_flat())).collect();
+        let mut distinct: Vec<Hashes> = hashes.iter().flatten().copied().collect();
         distinct.sort_unstable();
         distinct.dedup();
         let roots = crate::sample::image_hash::cluster_roots(&distinct, threshold);
@@ -90,7 +95,7 @@ impl GroupBy {
         // where nothing joins, the groups (and the folds) are `image`'s.
         let own: Vec<String> = samples.iter().map(|s| self.key(s)).collect();
         let mut name: std::collections::HashMap<usize, &str> = std::collections::HashMap::new();
-        let root_of = |h: &u64| roots[distinct.binary_search(h).unwrap_or(0)];
+        let root_of = |h: &Hashes| roots[distinct.binary_search(h).unwrap_or(0)];
         for (k, h) in own.iter().zip(&hashes) {
             if let Some(h) = h {
                 let e = name.entry(root_of(h)).or_insert(k);
@@ -106,11 +111,11 @@ impl GroupBy {
     }
 }
 
-/// Each sample's first image's perceptual hash, when it has one that reads.
-fn first_image_hashes(samples: &[&Sample]) -> Vec<Option<u64>> {
+/// Each sample's first image's perceptual hashes, when both read.
+fn first_image_hashes(samples: &[&Sample]) -> Vec<Option<Hashes>> {
     samples
         .iter()
-        .map(|s| s.images.first().and_then(|i| i.phash.as_deref()).and_then(crate::sample::image_hash::from_hex))
+        .map(|s| s.images.first().and_then(|i| Hashes::read(i.phash.as_deref(), i.dhash.as_deref())))
         .collect()
 }
 
@@ -308,6 +313,71 @@ impl DiagnoseConfig {
     }
 }
 
+impl DiagnoseConfig {
+    /// Every diagnosed group (question type × answer format) must have at
+    /// least as many fold groups under `group-by` as it has folds: a group's
+    /// questions share a fold, so with fewer fold groups some fold holds out
+    /// nothing, and with one the forest is trained on nothing while its
+    /// chance-level accuracy reads as a confident "not above". Refused rather
+    /// than run with fewer folds: the folds are the protocol's, and a setting
+    /// that leaves a question type unmeasurable is the user's to change. A
+    /// group of one question is left alone (no grouping changes its folds).
+    /// `at` is where the settings were written.
+    pub fn check_fold_groups(&self, samples: &[Sample], at: &crate::error::Location) -> crate::error::Result<()> {
+        use crate::error::{Error, Problem};
+        let Some(by) = &self.group_by else { return Ok(()) };
+        let mut problems = Vec::new();
+        for ((qtype, format), group) in super::run::group_samples(samples, self.min_group) {
+            if group.len() < 2 {
+                continue;
+            }
+            let k = self.folds.clamp(2, group.len());
+            let n = by.keys(group.iter().copied()).into_iter().collect::<std::collections::BTreeSet<_>>().len();
+            if n >= k {
+                continue;
+            }
+            let which = match qtype.as_deref() {
+                Some(super::run::POOLED) => "the pooled group of small question types".to_string(),
+                Some(t) => format!("question type \"{t}\""),
+                None => "the group without a question type".to_string(),
+            };
+            let plural = |one: &str, many: &str| if n == 1 { one.to_string() } else { many.to_string() };
+            let counted = match by {
+                GroupBy::Image => plural("distinct image", "distinct images"),
+                GroupBy::ImageCluster(_) => {
+                    plural("cluster of near-duplicate images", "clusters of near-duplicate images")
+                }
+                GroupBy::Question => plural("distinct question", "distinct questions"),
+                GroupBy::Meta(f) => format!("{} of {f}", plural("distinct value", "distinct values")),
+            };
+            let help = if n >= 2 {
+                format!(
+                    "a group's questions share one fold, so {k} folds need {k} groups: set folds to at most {n}, group \
+                     by a field that separates these questions more finely, or leave group-by out"
+                )
+            } else {
+                "a group's questions share one fold, so with one group the forest is trained on nothing: group by a \
+                 field that separates these questions, or leave group-by out"
+                    .to_string()
+            };
+            problems.push(
+                Problem::new(
+                    at.clone(),
+                    format!(
+                        "group-by = \"{}\": {which} ({}, {} questions) has {n} {counted}, {k} folds need at least {k}",
+                        by.name(),
+                        format.as_str(),
+                        group.len()
+                    ),
+                )
+                .field("diagnose.group-by")
+                .help(help),
+            );
+        }
+        if problems.is_empty() { Ok(()) } else { Err(Error::Invalid(problems)) }
+    }
+}
+
 /// The blind diagnostic of a pipeline (`[diagnose] method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Method {
@@ -406,38 +476,72 @@ mod tests {
     use super::*;
     use crate::sample::ImageRef;
 
-    fn on_image(id: &str, sha: &str, phash: Option<&str>) -> Sample {
+    /// A question on an image whose `phash` and `dhash` are both `hash`.
+    fn on_image(id: &str, sha: &str, hash: Option<&str>) -> Sample {
         let mut s = Sample::new(id, "q", "a");
-        s.images.push(ImageRef { sha256: Some(sha.into()), phash: phash.map(str::to_string), ..Default::default() });
+        s.images.push(ImageRef {
+            sha256: Some(sha.into()),
+            phash: hash.map(str::to_string),
+            dhash: hash.map(str::to_string),
+            ..Default::default()
+        });
         s
     }
 
     /// Two copies of one image (2 bits apart, other bytes) share a group; a
-    /// third image 6 bits from the first (8 from the second) joins them; a far
-    /// one and an unhashed one keep their own.
+    /// third image 4 bits from both joins them; a fourth 6 bits from the
+    /// third but 8 from the first does not (every two images of a cluster are
+    /// near); a far one, an unhashed one and a solid one keep their own.
     #[test]
-    fn image_clusters_join_near_duplicate_images_transitively() {
+    fn image_clusters_join_images_every_two_of_which_are_near() {
         let samples = [
-            on_image("1", "a", Some("0000000000000000")),
-            on_image("2", "b", Some("0000000000000003")),
-            on_image("3", "c", Some("00000000000000fc")),
-            on_image("4", "d", Some("ffffffffffffffff")),
+            on_image("1", "a", Some("5a5a5a5a5a5a5a5a")),
+            on_image("2", "b", Some("5a5a5a5a5a5a5a59")),
+            on_image("3", "c", Some("5a5a5a5a5a5a5a55")),
+            on_image("4", "d", Some("a5a5a5a5a5a5a5a5")),
             on_image("5", "e", None),
-            on_image("6", "a", Some("0000000000000000")),
+            on_image("6", "a", Some("5a5a5a5a5a5a5a5a")),
+            on_image("7", "f", Some("5a5a5a5a5a5a455d")),
+            on_image("8", "g", Some("ffffffffffffffff")),
+            on_image("9", "h", Some("ffffffffffffffff")),
         ];
         let keys = GroupBy::parse("image-cluster").unwrap().keys(&samples);
         assert_eq!(keys[0], keys[1]);
         assert_eq!(keys[1], keys[2]);
         assert_eq!(keys[0], keys[5]);
         assert_ne!(keys[0], keys[3]);
-        assert_eq!(keys[4], "e");
+        assert_ne!(keys[2], keys[6]);
+        assert_eq!((keys[4].as_str(), keys[6].as_str(), keys[7].as_str(), keys[8].as_str()), ("e", "f", "g", "h"));
         // At 2 bits the third image stays apart.
         let keys = GroupBy::parse("image-cluster:2").unwrap().keys(&samples);
         assert_eq!(keys[0], keys[1]);
         assert_ne!(keys[1], keys[2]);
         let refs: Vec<&Sample> = samples.iter().collect();
         let c = ImageClusterCount::of(&refs, DEFAULT);
-        assert_eq!((c.images, c.hashed, c.joining, c.images_joined), (5, 4, 1, 3));
+        assert_eq!((c.images, c.hashed, c.joining, c.images_joined), (8, 7, 1, 3));
+    }
+
+    /// Seven images each 3 bits from the next (the ends 18 apart): no group
+    /// holds two images more than the threshold apart.
+    #[test]
+    fn image_clusters_never_chain() {
+        let base = 0x5a5a_5a5a_5a5a_5a5au64;
+        let samples: Vec<Sample> = (0..7)
+            .map(|i| {
+                let h = base ^ ((1u64 << (3 * i)) - 1);
+                on_image(&format!("{i}"), &format!("sha{i}"), Some(&format!("{h:016x}")))
+            })
+            .collect();
+        let keys = GroupBy::parse("image-cluster").unwrap().keys(&samples);
+        for a in 0..7 {
+            for b in 0..7 {
+                if keys[a] == keys[b] {
+                    assert!(3 * a.abs_diff(b) <= DEFAULT as usize, "{a} and {b} share a group: {keys:?}");
+                }
+            }
+        }
+        // Pairs are merged closest first in the order of the distinct hashes.
+        assert_eq!(keys, ["sha0", "sha0", "sha0", "sha3", "sha4", "sha4", "sha4"]);
     }
 
     /// With clusters that join images, the blind accuracy grouped by image is
@@ -450,7 +554,7 @@ mod tests {
             (0..48)
                 .map(|i| {
                     // Pairs of images 1 bit apart (joined) or 32 bits apart (not).
-                    let base = (i / 2) as u64 * 0x0101_0101_0101_0101;
+                    let base = 0x5a5a_5a5a_5a5a_5a5a ^ (i / 2) as u64 * 0x0101_0101_0101_0101;
                     let h = if i % 2 == 1 { base ^ if join { 1 } else { 0xffff_ffff } } else { base };
                     let mut s = on_image(&format!("{i}"), &format!("sha{i}"), Some(&format!("{h:016x}")));
                     s.question = format!("Is the {} lobe clear?", words[i % 6]);
@@ -469,6 +573,63 @@ mod tests {
         assert_eq!(c.blind_grouped_by_image, Some(by_image.weighted));
         let apart = crate::diagnose(&make(false), &cfg).image_clusters.unwrap();
         assert_eq!((apart.joining, apart.blind_grouped_by_image), (0, None));
+    }
+
+    /// 40 yes/no questions of type "count"; `image(i)` says which image each shows.
+    fn forty(image: impl Fn(usize) -> (String, String)) -> Vec<Sample> {
+        (0..40)
+            .map(|i| {
+                let (sha, phash) = image(i);
+                let mut s = on_image(&format!("{i}"), &sha, Some(&phash));
+                s.question_type = Some("count".into());
+                s.answer = if i % 2 == 0 { "yes" } else { "no" }.into();
+                s.answer_format = crate::sample::AnswerFormat::YesNo;
+                s.meta.insert("site".into(), "A".into());
+                s
+            })
+            .collect()
+    }
+
+    fn fold_groups_error(samples: &[Sample], by: &str) -> String {
+        let cfg = DiagnoseConfig { group_by: Some(GroupBy::parse(by).unwrap()), ..Default::default() };
+        match cfg.check_fold_groups(samples, &crate::error::Location::file("p.toml")) {
+            Ok(()) => "ok".into(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Solid-colour images (distinct files, one flat hash), one image shared by
+    /// all, or one meta value: a question type with fewer fold groups than
+    /// folds is refused, naming the setting, the group and the count.
+    #[test]
+    fn fewer_fold_groups_than_folds_is_a_located_error() {
+        let solid = forty(|i| (format!("sha{i}"), "ffffffffffffffff".into()));
+        assert_eq!(fold_groups_error(&solid, "image-cluster"), "ok");
+        assert_eq!(fold_groups_error(&solid, "image"), "ok");
+        let shared = forty(|_| ("one".into(), "5a5a5a5a5a5a5a5a".into()));
+        assert_eq!(
+            fold_groups_error(&shared, "image"),
+            "error: p.toml: field \"diagnose.group-by\": group-by = \"image\": question type \"count\" (yes_no, 40 \
+             questions) has 1 distinct image, 5 folds need at least 5\n  help: a group's questions share one fold, so \
+             with one group the forest is trained on nothing: group by a field that separates these questions, or \
+             leave group-by out"
+        );
+        // Near-duplicates of three images (1 bit apart): three clusters.
+        let near =
+            forty(|i| (format!("sha{i}"), format!("{:016x}", (0x5a5a_5a5a_5a5a_5a5au64 << (i % 3)) ^ (i as u64 & 1))));
+        let e = fold_groups_error(&near, "image-cluster");
+        assert!(
+            e.contains(
+                "group-by = \"image-cluster:6\": question type \"count\" (yes_no, 40 questions) has 3 clusters of \
+                 near-duplicate images, 5 folds need at least 5"
+            ) && e.contains("set folds to at most 3"),
+            "{e}"
+        );
+        let e = fold_groups_error(&shared, "meta:site");
+        assert!(e.contains("has 1 distinct value of site, 5 folds need at least 5"), "{e}");
+        // Folds set to the number of groups pass.
+        let cfg = DiagnoseConfig { folds: 3, group_by: Some(GroupBy::ImageCluster(DEFAULT)), ..Default::default() };
+        cfg.check_fold_groups(&near, &crate::error::Location::file("p.toml")).unwrap();
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Near-duplicate images: the images of a benchmark clustered by perceptual
-//! hash (`phash`, [`crate::sample::image_hash`]), and the benchmark's images
-//! matched against a training split's or against a published list of hashes.
+//! hash (`phash` and `dhash` both within the threshold, complete linkage:
+//! [`crate::sample::image_hash`]), and the benchmark's images matched against a
+//! training split's or against a published list of hashes.
 //! The image side of `blindspot dups`; questions are compared in [`super::dups`].
 
 use std::collections::BTreeMap;
@@ -8,7 +9,7 @@ use std::path::Path;
 
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::sample::Sample;
-use crate::sample::image_hash::{self, cross_pairs, near_pairs};
+use crate::sample::image_hash::{self, Hashes, cluster_roots, cross_pairs, cross_pairs_phash};
 
 /// One distinct image (by sha256, else path) and the questions that show it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -104,14 +105,14 @@ impl HashList {
 }
 
 /// The distinct hashed images of `samples` (every image, not only the first),
-/// sorted by phash then path, and how many distinct images there are.
-fn entries(samples: &[Sample]) -> (Vec<(u64, ImageEntry)>, usize) {
-    let mut by_key: BTreeMap<String, (Option<u64>, ImageEntry)> = BTreeMap::new();
+/// sorted by hashes then path, and how many distinct images there are.
+fn entries(samples: &[Sample]) -> (Vec<(Hashes, ImageEntry)>, usize) {
+    let mut by_key: BTreeMap<String, (Option<Hashes>, ImageEntry)> = BTreeMap::new();
     for s in samples {
         for im in &s.images {
             let Some(key) = im.sha256.clone().or_else(|| im.path.clone()) else { continue };
             let e = by_key.entry(key).or_insert_with(|| {
-                let h = im.phash.as_deref().and_then(image_hash::from_hex);
+                let h = Hashes::read(im.phash.as_deref(), im.dhash.as_deref());
                 (
                     h,
                     ImageEntry {
@@ -128,7 +129,7 @@ fn entries(samples: &[Sample]) -> (Vec<(u64, ImageEntry)>, usize) {
         }
     }
     let n = by_key.len();
-    let mut out: Vec<(u64, ImageEntry)> = by_key.into_values().filter_map(|(h, e)| h.map(|h| (h, e))).collect();
+    let mut out: Vec<(Hashes, ImageEntry)> = by_key.into_values().filter_map(|(h, e)| h.map(|h| (h, e))).collect();
     out.sort_by(|a, b| (a.0, &a.1.path, &a.1.sha256).cmp(&(b.0, &b.1.path, &b.1.sha256)));
     (out, n)
 }
@@ -137,22 +138,10 @@ fn entries(samples: &[Sample]) -> (Vec<(u64, ImageEntry)>, usize) {
 /// `train`'s images and a list of hashes.
 pub fn find(test: &[Sample], train: Option<&[Sample]>, listed: Option<&HashList>, threshold: u32) -> ImageDups {
     let (mine, images) = entries(test);
-    let hashes: Vec<u64> = mine.iter().map(|e| e.0).collect();
-    let mut parent: Vec<usize> = (0..hashes.len()).collect();
-    fn root(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
-    for (a, b, _) in near_pairs(&hashes, threshold) {
-        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-        parent[ra.max(rb)] = ra.min(rb);
-    }
+    let hashes: Vec<Hashes> = mine.iter().map(|e| e.0).collect();
+    let roots = cluster_roots(&hashes, threshold);
     let mut groups: BTreeMap<usize, Vec<ImageEntry>> = BTreeMap::new();
-    for (i, (_, entry)) in mine.iter().enumerate() {
-        let r = root(&mut parent, i);
+    for (&r, (_, entry)) in roots.iter().zip(&mine) {
         groups.entry(r).or_default().push(entry.clone());
     }
     let mut clusters: Vec<Vec<ImageEntry>> = groups.into_values().filter(|g| g.len() > 1).collect();
@@ -162,7 +151,7 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, listed: Option<&HashList>
     clusters.sort_by(|a, b| (&a[0].path, &a[0].sha256).cmp(&(&b[0].path, &b[0].sha256)));
     let train = train.map(|tr| {
         let (theirs, n) = entries(tr);
-        let th: Vec<u64> = theirs.iter().map(|e| e.0).collect();
+        let th: Vec<Hashes> = theirs.iter().map(|e| e.0).collect();
         let matches = cross_pairs(&hashes, &th, threshold)
             .into_iter()
             .map(|(a, b, d)| ImageMatch {
@@ -175,7 +164,7 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, listed: Option<&HashList>
         (n, matches)
     });
     let listed = listed.map(|l| {
-        let matches = cross_pairs(&hashes, &l.hashes, threshold)
+        let matches = cross_pairs_phash(&hashes, &l.hashes, threshold)
             .into_iter()
             .map(|(a, b, d)| ImageMatch {
                 image: mine[a].1.clone(),
@@ -203,7 +192,12 @@ impl ImageDups {
     /// The `images` part of `dups.json`.
     pub fn file(&self) -> ImageDupsFile {
         ImageDupsFile {
-            hash: "phash: DCT of the 16 x 16 grayscale, 8 x 8 low frequencies thresholded at their median (image_hasher), 64 bits".into(),
+            hash: "phash (DCT of the 16 x 16 grayscale, 8 x 8 low frequencies thresholded at their median) and dhash \
+                   (differences of neighbouring pixels of the 9 x 8 grayscale), 64 bits each (image_hasher); a pair is \
+                   near when both hashes are within the threshold, a cluster when every two of its images are (a \
+                   listed hash is matched on phash alone); a flat phash (fewer than 8 bits set or cleared: a solid or \
+                   blank image) is near nothing"
+                .into(),
             threshold_bits: self.threshold,
             images: self.images,
             hashed: self.hashed,
@@ -232,7 +226,7 @@ impl ImageDups {
 pub struct ImageDupsFile {
     /// How images are hashed.
     pub hash: String,
-    /// Hashes within this many bits (of 64) are near.
+    /// Images whose hashes are both within this many bits (of 64) are near.
     pub threshold_bits: u32,
     /// Distinct images of the benchmark.
     pub images: usize,
@@ -270,30 +264,34 @@ mod tests {
     use super::*;
     use crate::sample::ImageRef;
 
-    fn sample(id: &str, path: &str, phash: Option<&str>) -> Sample {
+    /// A question on one image whose `phash` and `dhash` are both `hash`.
+    fn sample(id: &str, path: &str, hash: Option<u64>) -> Sample {
         let mut s = Sample::new(id, "q", "a");
         s.images.push(ImageRef {
             path: Some(path.into()),
             sha256: Some(format!("sha-{path}")),
-            phash: phash.map(str::to_string),
+            phash: hash.map(image_hash::to_hex),
+            dhash: hash.map(image_hash::to_hex),
             ..Default::default()
         });
         s
     }
 
+    const BASE: u64 = 0x5a5a_5a5a_5a5a_5a5a;
+
     #[test]
     fn near_images_cluster_and_match_a_training_split_and_a_list() {
         let test = [
-            sample("1", "a.png", Some("0000000000000000")),
-            sample("2", "b.png", Some("0000000000000003")),
-            sample("3", "a.png", Some("0000000000000000")),
-            sample("4", "c.png", Some("ffffffffffffffff")),
+            sample("1", "a.png", Some(BASE)),
+            sample("2", "b.png", Some(BASE ^ 3)),
+            sample("3", "a.png", Some(BASE)),
+            sample("4", "c.png", Some(!BASE)),
             sample("5", "d.png", None),
         ];
-        let train = [sample("t1", "x.png", Some("fffffffffffffff0"))];
+        let train = [sample("t1", "x.png", Some(!BASE ^ 0xf))];
         let dir = tempfile::tempdir().unwrap();
         let list = dir.path().join("hashes.txt");
-        std::fs::write(&list, "# published\n\n00000000000000F0\n").unwrap();
+        std::fs::write(&list, format!("# published\n\n{:016X}\n", BASE ^ 0xf0)).unwrap();
         let l = HashList::read(&list).unwrap();
         let d = find(&test, Some(&train), Some(&l), 4);
         assert_eq!((d.images, d.hashed), (4, 3));
@@ -303,9 +301,50 @@ mod tests {
         assert_eq!((*n, m.len(), m[0].image.ids.clone(), m[0].distance), (1, 1, vec!["4".to_string()], 4));
         let (_, k, m) = d.listed.as_ref().unwrap();
         assert_eq!((*k, m.len()), (1, 1));
-        assert_eq!(m[0].listed, Some(("00000000000000f0".to_string(), 3)));
+        assert_eq!(m[0].listed, Some((image_hash::to_hex(BASE ^ 0xf0), 3)));
         assert_eq!(m[0].image.path.as_deref(), Some("a.png"));
     }
+
+    /// Seven images, each 3 bits from the next (18 from the first to the last):
+    /// a cluster is a set every two of which are within 6 bits, so no cluster
+    /// holds images more than 6 bits apart, and the chain falls into pieces.
+    #[test]
+    fn a_chain_of_near_images_is_not_one_cluster() {
+        let chain: Vec<Sample> = (0..7)
+            .map(|i| sample(&format!("{i}"), &format!("{i}.png"), Some(BASE ^ ((1u64 << (3 * i)) - 1))))
+            .collect();
+        let d = find(&chain, None, None, DEFAULT_THRESHOLD);
+        let hash = |e: &ImageEntry| image_hash::from_hex(&e.phash).unwrap();
+        for c in &d.clusters {
+            for a in c {
+                for b in c {
+                    let gap = image_hash::distance(hash(a), hash(b));
+                    assert!(
+                        gap <= DEFAULT_THRESHOLD,
+                        "{} and {} are {gap} bits apart in one cluster",
+                        a.ids[0],
+                        b.ids[0]
+                    );
+                }
+            }
+        }
+        // Any four images of the chain span 9 bits or more: clusters of at most
+        // three, and at least two of them.
+        let sizes: Vec<usize> = d.clusters.iter().map(Vec::len).collect();
+        assert!(sizes.len() >= 2 && sizes.iter().all(|&n| n <= 3), "{sizes:?}");
+    }
+
+    /// Solid images all hash alike; they are near nothing, copies of one
+    /// another included.
+    #[test]
+    fn flat_images_never_cluster() {
+        let solid: Vec<Sample> =
+            (0..40).map(|i| sample(&format!("{i}"), &format!("{i}.png"), Some(u64::MAX))).collect();
+        let d = find(&solid, None, None, DEFAULT_THRESHOLD);
+        assert_eq!((d.images, d.hashed, d.clusters.len()), (40, 40, 0));
+    }
+
+    const DEFAULT_THRESHOLD: u32 = image_hash::DEFAULT_THRESHOLD;
 
     #[test]
     fn a_bad_line_in_a_hash_list_is_named_by_file_and_line() {

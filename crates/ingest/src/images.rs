@@ -1,8 +1,11 @@
 //! Image resolution: each sample's image names → files under the pipeline's
 //! image folder (found by relative path, else by file name anywhere below it,
 //! walked once with `walkdir`), with sha256, width and height, and the
-//! perceptual hashes of the decoded pixels (`image_hasher`). Dimensions and the
-//! pixel limit come from the header (`imagesize`), before anything is decoded.
+//! perceptual hashes of the decoded pixels (`image_hasher`). The pixel limit
+//! is checked on the header's size (`imagesize`), before anything is decoded;
+//! the width, height and hashes recorded are the image's upright, with its EXIF
+//! orientation applied, as Hugging Face `datasets` and PIL's
+//! `ImageOps.exif_transpose` show it (the sha256 stays the file's).
 //! A file reached through a symbolic link must lie inside the image folder too.
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,6 +27,7 @@ pub const MAX_PIXELS: u64 = 100_000_000;
 #[derive(Debug, Clone)]
 struct Facts {
     sha256: String,
+    /// Upright: with the EXIF orientation applied where the image decodes.
     width: u32,
     height: u32,
     /// Why its pixel data does not decode, when its header does.
@@ -54,18 +58,75 @@ pub fn perceptual_hashes(img: &image::DynamicImage) -> (u64, u64) {
     HASHERS.with(|(p, d)| (word(p.hash_image(&gray)), word(d.hash_image(&gray))))
 }
 
-/// Decodes an image (its size already checked against the pixel limit) and
-/// hashes it: `Ok(None)` for a format blindspot has no decoder for.
-fn decode_and_hash(bytes: &[u8]) -> Result<Option<(u64, u64)>, String> {
+/// An image's perceptual hashes and its upright width and height.
+type Decoded = ((u64, u64), (u32, u32));
+
+/// Decodes an image (its size already checked against the pixel limit), turns
+/// it upright by its EXIF orientation and hashes it: `Ok(None)` for a format
+/// blindspot has no decoder for. An orientation tag that does not read leaves
+/// the image as stored, as PIL does.
+fn decode_and_hash(bytes: &[u8]) -> Result<Option<Decoded>, String> {
+    use image::ImageDecoder;
     let reader =
         image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format().map_err(|e| e.to_string())?;
     if reader.format().is_none() {
         return Ok(None);
     }
-    match reader.decode() {
-        Ok(img) => Ok(Some(perceptual_hashes(&img))),
+    let decoded = reader.into_decoder().and_then(|mut decoder| {
+        let orientation = decoder.orientation().unwrap_or(image::metadata::Orientation::NoTransforms);
+        let mut img = image::DynamicImage::from_decoder(decoder)?;
+        img.apply_orientation(orientation);
+        Ok(img)
+    });
+    match decoded {
+        Ok(img) => Ok(Some((perceptual_hashes(&img), (img.width(), img.height())))),
         Err(image::ImageError::Unsupported(_)) => Ok(None),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Whether a JPEG's data runs to its end-of-image marker. The JPEG decoder
+/// fills a scan cut short with grey and reports nothing, so a truncated
+/// download would be hashed as another picture. The marker segments are
+/// walked to the first scan (an EXIF thumbnail before it carries an end
+/// marker of its own); after it, the entropy-coded data escapes every 0xFF, so
+/// the bytes FF D9 there are the end marker. A layout this walk does not follow
+/// is left to the decoder.
+fn jpeg_body_error(bytes: &[u8]) -> Option<String> {
+    if !bytes.starts_with(&[0xff, 0xd8]) {
+        return None;
+    }
+    let truncated = || {
+        Some(format!(
+            "truncated: its {} bytes end before the JPEG's end-of-image marker (re-export or re-download it)",
+            bytes.len()
+        ))
+    };
+    let mut i = 2;
+    let scan = loop {
+        while bytes.get(i) == Some(&0xff) && bytes.get(i + 1) == Some(&0xff) {
+            i += 1;
+        }
+        let (Some(&0xff), Some(&marker)) = (bytes.get(i), bytes.get(i + 1)) else {
+            return if i + 1 >= bytes.len() { truncated() } else { None };
+        };
+        match marker {
+            // Markers without a length.
+            0x01 | 0xd0..=0xd8 => i += 2,
+            0xd9 => return None,
+            _ => {
+                let (Some(&hi), Some(&lo)) = (bytes.get(i + 2), bytes.get(i + 3)) else { return truncated() };
+                let next = i + 2 + usize::from(u16::from_be_bytes([hi, lo]));
+                if marker == 0xda {
+                    break next;
+                }
+                i = next;
+            }
+        }
+    };
+    match bytes.get(scan..) {
+        Some(data) if data.windows(2).any(|w| w == [0xff, 0xd9]) => None,
+        _ => truncated(),
     }
 }
 
@@ -109,11 +170,16 @@ fn facts(bytes: &[u8], max_pixels: u64) -> Result<Facts, String> {
             pixel_count(max_pixels)
         ));
     }
-    let mut body_error = png_body_error(bytes);
+    let mut body_error = png_body_error(bytes).or_else(|| jpeg_body_error(bytes));
     let (mut hashes, mut undecoded_format) = (None, None);
+    let (mut width, mut height) =
+        (u32::try_from(size.width).unwrap_or(u32::MAX), u32::try_from(size.height).unwrap_or(u32::MAX));
     if body_error.is_none() {
         match decode_and_hash(bytes) {
-            Ok(Some(h)) => hashes = Some(h),
+            Ok(Some((h, upright))) => {
+                hashes = Some(h);
+                (width, height) = upright;
+            }
             Ok(None) => {
                 undecoded_format =
                     Some(imagesize::image_type(bytes).map_or_else(|_| "unknown".to_string(), |t| format!("{t:?}")))
@@ -121,14 +187,7 @@ fn facts(bytes: &[u8], max_pixels: u64) -> Result<Facts, String> {
             Err(why) => body_error = Some(why),
         }
     }
-    Ok(Facts {
-        sha256: hex::encode(Sha256::digest(bytes)),
-        width: u32::try_from(size.width).unwrap_or(u32::MAX),
-        height: u32::try_from(size.height).unwrap_or(u32::MAX),
-        body_error,
-        hashes,
-        undecoded_format,
-    })
+    Ok(Facts { sha256: hex::encode(Sha256::digest(bytes)), width, height, body_error, hashes, undecoded_format })
 }
 
 /// A number of pixels as a person reads it: whole megapixels, else every
@@ -501,6 +560,71 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b/x.png")).unwrap();
         let idx = index_by_name(dir.path());
         assert_eq!(idx["x.png"], [dir.path().join("a/x.png")]);
+    }
+
+    /// A 64 x 32 JPEG of a diagonal gradient with a dark square near one corner.
+    fn jpeg(exif_orientation: Option<u8>) -> (Vec<u8>, image::DynamicImage) {
+        let img = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(64, 32, |x, y| {
+            let v = if x < 12 && y < 12 { 20 } else { (x * 3 + y * 2) as u8 };
+            image::Rgb([v, v / 2, 255 - v])
+        }));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Jpeg).unwrap();
+        let mut bytes = out.into_inner();
+        if let Some(o) = exif_orientation {
+            // APP1 "Exif" with a little-endian TIFF header and one IFD entry:
+            // Orientation (0x0112), SHORT, count 1, value o.
+            let mut app1 = vec![0xff, 0xe1, 0, 34];
+            app1.extend_from_slice(b"Exif\0\0II\x2a\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0");
+            app1.extend_from_slice(&[o, 0, 0, 0, 0, 0, 0, 0]);
+            assert_eq!(app1.len(), 36);
+            bytes.splice(2..2, app1);
+        }
+        (bytes, img)
+    }
+
+    /// A JPEG cut short decodes without complaint (the decoder fills the rest
+    /// with grey), so it is caught by its missing end marker and warned about
+    /// as a damaged PNG is; the whole file is not.
+    #[test]
+    fn a_truncated_jpeg_is_undecodable() {
+        let (whole, _) = jpeg(None);
+        let f = facts(&whole, MAX_PIXELS).unwrap();
+        assert_eq!((f.body_error, f.hashes.is_some(), f.width, f.height), (None, true, 64, 32));
+        // Cut inside the scan: a cut inside the header tables already failed to decode.
+        let cut = &whole[..whole.len() - 100];
+        let f = facts(cut, MAX_PIXELS).unwrap();
+        assert_eq!(
+            f.body_error,
+            Some(format!(
+                "truncated: its {} bytes end before the JPEG's end-of-image marker (re-export or re-download it)",
+                cut.len()
+            ))
+        );
+        assert_eq!(f.hashes, None);
+        // An EXIF segment before the scan does not hide the cut.
+        let (tagged, _) = jpeg(Some(1));
+        assert_eq!(facts(&tagged, MAX_PIXELS).unwrap().body_error, None);
+        assert!(facts(&tagged[..tagged.len() - 100], MAX_PIXELS).unwrap().body_error.is_some());
+    }
+
+    /// A JPEG stored sideways with EXIF orientation 6 (rotate 90° clockwise)
+    /// is recorded as it is shown: 32 x 64, with the hashes of the rotated
+    /// pixels; its sha256 stays the file's.
+    #[test]
+    fn exif_orientation_is_applied_before_hashing_and_measuring() {
+        let (plain, _) = jpeg(None);
+        let (rotated, _) = jpeg(Some(6));
+        let (p, r) = (facts(&plain, MAX_PIXELS).unwrap(), facts(&rotated, MAX_PIXELS).unwrap());
+        assert_eq!((r.width, r.height), (32, 64));
+        let upright = image::load_from_memory(&plain).unwrap().rotate90();
+        assert_eq!(r.hashes, Some(perceptual_hashes(&upright)));
+        assert_ne!(r.hashes, p.hashes);
+        assert_eq!(r.sha256, hex::encode(Sha256::digest(&rotated)));
+        // Orientation 1 changes nothing.
+        let (one, _) = jpeg(Some(1));
+        let o = facts(&one, MAX_PIXELS).unwrap();
+        assert_eq!((o.width, o.height, o.hashes), (64, 32, p.hashes));
     }
 
     fn base64_png() -> Vec<u8> {

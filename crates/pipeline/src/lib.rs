@@ -147,6 +147,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     }
     p.diagnose.check_folds(work.len())?;
     p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
+    p.diagnose.check_fold_groups(&work, &crate::error::Location::file(&p.path))?;
     // `[diagnose] scores`: read and checked against the questions diagnosed, once.
     let loaded;
     let diagnose_cfg = match &p.diagnose.outside_source {

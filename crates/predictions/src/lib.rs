@@ -357,11 +357,27 @@ pub fn read_bytes(path: &Path, shape: crate::ingest::bounded::Shape) -> Result<V
     read_capped(path, shape, MAX_FILE_BYTES)
 }
 
+/// A table's source by its (lower-cased) column names: VLMEvalKit's result
+/// has `index` and `prediction` and no `model`.
+fn vlmevalkit_or_generic(cols: &[String]) -> Source {
+    let has = |c: &str| cols.iter().any(|x| x == c);
+    if has("index") && has("prediction") && !has("model") { Source::VlmEvalKit } else { Source::Generic }
+}
+
 /// Detects a file's source from its extension and first record.
 pub fn detect(path: &Path) -> Result<Source> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
-        "xlsx" | "xls" | "xlsm" => return Ok(Source::VlmEvalKit),
+        // A spreadsheet is VLMEvalKit's result when its header is, as a CSV's is
+        // below; any other is a generic table (model, id, response).
+        "xlsx" | "xls" | "xlsm" | "ods" => {
+            let records = crate::ingest::xlsx::read_xlsx(path)?;
+            let cols: Vec<String> = records
+                .first()
+                .map(|r| r.field_names().into_iter().map(str::to_ascii_lowercase).collect())
+                .unwrap_or_default();
+            return Ok(vlmevalkit_or_generic(&cols));
+        }
         "parquet" => return Ok(Source::Generic),
         _ => {}
     }
@@ -380,8 +396,7 @@ pub fn detect(path: &Path) -> Result<Source> {
             let header = head.lines().next().unwrap_or("");
             let cols: Vec<String> =
                 header.split([',', '\t']).map(|c| c.trim().trim_matches('"').to_ascii_lowercase()).collect();
-            let has = |c: &str| cols.iter().any(|x| x == c);
-            Ok(if has("index") && has("prediction") && !has("model") { Source::VlmEvalKit } else { Source::Generic })
+            Ok(vlmevalkit_or_generic(&cols))
         }
         _ => {
             let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();

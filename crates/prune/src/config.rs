@@ -279,7 +279,7 @@ impl Unit {
         match self.grouping(diagnose) {
             None => "question".into(),
             Some(GroupBy::Image) => "image".into(),
-            Some(GroupBy::ImageCluster(t)) => format!("near-duplicate image cluster (phash within {t} bits)"),
+            Some(GroupBy::ImageCluster(t)) => format!("near-duplicate image cluster (phash and dhash within {t} bits)"),
             Some(GroupBy::Question) => "question text".into(),
             Some(GroupBy::Meta(f)) => format!("meta:{f}"),
         }

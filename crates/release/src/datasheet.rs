@@ -453,7 +453,9 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
         let grouping = match &d.group_by {
             None => "stratified".to_string(),
             Some(GroupBy::Image) => "grouped by image".to_string(),
-            Some(GroupBy::ImageCluster(t)) => format!("grouped by near-duplicate image (phash within {t} bits)"),
+            Some(GroupBy::ImageCluster(t)) => {
+                format!("grouped by near-duplicate image (phash and dhash within {t} bits)")
+            }
             Some(GroupBy::Question) => "grouped by question text".to_string(),
             Some(GroupBy::Meta(f)) => format!("grouped by {}", md::code(f)),
         };

@@ -333,7 +333,7 @@ fn image_cell(e: &ImageEntry, has: &dyn Fn(&str) -> bool) -> String {
 fn image_dups(out: &mut String, im: &ImageDups, has: &dyn Fn(&str) -> bool) {
     let _ = writeln!(
         out,
-        "<h3>Near-duplicate images</h3>\n<p>{} clusters of {} distinct images (perceptual hash within {} bits of 64; {} \
+        "<h3>Near-duplicate images</h3>\n<p>{} clusters of {} distinct images (both perceptual hashes within {} bits of 64; {} \
          images hashed); all of them in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.</p>",
         im.clusters.len(),
         im.images,

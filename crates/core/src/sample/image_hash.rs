@@ -1,25 +1,77 @@
-//! Near-duplicate images by perceptual hash: the 64-bit hashes ingest records
-//! in `image_facts` (`phash`, `dhash`), their Hamming distance, and the
-//! clustering of a set of hashes at a distance threshold.
+//! Near-duplicate images by perceptual hash: the two 64-bit hashes ingest
+//! records in `image_facts` (`phash`, a DCT hash, and `dhash`, a gradient
+//! hash), their Hamming distance, and the clustering of a set of images at a
+//! distance threshold.
+//!
+//! Two images are near-duplicates when *both* hashes are within the threshold:
+//! the hashes come from different families (frequencies against neighbouring
+//! pixels), so two different diagrams that happen to share one hash's low
+//! frequencies are told apart by the other. A flat image (solid, blank: a
+//! `phash` with fewer than [`MIN_MINORITY_BITS`] bits set or cleared) is near
+//! nothing: its hash says only that it has no structure, and every blank page
+//! of a benchmark would otherwise be one "image".
+//!
+//! A cluster is a set of images every two of which are near-duplicates
+//! (complete linkage): pairs are merged closest first, and two clusters join
+//! only when every image of one is near every image of the other, so a chain
+//! of small steps never joins two ends that differ by more than the threshold.
 //!
 //! The search is exact and sub-quadratic: multi-index hashing (Norouzi et al.,
-//! "Fast search in Hamming space with multi-index hashing", CVPR 2012). A hash
-//! is cut into four 16-bit chunks; two hashes at distance ≤ t agree within
-//! ⌊t/4⌋ bits on at least one chunk (pigeonhole), so each hash is compared
-//! only with the hashes found in the buckets near its own chunks, and every
-//! candidate is then checked at full length. Clusters are the connected
-//! components of the pairs found (union-find), so the result depends only on
-//! the hashes and the threshold, never on the thread count.
+//! "Fast search in Hamming space with multi-index hashing", CVPR 2012) on the
+//! `phash`. A hash is cut into four 16-bit chunks; two hashes at distance ≤ t
+//! agree within ⌊t/4⌋ bits on at least one chunk (pigeonhole), so each hash is
+//! compared only with the hashes found in the buckets near its own chunks, and
+//! every candidate is then checked at full length, on both hashes. The result
+//! depends only on the hashes and the threshold, never on the thread count.
 
 use rayon::prelude::*;
 
-/// Default Hamming threshold (of 64 bits) at which two images' `phash` make
-/// them near-duplicates. Chosen on the fixture of the shared VQA-RAD images
-/// (`tests/real_data/images.rs`): at 6 a resize to half size, a JPEG re-encode at
-/// quality 60 and a grayscale copy are all found (recall 1.0) and no distinct
-/// radiograph is joined to another; at 8 distinct scans start to join
-/// (precision 0.98), at 10 one pair in six is wrong.
+/// Default Hamming threshold (of 64 bits) within which two images' `phash`
+/// and `dhash` make them near-duplicates. Chosen on the fixture of the shared
+/// VQA-RAD images (`tests/real_data/images.rs`): at 6 a resize to half size, a
+/// JPEG re-encode at quality 60 and a grayscale copy are all found (recall
+/// 1.0) and no distinct radiograph is joined to another; at 8 distinct scans
+/// start to join (precision 0.98), at 10 one pair in six is wrong.
 pub const DEFAULT_THRESHOLD: u32 = 6;
+
+/// A `phash` with fewer bits than this set, or fewer cleared, is flat. The DCT
+/// hash thresholds 64 coefficients at their median, so an image with structure
+/// sets about half of them; an image with none (a solid colour, a blank page)
+/// has its coefficients tied and sets all or almost none. Eight is a quarter of
+/// the half: below it, the hash carries fewer bits than two unrelated images'
+/// hashes differ by at the threshold.
+pub const MIN_MINORITY_BITS: u32 = 8;
+
+/// The two perceptual hashes of one image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hashes {
+    pub phash: u64,
+    pub dhash: u64,
+}
+
+impl Hashes {
+    /// Both hashes as written in `image_facts`; `None` unless both read.
+    pub fn read(phash: Option<&str>, dhash: Option<&str>) -> Option<Hashes> {
+        Some(Hashes { phash: from_hex(phash?)?, dhash: from_hex(dhash?)? })
+    }
+
+    /// Whether the image has no structure to compare ([`MIN_MINORITY_BITS`]).
+    pub fn is_flat(self) -> bool {
+        is_flat(self.phash)
+    }
+}
+
+/// Whether a `phash` is flat: fewer than [`MIN_MINORITY_BITS`] bits set or cleared.
+pub fn is_flat(phash: u64) -> bool {
+    let ones = phash.count_ones();
+    ones.min(64 - ones) < MIN_MINORITY_BITS
+}
+
+/// Whether two images are near-duplicates at `threshold`: neither is flat and
+/// both their `phash` and their `dhash` differ in at most `threshold` bits.
+pub fn near(a: Hashes, b: Hashes, threshold: u32) -> bool {
+    !a.is_flat() && !b.is_flat() && distance(a.phash, b.phash) <= threshold && distance(a.dhash, b.dhash) <= threshold
+}
 
 /// The largest threshold accepted: two unrelated 64-bit hashes differ in 32
 /// bits on average, and the index's cost grows with ⌊t/4⌋ (at 12 each hash
@@ -142,54 +194,103 @@ impl<'a> Index<'a> {
     }
 }
 
-/// Every pair (a < b) of `hashes` within `threshold` bits, with its distance,
-/// sorted by (a, b).
-pub fn near_pairs(hashes: &[u64], threshold: u32) -> Vec<(usize, usize, u32)> {
-    let index = Index::new(hashes);
+/// Every pair (a < b) of `hashes` that are near-duplicates ([`near`]), with
+/// their `phash` distance, sorted by (a, b).
+pub fn near_pairs(hashes: &[Hashes], threshold: u32) -> Vec<(usize, usize, u32)> {
+    let phashes: Vec<u64> = hashes.iter().map(|h| h.phash).collect();
+    let index = Index::new(&phashes);
     hashes
         .par_iter()
         .enumerate()
+        .filter(|(_, h)| !h.is_flat())
         .map_init(Vec::new, |probe, (a, &h)| {
-            index.within(h, threshold, Some(a), probe).into_iter().map(|(b, d)| (a, b, d)).collect::<Vec<_>>()
+            index
+                .within(h.phash, threshold, Some(a), probe)
+                .into_iter()
+                .filter(|&(b, _)| near(h, hashes[b], threshold))
+                .map(|(b, d)| (a, b, d))
+                .collect::<Vec<_>>()
         })
         .flatten_iter()
         .collect()
 }
 
-/// Every (query row, indexed row, distance) within `threshold`, sorted.
-pub fn cross_pairs(queries: &[u64], indexed: &[u64], threshold: u32) -> Vec<(usize, usize, u32)> {
-    let index = Index::new(indexed);
+/// Every (query row, indexed row, `phash` distance) of near-duplicates
+/// ([`near`]), sorted.
+pub fn cross_pairs(queries: &[Hashes], indexed: &[Hashes], threshold: u32) -> Vec<(usize, usize, u32)> {
+    let phashes: Vec<u64> = indexed.iter().map(|h| h.phash).collect();
+    let index = Index::new(&phashes);
     queries
         .par_iter()
         .enumerate()
+        .filter(|(_, h)| !h.is_flat())
         .map_init(Vec::new, |probe, (a, &h)| {
-            index.within(h, threshold, None, probe).into_iter().map(|(b, d)| (a, b, d)).collect::<Vec<_>>()
+            index
+                .within(h.phash, threshold, None, probe)
+                .into_iter()
+                .filter(|&(b, _)| near(h, indexed[b], threshold))
+                .map(|(b, d)| (a, b, d))
+                .collect::<Vec<_>>()
         })
         .flatten_iter()
         .collect()
 }
 
-/// For each hash, the smallest row of its cluster (connected components of
-/// the pairs within `threshold`): rows with one representative are one cluster.
-pub fn cluster_roots(hashes: &[u64], threshold: u32) -> Vec<usize> {
-    let mut parent: Vec<usize> = (0..hashes.len()).collect();
-    fn find(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
+/// Every (query row, listed row, distance) of a query image's `phash` within
+/// `threshold` of a listed `phash` (a published list carries that hash alone,
+/// so it is the only check); flat hashes on either side match nothing.
+pub fn cross_pairs_phash(queries: &[Hashes], listed: &[u64], threshold: u32) -> Vec<(usize, usize, u32)> {
+    let index = Index::new(listed);
+    queries
+        .par_iter()
+        .enumerate()
+        .filter(|(_, h)| !h.is_flat())
+        .map_init(Vec::new, |probe, (a, &h)| {
+            index
+                .within(h.phash, threshold, None, probe)
+                .into_iter()
+                .filter(|&(b, _)| !is_flat(listed[b]))
+                .map(|(b, d)| (a, b, d))
+                .collect::<Vec<_>>()
+        })
+        .flatten_iter()
+        .collect()
+}
+
+/// For each image, the smallest row of its cluster: complete linkage over the
+/// near-duplicate pairs, closest pair first (by the two distances' sum, then
+/// rows), two clusters joining only when every cross pair is near. Rows with
+/// one representative are one cluster; a flat image is always alone.
+pub fn cluster_roots(hashes: &[Hashes], threshold: u32) -> Vec<usize> {
+    let mut pairs: Vec<(u32, usize, usize)> = near_pairs(hashes, threshold)
+        .into_iter()
+        .map(|(a, b, d)| (d + distance(hashes[a].dhash, hashes[b].dhash), a, b))
+        .collect();
+    pairs.sort_unstable();
+    let mut root: Vec<usize> = (0..hashes.len()).collect();
+    let mut members: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for (_, a, b) in pairs {
+        let (ra, rb) = (root[a], root[b]);
+        if ra == rb {
+            continue;
         }
-        x
-    }
-    for (a, b, _) in near_pairs(hashes, threshold) {
-        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-        // The smaller root wins, so a root is its cluster's smallest row.
-        if ra < rb {
-            parent[rb] = ra;
-        } else if rb < ra {
-            parent[ra] = rb;
+        let (keep, gone) = (ra.min(rb), ra.max(rb));
+        let joins = {
+            let of = |r: usize| members.get(&r).map_or_else(|| vec![r], Clone::clone);
+            let (xs, ys) = (of(keep), of(gone));
+            xs.iter().all(|&x| ys.iter().all(|&y| near(hashes[x], hashes[y], threshold)))
+        };
+        if !joins {
+            continue;
         }
+        // The smaller root stays, so a root is its cluster's smallest row.
+        let moved = members.remove(&gone).unwrap_or_else(|| vec![gone]);
+        for &m in &moved {
+            root[m] = keep;
+        }
+        members.entry(keep).or_insert_with(|| vec![keep]).extend(moved);
     }
-    (0..hashes.len()).map(|i| find(&mut parent, i)).collect()
+    root
 }
 
 #[cfg(test)]
@@ -197,34 +298,36 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    fn brute(hashes: &[u64], t: u32) -> Vec<(usize, usize, u32)> {
+    fn brute(hashes: &[Hashes], t: u32) -> Vec<(usize, usize, u32)> {
         let mut out = Vec::new();
         for a in 0..hashes.len() {
             for b in a + 1..hashes.len() {
-                let d = distance(hashes[a], hashes[b]);
-                if d <= t {
-                    out.push((a, b, d));
+                if near(hashes[a], hashes[b], t) {
+                    out.push((a, b, distance(hashes[a].phash, hashes[b].phash)));
                 }
             }
         }
         out
     }
 
-    /// Random hashes with planted copies 0..=t+2 bits away: the index finds
-    /// exactly the pairs a brute-force scan finds, at every threshold.
+    /// Random hashes with planted copies 0..=t+2 bits away (in each hash): the
+    /// index finds exactly the pairs a brute-force scan finds, at every threshold.
     #[test]
     fn the_index_finds_exactly_the_pairs_within_the_threshold() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let mut hashes: Vec<u64> = Vec::new();
+        let mut hashes: Vec<Hashes> = Vec::new();
         for i in 0..3000 {
             if i % 3 == 2 {
                 let mut h = hashes[i - 1];
                 for _ in 0..rng.random_range(0..15) {
-                    h ^= 1 << rng.random_range(0..64);
+                    h.phash ^= 1 << rng.random_range(0..64);
+                }
+                for _ in 0..rng.random_range(0..15) {
+                    h.dhash ^= 1 << rng.random_range(0..64);
                 }
                 hashes.push(h);
             } else {
-                hashes.push(rng.random());
+                hashes.push(Hashes { phash: rng.random(), dhash: rng.random() });
             }
         }
         for t in 0..=MAX_THRESHOLD {
@@ -235,18 +338,61 @@ mod tests {
         let cross = cross_pairs(&hashes[..100], &hashes, 5);
         let hs = &hashes;
         let want: Vec<_> = (0..100)
-            .flat_map(|a| hs.iter().enumerate().map(move |(b, &h)| (a, b, distance(hs[a], h))))
-            .filter(|&(_, _, d)| d <= 5)
+            .flat_map(|a| hs.iter().enumerate().map(move |(b, &h)| (a, b, h)))
+            .filter(|&(a, _, h)| near(hs[a], h, 5))
+            .map(|(a, b, h)| (a, b, distance(hs[a].phash, h.phash)))
             .collect();
         assert_eq!(cross, want);
     }
 
+    /// Hashes with the same bits in both families.
+    fn both(h: u64) -> Hashes {
+        Hashes { phash: h, dhash: h }
+    }
+
+    const BASE: u64 = 0x5a5a_5a5a_5a5a_5a5a;
+
+    /// A chain whose neighbours are 4 bits apart and whose ends 8 apart: at 6
+    /// bits the ends are never in one cluster; a pair within 4 bits and a third
+    /// image near only one of them stays apart; a far image is alone.
     #[test]
-    fn clusters_are_connected_components_named_by_their_smallest_row() {
-        // 0 and 2 are 4 bits apart, 2 and 3 another 4 (0 and 3: 8), 1 is far.
-        let hashes = [0u64, u64::MAX, 0xf, 0xff];
-        assert_eq!(cluster_roots(&hashes, 4), vec![0, 1, 0, 0]);
+    fn clusters_are_complete_linkage_never_chains() {
+        let hashes = [both(BASE), both(u64::MAX ^ BASE), both(BASE ^ 0xf), both(BASE ^ 0xff)];
+        let roots = cluster_roots(&hashes, 6);
+        assert_eq!(roots[1], 1);
+        assert_ne!(roots[0], roots[3], "{roots:?}");
+        // The closest pairs (0-2 and 2-3 both at 4 + 4) merge first in row order.
+        assert_eq!(roots, vec![0, 1, 0, 3]);
+        // At 8 bits every pair is near: one cluster.
+        assert_eq!(cluster_roots(&hashes, 8), vec![0, 1, 0, 0]);
         assert_eq!(cluster_roots(&hashes, 3), vec![0, 1, 2, 3]);
+    }
+
+    /// Both hashes must agree: a pair near in `phash` alone, or `dhash` alone, is not a pair.
+    #[test]
+    fn a_pair_needs_both_hashes_within_the_threshold() {
+        let a = both(BASE);
+        let p_only = Hashes { phash: BASE ^ 1, dhash: !BASE };
+        let d_only = Hashes { phash: !BASE, dhash: BASE ^ 1 };
+        assert!(near(a, both(BASE ^ 0x3f), 6));
+        assert!(!near(a, p_only, 6));
+        assert!(!near(a, d_only, 6));
+        assert_eq!(near_pairs(&[a, p_only, d_only], 12), vec![]);
+    }
+
+    /// A solid or blank image's hash (all bits, or all but a few, set or
+    /// cleared) is near nothing, not even an identical one.
+    #[test]
+    fn flat_hashes_never_pair() {
+        for h in [0u64, u64::MAX, 0x7f, !0x7f, 1 << 40] {
+            assert!(is_flat(h), "{h:016x}");
+            assert_eq!(near_pairs(&[both(h), both(h)], 12), vec![], "{h:016x}");
+            assert_eq!(cluster_roots(&[both(h), both(h)], 12), vec![0, 1]);
+        }
+        for h in [0xffu64, !0xff, BASE] {
+            assert!(!is_flat(h), "{h:016x}");
+        }
+        assert_eq!(cross_pairs_phash(&[both(0), both(BASE)], &[0, BASE ^ 1], 6), vec![(1, 1, 1)]);
     }
 
     #[test]

@@ -16,7 +16,9 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
     let grouping = match &cfg.group_by {
         None => "stratified folds".to_string(),
         Some(GroupBy::Image) => "folds grouped by image".to_string(),
-        Some(GroupBy::ImageCluster(t)) => format!("folds grouped by near-duplicate image (phash within {t} bits)"),
+        Some(GroupBy::ImageCluster(t)) => {
+            format!("folds grouped by near-duplicate image (phash and dhash within {t} bits)")
+        }
         Some(GroupBy::Question) => "folds grouped by question text".to_string(),
         Some(GroupBy::Meta(f)) => format!("folds grouped by {}", md::code(f)),
     };
@@ -40,7 +42,7 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
     if let Some(c) = &d.image_clusters {
         let _ = writeln!(
             out,
-            "Near-duplicate images (perceptual hash within {} bits of 64): {} cluster(s) join more than one image \
+            "Near-duplicate images (both perceptual hashes within {} bits of 64): {} cluster(s) join more than one image \
              ({} of the {} distinct images; {} images have a hash), so their questions share a fold. {}\n",
             c.threshold,
             c.joining,

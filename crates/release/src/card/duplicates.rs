@@ -40,7 +40,7 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
     if let Some(im) = &r.images {
         let _ = write!(
             out,
-            " Images: {} near-duplicate clusters of {} distinct images (perceptual hash within {} bits of 64; {} \
+            " Images: {} near-duplicate clusters of {} distinct images (both perceptual hashes within {} bits of 64; {} \
              images hashed)",
             im.clusters.len(),
             im.images,

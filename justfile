@@ -10,6 +10,12 @@ build:
 test:
     cargo test
 
+# The `blindspot-bench` wheel from the release build, checked in a fresh
+# virtual environment by rebuilding the demo with the installed command.
+wheel:
+    cargo build --release
+    scripts/wheel.sh
+
 # The round trip through lmms-eval and VLMEvalKit (tests/harness_roundtrip.rs):
 # installs them from PyPI into .venv-harness* once (7.5 GB with torch), as CI does.
 harness:

@@ -349,7 +349,21 @@ fn a_release_exports_every_config_with_prompts_and_images() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let release = tmp.path().join("rel").join(common::demo_release());
     let out = tmp.path().join("lmms");
-    blindspot().arg("export").arg(&release).args(["--to", "lmms-eval", "-o"]).arg(&out).assert().success();
+    // The export says how to run it.
+    blindspot().arg("export").arg(&release).args(["--to", "lmms-eval", "-o"]).arg(&out).assert().success().stdout(
+        predicates::str::contains(format!(
+            "run: lmms_eval --model MODEL --model_args ... --include_path {} --tasks blindspot_vqa_rad",
+            out.display()
+        )),
+    );
+    let vlm = tmp.path().join("vlm");
+    blindspot().arg("export").arg(&release).args(["--to", "vlmevalkit", "-o"]).arg(&vlm).assert().success().stdout(
+        predicates::str::contains(format!(
+            "run: copy {}/*.tsv into VLMEvalKit's data root ($LMUData), then: python run.py --model MODEL --data \
+             vqa-rad_data vqa-rad_guess",
+            vlm.display()
+        )),
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let configs: Vec<&str> =

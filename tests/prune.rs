@@ -365,6 +365,24 @@ fn a_bad_prune_section_is_located() {
     assert!(err.contains(&format!("bad.toml:{line}")), "no line {line} in {err}");
 }
 
+/// A key that moved says where it went and the value that keeps its old
+/// behaviour, at its line, rather than "unknown key".
+#[test]
+fn moved_keys_say_where_they_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("tests/fixtures/good");
+    let text = std::fs::read_to_string(good.join("canonical.toml")).unwrap();
+    std::fs::copy(good.join("canonical.jsonl"), dir.path().join("canonical.jsonl")).unwrap();
+    let bad = format!("{text}\n[diagnose]\nnumeric = \"mra\"\n\n[prune]\nstop-at-chance = true\n");
+    let path = dir.path().join("moved.toml");
+    std::fs::write(&path, &bad).unwrap();
+    let out = blindspot().args(["validate"]).arg(&path).assert().code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!err.contains("unknown key"), "{err}");
+    assert!(err.contains("write stop = \"chance\" instead"), "{err}");
+    assert!(err.contains("move it to [dataset]: numeric = \"mra\""), "{err}");
+}
+
 /// The fresh seeds past the first reuse its results: the kept set measured on one
 /// seed, then on three, is the three-repeat diagnosis to the bit.
 #[test]
@@ -403,6 +421,15 @@ fn a_group_left_above_its_null_is_named_and_its_shortcut_said_once() {
     let p = prune(&samples, &cfg, &dcfg());
     assert_eq!(p.removed.len(), 60, "{}", p.stop);
     assert!(p.removed.iter().all(|r| r.question_type.as_deref() == Some("tell")));
+    // A rank counts among the questions of the groups still above the null,
+    // and says so: 100 of the key's 300.
+    assert!(
+        p.removed[0].reason.ends_with(
+            "rank 1 of 100 within multiple_choice, in the group still above the null: tell (multiple_choice)"
+        ),
+        "{}",
+        p.removed[0].reason
+    );
     let fresh = p.after_independent.as_ref().expect("fresh seeds");
     let left: Vec<_> = fresh.still_above().collect();
     assert_eq!(left.len(), 1, "{:?}", fresh.groups);

@@ -10,8 +10,8 @@ use crate::pipeline::cache::{StageCache, default_dir};
 pub struct Args {
     /// Pipeline files (default: pipelines/*.toml).
     pub pipelines: Vec<PathBuf>,
-    /// Folder that receives releases/<name>/<version>/. Building into the default
-    /// folder also writes each pipeline's lock file (`<name>.lock.json` beside it).
+    /// Folder that receives <name>/<version>/ for each pipeline. Building into the
+    /// default folder also writes each pipeline's lock file (`<name>.lock.json` beside it).
     #[arg(long, default_value = DEFAULT_OUT)]
     pub out_dir: PathBuf,
     /// Rebuild in a temporary folder and compare with each pipeline's lock file;

@@ -108,5 +108,34 @@ pub fn run(args: &Args) -> Result<()> {
         msg.push_str(&format!("; empty, not exported: {}", empty.join(", ")));
     }
     super::say(&msg);
+    super::say(&how_to_run(args.to, &args.output, &manifest));
     Ok(())
+}
+
+/// The command that runs the export in its harness, from what it wrote: the
+/// lmms-eval group (every task but a release's reference configs), or the
+/// VLMEvalKit datasets (each TSV's stem, read from its data root).
+fn how_to_run(to: Harness, out: &std::path::Path, manifest: &serde_json::Value) -> String {
+    let dir = crate::io::escape::shell::word(&display_path(out));
+    match to {
+        Harness::LmmsEval => format!(
+            "run: lmms_eval --model MODEL --model_args ... --include_path {dir} --tasks {}",
+            manifest["group"].as_str().unwrap_or_default()
+        ),
+        Harness::Vlmevalkit => {
+            let datasets: Vec<&str> = manifest["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| {
+                    !crate::io::release_dir::REFERENCE_CONFIGS.contains(&f["config"].as_str().unwrap_or_default())
+                })
+                .filter_map(|f| f["file"].as_str()?.strip_suffix(".tsv"))
+                .collect();
+            format!(
+                "run: copy {dir}/*.tsv into VLMEvalKit's data root ($LMUData), then: python run.py --model MODEL --data {}",
+                datasets.join(" ")
+            )
+        }
+    }
 }

@@ -555,7 +555,7 @@ mod tests {
             (0..48)
                 .map(|i| {
                     // Pairs of images 1 bit apart (joined) or 32 bits apart (not).
-                    let base = 0x5a5a_5a5a_5a5a_5a5a ^ (i / 2) as u64 * 0x0101_0101_0101_0101;
+                    let base = 0x5a5a_5a5a_5a5a_5a5a ^ ((i / 2) as u64 * 0x0101_0101_0101_0101);
                     let h = if i % 2 == 1 { base ^ if join { 1 } else { 0xffff_ffff } } else { base };
                     let mut s = on_image(&format!("{i}"), &format!("sha{i}"), Some(&format!("{h:016x}")));
                     s.question = format!("Is the {} lobe clear?", words[i % 6]);

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! OUT/
-//!   blindspot_<name>.yaml            group of every task below
+//!   blindspot_<name>.yaml            group of every task below but a release's
+//!                                    reference configs (full, removed, duplicates)
 //!   blindspot_<name>_<config>.yaml   one task per config
 //!   data/<config>.parquet            the rows (canonical schema, images embedded;
 //!                                    `circular` adds the `rotation` column)
@@ -108,6 +109,8 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
     let data_dir = out.join("data");
     std::fs::create_dir_all(&data_dir).map_err(|e| Error::io(&data_dir, e))?;
     let mut tasks = Vec::new();
+    // The group's tasks: a release's reference configs are exported as tasks
+    // of their own, run only when named.
     let mut names = Vec::new();
     for c in configs.iter().filter(|c| !c.rows.is_empty()) {
         let task = task_name(name, &c.name);
@@ -133,7 +136,9 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
         tasks.push(
             serde_json::json!({"task": task, "config": c.name, "yaml": yaml_file, "data": data_file, "rows": rows}),
         );
-        names.push(task);
+        if !c.is_reference() {
+            names.push(task);
+        }
     }
     let group = task_name(name, "").trim_end_matches('_').to_string();
     let mut group_yaml = format!(
@@ -149,4 +154,29 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
     let manifest = serde_json::json!({"harness": "lmms-eval", "name": name, "group": group, "tasks": tasks});
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::Sample;
+
+    /// A release's reference configs are tasks of their own, outside the group:
+    /// running the group scores the kept questions once.
+    #[test]
+    fn the_group_leaves_out_a_releases_reference_configs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = |name: &str| Config {
+            name: name.into(),
+            files: Vec::new(),
+            rows: vec![Sample::new(format!("{name}-1"), "Is there a fracture?", "yes")],
+        };
+        let configs: Vec<Config> = ["data", "duplicates", "full", "no_image", "removed"].map(config).into();
+        let manifest = export(&configs, "demo", tmp.path()).unwrap();
+        assert_eq!(manifest["tasks"].as_array().unwrap().len(), 5);
+        let group = std::fs::read_to_string(tmp.path().join("blindspot_demo.yaml")).unwrap();
+        let tasks: Vec<&str> = group.lines().filter_map(|l| l.strip_prefix("  - ")).collect();
+        assert_eq!(tasks, ["\"blindspot_demo_data\"", "\"blindspot_demo_no_image\""]);
+        assert!(tmp.path().join("blindspot_demo_full.yaml").is_file());
+    }
 }

@@ -117,7 +117,7 @@ fn line_art(i: usize) -> DynamicImage {
             img.put_pixel(x as u32, y as u32, Luma([0]));
         }
     };
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         // The grid lines.
         for k in 0..=3 {
             for t in 0..144 {

@@ -298,6 +298,7 @@ pub fn run(
                 }),
             }
             let n_cands = cands.len();
+            let scope = scope(cfg, key, prunable.as_ref());
             let mut here = 0;
             for (rank, (u, score, _)) in cands.into_iter().enumerate() {
                 if here >= room {
@@ -337,7 +338,7 @@ pub fn run(
                         format: s.answer_format,
                         iteration,
                         score: score_at[i],
-                        reason: reason(cfg, s, score_at[i], (rank + 1, n_cands), key, (m.len(), score)),
+                        reason: reason(cfg, s, score_at[i], (rank + 1, n_cands), &scope, (m.len(), score)),
                     });
                 }
             }
@@ -392,18 +393,41 @@ pub fn run(
     })
 }
 
+/// What a removal's rank counts among: the budget's key (none when global)
+/// and, under the null rule, only the groups still above their null, named, so
+/// that "rank 1 of 100" is not read as 1 of every question of the key.
+fn scope(cfg: &PruneConfig, key: &str, prunable: Option<&BTreeSet<GroupKey>>) -> String {
+    let within = match cfg.allocation {
+        Allocation::Global => String::new(),
+        _ => format!(" within {key}"),
+    };
+    let Some(groups) = prunable else { return within };
+    let names: Vec<String> = groups
+        .iter()
+        .filter(|(t, f)| match cfg.allocation {
+            Allocation::Global => true,
+            Allocation::PerFormat => f.as_str() == key,
+            Allocation::PerType => t.as_deref().unwrap_or("(no type)") == key,
+        })
+        .map(|(t, f)| format!("{} ({})", t.as_deref().unwrap_or("(no type)"), f.as_str()))
+        .collect();
+    const SHOWN: usize = 3;
+    let mut list = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        list.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    let groups = if names.len() == 1 { "group" } else { "groups" };
+    format!("{within}, in the {groups} still above the null: {list}")
+}
+
 fn reason(
     cfg: &PruneConfig,
     s: &Sample,
     score: f64,
     (rank, n): (usize, usize),
-    key: &str,
+    within: &str,
     (unit_size, unit_score): (usize, f64),
 ) -> String {
-    let within = match cfg.allocation {
-        Allocation::Global => String::new(),
-        _ => format!(" within {key}"),
-    };
     let unit = if unit_size > 1 {
         format!(" (removed with its unit of {unit_size} questions, whose highest score is {unit_score:.4})")
     } else {

@@ -29,6 +29,32 @@ pub fn how_to_answer(q: &Question) -> String {
     format!("{} = \"...\" under [datasheet]", q.id)
 }
 
+/// The images of `samples`, each distinct image once: by content (`sha256`)
+/// where hashed, else by path. Every image count the card gives is this one,
+/// of the set it names, so that two counts differ only when their sets do.
+pub(crate) fn distinct_images<'a>(samples: &[&'a crate::sample::Sample]) -> BTreeMap<&'a str, usize> {
+    let mut per_image: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in samples {
+        for i in &s.images {
+            *per_image.entry(i.sha256.as_deref().or(i.path.as_deref()).unwrap_or("")).or_default() += 1;
+        }
+    }
+    per_image
+}
+
+/// "N distinct images" of the source, and the file paths they come from when
+/// the source repeats an image under other paths.
+pub(crate) fn images_phrase(ing: &crate::ingest::Ingested) -> String {
+    let all: Vec<&crate::sample::Sample> = ing.samples.iter().collect();
+    let distinct = distinct_images(&all).len();
+    let paths = ing.images.len();
+    if paths > distinct {
+        format!("{distinct} distinct images (by content; {paths} image files, some holding the same bytes)")
+    } else {
+        format!("{distinct} distinct image files")
+    }
+}
+
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
 }
@@ -113,9 +139,9 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     a.insert(
         "count",
         format!(
-            "{n} questions about {} distinct image files, in {} question types; the counts per answer format and \
-             per question type are under [Contents](#contents).",
-            ing.images.len(),
+            "{n} questions about {}, in {} question types; the counts per answer format and per question type are \
+             under [Contents](#contents).",
+            images_phrase(ing),
             n_types.len()
         ),
     );
@@ -193,18 +219,13 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
              context."
         ),
     );
-    let mut per_image: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &ing.samples {
-        for i in &s.images {
-            *per_image.entry(i.sha256.as_deref().or(i.path.as_deref()).unwrap_or("")).or_default() += 1;
-        }
-    }
+    let per_image = distinct_images(&ing.samples.iter().collect::<Vec<_>>());
     let shared = per_image.values().filter(|&&c| c > 1).count();
     a.insert(
         "relationships",
         format!(
-            "Questions that share an image are related through the image's `sha256`: {shared} of {} images are asked \
-             about more than once. The source's linking fields, if any, are kept in `meta`.",
+            "Questions that share an image are related through the image's `sha256`: {shared} of the {} distinct \
+             images are asked about more than once. The source's linking fields, if any, are kept in `meta`.",
             per_image.len()
         ),
     );
@@ -324,24 +345,31 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     // checked are all there (bytes embedded, or files hashed).
     let kept = stages.kept_samples();
     let images: usize = kept.iter().map(|s| s.images.len()).sum();
-    let files: std::collections::BTreeSet<&str> =
-        kept.iter().flat_map(|s| s.images.iter().filter_map(|i| i.sha256.as_deref())).collect();
+    let (kept_distinct, all_distinct) =
+        (distinct_images(&kept).len(), distinct_images(&ing.samples.iter().collect::<Vec<_>>()).len());
     let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+    // The default config's distinct images, and how they relate to the
+    // source's count given under "count".
+    let distinct = if kept_distinct < all_distinct {
+        format!(
+            "{kept_distinct} of the source's {all_distinct} distinct images; the others are only in removed questions"
+        )
+    } else {
+        plural(kept_distinct, "distinct image", "distinct images")
+    };
     a.insert(
         "external",
         match (images, p.release.embed_images) {
             (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
             (n, true) => format!(
-                "Self-contained: the questions' {} ({}) are embedded in the Parquet files.",
+                "Self-contained: the default config's {} ({distinct}) are embedded in the Parquet files.",
                 plural(n, "image", "images"),
-                plural(files.len(), "distinct file", "distinct files")
             ),
             (n, false) => format!(
-                "Not self-contained: the Parquet files hold the paths of the questions' {} ({}, each with its sha256 \
-                 in `image_facts`), not their bytes (`[release] embed-images = false`); the images must be obtained \
-                 from the source.",
+                "Not self-contained: the Parquet files hold the paths of the default config's {} ({distinct}, each \
+                 with its sha256 in `image_facts`), not their bytes (`[release] embed-images = false`); the images \
+                 must be obtained from the source.",
                 plural(n, "image", "images"),
-                plural(files.len(), "distinct file", "distinct files")
             ),
         },
     );
@@ -363,8 +391,8 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     a.insert(
         "software",
         format!(
-            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `just build` (or \
-             `cargo run --release -- build`) rebuilds this release byte for byte.",
+            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `blindspot build` on \
+             that pipeline rebuilds this release byte for byte.",
             env!("CARGO_PKG_VERSION"),
             md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
             p.hash

@@ -35,8 +35,12 @@ pub const CROSS_FIT: Bound =
 pub const INDEPENDENT_SEEDS: Bound =
     Bound { key: "prune.independent-seeds", min: 0, max: 20, why: "each seed is a full TsT-RF run on the kept set" };
 /// AFLite's random partitions per round.
-pub const PARTITIONS: Bound =
-    Bound { key: "prune.partitions", min: 1, max: 10_000, why: "each partition fits a probe per model group" };
+pub const PARTITIONS: Bound = Bound {
+    key: "prune.partitions",
+    min: 1,
+    max: 1000,
+    why: "each partition fits a probe per model group; 1000 already take minutes on a few hundred questions",
+};
 /// Trees of the null's forests.
 pub const NULL_TREES: Bound =
     Bound { key: "diagnose.null-trees", min: 1, max: 10_000, why: "each permutation fits forests of this many trees" };
@@ -193,6 +197,17 @@ mod tests {
         };
         let keys: Vec<&str> = prune(&p).iter().map(|v| v.key).collect();
         assert_eq!(keys, ["prune.independent-seeds", "prune.batch", "prune.threshold"]);
+        // AFLite's partitions stop where a run takes minutes on a few hundred
+        // questions (10,000 took over 9 minutes on 240).
+        let mut p = PruneConfig::default();
+        p.aflite.partitions = 10_000;
+        assert_eq!(
+            prune(&p)[0].for_flag(),
+            "--partitions must be between 1 and 1000 (each partition fits a probe per model group; 1000 already \
+             take minutes on a few hundred questions); found 10000"
+        );
+        p.aflite.partitions = 1000;
+        assert!(prune(&p).is_empty());
         assert!(prune(&PruneConfig::default()).is_empty());
         assert!(diagnose(&DiagnoseConfig::default()).is_empty());
     }

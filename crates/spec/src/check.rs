@@ -34,6 +34,12 @@ pub struct Checked {
 }
 
 /// Checks a parsed document against `schema` (a schemars root schema).
+/// Keys that moved or were replaced: the schema leaves them out (no editor
+/// offers them), the wire format still reads them, and the settings refuse
+/// each with where it went (`plan::stages`), which "unknown key" would hide.
+const MOVED_KEYS: [&str; 5] =
+    ["diagnose.numeric", "diagnose.mra", "metrics.numeric", "metrics.mra", "prune.stop-at-chance"];
+
 pub fn check(src: &SourceFile<'_>, doc: &Spanned<DeTable<'_>>, schema: &J) -> Checked {
     let mut out = Vec::new();
     let walker = Walker { src, root: schema, unknown: Default::default() };
@@ -236,6 +242,9 @@ impl Walker<'_, '_> {
                 self.value(v, prop, &key_path, out);
             } else if let Some(extra) = additional.filter(|a| a.is_object()) {
                 self.value(v, extra, &key_path, out);
+            } else if MOVED_KEYS.contains(&key_path.as_str()) {
+                // Read, then refused where the settings resolve, with where the
+                // key went and the value that keeps its old behaviour.
             } else {
                 self.unknown.borrow_mut().push(key_path.clone());
                 let section = if path.is_empty() { "the top level".to_string() } else { format!("[{path}]") };

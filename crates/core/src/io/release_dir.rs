@@ -17,10 +17,21 @@ pub struct Config {
     pub rows: Vec<Sample>,
 }
 
+/// A release's configs kept for reference rather than evaluation: every
+/// question before pruning (`full`), the pruned ones (`removed`) and the
+/// near-duplicates found (`duplicates`). Scoring a model on them beside the
+/// default config counts the kept questions twice.
+pub const REFERENCE_CONFIGS: [&str; 3] = ["full", "removed", "duplicates"];
+
 impl Config {
     /// Whether no row has an image (exporters then drop the image column).
     pub fn image_free(&self) -> bool {
         self.rows.iter().all(|r| r.images.is_empty())
+    }
+
+    /// Whether this is one of a release's [`REFERENCE_CONFIGS`].
+    pub fn is_reference(&self) -> bool {
+        REFERENCE_CONFIGS.contains(&self.name.as_str())
     }
 }
 

@@ -123,8 +123,7 @@ pub fn render(
     for (t, c) in &types {
         let _ = writeln!(out, "| {} | {c} |", md::literal(t));
     }
-    let images: usize = ing.images.len();
-    let _ = writeln!(out, "\n{images} distinct image files.\n");
+    let _ = writeln!(out, "\n{}.\n", super::datasheet::images_phrase(ing));
     if let Some(d) = stages.diagnosis {
         diagnosis_section(&mut out, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()));
     }

@@ -68,7 +68,7 @@ pub(super) fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::inges
     let (pipeline_word, lock_word) = (shell::word(&pipeline), shell::word(&lock));
     let block = format!(
         "{}git checkout $(git log -1 --format=%H -G'\"version\": \"{}\"' -- {lock_word})\n\
-         blindspot build {pipeline_word}          # in blindspot's own repository: just build\n\
+         blindspot build {pipeline_word}\n\
          blindspot build --check {pipeline_word}  # compares every byte with the lock\n",
         ds.repository
             .as_deref()

@@ -321,7 +321,8 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
             // without a folder it is kept as given, so it must already be relative
             // and free of '..' (the canonical record's paths never leave their root).
             let escapes = escapes(p);
-            match (escapes, dir) {
+            // The input's own folder was not chosen: the path leaves the benchmark.
+            match (escapes, dir.filter(|_| !beside)) {
                 (true, Some(_)) => problems.push((
                     i,
                     Problem::new(mapped[i].sample_loc(), format!("image path \"{p}\" leads outside the image folder"))

@@ -283,12 +283,15 @@ impl IngestPlan {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
         // Image paths in a data file are relative to the file, as a Hugging Face
         // ImageFolder's and most benchmarks' are.
-        let beside = if path.is_dir() {
-            path.to_path_buf()
+        // An ImageFolder is its own image folder (ingest uses it as one).
+        let beside = if format == Format::Imagefolder {
+            None
+        } else if path.is_dir() {
+            Some(path.to_path_buf())
         } else {
             match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
+                Some(p) if !p.as_os_str().is_empty() => Some(p.to_path_buf()),
+                _ => Some(PathBuf::from(".")),
             }
         };
         Ok(IngestPlan {
@@ -296,9 +299,9 @@ impl IngestPlan {
             records: None,
             sheet: None,
             columns: None,
-            images_dir: Some(beside),
+            images_beside: beside.is_some(),
+            images_dir: beside,
             image_names_only: true,
-            images_beside: true,
             max_image_pixels: crate::images::MAX_PIXELS,
             split: "test".into(),
             benchmark: name,

@@ -44,6 +44,8 @@ pub struct InputArgs {
     /// A pipeline whose field mapping and stage settings apply to INPUT.
     #[arg(long)]
     pub pipeline: Option<PathBuf>,
+    #[command(flatten)]
+    pub bare: super::input::BareArgs,
 }
 
 /// TsT-RF settings that override the pipeline's: each flag is a key of the
@@ -95,13 +97,11 @@ pub fn resolve_input(args: &InputArgs, flags: &Flags) -> Result<(Option<Pipeline
             plan
         }
         Some(p) => p.ingest.clone(),
-        None => {
-            if !args.input.exists() {
-                return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-            }
-            IngestPlan::for_canonical_input(&args.input)?
-        }
+        None => args.bare.plan(&args.input)?,
     };
+    if pipeline.is_some() {
+        args.bare.check_no_pipeline()?;
+    }
     let settings = match &pipeline {
         Some(p) => StageSettings { diagnose: p.diagnose.clone(), prune: p.prune.clone() },
         None => crate::spec::plan::flag_settings(flags)?,

@@ -19,6 +19,8 @@ pub struct Args {
     /// A pipeline whose field mapping applies to INPUT.
     #[arg(long)]
     pub pipeline: Option<PathBuf>,
+    #[command(flatten)]
+    pub bare: super::input::BareArgs,
     /// A training split to check the benchmark against (canonical fields, or a pipeline file).
     #[arg(long)]
     pub train: Option<PathBuf>,
@@ -73,11 +75,12 @@ pub fn run(args: &Args) -> Result<()> {
             )),
         ));
     }
-    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
+    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref(), &args.bare)?;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     let train_plan = match &args.train {
         Some(p) => {
-            let (train_pipeline, train_plan) = input_plan(p, args.train_pipeline.as_deref())?;
+            let (train_pipeline, train_plan) =
+                input_plan(p, args.train_pipeline.as_deref(), &super::input::BareArgs::default())?;
             inputs.extend(super::outputs::inputs_of(train_pipeline.as_ref(), &train_plan));
             Some(train_plan)
         }

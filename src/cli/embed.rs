@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::embed::minilm::MiniLm;
 use crate::embed::model::resolve_model_dir;
 use crate::embed::{EmbedSettings, embed_samples, output};
-use crate::error::{Error, Result, display_path};
+use crate::error::{Result, display_path};
 use crate::ingest::{Ingested, ingest};
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -19,6 +19,8 @@ pub struct Args {
     /// A pipeline whose field mapping applies to INPUT.
     #[arg(long)]
     pub pipeline: Option<PathBuf>,
+    #[command(flatten)]
+    pub bare: super::input::BareArgs,
     /// The Parquet file to write.
     #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
@@ -59,12 +61,19 @@ impl ModelArgs {
 /// Ingests INPUT: a pipeline file, a data file read through `--pipeline`'s
 /// mapping, or a data file with canonical fields.
 pub fn ingest_input(input: &Path, pipeline: Option<&Path>) -> Result<Ingested> {
-    ingest(&input_plan(input, pipeline)?.1)
+    ingest(&input_plan(input, pipeline, &super::input::BareArgs::default())?.1)
 }
 
 /// How INPUT is read (see [`ingest_input`]), and the pipeline file that says so.
-pub fn input_plan(input: &Path, pipeline: Option<&Path>) -> Result<(Option<Pipeline>, IngestPlan)> {
+pub fn input_plan(
+    input: &Path,
+    pipeline: Option<&Path>,
+    bare: &super::input::BareArgs,
+) -> Result<(Option<Pipeline>, IngestPlan)> {
     let is_toml = input.extension().and_then(|e| e.to_str()) == Some("toml");
+    if pipeline.is_some() || is_toml {
+        bare.check_no_pipeline()?;
+    }
     Ok(match (pipeline, is_toml) {
         (Some(p), false) => {
             let p = Pipeline::load(p)?;
@@ -78,18 +87,13 @@ pub fn input_plan(input: &Path, pipeline: Option<&Path>) -> Result<(Option<Pipel
             let plan = p.ingest.clone();
             (Some(p), plan)
         }
-        (None, false) => {
-            if !input.exists() {
-                return Err(Error::io(input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-            }
-            (None, IngestPlan::for_canonical_input(input)?)
-        }
+        (None, false) => (None, bare.plan(input)?),
     })
 }
 
 pub fn run(args: &Args) -> Result<()> {
     // The model first: without it nothing is read or written.
-    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref())?;
+    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref(), &args.bare)?;
     super::outputs::check(
         &super::outputs::inputs_of(pipeline.as_ref(), &plan),
         &[super::outputs::Output::file("--out", &args.output)],

@@ -9,7 +9,7 @@ use crate::error::{Error, Result, display_path};
 use crate::ingest::ingest_to_parquet;
 use crate::io::fs::{atomic_write, write_bytes};
 use crate::sample::Embed;
-use crate::spec::{IngestPlan, Pipeline};
+use crate::spec::Pipeline;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,6 +18,8 @@ pub struct Args {
     /// The canonical Parquet file to write.
     #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub bare: super::input::BareArgs,
     /// Do not embed image bytes (paths and facts only).
     #[arg(long)]
     pub no_embed_images: bool,
@@ -25,14 +27,12 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<()> {
     let (plan, inputs) = if args.input.extension().and_then(|e| e.to_str()) == Some("toml") {
+        args.bare.check_no_pipeline()?;
         let p = Pipeline::load(&args.input)?;
         let inputs = outputs::pipeline_inputs(&p);
         (p.ingest, inputs)
     } else {
-        if !args.input.exists() {
-            return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-        }
-        let plan = IngestPlan::for_canonical_input(&args.input)?;
+        let plan = args.bare.plan(&args.input)?;
         let inputs = outputs::plan_inputs(&plan);
         (plan, inputs)
     };

@@ -9,6 +9,8 @@ pub mod embed;
 pub mod export;
 pub mod filter;
 pub mod ingest;
+pub mod init;
+pub mod input;
 pub mod metrics;
 pub mod outputs;
 pub mod prune;
@@ -37,6 +39,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// A first pipeline file for your benchmark: the field mapping proposed from its
+    /// first records, every section, the datasheet questions; prints the next command.
+    Init(init::Args),
     /// Build releases from pipeline files (default: every pipelines/*.toml).
     Build(build::Args),
     /// Parse and check pipeline files without touching data.
@@ -73,6 +78,7 @@ pub enum Command {
 impl Cli {
     pub fn run(self) -> Result<()> {
         match self.command {
+            Command::Init(a) => init::run(&a),
             Command::Build(a) => build::run(&a),
             Command::Validate(a) => validate::run(&a),
             Command::Ingest(a) => ingest::run(&a),

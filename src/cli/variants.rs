@@ -10,13 +10,15 @@ use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
 use crate::io::parquet::write_samples;
 use crate::sample::Embed;
-use crate::spec::{IngestPlan, OnInvalid, Pipeline};
+use crate::spec::{OnInvalid, Pipeline};
 use crate::variants::{CaptionSource, KindSel, VariantsConfig, expand_kinds, generate, parse_kind};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A pipeline file (.toml), or a benchmark file with canonical field names.
     pub input: PathBuf,
+    #[command(flatten)]
+    pub bare: super::input::BareArgs,
     /// Folder for `<kind>.parquet` files and `summary.json` (replaced when it exists).
     #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
@@ -47,13 +49,11 @@ pub fn run(args: &Args) -> Result<()> {
     let pipeline = if is_toml { Some(Pipeline::load(&args.input)?) } else { None };
     let plan = match &pipeline {
         Some(p) => p.ingest.clone(),
-        None => {
-            if !args.input.exists() {
-                return Err(Error::io(&args.input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-            }
-            IngestPlan::for_canonical_input(&args.input)?
-        }
+        None => args.bare.plan(&args.input)?,
     };
+    if pipeline.is_some() {
+        args.bare.check_no_pipeline()?;
+    }
     let mut cfg: VariantsConfig = pipeline.as_ref().and_then(|p| p.variants.clone()).unwrap_or_default();
     if !args.kinds.is_empty() {
         cfg.kinds = args.kinds.clone();

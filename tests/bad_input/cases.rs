@@ -368,7 +368,11 @@ pub(crate) const CASES: &[Case] = &[
         file: "m_samples_missing_doc_id.jsonl",
         expect: &["m_samples_missing_doc_id.jsonl:2:", "field \"doc_id\"", "no blindspot id"],
     },
-    Case { command: "metrics", file: "preds-no-id.csv", expect: &["preds-no-id.csv:2:", "field \"id\"", "no \"id\""] },
+    Case {
+        command: "metrics",
+        file: "preds-no-id.csv",
+        expect: &["preds-no-id.csv: lines 2, 3 (2 lines):", "field \"id\"", "no \"id\""],
+    },
     Case {
         command: "metrics",
         file: "preds-unbalanced-quotes.csv",

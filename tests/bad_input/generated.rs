@@ -37,7 +37,12 @@ pub(crate) const GENERATED: &[Generated] = &[
         case: Case {
             command: "ingest",
             file: "wrong-schema.parquet",
-            expect: &["wrong-schema.parquet: row 1:", "field \"question\"", "is a list", "field \"answer\""],
+            expect: &[
+                "wrong-schema.parquet: rows 1, 2 (2 rows):",
+                "field \"question\"",
+                "is a list",
+                "field \"answer\"",
+            ],
         },
         make: |p| {
             let id: ArrayRef = Arc::new(StringArray::from(vec!["1", "2"]));

@@ -178,16 +178,76 @@ impl Capped {
     }
 }
 
+/// How many positions a problem repeated across rows lists before its count.
+pub const FIRST_SHOWN: usize = 5;
+
+/// Problems that differ only in their row or line (same file, field, message
+/// and help): one cause, shown once with its count and first positions. A
+/// further help line added to the last problem of a list (what else to try)
+/// does not make it another cause; the group shows it.
+fn by_cause(problems: &[Problem]) -> Vec<(&Problem, Vec<&Pos>)> {
+    let mut groups: Vec<(&Problem, Vec<&Pos>)> = Vec::new();
+    // (file, field, message, first help line) → group.
+    type Cause<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>);
+    let mut index: std::collections::HashMap<Cause<'_>, usize> = std::collections::HashMap::new();
+    for p in problems {
+        if p.loc.pos == Pos::File {
+            groups.push((p, vec![&p.loc.pos]));
+            continue;
+        }
+        let help = p.help.as_deref().map(|h| h.split("\n  help: ").next().unwrap_or(h));
+        let key = (&*p.loc.file, p.field.as_deref(), p.message.as_str(), help);
+        match index.get(&key) {
+            Some(&g) => {
+                groups[g].1.push(&p.loc.pos);
+                if p.help.as_ref().map(String::len) > groups[g].0.help.as_ref().map(String::len) {
+                    groups[g].0 = p;
+                }
+            }
+            None => {
+                index.insert(key, groups.len());
+                groups.push((p, vec![&p.loc.pos]));
+            }
+        }
+    }
+    groups
+}
+
+/// "rows 1, 2, 3, 4, 5, ... (300 rows)" for the positions of one cause.
+fn positions(file: &str, at: &[&Pos]) -> String {
+    let many = if matches!(at[0], Pos::Row(_)) { "rows" } else { "lines" };
+    let shown: Vec<String> = at
+        .iter()
+        .take(FIRST_SHOWN)
+        .map(|p| match p {
+            Pos::Row(r) | Pos::Line(r) => r.to_string(),
+            Pos::LineCol(l, c) => format!("{l}:{c}"),
+            Pos::File => String::new(),
+        })
+        .collect();
+    let more = if at.len() > FIRST_SHOWN { ", ..." } else { "" };
+    format!("{file}: {many} {}{more} ({} {many})", shown.join(", "), at.len())
+}
+
 fn render_problems(problems: &[Problem]) -> String {
     let mut out = String::new();
-    for (i, p) in problems.iter().take(MAX_SHOWN).enumerate() {
+    let groups = by_cause(problems);
+    for (i, (p, at)) in groups.iter().take(MAX_SHOWN).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&format!("error: {p}"));
+        if at.len() == 1 {
+            out.push_str(&format!("error: {p}"));
+        } else {
+            let rest = Problem { loc: Location { file: p.loc.file.clone(), pos: Pos::File }, ..(*p).clone() };
+            let text = rest.to_string();
+            let tail = text.strip_prefix(&format!("{}: ", p.loc.file)).unwrap_or(&text);
+            out.push_str(&format!("error: {}: {tail}", positions(&p.loc.file, at)));
+        }
     }
-    let total: usize = problems.len() + problems.iter().map(|p| p.omitted).sum::<usize>();
-    let shown = problems.len().min(MAX_SHOWN);
+    let omitted: usize = problems.iter().map(|p| p.omitted).sum();
+    let total = groups.len() + omitted;
+    let shown = groups.len().min(MAX_SHOWN);
     if total > shown {
         out.push_str(&format!(
             "\n{total} problems found; the first {shown} are shown, {} are not (fix these and run again)",
@@ -262,4 +322,28 @@ pub enum OnInvalid {
     Error,
     /// Leave it out, write it with its reasons to the rejected file, count it.
     Skip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A problem repeated across rows is one message with its count and first
+    /// rows; another cause, and the same message in another file, stay apart.
+    #[test]
+    fn problems_of_one_cause_are_shown_once() {
+        let mut problems: Vec<Problem> = (1..=300)
+            .map(|r| Problem::new(Location::row("x.parquet", r), "no id").field("id").help("map one"))
+            .collect();
+        problems.insert(1, Problem::new(Location::row("x.parquet", 1), "no question").field("question"));
+        problems.push(Problem::new(Location::line("y.jsonl", 4), "no id").field("id").help("map one"));
+        let text = Error::Invalid(problems).to_string();
+        assert_eq!(
+            text,
+            "error: x.parquet: rows 1, 2, 3, 4, 5, ... (300 rows): field \"id\": no id\n  help: map one\n\
+             error: x.parquet: row 1: field \"question\": no question\n\
+             error: y.jsonl:4: field \"id\": no id\n  help: map one\n\
+             3 problems found"
+        );
+    }
 }

@@ -244,6 +244,9 @@ pub struct Resolver {
     index: Option<HashMap<String, Vec<PathBuf>>>,
     /// Paths without an image folder are kept as names (else they are errors).
     names_only: bool,
+    /// The folder is the input's own: paths are looked up as written, and one
+    /// not found there is kept as its name (noted).
+    beside: bool,
     max_pixels: u64,
     /// Images whose header reads but whose pixel data does not decode, with why.
     pub undecodable: BTreeMap<String, String>,
@@ -260,10 +263,17 @@ impl Resolver {
             real_dir,
             index: None,
             names_only,
+            beside: false,
             max_pixels,
             undecodable: BTreeMap::new(),
             unhashed: BTreeMap::new(),
         }
+    }
+
+    /// The folder is the input file's own (see [`crate::plan::IngestPlan::images_beside`]).
+    pub fn beside(mut self, beside: bool) -> Resolver {
+        self.beside = beside;
+        self
     }
 
     /// Resolves every sample's images in place; returns (sample index, problem) pairs.
@@ -294,13 +304,15 @@ fn link_outside(dir: &Path, real_dir: &Path, file: &Path) -> Option<(PathBuf, Pa
 fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
     let dir = r.dir.clone();
     let dir = dir.as_deref();
-    let (names_only, max_pixels) = (r.names_only, r.max_pixels);
+    let (names_only, max_pixels, beside) = (r.names_only, r.max_pixels, r.beside);
     let mut problems = Vec::new();
+    // Paths kept as names: not found beside the input (sample index, spec index).
+    let mut unread: std::collections::BTreeSet<(usize, usize)> = std::collections::BTreeSet::new();
     // Which file each path-named image is, per sample.
     let mut located: Vec<Vec<Option<PathBuf>>> = Vec::with_capacity(mapped.len());
     for (i, m) in mapped.iter().enumerate() {
         let mut row = Vec::new();
-        for spec in &m.images {
+        for (k, spec) in m.images.iter().enumerate() {
             let ImageSpec::Path(p) = spec else {
                 row.push(None);
                 continue;
@@ -309,7 +321,8 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
             // without a folder it is kept as given, so it must already be relative
             // and free of '..' (the canonical record's paths never leave their root).
             let escapes = escapes(p);
-            match (escapes, dir) {
+            // The input's own folder was not chosen: the path leaves the benchmark.
+            match (escapes, dir.filter(|_| !beside)) {
                 (true, Some(_)) => problems.push((
                     i,
                     Problem::new(mapped[i].sample_loc(), format!("image path \"{p}\" leads outside the image folder"))
@@ -340,6 +353,11 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
             let direct = dir.join(p);
             let found = if direct.is_file() {
                 Some(direct)
+            } else if beside {
+                // A name found elsewhere below the input's folder could be another
+                // file of that name: only a path as written counts.
+                unread.insert((i, k));
+                None
             } else {
                 let name = Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p);
                 let idx = r.index.get_or_insert_with(|| index_by_name(dir));
@@ -411,8 +429,12 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
 
     for (i, (m, row)) in mapped.iter_mut().zip(&located).enumerate() {
         let mut refs = Vec::with_capacity(m.images.len());
-        for (spec, file) in m.images.iter().zip(row) {
+        for (k, (spec, file)) in m.images.iter().zip(row).enumerate() {
             match (spec, file) {
+                (ImageSpec::Path(p), None) if unread.contains(&(i, k)) => {
+                    m.notes.push(std::borrow::Cow::Borrowed(super::mapping::NOTE_IMAGE_NOT_BESIDE));
+                    refs.push(ImageRef { path: Some(p.clone()), ..Default::default() });
+                }
                 (ImageSpec::Path(p), Some(file)) => match &file_facts[file] {
                     Ok(f) => {
                         if let Some(why) = &f.body_error {

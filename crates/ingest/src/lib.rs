@@ -28,6 +28,7 @@ mod rejected;
 mod run;
 mod source;
 pub mod spill;
+pub mod survey;
 pub mod vlmevalkit;
 pub mod xlsx;
 

@@ -191,6 +191,9 @@ fn list(a: &dyn Array) -> std::result::Result<Raw, String> {
 /// single `Dataset`'s files as its `state.json` lists them (its split, when recorded,
 /// must be `split`).
 pub fn hf_split_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
+    if let Some(files) = default_config_files(dir, split)? {
+        return Ok(files);
+    }
     let mut files = Vec::new();
     let mut seen_splits = std::collections::BTreeSet::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
@@ -224,6 +227,123 @@ pub fn hf_split_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
         ));
     }
     Ok(files)
+}
+
+/// The data files of the default config when the folder's dataset card
+/// (`README.md`) lists its configs in the front matter, as the Hub and a
+/// blindspot release do: the config marked `default: true`, else the one named
+/// `default`. Other configs (a release's `full/`, `removed/`, variants) hold
+/// the same ids again and are not the dataset. None when the card lists no
+/// configs or no default one.
+fn default_config_files(dir: &Path, split: &str) -> Result<Option<Vec<PathBuf>>> {
+    let card = dir.join("README.md");
+    if !card.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&card).map_err(|e| Error::io(&card, e))?;
+    let Some(front) = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---").map(|(f, _)| f)) else {
+        return Ok(None);
+    };
+    let Ok(front) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) else { return Ok(None) };
+    let configs: Vec<&serde_yaml_ng::Value> = front["configs"].as_sequence().into_iter().flatten().collect();
+    let Some(config) = configs
+        .iter()
+        .find(|c| c["default"].as_bool() == Some(true))
+        .or_else(|| configs.iter().find(|c| c["config_name"].as_str() == Some("default")))
+    else {
+        return Ok(None);
+    };
+    let name = config["config_name"].as_str().unwrap_or("default");
+    // `data_files` is a pattern, a list of patterns, or a list of {split, path}.
+    let mut patterns = Vec::new();
+    let mut splits = Vec::new();
+    match &config["data_files"] {
+        serde_yaml_ng::Value::String(p) => patterns.push(p.clone()),
+        serde_yaml_ng::Value::Sequence(items) => {
+            for it in items {
+                match (it.as_str(), it["split"].as_str()) {
+                    (Some(p), _) => patterns.push(p.to_string()),
+                    (None, Some(s)) => {
+                        splits.push(s.to_string());
+                        if s == split {
+                            match &it["path"] {
+                                serde_yaml_ng::Value::String(p) => patterns.push(p.clone()),
+                                serde_yaml_ng::Value::Sequence(ps) => {
+                                    patterns.extend(ps.iter().filter_map(|p| p.as_str().map(String::from)))
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => return Ok(None),
+    }
+    let at = Location::file(&card);
+    if patterns.is_empty() {
+        return Err(Error::one(
+            Problem::new(at, format!("the default config \"{name}\" has no data files for split \"{split}\""))
+                .help(format!("splits it lists: {}; set [ingest] split", splits.join(", "))),
+        ));
+    }
+    let mut files = Vec::new();
+    for pattern in &patterns {
+        files.extend(matching_files(dir, pattern)?);
+    }
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return Err(Error::one(
+            Problem::new(
+                at,
+                format!("the default config \"{name}\" names {}, but no file matches", patterns.join(", ")),
+            )
+            .help("the card's front matter lists the data files of each config: check the folder is complete"),
+        ));
+    }
+    Ok(Some(files))
+}
+
+/// The files below `dir` a data-files pattern (`data/test-*.parquet`) names:
+/// `*` matches within a file or folder name, `**` any folders.
+fn matching_files(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+    let parts: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry =
+            entry.map_err(|e| Error::one(Problem::new(Location::file(dir), format!("cannot list the folder: {e}"))))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(dir) else { continue };
+        let names: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        if path_matches(&parts, &names) {
+            out.push(entry.path().to_path_buf());
+        }
+    }
+    Ok(out)
+}
+
+fn path_matches(pattern: &[&str], names: &[&str]) -> bool {
+    match (pattern.first(), names.first()) {
+        (None, None) => true,
+        (Some(&"**"), _) => {
+            path_matches(&pattern[1..], names) || (!names.is_empty() && path_matches(pattern, &names[1..]))
+        }
+        (Some(p), Some(n)) => name_matches(p.as_bytes(), n.as_bytes()) && path_matches(&pattern[1..], &names[1..]),
+        _ => false,
+    }
+}
+
+/// `*` matches any run of characters (none included); everything else itself.
+fn name_matches(p: &[u8], n: &[u8]) -> bool {
+    match p.split_first() {
+        None => n.is_empty(),
+        Some((b'*', rest)) => (0..=n.len()).any(|i| name_matches(rest, &n[i..])),
+        Some((c, rest)) => n.first() == Some(c) && name_matches(rest, &n[1..]),
+    }
 }
 
 /// The Arrow files of a `Dataset` saved with `save_to_disk`, in the order its
@@ -268,4 +388,18 @@ fn saved_dataset_files(dir: &Path, split: &str) -> Result<Vec<PathBuf>> {
         return Err(bad("\"_data_files\" is empty".into()));
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::{name_matches, path_matches};
+
+    #[test]
+    fn data_files_patterns() {
+        assert!(name_matches(b"test-*.parquet", b"test-00000-of-00001.parquet"));
+        assert!(!name_matches(b"test-*.parquet", b"train-00000-of-00001.parquet"));
+        assert!(path_matches(&["data", "test-*.parquet"], &["data", "test-00000-of-00001.parquet"]));
+        assert!(!path_matches(&["data", "test-*.parquet"], &["full", "test-00000-of-00001.parquet"]));
+        assert!(path_matches(&["**", "*.parquet"], &["a", "b", "x.parquet"]));
+    }
 }

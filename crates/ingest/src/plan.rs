@@ -251,6 +251,11 @@ pub struct IngestPlan {
     /// Images named by path are kept as names, unread (`[ingest] image-names-only`,
     /// and a data file ingested without a pipeline, which has no image folder).
     pub image_names_only: bool,
+    /// The image folder is the input file's own folder, not one the user chose
+    /// (a data file read without a pipeline or `--images`): a path is looked up
+    /// there as written, never searched for by file name, and one not found is
+    /// kept as its name with a counted warning.
+    pub images_beside: bool,
     /// The most pixels an image may declare.
     pub max_image_pixels: u64,
     pub split: String,
@@ -276,12 +281,26 @@ impl IngestPlan {
             ))
         })?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();
+        // Image paths in a data file are relative to the file, as a Hugging Face
+        // ImageFolder's and most benchmarks' are.
+        // An ImageFolder is its own image folder (ingest uses it as one).
+        let beside = if format == Format::Imagefolder {
+            None
+        } else if path.is_dir() {
+            Some(path.to_path_buf())
+        } else {
+            match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => Some(p.to_path_buf()),
+                _ => Some(PathBuf::from(".")),
+            }
+        };
         Ok(IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],
             records: None,
             sheet: None,
             columns: None,
-            images_dir: None,
+            images_beside: beside.is_some(),
+            images_dir: beside,
             image_names_only: true,
             max_image_pixels: crate::images::MAX_PIXELS,
             split: "test".into(),

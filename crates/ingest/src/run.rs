@@ -221,7 +221,8 @@ pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -
     let sources = plan.fields.optional_sources();
     let mut run = Run {
         plan,
-        resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels),
+        resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels)
+            .beside(plan.images_beside),
         filter_seen: vec![false; plan.filters.len()],
         sources_seen: vec![SourceSeen::default(); sources.len()],
         sources,

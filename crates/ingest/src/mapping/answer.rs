@@ -8,7 +8,7 @@ use super::gold::{infer_format, resolve_choice};
 use super::mapper::{Mapper, default_accessor};
 use super::short;
 use crate::options::option_label;
-use crate::plan::{Accessor, AnswerKind};
+use crate::plan::{Accessor, AnswerKind, Format};
 use crate::raw::Raw;
 use crate::sample::{AnswerFormat, parse_number};
 
@@ -16,8 +16,13 @@ use crate::sample::{AnswerFormat, parse_number};
 /// said), how to read it, and the name of its source field for messages.
 pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String) {
     let plan = m.plan;
+    // With both columns (a blindspot release, a canonical file), the position is
+    // the gold and the text is checked against it: option text alone can be
+    // read two ways ("1" the text of option D or the index of option B).
+    let index_given = plan.fields.answer.is_none() && m.get("answer_index").is_some();
     let (ans_acc, kind) = match (&plan.fields.answer, m.has("answer"), m.has("answer_index")) {
         (Some(a), _, _) => (Some(a), plan.fields.answer_kind),
+        (None, _, true) if index_given => (Some(default_accessor("answer_index")), AnswerKind::Index),
         (None, true, _) => (Some(default_accessor("answer")), plan.fields.answer_kind),
         (None, false, true) => (Some(default_accessor("answer_index")), AnswerKind::Index),
         _ => (None, plan.fields.answer_kind),
@@ -66,6 +71,16 @@ pub(super) fn normalize_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: 
     Some(raw_answer)
 }
 
+/// How to read the gold: under `auto`, an integer from a typed column (Parquet,
+/// Arrow: a Hugging Face `Value("int64")` or `ClassLabel`) is an option's
+/// position, as its type says, never its text; text columns are read as before.
+pub(super) fn typed_kind(kind: AnswerKind, raw_answer: &Raw, format: Format, options: &[String]) -> AnswerKind {
+    match (kind, raw_answer, format) {
+        (AnswerKind::Auto, Raw::Int(_), Format::Parquet | Format::Hf) if !options.is_empty() => AnswerKind::Index,
+        _ => kind,
+    }
+}
+
 /// The gold: its text and, with options, the option it names and the
 /// readings (`READ_*` bits) that name it; a problem when it names none.
 pub(super) fn resolve_gold(
@@ -105,46 +120,51 @@ pub(super) fn resolve_gold(
     (answer, answer_index, readings)
 }
 
-/// A record with both `answer` and `answer_index` (neither mapped): they must
-/// name the same option.
+/// A record with both `answer` and `answer_index` (neither mapped): the index
+/// is the gold, and the answer must name the same option: as its text (exactly,
+/// else up to case and Unicode normalization), else read as before.
 pub(super) fn check_answer_index(
     m: &mut Mapper<'_>,
     answer_src: &str,
-    answer: &str,
     answer_index: Option<usize>,
     options: &[String],
 ) {
-    if m.plan.fields.answer.is_none() && answer_src == "answer" && m.has("answer_index") {
-        match (m.get("answer_index").map(Cow::into_owned), answer_index) {
-            (Some(raw_index), Some(i)) => match resolve_choice(&raw_index, options, AnswerKind::Index) {
-                Ok((j, _)) if j == i => {}
-                Ok((j, _)) => {
-                    m.problem(
-                        "answer_index",
-                        format!(
-                            "answer \"{}\" is option {} but answer_index {} is option {} (\"{}\")",
-                            short(answer),
-                            crate::sample::option_letter(i),
-                            j,
-                            crate::sample::option_letter(j),
-                            short(&options[j])
-                        ),
-                    )
-                    .help = Some("fix one of the two, or map only one ([ingest.fields] answer = \"answer_index\", answer-kind = \"index\")".into());
-                }
-                Err(msg) => m.problem("answer_index", msg.0).help = msg.1,
-            },
-            (Some(raw_index), None) if options.is_empty() => {
-                m.problem(
-                    "answer_index",
-                    format!(
-                        "answer_index {} is given but the question has no options",
-                        raw_index.scalar_text().unwrap_or_default()
-                    ),
-                )
-                .help = Some("map the options, or remove answer_index".into());
-            }
-            _ => {}
+    if m.plan.fields.answer.is_some() || answer_src != "answer_index" {
+        return;
+    }
+    let (Some(raw_text), Some(j)) = (m.get("answer").map(Cow::into_owned), answer_index) else { return };
+    let Some(text) = raw_text.scalar_text().map(|t| t.trim().to_string()) else { return };
+    if options[j] == text || super::gold::folded(&options[j]) == super::gold::folded(&text) {
+        return;
+    }
+    match resolve_choice(&raw_text, options, AnswerKind::Auto) {
+        Ok((i, _)) if i == j => {}
+        Ok((i, _)) => {
+            m.problem(
+                "answer_index",
+                format!(
+                    "answer \"{}\" is option {} but answer_index {} is option {} (\"{}\")",
+                    short(&text),
+                    crate::sample::option_letter(i),
+                    j,
+                    crate::sample::option_letter(j),
+                    short(&options[j])
+                ),
+            )
+            .help = Some("fix one of the two, or map only one ([ingest.fields] answer = \"answer_index\", answer-kind = \"index\")".into());
+        }
+        Err(_) => {
+            m.problem(
+                "answer_index",
+                format!(
+                    "answer \"{}\" is not the text of option {} (\"{}\"), which answer_index {} names",
+                    short(&text),
+                    crate::sample::option_letter(j),
+                    short(&options[j]),
+                    j
+                ),
+            )
+            .help = Some("fix one of the two, or map only one ([ingest.fields] answer = \"answer_index\", answer-kind = \"index\")".into());
         }
     }
 }

@@ -170,7 +170,23 @@ impl<'a> Mapper<'a> {
             },
             Some(_) => "the value is empty or marked missing".to_string(),
             None => {
-                format!("the record's fields are: {}; map one with [ingest.fields] {key} = \"...\"", names.join(", "))
+                // Fields named after the canonical one ("question_id" for the id).
+                let like: Vec<&String> = names
+                    .iter()
+                    .filter(|n| n.split(['_', '-', '.', ' ']).any(|p| p.eq_ignore_ascii_case(canonical)))
+                    .collect();
+                match like[..] {
+                    [one] => format!(
+                        "the record's fields are: {}; map \"{one}\" with [ingest.fields] {key} = \"{one}\" (on the \
+                         command line: --field {key}={one})",
+                        names.join(", ")
+                    ),
+                    _ => format!(
+                        "the record's fields are: {}; map one with [ingest.fields] {key} = \"...\" (on the command \
+                         line: --field {key}=...)",
+                        names.join(", ")
+                    ),
+                }
             }
         };
         // A member of a top-level object that holds the questions as an array of objects.

@@ -68,6 +68,11 @@ pub const NOTE_IMAGE_LABEL_NAME: &str = "embedded images' path labels were absol
 pub const NOTE_IMAGE_NAMES_ONLY: &str = "images named by path were kept as names only, their files unread (no image \
      folder; [ingest] image-names-only): no release can be built from them";
 
+/// Note: images named by path in a data file read without a pipeline were not
+/// found beside it.
+pub const NOTE_IMAGE_NOT_BESIDE: &str = "images named by path were not found relative to the input file's folder and \
+     were kept as names only, their files unread: give their folder with --images DIR";
+
 /// Note: images whose header reads but whose pixel data does not decode.
 pub const NOTE_UNDECODABLE: &str = "images whose header reads but whose pixel data does not decode (truncated or \
      damaged files) were kept as they are: re-export them";
@@ -124,8 +129,9 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let Some(raw_answer) = answer::normalize_answer(&mut m, raw_answer, &answer_src, labelled) else {
         return Outcome::Invalid(m.problems);
     };
+    let kind = answer::typed_kind(kind, &raw_answer, format, &options);
     let (answer, answer_index, readings) = answer::resolve_gold(&mut m, &raw_answer, &options, kind, &answer_src);
-    answer::check_answer_index(&mut m, &answer_src, &answer, answer_index, &options);
+    answer::check_answer_index(&mut m, &answer_src, answer_index, &options);
     let canonical_input = canonical::is_canonical_input(plan);
     let format = answer::answer_format(&mut m, canonical_input, &options, &answer);
     choices::note_unmapped_options(&mut m, &options, &answer, format);

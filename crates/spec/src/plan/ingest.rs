@@ -75,6 +75,44 @@ pub(super) fn accessor(ctx: &mut Ctx<'_>, key: &str, value: Option<&String>) -> 
     }
 }
 
+/// `[ingest.fields]` (or the `--field` flags) as the field mapping ingest takes;
+/// problems are reported at `k("fields.<key>")`.
+fn field_map(ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String, f: &crate::wire::FieldsWire) -> FieldMap {
+    let (options, options_letters) = match &f.options {
+        None => (None, None),
+        Some(crate::wire::OptionsWire::Letters(l)) => (None, Some(l.letters)),
+        Some(crate::wire::OptionsWire::One(o)) => (accessor(ctx, &k("fields.options"), Some(o)).map(|a| vec![a]), None),
+        Some(crate::wire::OptionsWire::Many(list)) => {
+            (Some(list.iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>()), None)
+        }
+    };
+    if let Some(n) = options_letters
+        && !(2..=26).contains(&n)
+    {
+        ctx.err(&k("fields.options.letters"), format!("must be between 2 and 26; found {n}"));
+    }
+    let images = f
+        .images
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
+    FieldMap {
+        id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
+        question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
+        context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
+        options,
+        options_letters,
+        answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
+        answer_kind: f.answer_kind.into(),
+        question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
+        images,
+        meta: match &f.meta {
+            None => MetaKeep::All,
+            Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
+            Some(v) => MetaKeep::Fields(v.clone()),
+        },
+    }
+}
+
 pub(super) fn ingest_plan(w: &IngestWire, dataset: &Dataset, ctx: &mut Ctx<'_>) -> IngestPlan {
     ingest_plan_at("ingest", w, dataset, ctx)
 }
@@ -133,40 +171,8 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
             "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
         );
     }
+    let fields = field_map(ctx, &k, &w.fields);
     let f = &w.fields;
-    let (options, options_letters) = match &f.options {
-        None => (None, None),
-        Some(crate::wire::OptionsWire::Letters(l)) => (None, Some(l.letters)),
-        Some(crate::wire::OptionsWire::One(o)) => (accessor(ctx, &k("fields.options"), Some(o)).map(|a| vec![a]), None),
-        Some(crate::wire::OptionsWire::Many(list)) => {
-            (Some(list.iter().filter_map(|s| accessor(ctx, &k("fields.options"), Some(s))).collect::<Vec<_>>()), None)
-        }
-    };
-    if let Some(n) = options_letters
-        && !(2..=26).contains(&n)
-    {
-        ctx.err(&k("fields.options.letters"), format!("must be between 2 and 26; found {n}"));
-    }
-    let images = f
-        .images
-        .as_ref()
-        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
-    let fields = FieldMap {
-        id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
-        question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
-        context: accessor(ctx, &k("fields.context"), f.context.as_ref()),
-        options,
-        options_letters,
-        answer: accessor(ctx, &k("fields.answer"), f.answer.as_ref()),
-        answer_kind: f.answer_kind.into(),
-        question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
-        images,
-        meta: match &f.meta {
-            None => MetaKeep::All,
-            Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
-            Some(v) => MetaKeep::Fields(v.clone()),
-        },
-    };
     if f.question.is_some() && w.question_text.is_some() {
         ctx.err(&k("question-text"), "both question-text and fields.question are set").help =
             Some("keep one: question-text is a constant question for every row".into());
@@ -229,6 +235,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         columns,
         images_dir,
         image_names_only: w.image_names_only,
+        images_beside: false,
         max_image_pixels: match w.max_image_pixels {
             Some(n) => {
                 let bound = crate::bounds::MAX_IMAGE_PIXELS;
@@ -259,6 +266,108 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         answer_format: w.answer_format,
         seed: dataset.seed,
     }
+}
+
+/// The keys of `[ingest.fields]`, which `--field KEY=SOURCE` takes too.
+pub const FIELD_KEYS: [&str; 9] =
+    ["id", "question", "context", "options", "answer", "answer-kind", "question-type", "images", "meta"];
+
+/// `--field KEY=SOURCE` flags as `[ingest.fields]`: the same keys and values, a
+/// list (`options`, `images`, `meta`) written with commas (`--field options=A,B,C,D`).
+pub fn fields_from_flags(flags: &[String]) -> Result<crate::wire::FieldsWire> {
+    let mut table = toml::Table::new();
+    let mut problems = Vec::new();
+    let at = |_: &str| Location::file(COMMAND_LINE);
+    for flag in flags {
+        let Some((key, value)) = flag.split_once('=') else {
+            problems.push(
+                Problem::new(at(flag), format!("\"{flag}\": expected KEY=SOURCE"))
+                    .field("--field")
+                    .help("e.g. --field id=question_id (the keys of [ingest.fields])"),
+            );
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if !FIELD_KEYS.contains(&key) {
+            let hint = match crate::error::did_you_mean(&key.replace('_', "-"), FIELD_KEYS) {
+                Some(m) => {
+                    format!("did you mean \"{m}\"? The keys are those of [ingest.fields]: {}", FIELD_KEYS.join(", "))
+                }
+                None => format!("the keys are those of [ingest.fields]: {}", FIELD_KEYS.join(", ")),
+            };
+            problems.push(
+                Problem::new(at(flag), format!("\"{flag}\": no canonical field \"{key}\"")).field("--field").help(hint),
+            );
+            continue;
+        }
+        if table.contains_key(key) {
+            problems.push(
+                Problem::new(at(flag), format!("\"{key}\" is given twice"))
+                    .field("--field")
+                    .help("give each canonical field once; a list is written with commas (--field options=A,B,C,D)"),
+            );
+            continue;
+        }
+        let v = if matches!(key, "options" | "images" | "meta") && value.contains(',') {
+            toml::Value::Array(value.split(',').map(|s| toml::Value::String(s.trim().to_string())).collect())
+        } else if key == "meta" {
+            toml::Value::Array(vec![toml::Value::String(value.to_string())])
+        } else {
+            toml::Value::String(value.to_string())
+        };
+        table.insert(key.to_string(), v);
+    }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    let given = table.keys().cloned().collect::<Vec<_>>().join(", ");
+    toml::Value::Table(table).try_into::<crate::wire::FieldsWire>().map_err(|e| {
+        Error::one(
+            Problem::new(Location::file(COMMAND_LINE), format!("{given}: {}", e.message().trim()))
+                .field("--field")
+                .help("answer-kind is one of auto, letter, index, index1, text"),
+        )
+    })
+}
+
+/// How a data file given without a pipeline is read: canonical names (see
+/// [`IngestPlan::for_canonical_input`]) but where `--field` flags map a source
+/// field (the keys of `[ingest.fields]`), and image paths relative to the
+/// file's folder or to `--images DIR`.
+pub fn bare_input_plan(input: &Path, fields: &[String], images: Option<&Path>) -> Result<IngestPlan> {
+    if !input.exists() {
+        return Err(Error::io(input, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+    }
+    let mut plan = IngestPlan::for_canonical_input(input)?;
+    if !fields.is_empty() {
+        let wire = fields_from_flags(fields)?;
+        let text = "";
+        let doc = DeTable::parse(text).map_err(|e| Error::Bug(format!("an empty TOML document: {e}")))?;
+        let mut ctx = Ctx {
+            src: SourceFile { path: Path::new(COMMAND_LINE), text },
+            vars: &env_vars,
+            doc: &doc,
+            base: PathBuf::from("."),
+            flags: FIELD_KEYS.iter().map(|key| (format!("ingest.fields.{key}"), format!("--field {key}"))).collect(),
+            problems: Vec::new(),
+        };
+        plan.fields = field_map(&mut ctx, &|s: &str| format!("ingest.{s}"), &wire);
+        if !ctx.problems.is_empty() {
+            return Err(Error::Invalid(ctx.problems));
+        }
+    }
+    if let Some(dir) = images {
+        if !dir.is_dir() {
+            return Err(Error::one(
+                Problem::new(Location::file(COMMAND_LINE), format!("--images {}: no such folder", display_path(dir)))
+                    .help("give the folder the image paths are relative to"),
+            ));
+        }
+        plan.images_dir = Some(dir.to_path_buf());
+        plan.images_beside = false;
+        plan.image_names_only = false;
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod stages;
 mod variants;
 
 use fields::*;
+pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
 pub use metrics::MetricsPlan;
 use metrics::metrics_plan;

@@ -1,0 +1,47 @@
+//! How a command reads a data file given without a pipeline file: `--field`
+//! maps a source field onto a canonical one (the keys and values of
+//! `[ingest.fields]`), `--images` names the folder image paths are relative to
+//! (default: the data file's own folder).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Location, Problem, Result};
+use crate::spec::IngestPlan;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BareArgs {
+    /// Map a source field onto a canonical one, as [ingest.fields] does, for a data
+    /// file read without a pipeline: `--field id=question_id`, `--field
+    /// question-type=category`, `--field options=A,B,C,D`, `--field answer-kind=index`
+    /// (repeat the flag for each field).
+    #[arg(long = "field", value_name = "KEY=SOURCE")]
+    pub fields: Vec<String>,
+    /// The folder the data file's image paths are relative to (default: the data
+    /// file's own folder; images not found there are kept as names, counted).
+    #[arg(long, value_name = "DIR")]
+    pub images: Option<PathBuf>,
+}
+
+impl BareArgs {
+    /// The ingest plan of INPUT, a data file read without a pipeline.
+    pub fn plan(&self, input: &Path) -> Result<IngestPlan> {
+        crate::spec::plan::bare_input_plan(input, &self.fields, self.images.as_deref())
+    }
+
+    /// The flags apply to a data file read without a pipeline: with one, its
+    /// `[ingest]` section says how the file is read.
+    pub fn check_no_pipeline(&self) -> Result<()> {
+        let flag = match (self.fields.first(), &self.images) {
+            (Some(_), _) => "--field",
+            (None, Some(_)) => "--images",
+            (None, None) => return Ok(()),
+        };
+        Err(Error::one(
+            Problem::new(Location::file("command line"), "applies to a data file read without a pipeline file")
+                .field(flag)
+                .help(
+                    "with a pipeline, map fields under [ingest.fields] and set the image folder with [ingest] images",
+                ),
+        ))
+    }
+}

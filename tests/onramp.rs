@@ -1,0 +1,326 @@
+//! A designer's own benchmark, as a new user brings it: a Hugging Face-style
+//! Parquet file (an `{bytes, path}` image struct, `question_id`, `choices`,
+//! `category` and an integer `answer`) and a JSON-lines file whose image paths
+//! are relative to it. The fixtures are generated here, in those public
+//! layouts: 40 questions, tiny PNGs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BinaryArray, Int64Array, ListBuilder, StringArray, StringBuilder, StructArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use common::blindspot;
+
+const N: usize = 40;
+const LETTERS: [&str; 4] = ["A", "B", "C", "D"];
+
+/// A solid-colour 8x8 PNG; `k` picks the colour.
+fn png(k: usize) -> Vec<u8> {
+    let c = [(k * 37 % 256) as u8, (k * 91 % 256) as u8, (k * 151 % 256) as u8];
+    let img = image::RgbImage::from_fn(8, 8, |x, y| {
+        // A pattern per image, so perceptual hashes differ between images.
+        if (x * (k as u32 % 5 + 1) + y).is_multiple_of(3) {
+            image::Rgb(c)
+        } else {
+            image::Rgb([255 - c[0], c[1] / 2, 0])
+        }
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// Question `i`: its category, text, choices and the gold's 0-based index.
+/// Half the questions are counts whose choices are digits in a shuffled order,
+/// so that an integer gold read as option text would name another option.
+fn question(i: usize) -> (&'static str, String, Vec<String>, usize) {
+    if i.is_multiple_of(2) {
+        let digits: Vec<String> = (0..4).map(|d| ((d + i / 2) % 4).to_string()).collect();
+        ("count", format!("How many circles are in picture {i}?"), digits, (i / 2) % 4)
+    } else {
+        let colours = ["red", "green", "blue", "yellow"];
+        let choices: Vec<String> = (0..4).map(|d| colours[(d + i) % 4].to_string()).collect();
+        ("colour", format!("What colour is the square in picture {i}?"), choices, (i / 3) % 4)
+    }
+}
+
+/// The image of question `i`: 20 pictures, each shown twice.
+fn image_of(i: usize) -> usize {
+    i % 20
+}
+
+/// `hf/data/test-00000-of-00001.parquet` below `dir`, as the Hub writes it.
+fn write_hf_parquet(dir: &Path) -> PathBuf {
+    let ids: Vec<String> = (0..N).map(|i| format!("q{i:03}")).collect();
+    let mut questions = Vec::new();
+    let mut choices = ListBuilder::new(StringBuilder::new());
+    let mut answers = Vec::new();
+    let mut categories = Vec::new();
+    let mut bytes: Vec<Vec<u8>> = Vec::new();
+    let mut paths = Vec::new();
+    for i in 0..N {
+        let (cat, q, ch, gold) = question(i);
+        questions.push(q);
+        for c in &ch {
+            choices.values().append_value(c);
+        }
+        choices.append(true);
+        answers.push(gold as i64);
+        categories.push(cat);
+        bytes.push(png(image_of(i)));
+        paths.push(format!("img_{:02}.png", image_of(i)));
+    }
+    let image = StructArray::from(vec![
+        (
+            Arc::new(Field::new("bytes", DataType::Binary, true)),
+            Arc::new(BinaryArray::from_iter_values(bytes.iter())) as ArrayRef,
+        ),
+        (Arc::new(Field::new("path", DataType::Utf8, true)), Arc::new(StringArray::from(paths)) as ArrayRef),
+    ]);
+    let choices = choices.finish();
+    let features = r#"{"info": {"features": {"question_id": {"dtype": "string", "_type": "Value"}, "image": {"_type": "Image"}, "question": {"dtype": "string", "_type": "Value"}, "choices": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "Sequence"}, "answer": {"dtype": "int64", "_type": "Value"}, "category": {"dtype": "string", "_type": "Value"}}}}"#;
+    let schema = Schema::new(vec![
+        Field::new("question_id", DataType::Utf8, true),
+        Field::new("image", image.data_type().clone(), true),
+        Field::new("question", DataType::Utf8, true),
+        Field::new("choices", choices.data_type().clone(), true),
+        Field::new("answer", DataType::Int64, true),
+        Field::new("category", DataType::Utf8, true),
+    ])
+    .with_metadata(std::collections::HashMap::from([("huggingface".to_string(), features.to_string())]));
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StringArray::from(ids)),
+            Arc::new(image),
+            Arc::new(StringArray::from(questions)),
+            Arc::new(choices),
+            Arc::new(Int64Array::from(answers)),
+            Arc::new(StringArray::from(categories)),
+        ],
+    )
+    .unwrap();
+    let path = dir.join("hf/data/test-00000-of-00001.parquet");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path
+}
+
+/// `jsonl/bench.jsonl` below `dir`, its images in `jsonl/images/`, named
+/// relative to the file; the gold is a letter.
+fn write_jsonl(dir: &Path) -> PathBuf {
+    let root = dir.join("jsonl");
+    std::fs::create_dir_all(root.join("images")).unwrap();
+    let mut text = String::new();
+    for i in 0..N {
+        let (cat, q, ch, gold) = question(i);
+        let name = format!("images/img_{:02}.png", image_of(i));
+        std::fs::write(root.join(&name), png(image_of(i))).unwrap();
+        let rec = serde_json::json!({
+            "qid": format!("q{i:03}"),
+            "question": q,
+            "choices": ch,
+            "answer": LETTERS[gold],
+            "category": cat,
+            "image": name,
+        });
+        text.push_str(&rec.to_string());
+        text.push('\n');
+    }
+    let path = root.join("bench.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs blindspot in `dir`; the output, whatever the exit status.
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    blindspot().current_dir(dir).args(args).output().unwrap()
+}
+
+/// Runs blindspot in `dir` and requires success.
+fn ok(dir: &Path, args: &[&str]) -> std::process::Output {
+    let o = run(dir, args);
+    assert!(o.status.success(), "blindspot {}: {}\n{}", args.join(" "), stderr(&o), stdout(&o));
+    o
+}
+
+/// The blind accuracy `diagnose` prints ("blind accuracy 41.25% ...").
+fn blind_accuracy(o: &std::process::Output) -> f64 {
+    let text = stdout(o);
+    let at = text.find("blind accuracy ").unwrap_or_else(|| panic!("no blind accuracy in {text}"));
+    text[at + 15..].split('%').next().unwrap().parse().unwrap()
+}
+
+/// `init` proposes the Hub file's mapping with no hand edits: the id named
+/// like one, the integer answer as a 0-based index, the category as the type,
+/// the `{bytes, path}` struct as the images; `build` then builds it; the
+/// release reads back, from its folder and from its data file, with the
+/// pipeline's blind accuracy.
+#[test]
+fn hf_parquet_init_build_and_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_hf_parquet(d);
+    let o = ok(d, &["init", "hf/data/test-00000-of-00001.parquet", "-o", "bench.toml"]);
+    let said = stdout(&o);
+    assert!(said.contains("next: blindspot validate bench.toml && blindspot build bench.toml"), "{said}");
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    for line in [
+        "path = \"hf/data/test-00000-of-00001.parquet\"",
+        "id = \"question_id\"",
+        "question = \"question\"",
+        "options = \"choices\"",
+        "answer = \"answer\"",
+        "answer-kind = \"index\"",
+        "question-type = \"category\"",
+        "images = \"image\"",
+        "group-by = \"image\"",
+    ] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    ok(d, &["validate", "bench.toml"]);
+    let o = ok(d, &["build", "bench.toml", "--out-dir", "out"]);
+    assert!(stdout(&o).starts_with("hf 0.1.0: 40 samples"), "{}", stdout(&o));
+    assert!(d.join("out/hf/0.1.0/data/test-00000-of-00001.parquet").is_file());
+
+    // Read back: without pruning (which would leave the default config a subset),
+    // the release holds the pipeline's questions, and diagnoses as the pipeline does.
+    let start = toml.find("[prune]").unwrap();
+    let end = toml.find("[variants]").unwrap();
+    let unpruned = format!("{}{}", &toml[..start], &toml[end..]).replace("version = \"0.1.0\"", "version = \"0.2.0\"");
+    std::fs::write(d.join("unpruned.toml"), unpruned).unwrap();
+    ok(d, &["build", "unpruned.toml", "--out-dir", "out"]);
+    let pipeline = ok(d, &["diagnose", "unpruned.toml", "-o", "d-pipeline"]);
+    let folder = ok(d, &["diagnose", "out/hf/0.2.0", "--group-by", "image", "-o", "d-folder"]);
+    let file =
+        ok(d, &["diagnose", "out/hf/0.2.0/data/test-00000-of-00001.parquet", "--group-by", "image", "-o", "d-file"]);
+    assert!(stdout(&folder).starts_with("40 questions"), "{}", stdout(&folder));
+    assert!(stdout(&file).starts_with("40 questions"), "{}", stdout(&file));
+    assert_eq!(blind_accuracy(&folder), blind_accuracy(&pipeline), "{}\n{}", stdout(&folder), stdout(&pipeline));
+    assert_eq!(blind_accuracy(&file), blind_accuracy(&pipeline));
+}
+
+/// The JSON-lines file: ids under `qid`, letters as answers, image paths
+/// relative to the file, found beside it.
+#[test]
+fn jsonl_init_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_jsonl(d);
+    ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    for line in [
+        "path = \"jsonl/bench.jsonl\"",
+        "images = \"jsonl\"",
+        "id = \"qid\"",
+        "options = \"choices\"",
+        "answer-kind = \"letter\"",
+        "question-type = \"category\"",
+        "images = \"image\"",
+    ] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    let o = ok(d, &["build", "bench.toml", "--out-dir", "out"]);
+    assert!(stdout(&o).starts_with("bench 0.1.0: 40 samples"), "{}", stdout(&o));
+    assert!(d.join("out/bench/0.1.0/data/test-00000-of-00001.parquet").is_file());
+}
+
+/// Two fields named like an id: init chooses neither, names both, and says so.
+#[test]
+fn init_leaves_a_choice_between_two_columns_to_the_user() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "{{\"question_id\": \"q{i}\", \"image_id\": \"i{i}\", \"question\": \"Is it {i}?\", \"answer\": \"yes\"}}\n"
+        ));
+    }
+    std::fs::write(d.join("two.jsonl"), text).unwrap();
+    let o = ok(d, &["init", "two.jsonl"]);
+    let toml = std::fs::read_to_string(d.join("two.toml")).unwrap();
+    let id = toml.lines().find(|l| l.contains("id = ")).unwrap();
+    assert!(id.starts_with("# id = \"...\""), "{id}");
+    assert!(id.contains("\"question_id\" or \"image_id\" could each be the id"), "{id}");
+    assert!(stdout(&o).contains("; choose: id"), "{}", stdout(&o));
+}
+
+/// A field missing from every row is one error with its count and first rows,
+/// naming the field that could be it and the flag that maps it; mapped with
+/// `--field`, the integer answer is read as the index its type says.
+#[test]
+fn missing_field_is_one_error_and_field_flag_maps_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_hf_parquet(d);
+    let o = run(d, &["diagnose", "hf/data/test-00000-of-00001.parquet", "-o", "out"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.matches("no id (looked for \"id\")").count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "hf/data/test-00000-of-00001.parquet: rows 1, 2, 3, 4, 5, ... (40 rows): field \"id\": no id (looked for \"id\")"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--field id=question_id"), "{err}");
+    let o = ok(
+        d,
+        &[
+            "diagnose",
+            "hf/data/test-00000-of-00001.parquet",
+            "--field",
+            "id=question_id",
+            "--field",
+            "question-type=category",
+            "-o",
+            "out",
+        ],
+    );
+    assert!(stdout(&o).starts_with("40 questions"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("count / multiple_choice: n 20"), "{}", stdout(&o));
+    let o = run(d, &["diagnose", "hf/data/test-00000-of-00001.parquet", "--field", "ids=question_id", "-o", "o2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no canonical field \"ids\""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did you mean \"id\"?"), "{}", stderr(&o));
+}
+
+/// Image paths of a data file resolve against its folder: `dups` hashes every
+/// image, and `--images` names another folder.
+#[test]
+fn images_beside_the_file_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_jsonl(d);
+    let o = ok(d, &["dups", "jsonl/bench.jsonl", "--field", "id=qid", "--exact-only", "-o", "dups"]);
+    assert!(stdout(&o).contains("; 20 images (20 hashed)"), "{}", stdout(&o));
+    let o = ok(d, &["diagnose", "jsonl/bench.jsonl", "--field", "id=qid", "--group-by", "image-cluster", "-o", "diag"]);
+    assert!(stdout(&o).starts_with("40 questions"), "{}", stdout(&o));
+    // Elsewhere, the paths are not found: kept as names, counted.
+    std::fs::create_dir_all(d.join("other")).unwrap();
+    std::fs::rename(d.join("jsonl/images"), d.join("other/images")).unwrap();
+    let o = ok(d, &["dups", "jsonl/bench.jsonl", "--field", "id=qid", "--exact-only", "-o", "dups2"]);
+    assert!(stdout(&o).contains("(0 hashed)"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("40 rows: images named by path were not found relative to the input file's folder"),
+        "{}",
+        stderr(&o)
+    );
+    let o =
+        ok(d, &["dups", "jsonl/bench.jsonl", "--field", "id=qid", "--images", "other", "--exact-only", "-o", "dups3"]);
+    assert!(stdout(&o).contains("; 20 images (20 hashed)"), "{}", stdout(&o));
+}

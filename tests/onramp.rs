@@ -239,6 +239,35 @@ fn jsonl_init_build() {
     assert!(d.join("out/bench/0.1.0/data/test-00000-of-00001.parquet").is_file());
 }
 
+/// Every question about one picture: grouping folds by image would leave one
+/// fold group, so init leaves `group-by` commented with diagnose's reason and
+/// the pipeline builds as written.
+#[test]
+fn init_does_not_group_by_image_where_folds_cannot_be_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_jsonl(d);
+    let path = d.join("jsonl/bench.jsonl");
+    let one: String =
+        std::fs::read_to_string(&path).unwrap().lines().map(|l| on_first_picture(l) + "\n").collect();
+    std::fs::write(&path, one).unwrap();
+    let o = ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    let line = toml.lines().find(|l| l.contains("group-by")).unwrap();
+    assert!(line.starts_with("# group-by = \"image\""), "{line}");
+    assert!(line.contains("has 1 distinct image"), "{line}");
+    assert!(stdout(&o).contains("group-by          not set: "), "{}", stdout(&o));
+    let o = ok(d, &["build", "bench.toml", "--out-dir", "out"]);
+    assert!(stdout(&o).starts_with("bench 0.1.0: 40 samples"), "{}", stdout(&o));
+}
+
+/// A JSON line with its `image` pointing at the first picture.
+fn on_first_picture(line: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["image"] = serde_json::json!("images/img_00.png");
+    v.to_string()
+}
+
 /// Two fields named like an id: init chooses neither, names both, and says so.
 #[test]
 fn init_leaves_a_choice_between_two_columns_to_the_user() {

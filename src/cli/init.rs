@@ -426,6 +426,30 @@ pub fn run(args: &Args) -> Result<()> {
     }
 
     atomic_write(&out, |tmp| write_bytes(tmp, t.as_bytes()))?;
+    // Grouping folds by image needs, in every diagnosed group, at least as
+    // many distinct images as folds: the pipeline is read and its questions
+    // checked by the rule diagnose applies, and where it fails the key is left
+    // commented with diagnose's own reason.
+    let group_line = format!("{:<32} # questions about one image share a fold\n", "group-by = \"image\"");
+    if t.contains(&group_line) {
+        let p = crate::spec::Pipeline::load(&out)?;
+        let ingested = crate::ingest::ingest(&p.ingest)?;
+        if let Err(e) = p.diagnose.check_fold_groups(&ingested.samples, &Location::file(&out)) {
+            let why = match e {
+                // Each message starts with the setting ("group-by = \"image\": ..."), written here already.
+                Error::Invalid(ps) => {
+                    ps.iter().map(|p| p.message.split_once(": ").map_or(p.message.as_str(), |m| m.1)).collect::<Vec<_>>().join("; ")
+                }
+                other => return Err(other),
+            };
+            t = t.replace(
+                &group_line,
+                &format!("# group-by = \"image\"             # not set: {why}\n"),
+            );
+            atomic_write(&out, |tmp| write_bytes(tmp, t.as_bytes()))?;
+            super::say(&format!("  group-by          not set: {why}"));
+        }
+    }
     for l in &lines {
         let shown = match &l.value {
             Some(v) => format!("{:<14} <- \"{v}\" ({})", l.key, l.why),

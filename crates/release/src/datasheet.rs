@@ -456,6 +456,7 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             Some(GroupBy::ImageCluster(t)) => {
                 format!("grouped by near-duplicate image (phash and dhash within {t} bits)")
             }
+            Some(GroupBy::Video) => "grouped by video".to_string(),
             Some(GroupBy::Question) => "grouped by question text".to_string(),
             Some(GroupBy::Meta(f)) => format!("grouped by {}", md::code(f)),
         };

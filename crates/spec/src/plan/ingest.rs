@@ -38,6 +38,7 @@ pub(super) fn leakage_plan(w: &crate::wire::LeakageWire, dataset: &Dataset, ctx:
             header: None,
             columns: None,
             images: None,
+            videos: None,
             // Only the training split's texts are compared; its images are never read.
             image_names_only: true,
             max_image_pixels: None,
@@ -128,6 +129,13 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         }
         Some(p)
     });
+    let videos_dir = w.videos.as_ref().and_then(|raw| {
+        let p = ctx.resolve(&k("videos"), raw)?;
+        if !p.is_dir() {
+            ctx.err(&k("videos"), format!("video folder {} does not exist", display_path(&p)));
+        }
+        Some(p)
+    });
     if w.image_names_only && w.images.is_some() {
         ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
             "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
@@ -151,6 +159,15 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         .images
         .as_ref()
         .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
+    let videos = f
+        .videos
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.videos"), Some(s))).collect::<Vec<_>>());
+    let video_frames = accessor(ctx, &k("fields.video-frames"), f.video_frames.as_ref());
+    if (videos.is_some() || video_frames.is_some()) && w.videos.is_none() {
+        ctx.err(&k("fields.videos"), "a video field is mapped, but no video folder is set").help =
+            Some("set [ingest] videos = \"<the folder that holds the videos>\" (relative to the pipeline file)".into());
+    }
     let fields = FieldMap {
         id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
         question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
@@ -161,6 +178,8 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         answer_kind: f.answer_kind.into(),
         question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
         images,
+        videos,
+        video_frames,
         meta: match &f.meta {
             None => MetaKeep::All,
             Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
@@ -228,6 +247,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         sheet: w.sheet.clone(),
         columns,
         images_dir,
+        videos_dir,
         image_names_only: w.image_names_only,
         max_image_pixels: match w.max_image_pixels {
             Some(n) => {

@@ -149,6 +149,8 @@ pub struct Dataset {
 #[derive(Debug, Clone)]
 pub struct ReleasePlan {
     pub embed_images: bool,
+    /// How videos travel (`[release] videos`).
+    pub videos: crate::wire::VideoCarryWire,
 }
 
 /// Looks up `${NAME}` variables in pipeline paths.
@@ -426,7 +428,7 @@ impl Pipeline {
             hash: hex::encode(Sha256::digest(bytes)),
             dataset,
             ingest,
-            release: ReleasePlan { embed_images: w.release.embed_images },
+            release: ReleasePlan { embed_images: w.release.embed_images, videos: w.release.videos },
             diagnose,
             run_diagnose: w.diagnose.is_some(),
             variants,

@@ -327,9 +327,11 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     let files: std::collections::BTreeSet<&str> =
         kept.iter().flat_map(|s| s.images.iter().filter_map(|i| i.sha256.as_deref())).collect();
     let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+    let videos = crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples));
     a.insert(
         "external",
         match (images, p.release.embed_images) {
+            (0, _) if videos.is_some() => "The questions have no images.".to_string(),
             (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
             (n, true) => format!(
                 "Self-contained: the questions' {} ({}) are embedded in the Parquet files.",
@@ -343,7 +345,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
                 plural(n, "image", "images"),
                 plural(files.len(), "distinct file", "distinct files")
             ),
-        },
+        } + &videos.map(|v| format!(" {v}")).unwrap_or_default(),
     );
     a.insert("preprocessing", preprocessing(p, stages));
     let base = p.path.parent().unwrap_or(std::path::Path::new("."));

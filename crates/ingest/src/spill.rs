@@ -51,8 +51,11 @@ struct Row {
     /// Per video: its source file, and each frame's (videos' bytes are read
     /// from their files, never held from ingest).
     #[serde(default)]
-    videos: Vec<(Option<Vec<u8>>, Vec<Option<Vec<u8>>>)>,
+    videos: Vec<VideoSources>,
 }
+
+/// A video's source file and each of its frames' (bytes of the paths).
+type VideoSources = (Option<Vec<u8>>, Vec<Option<Vec<u8>>>);
 
 impl Runs {
     /// Runs whose files (when a second batch comes) go in a new hidden folder

@@ -248,8 +248,7 @@ fn init_does_not_group_by_image_where_folds_cannot_be_filled() {
     let d = tmp.path();
     write_jsonl(d);
     let path = d.join("jsonl/bench.jsonl");
-    let one: String =
-        std::fs::read_to_string(&path).unwrap().lines().map(|l| on_first_picture(l) + "\n").collect();
+    let one: String = std::fs::read_to_string(&path).unwrap().lines().map(|l| on_first_picture(l) + "\n").collect();
     std::fs::write(&path, one).unwrap();
     let o = ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
     let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();

@@ -41,6 +41,8 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<()> {
     // Every CircularEval rotation is one `circular` config, whatever folder it came from.
     let mut configs = crate::export::merge_rotations(read_configs(&args.dir)?)?;
+    // A release that carries its videos as files holds them under `videos/`.
+    crate::export::load_carried_videos(&mut configs, &args.dir)?;
     // A release is read whole (its manifest lists every file); so is a
     // variants folder (every Parquet file in it is a config).
     super::outputs::check(

@@ -437,15 +437,14 @@ pub fn run(args: &Args) -> Result<()> {
         if let Err(e) = p.diagnose.check_fold_groups(&ingested.samples, &Location::file(&out)) {
             let why = match e {
                 // Each message starts with the setting ("group-by = \"image\": ..."), written here already.
-                Error::Invalid(ps) => {
-                    ps.iter().map(|p| p.message.split_once(": ").map_or(p.message.as_str(), |m| m.1)).collect::<Vec<_>>().join("; ")
-                }
+                Error::Invalid(ps) => ps
+                    .iter()
+                    .map(|p| p.message.split_once(": ").map_or(p.message.as_str(), |m| m.1))
+                    .collect::<Vec<_>>()
+                    .join("; "),
                 other => return Err(other),
             };
-            t = t.replace(
-                &group_line,
-                &format!("# group-by = \"image\"             # not set: {why}\n"),
-            );
+            t = t.replace(&group_line, &format!("# group-by = \"image\"             # not set: {why}\n"));
             atomic_write(&out, |tmp| write_bytes(tmp, t.as_bytes()))?;
             super::say(&format!("  group-by          not set: {why}"));
         }

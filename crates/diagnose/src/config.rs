@@ -18,6 +18,9 @@ pub enum GroupBy {
     /// image has no hash, or a flat one (a solid or blank image), is grouped as
     /// with [`GroupBy::Image`].
     ImageCluster(u32),
+    /// Questions on the same video (first video's sha256, else its path): a
+    /// video benchmark asks many questions of each video.
+    Video,
     /// Questions with the same text (and context): contrastive sets ask one
     /// question of two images with opposite answers, and a held-out twin must
     /// not be predicted from its sibling.
@@ -27,12 +30,13 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
-    /// Parses `image`, `image-cluster`, `image-cluster:BITS`, `question` or `meta:FIELD`.
+    /// Parses `image`, `image-cluster`, `image-cluster:BITS`, `video`, `question` or `meta:FIELD`.
     pub fn parse(s: &str) -> std::result::Result<GroupBy, String> {
         use crate::sample::image_hash::{DEFAULT_THRESHOLD, MAX_THRESHOLD};
         match s.split_once(':') {
             None if s == "image" => Ok(GroupBy::Image),
             None if s == "image-cluster" => Ok(GroupBy::ImageCluster(DEFAULT_THRESHOLD)),
+            None if s == "video" => Ok(GroupBy::Video),
             None if s == "question" => Ok(GroupBy::Question),
             Some(("image-cluster", bits)) => match bits.parse::<u32>() {
                 Ok(t) if t <= MAX_THRESHOLD => Ok(GroupBy::ImageCluster(t)),
@@ -43,8 +47,8 @@ impl GroupBy {
             },
             Some(("meta", field)) if !field.is_empty() => Ok(GroupBy::Meta(field.to_string())),
             _ => Err(format!(
-                "group-by \"{s}\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"question\" or \
-                 \"meta:FIELD\""
+                "group-by \"{s}\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"video\", \
+                 \"question\" or \"meta:FIELD\""
             )),
         }
     }
@@ -54,6 +58,7 @@ impl GroupBy {
         match self {
             GroupBy::Image => "image".to_string(),
             GroupBy::ImageCluster(t) => format!("image-cluster:{t}"),
+            GroupBy::Video => "video".to_string(),
             GroupBy::Question => "question".to_string(),
             GroupBy::Meta(f) => format!("meta:{f}"),
         }
@@ -68,6 +73,9 @@ impl GroupBy {
                 .first()
                 .and_then(|i| i.sha256.clone().or_else(|| i.path.clone()))
                 .unwrap_or_else(|| format!("id:{}", s.id)),
+            GroupBy::Video => {
+                s.videos.first().and_then(crate::sample::VideoRef::key).unwrap_or_else(|| format!("id:{}", s.id))
+            }
             GroupBy::Question => {
                 format!("{}\u{1f}{}", normalize(&s.question), s.context.as_deref().map(normalize).unwrap_or_default())
             }
@@ -347,6 +355,7 @@ impl DiagnoseConfig {
                 GroupBy::ImageCluster(_) => {
                     plural("cluster of near-duplicate images", "clusters of near-duplicate images")
                 }
+                GroupBy::Video => plural("distinct video", "distinct videos"),
                 GroupBy::Question => plural("distinct question", "distinct questions"),
                 GroupBy::Meta(f) => format!("{} of {f}", plural("distinct value", "distinct values")),
             };

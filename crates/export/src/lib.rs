@@ -54,6 +54,28 @@ pub fn drop_images_without_bytes(configs: &mut [Config]) -> usize {
 
 /// Whether `c` is the CircularEval config: rows that are all rotations
 /// (`circular@k`). Its exports carry each row's rotation in a `rotation` column.
+/// Fills in the bytes of videos a release carries as files (`videos/<path>`
+/// beside its Parquet files), so an export holds what the release holds. A
+/// video named but not there stays a path (the export then names it only).
+pub fn load_carried_videos(configs: &mut [Config], release: &std::path::Path) -> Result<()> {
+    let folder = release.join("videos");
+    if !folder.is_dir() {
+        return Ok(());
+    }
+    for v in configs.iter_mut().flat_map(|c| c.rows.iter_mut()).flat_map(|r| r.videos.iter_mut()) {
+        let Some(path) = &v.path else { continue };
+        // A path from the data file never leads out of the release.
+        if std::path::Path::new(path).components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            continue;
+        }
+        let file = folder.join(path);
+        if v.bytes.is_none() && file.is_file() {
+            v.bytes = Some(std::fs::read(&file).map_err(|e| crate::error::Error::io(&file, e))?);
+        }
+    }
+    Ok(())
+}
+
 pub fn has_rotations(c: &Config) -> bool {
     !c.rows.is_empty() && c.rows.iter().all(|r| crate::variants::rotation(r).is_some())
 }

@@ -7,6 +7,8 @@
 //!   blindspot_<name>_<config>.yaml   one task per config
 //!   data/<config>.parquet            the rows (canonical schema, images embedded;
 //!                                    `circular` adds the `rotation` column)
+//!   videos/<path>                    each video file the rows name (`doc_to_visual`
+//!                                    hands its path over, as lmms-eval's video tasks do)
 //!   utils.py                         doc_to_visual/text/target, process_results, aggregate
 //!   manifest.json                    doc_id → blindspot id, per task
 //! ```
@@ -104,6 +106,26 @@ fn task_yaml(task: &str, c: &Config, data: &str) -> String {
     )
 }
 
+/// Writes each video file of `r` under `out/videos/` (once) and keeps its
+/// path only: a harness's video model opens a file, not bytes in a table.
+fn write_videos(mut r: crate::sample::Sample, out: &Path) -> Result<crate::sample::Sample> {
+    for v in &mut r.videos {
+        let (Some(path), Some(bytes)) = (&v.path, v.bytes.take()) else { continue };
+        let leaves = Path::new(path).components().any(|c| !matches!(c, std::path::Component::Normal(_)));
+        if leaves {
+            return Err(Error::Bug(format!("row \"{}\": video path {path:?} leaves the export folder", r.id)));
+        }
+        let to = out.join("videos").join(path);
+        if !to.exists() {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            write_bytes(&to, &bytes)?;
+        }
+    }
+    Ok(r)
+}
+
 /// Writes the task folder into `out` (an existing, empty folder).
 pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::Value> {
     let data_dir = out.join("data");
@@ -127,7 +149,8 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
                 }
                 r
             })
-            .collect();
+            .map(|r| write_videos(r, out))
+            .collect::<Result<_>>()?;
         write_samples_with(&out.join(&data_file), &rows, Embed::Images, super::extra_columns(c))?;
         let yaml_file = format!("{task}.yaml");
         write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &data_file).as_bytes())?;

@@ -1,7 +1,9 @@
 """Functions the task YAMLs written by `blindspot export --to lmms-eval` name.
 
 Every doc is one blindspot row: `prompt` is the exact text to send, `images`
-the images to attach (none for image-free variants). `process_results`
+the images to attach (none for image-free variants), `videos` the video files
+(written under `videos/` beside this file) and `video_frames` the frames of
+videos given as frames. `process_results`
 echoes blindspot's sample id, variant and expected behaviour with the
 prediction (and, in the `circular` task, the row's CircularEval rotation), so
 `--log_samples` output can be imported back into blindspot.
@@ -13,7 +15,11 @@ blindspot compiles, written here by the export; numbers score exactly, as
 """
 
 import io
+import os
 import re
+
+# Video files the export wrote beside this file (`videos/<path>`).
+VIDEO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "videos")
 
 RULES = __BLINDSPOT_RULES__
 
@@ -41,6 +47,20 @@ def doc_to_visual(doc):
             from PIL import Image
 
             out.append(Image.open(io.BytesIO(img["bytes"])).convert("RGB"))
+    # A video file is handed over by its path, as lmms-eval's video tasks do
+    # (the model's own loader decodes it); a video given as frames, as its
+    # frames in order.
+    for video in doc.get("videos") or []:
+        if isinstance(video, dict) and video.get("path"):
+            out.append(os.path.join(VIDEO_DIR, video["path"]))
+    for frames in doc.get("video_frames") or []:
+        for frame in frames or []:
+            if isinstance(frame, dict) and frame.get("bytes"):
+                from PIL import Image
+
+                out.append(Image.open(io.BytesIO(frame["bytes"])).convert("RGB"))
+            elif hasattr(frame, "convert"):
+                out.append(frame.convert("RGB"))
     return out
 
 

@@ -81,6 +81,18 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
         if n_options > 26 {
             return Err(config_problem(c, format!("{n_options} options: more than the letters A-Z")));
         }
+        // The TSV has no video column: a video question written without its
+        // video would be a different, text-only question.
+        if let Some(r) = c.rows.iter().find(|r| !r.videos.is_empty()) {
+            return Err(config_problem(
+                c,
+                format!(
+                    "row \"{}\" has a video, and blindspot's VLMEvalKit export writes image TSVs only; export the \
+                     video questions with --to lmms-eval",
+                    r.id
+                ),
+            ));
+        }
         let hint = c.rows.iter().any(|r| r.context.is_some());
         let img = image_column(c);
         let mut header: Vec<String> = vec!["index".into(), "question".into()];

@@ -208,7 +208,7 @@ fn pixel_count(n: u64) -> String {
 }
 
 /// Index of every file below the image folder by file name.
-fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
+pub(crate) fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
     let mut by_name: HashMap<String, Vec<PathBuf>> = HashMap::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().flatten() {
         // A link to a file is indexed too: where it leads is checked when it is used.
@@ -222,14 +222,14 @@ fn index_by_name(dir: &Path) -> HashMap<String, Vec<PathBuf>> {
 }
 
 /// `path` relative to `dir`, with `/` separators (never absolute in data files).
-fn relative(dir: &Path, path: &Path) -> String {
+pub(crate) fn relative(dir: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(dir).unwrap_or(path);
     rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 /// Whether an image path is absolute or climbs with `..`: it would name a file
 /// outside whatever folder it is relative to.
-fn escapes(p: &str) -> bool {
+pub(crate) fn escapes(p: &str) -> bool {
     Path::new(p).components().any(|c| {
         matches!(c, std::path::Component::ParentDir | std::path::Component::RootDir | std::path::Component::Prefix(_))
     })
@@ -284,7 +284,7 @@ impl Resolver {
 
 /// When `file` (below `dir`) leads outside `real_dir` through a symbolic link: the
 /// link (the file itself or a folder on its way) and where it leads.
-fn link_outside(dir: &Path, real_dir: &Path, file: &Path) -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn link_outside(dir: &Path, real_dir: &Path, file: &Path) -> Option<(PathBuf, PathBuf)> {
     let real = std::fs::canonicalize(file).ok()?;
     if real.starts_with(real_dir) {
         return None;

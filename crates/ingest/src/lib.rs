@@ -29,6 +29,7 @@ mod run;
 mod source;
 pub mod spill;
 pub mod survey;
+pub mod videos;
 pub mod vlmevalkit;
 pub mod xlsx;
 
@@ -130,14 +131,16 @@ pub fn ingest_to_parquet(plan: &IngestPlan, out: &Path, embed: crate::sample::Em
     };
     let mut runs = spill::Runs::new_in(&dir);
     let mut total_bytes = 0usize;
+    let mut videos = false;
     let summary = ingest_into(plan, &mut |batch| {
         total_bytes += batch.iter().map(crate::io::parquet::estimated_row_bytes).sum::<usize>();
+        videos |= crate::sample::has_videos(&batch);
         runs.push(batch)
     })?;
     let rows = usize::try_from(runs.len()).unwrap_or(usize::MAX);
     let bar = progress::bar(rows as u64, "writing");
     let merged = runs.merge()?.inspect(|_| bar.inc(1));
-    crate::io::parquet::write_sample_stream(out, rows, total_bytes, merged, embed)?;
+    crate::io::parquet::write_sample_stream(out, rows, total_bytes, merged, embed, videos)?;
     bar.finish_and_clear();
     Ok(summary)
 }

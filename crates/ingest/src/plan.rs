@@ -176,6 +176,10 @@ pub struct FieldMap {
     pub answer_kind: AnswerKind,
     pub question_type: Option<Accessor>,
     pub images: Option<Vec<Accessor>>,
+    /// Video files; `None`: `videos` or `video` when a video folder is set.
+    pub videos: Option<Vec<Accessor>>,
+    /// The ordered frame images of the question's one video.
+    pub video_frames: Option<Accessor>,
     pub meta: MetaKeep,
 }
 
@@ -199,7 +203,10 @@ impl FieldMap {
                 add(key, a);
             }
         }
-        for (key, list) in [("options", &self.options), ("images", &self.images)] {
+        if let Some(a) = &self.video_frames {
+            add("video-frames", a);
+        }
+        for (key, list) in [("options", &self.options), ("images", &self.images), ("videos", &self.videos)] {
             for a in list.iter().flatten() {
                 add(key, a);
             }
@@ -224,6 +231,8 @@ impl FieldMap {
             answer_kind: AnswerKind::Auto,
             question_type: None,
             images: None,
+            videos: None,
+            video_frames: None,
             meta: MetaKeep::All,
         }
     }
@@ -248,6 +257,8 @@ pub struct IngestPlan {
     /// (`[ingest] header = false`, `columns`).
     pub columns: Option<Vec<String>>,
     pub images_dir: Option<PathBuf>,
+    /// The folder videos (files and frames) are read from (`[ingest] videos`).
+    pub videos_dir: Option<PathBuf>,
     /// Images named by path are kept as names, unread (`[ingest] image-names-only`,
     /// and a data file ingested without a pipeline, which has no image folder).
     pub image_names_only: bool,
@@ -301,6 +312,7 @@ impl IngestPlan {
             columns: None,
             images_beside: beside.is_some(),
             images_dir: beside,
+            videos_dir: None,
             image_names_only: true,
             max_image_pixels: crate::images::MAX_PIXELS,
             split: "test".into(),

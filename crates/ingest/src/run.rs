@@ -26,6 +26,7 @@ use crate::source::{Records, Source, open_input};
 pub(crate) struct Run<'p> {
     plan: &'p IngestPlan,
     resolver: images::Resolver,
+    video_resolver: crate::videos::VideoResolver,
     filter_seen: Vec<bool>,
     /// The optional source fields the mapping names, and what the records held of them.
     sources: Vec<(&'static str, String)>,
@@ -95,6 +96,9 @@ impl Run<'_> {
             }
         }
         for (k, p) in self.resolver.resolve(&mut mapped) {
+            invalid.entry(kept[k]).or_default().push(p);
+        }
+        for (k, p) in self.video_resolver.resolve(&mut mapped) {
             invalid.entry(kept[k]).or_default().push(p);
         }
 
@@ -223,6 +227,7 @@ pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -
         plan,
         resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels)
             .beside(plan.images_beside),
+        video_resolver: crate::videos::VideoResolver::new(plan.videos_dir.clone()),
         filter_seen: vec![false; plan.filters.len()],
         sources_seen: vec![SourceSeen::default(); sources.len()],
         sources,

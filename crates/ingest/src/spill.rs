@@ -48,7 +48,14 @@ struct Row {
     /// Per image: base64 of its embedded bytes, and its source file (bytes of
     /// the path, which need not be UTF-8).
     images: Vec<(Option<String>, Option<Vec<u8>>)>,
+    /// Per video: its source file, and each frame's (videos' bytes are read
+    /// from their files, never held from ingest).
+    #[serde(default)]
+    videos: Vec<VideoSources>,
 }
+
+/// A video's source file and each of its frames' (bytes of the paths).
+type VideoSources = (Option<Vec<u8>>, Vec<Option<Vec<u8>>>);
 
 impl Runs {
     /// Runs whose files (when a second batch comes) go in a new hidden folder
@@ -131,7 +138,17 @@ impl Runs {
                     )
                 })
                 .collect();
-            let row = Row { seq, sample, images };
+            let videos = sample
+                .videos
+                .iter()
+                .map(|v| {
+                    (
+                        v.source.as_ref().map(|p| path_bytes(p)),
+                        v.frames.iter().map(|f| f.source.as_ref().map(|p| path_bytes(p))).collect(),
+                    )
+                })
+                .collect();
+            let row = Row { seq, sample, images, videos };
             serde_json::to_writer(&mut w, &row).map_err(|e| Error::io(&path, std::io::Error::other(e)))?;
             w.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
         }
@@ -191,6 +208,18 @@ impl Source {
                         None => None,
                     };
                     im.source = source.map(path_from_bytes);
+                }
+                if row.videos.len() != sample.videos.len() {
+                    return Err(bad("video count".into()));
+                }
+                for (v, (source, frames)) in sample.videos.iter_mut().zip(row.videos) {
+                    v.source = source.map(path_from_bytes);
+                    if frames.len() != v.frames.len() {
+                        return Err(bad("frame count".into()));
+                    }
+                    for (f, source) in v.frames.iter_mut().zip(frames) {
+                        f.source = source.map(path_from_bytes);
+                    }
                 }
                 Ok(Some((row.seq, sample)))
             }

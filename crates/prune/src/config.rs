@@ -209,18 +209,21 @@ pub enum Unit {
     Question,
     /// The questions on one image (the first image's sha256, else its path).
     Image,
+    /// The questions on one video (the first video's sha256, else its path).
+    Video,
     /// The questions sharing a meta field's value.
     Meta(String),
 }
 
 impl Unit {
-    /// Parses `question`, `image` or `meta:FIELD`.
+    /// Parses `question`, `image`, `video` or `meta:FIELD`.
     pub fn parse(s: &str) -> std::result::Result<Unit, String> {
         match s.split_once(':') {
             None if s == "question" => Ok(Unit::Question),
             None if s == "image" => Ok(Unit::Image),
+            None if s == "video" => Ok(Unit::Video),
             Some(("meta", f)) if !f.is_empty() => Ok(Unit::Meta(f.to_string())),
-            _ => Err(format!("unit \"{s}\" is not \"question\", \"image\" or \"meta:FIELD\"")),
+            _ => Err(format!("unit \"{s}\" is not \"question\", \"image\", \"video\" or \"meta:FIELD\"")),
         }
     }
 
@@ -232,6 +235,7 @@ impl Unit {
             Unit::Default => diagnose.group_by.clone(),
             Unit::Question => None,
             Unit::Image => Some(GroupBy::Image),
+            Unit::Video => Some(GroupBy::Video),
             Unit::Meta(f) => Some(GroupBy::Meta(f.clone())),
         }
     }
@@ -280,6 +284,7 @@ impl Unit {
             None => "question".into(),
             Some(GroupBy::Image) => "image".into(),
             Some(GroupBy::ImageCluster(t)) => format!("near-duplicate image cluster (phash and dhash within {t} bits)"),
+            Some(GroupBy::Video) => "video".into(),
             Some(GroupBy::Question) => "question text".into(),
             Some(GroupBy::Meta(f)) => format!("meta:{f}"),
         }

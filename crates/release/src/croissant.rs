@@ -22,7 +22,23 @@ pub struct Config<'a> {
     pub name: &'a str,
     pub description: String,
     pub schema: super::ConfigSchema,
+    /// Whether the config's file has the video columns.
+    pub videos: bool,
     pub files: Vec<(&'a str, &'a str)>,
+}
+
+/// The canonical columns with the video columns after `images`.
+fn with_videos(
+    columns: &[(&'static str, &'static str, bool, &'static str)],
+) -> Vec<(&'static str, &'static str, bool, &'static str)> {
+    let mut out = Vec::with_capacity(columns.len() + VIDEO_COLUMNS.len());
+    for c in columns {
+        out.push(*c);
+        if c.0 == "images" {
+            out.extend_from_slice(VIDEO_COLUMNS);
+        }
+    }
+    out
 }
 
 /// Columns of the `duplicates` config.
@@ -102,6 +118,23 @@ const COLUMNS: &[(&str, &str, bool, &str)] = &[
     ("expected", "sc:Text", false, "Variant rows: the expected behaviour (answer, abstain, or a gold)."),
 ];
 
+/// The video columns, after `images` in a file whose questions have videos.
+const VIDEO_COLUMNS: &[(&str, &str, bool, &str)] = &[
+    (
+        "videos",
+        "sc:VideoObject",
+        true,
+        "The question's video files (bytes when embedded, and the path relative to the release's videos/ folder or          the source's video folder); null for a video given as frames.",
+    ),
+    ("video_frames", "sc:ImageObject", true, "The ordered frame images of each video given as frames."),
+    (
+        "video_facts",
+        "sc:Text",
+        true,
+        "Per video: sha256, size in bytes, duration in seconds, frame rate, frame count, width, height and codec,          from the container's header.",
+    ),
+];
+
 /// The columns the `circular` config has after the canonical ones.
 const ROTATION_COLUMNS: &[(&str, &str, bool, &str)] = &[(
     crate::variants::ROTATION_COLUMN,
@@ -139,9 +172,13 @@ pub fn render(p: &Pipeline, stages: &super::Stages<'_>, configs: &[Config<'_>]) 
         }
         let Some((file, _)) = c.files.first() else { continue };
         let columns: Vec<(&str, &str, bool, &str)> = match c.schema {
+            super::ConfigSchema::Samples if c.videos => with_videos(COLUMNS),
             super::ConfigSchema::Samples => COLUMNS.to_vec(),
             super::ConfigSchema::Duplicates => DUPLICATE_COLUMNS.to_vec(),
-            super::ConfigSchema::Rotations => COLUMNS.iter().copied().chain(ROTATION_COLUMNS.iter().copied()).collect(),
+            super::ConfigSchema::Rotations => {
+                let base = if c.videos { with_videos(COLUMNS) } else { COLUMNS.to_vec() };
+                base.into_iter().chain(ROTATION_COLUMNS.iter().copied()).collect()
+            }
         };
         let key = match c.schema {
             super::ConfigSchema::Samples | super::ConfigSchema::Rotations => json!({"@id": format!("{}/id", c.name)}),

@@ -357,9 +357,11 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
     } else {
         plural(kept_distinct, "distinct image", "distinct images")
     };
+    let videos = crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples));
     a.insert(
         "external",
         match (images, p.release.embed_images) {
+            (0, _) if videos.is_some() => "The questions have no images.".to_string(),
             (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
             (n, true) => format!(
                 "Self-contained: the default config's {} ({distinct}) are embedded in the Parquet files.",
@@ -371,7 +373,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
                  must be obtained from the source.",
                 plural(n, "image", "images"),
             ),
-        },
+        } + &videos.map(|v| format!(" {v}")).unwrap_or_default(),
     );
     a.insert("preprocessing", preprocessing(p, stages));
     let base = p.path.parent().unwrap_or(std::path::Path::new("."));
@@ -484,6 +486,7 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
             Some(GroupBy::ImageCluster(t)) => {
                 format!("grouped by near-duplicate image (phash and dhash within {t} bits)")
             }
+            Some(GroupBy::Video) => "grouped by video".to_string(),
             Some(GroupBy::Question) => "grouped by question text".to_string(),
             Some(GroupBy::Meta(f)) => format!("grouped by {}", md::code(f)),
         };

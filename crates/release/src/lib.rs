@@ -28,6 +28,7 @@ pub mod lock;
 pub mod manifest;
 pub mod projection;
 pub mod verify;
+pub mod videos;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,8 +39,9 @@ use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::Ingested;
 use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
 use crate::io::hash::{content_hash, hash_file, hash_tree};
+use crate::io::parquet::MediaEmbed;
 use crate::io::parquet::{write_batch, write_samples};
-use crate::sample::Embed;
+use crate::sample::{Embed, EmbedVideos};
 use crate::spec::Pipeline;
 
 /// What happened to the release folder.
@@ -199,6 +201,8 @@ pub struct ConfigInfo {
     /// Size of the data file.
     pub bytes: u64,
     pub schema: ConfigSchema,
+    /// Whether the data file has the video columns.
+    pub videos: bool,
 }
 
 /// What the variants stage made of one kind.
@@ -262,7 +266,7 @@ const WRITERS_IN_FLIGHT: usize = 2;
 fn write_variants(
     generated: &[crate::variants::KindRows],
     dir: &Path,
-    embed: Embed,
+    embed: MediaEmbed,
 ) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
     let groups = variant_configs(generated);
     // Configs are written side by side (Parquet encoding is serial within a file), a
@@ -275,6 +279,7 @@ fn write_variants(
         let file = format!("variants/{config}/test-00000-of-00001.parquet");
         let path = dir.join(&file);
         mkdir_for(&path)?;
+        let videos = kinds.iter().any(|k| crate::sample::has_videos(&k.rows));
         let info = |schema, description, rows, bytes| ConfigInfo {
             name: config.clone(),
             description,
@@ -282,6 +287,7 @@ fn write_variants(
             rows,
             bytes,
             schema,
+            videos,
         };
         Ok(match kinds.as_slice() {
             [one] if !matches!(one.kind, crate::variants::Kind::Circular(_)) => {
@@ -349,9 +355,17 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
     let mut staging = build_lock::Staging::create(&parent, &ds.version)?;
     let dir = &staging.path().to_path_buf();
 
-    let embed = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
+    let images = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
+    let carry = videos::carry(pipeline.release.videos, &stages.ingested.samples);
+    let embed = MediaEmbed {
+        images,
+        videos: if carry == videos::Carry::Files { EmbedVideos::PathsOnly } else { EmbedVideos::AsImages },
+    };
     let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
-    images_held(&stages.ingested.samples, embed)?;
+    images_held(&stages.ingested.samples, images)?;
+    if carry == videos::Carry::Files {
+        videos::copy_files(&stages.ingested.samples, dir)?;
+    }
     let mut configs = Vec::new();
     let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
         let path = dir.join(file);
@@ -368,6 +382,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             rows: rows.len(),
             bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
             schema: ConfigSchema::Samples,
+            videos: crate::sample::has_videos(rows),
         });
         Ok(())
     };
@@ -459,6 +474,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
                           report/duplicates.json."
                 .into(),
             file: file.into(),
+            videos: false,
             rows: r.pairs.len(),
             bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
             schema: ConfigSchema::Duplicates,
@@ -533,6 +549,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) 
             name: &c.name,
             description: c.description.clone(),
             schema: c.schema,
+            videos: c.videos,
             files: files.get(&c.file).map(|(sha, _)| (c.file.as_str(), sha.as_str())).into_iter().collect(),
         })
         .collect();

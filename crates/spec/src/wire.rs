@@ -165,6 +165,10 @@ pub struct IngestWire {
     pub columns: Option<Vec<String>>,
     /// Folder holding the images named by the image field, relative to the pipeline file.
     pub images: Option<String>,
+    /// Folder holding the videos named by the video field (files: MP4, MOV, MKV,
+    /// WebM; or frame images), relative to the pipeline file. Setting it reads the
+    /// `videos` or `video` field unless `[ingest.fields] videos` names another.
+    pub videos: Option<String>,
     /// The image files are not at hand: keep the image field's names (paths) without
     /// reading them, for diagnose, prune, variants and metrics (default false: an image
     /// named by path with no `images` folder is an error). `build` refuses it: a
@@ -230,6 +234,12 @@ pub struct FieldsWire {
     pub question_type: Option<String>,
     /// Image field(s): a path, a list of paths, or `{bytes, path}` structs. Default `images` or `image` when present.
     pub images: Option<OneOrMany>,
+    /// Video field(s): a video file's path (or a template such as `"{videoID}.mp4"`),
+    /// relative to `[ingest] videos`. Default `videos` or `video` when a video folder is set.
+    pub videos: Option<OneOrMany>,
+    /// A field holding the ordered frame images of the question's one video (a list
+    /// of paths relative to `[ingest] videos`).
+    pub video_frames: Option<String>,
     /// Source fields kept in `meta`; `["*"]` keeps every unmapped field. Default: none (canonical inputs: all).
     pub meta: Option<Vec<String>>,
 }
@@ -462,7 +472,7 @@ pub enum FamilyWire {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct VariantsWire {
-    /// Kinds to generate (default: all): `no_image`, `white_image`, `noise_image`, `caption`,
+    /// Kinds to generate (default: all; `no_video` when a question has a video): `no_image`, `no_video`, `white_image`, `noise_image`, `caption`,
     /// `mirage`, `guess`, `phantom`, `phantom0`, `option_shuffle`, `unknown_option`,
     /// `distractor_swap` (every k) or `distractor_swap@k`, `visual_substitution`, `gold_removed`.
     pub kinds: Option<Vec<String>>,
@@ -493,12 +503,27 @@ pub struct ReleaseWire {
     /// Embed image bytes in the Parquet files (default true), so the release is self-contained.
     #[serde(default = "yes")]
     pub embed_images: bool,
+    /// How videos travel: `embed` (bytes in the Parquet files, as images), `files`
+    /// (copied beside them under `videos/`, the Parquet holding their paths), or
+    /// `auto` (default: embedded while the distinct videos add up to at most 64 MiB).
+    #[serde(default)]
+    pub videos: VideoCarryWire,
 }
 
 impl Default for ReleaseWire {
     fn default() -> Self {
-        ReleaseWire { embed_images: true }
+        ReleaseWire { embed_images: true, videos: VideoCarryWire::Auto }
     }
+}
+
+/// How a release carries videos.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoCarryWire {
+    #[default]
+    Auto,
+    Embed,
+    Files,
 }
 
 fn yes() -> bool {

@@ -59,10 +59,13 @@ pub enum Kind {
     DistractorSwap(u32),
     VisualSubstitution,
     GoldRemoved,
+    /// The question's videos removed, the text alone (last: an image
+    /// benchmark's kinds keep their order and names).
+    NoVideo,
 }
 
 /// The kinds' canonical names, in output order (`distractor_swap@k` stands for k = 1, 2, ...).
-pub const KIND_NAMES: [&str; 14] = [
+pub const KIND_NAMES: [&str; 15] = [
     "no_image",
     "white_image",
     "noise_image",
@@ -77,6 +80,7 @@ pub const KIND_NAMES: [&str; 14] = [
     "distractor_swap@k",
     "visual_substitution",
     "gold_removed",
+    "no_video",
 ];
 
 /// The variant families, one source file each.
@@ -119,6 +123,7 @@ impl Kind {
     pub fn base_name(self) -> &'static str {
         match self {
             Kind::NoImage => "no_image",
+            Kind::NoVideo => "no_video",
             Kind::WhiteImage => "white_image",
             Kind::NoiseImage => "noise_image",
             Kind::Caption => "caption",
@@ -137,7 +142,7 @@ impl Kind {
 
     pub fn family(self) -> Family {
         match self {
-            Kind::NoImage | Kind::WhiteImage | Kind::NoiseImage | Kind::Caption => Family::Null,
+            Kind::NoImage | Kind::NoVideo | Kind::WhiteImage | Kind::NoiseImage | Kind::Caption => Family::Null,
             Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0 => Family::Phantom,
             _ => Family::Trap,
         }
@@ -146,9 +151,13 @@ impl Kind {
     /// The behaviour a robust model shows on this kind.
     pub fn expected(self) -> Expected {
         match self {
-            Kind::NoImage | Kind::WhiteImage | Kind::NoiseImage | Kind::Mirage | Kind::Phantom | Kind::Phantom0 => {
-                Expected::Abstain
-            }
+            Kind::NoImage
+            | Kind::NoVideo
+            | Kind::WhiteImage
+            | Kind::NoiseImage
+            | Kind::Mirage
+            | Kind::Phantom
+            | Kind::Phantom0 => Expected::Abstain,
             _ => Expected::Answer,
         }
     }
@@ -181,7 +190,10 @@ impl Kind {
 
     /// Whether rows of this kind carry no image (exporters drop the image column).
     pub fn is_image_free(self) -> bool {
-        matches!(self, Kind::NoImage | Kind::Caption | Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0)
+        matches!(
+            self,
+            Kind::NoImage | Kind::NoVideo | Kind::Caption | Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0
+        )
     }
 
     /// The seed stage of this kind: `variants.<name>`.
@@ -234,6 +246,9 @@ pub const CIRCULAR_COLUMNS: &[crate::io::parquet::IntColumn] =
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum KindSel {
     One(Kind),
+    /// `no_video` in the default selection: only when some question has a
+    /// video, so an image benchmark's variants are as they were.
+    NoVideoIfAny,
     DistractorSwapAll,
     /// `circular`: every rotation the data allows (0 .. most options − 1).
     CircularAll,
@@ -244,6 +259,7 @@ impl KindSel {
     pub fn all() -> Vec<KindSel> {
         vec![
             KindSel::One(Kind::NoImage),
+            KindSel::NoVideoIfAny,
             KindSel::One(Kind::WhiteImage),
             KindSel::One(Kind::NoiseImage),
             KindSel::One(Kind::Caption),
@@ -263,6 +279,7 @@ impl KindSel {
     pub fn name(self) -> String {
         match self {
             KindSel::One(k) => k.name(),
+            KindSel::NoVideoIfAny => Kind::NoVideo.name(),
             KindSel::DistractorSwapAll => "distractor_swap".into(),
             KindSel::CircularAll => "circular".into(),
         }
@@ -294,6 +311,7 @@ pub fn parse_kind(s: &str) -> std::result::Result<KindSel, String> {
         Kind::UnknownOption,
         Kind::VisualSubstitution,
         Kind::GoldRemoved,
+        Kind::NoVideo,
     ];
     if let Some(k) = simple.iter().find(|k| k.base_name() == s) {
         return Ok(KindSel::One(*k));
@@ -457,6 +475,7 @@ pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Re
             let one = |s: &Sample| -> std::result::Result<Sample, Skip> {
                 match kind {
                     Kind::NoImage => null::no_image(s),
+                    Kind::NoVideo => null::no_video(s),
                     Kind::WhiteImage => null::white_image(s, whites.as_ref().expect("built for white_image")),
                     Kind::NoiseImage => null::noise_image(s, &ctx),
                     Kind::Caption => null::caption(s, &ctx),
@@ -498,8 +517,10 @@ pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Re
 /// Concrete kinds, deduplicated, in kind order; `distractor_swap` becomes
 /// `@1 ..= @(most options − 1)` (at least `@1`, so its skips are reported).
 pub fn expand_kinds<'a>(sel: &[KindSel], samples: impl IntoIterator<Item = &'a Sample>) -> Vec<Kind> {
+    let samples: Vec<&Sample> = samples.into_iter().collect();
+    let any_video = samples.iter().any(|s| !s.videos.is_empty());
     let max_options = samples
-        .into_iter()
+        .iter()
         .filter(|s| s.answer_format == AnswerFormat::MultipleChoice)
         .map(|s| s.options.len())
         .max()
@@ -508,6 +529,11 @@ pub fn expand_kinds<'a>(sel: &[KindSel], samples: impl IntoIterator<Item = &'a S
     for s in sel {
         match s {
             KindSel::One(k) => kinds.push(*k),
+            KindSel::NoVideoIfAny => {
+                if any_video {
+                    kinds.push(Kind::NoVideo)
+                }
+            }
             KindSel::DistractorSwapAll => {
                 let top = max_options.saturating_sub(1).max(1) as u32;
                 kinds.extend((1..=top).map(Kind::DistractorSwap));
@@ -631,5 +657,78 @@ mod tests {
             vec![Kind::NoImage, Kind::DistractorSwap(1), Kind::DistractorSwap(2), Kind::DistractorSwap(3)]
         );
         assert_eq!(expand_kinds(&[KindSel::DistractorSwapAll], &[]), vec![Kind::DistractorSwap(1)]);
+    }
+}
+
+#[cfg(test)]
+mod video_tests {
+    use super::*;
+    use crate::sample::{ImageRef, VideoRef};
+
+    fn video_question(id: &str, frames: usize) -> Sample {
+        let mut s = Sample::new(id, "What happens in the video?", "B");
+        s.answer_format = AnswerFormat::MultipleChoice;
+        s.options = vec!["A".into(), "B".into()];
+        s.answer_index = Some(1);
+        let frames: Vec<ImageRef> = (0..frames)
+            .map(|k| ImageRef {
+                path: Some(format!("{id}_{k}.png")),
+                sha256: Some(format!("{k:064}")),
+                ..Default::default()
+            })
+            .collect();
+        s.videos.push(VideoRef {
+            path: (frames.is_empty()).then(|| format!("{id}.mp4")),
+            sha256: Some("f".repeat(64)),
+            width: Some(8),
+            height: Some(6),
+            frames,
+            ..Default::default()
+        });
+        s
+    }
+
+    fn rows(v: &Variants, kind: Kind) -> &KindRows {
+        v.kinds.iter().find(|k| k.kind == kind).unwrap_or_else(|| panic!("no {kind} rows"))
+    }
+
+    /// The default selection gives `no_video` exactly when a question has a
+    /// video; its rows carry the text alone and expect abstention; the traps
+    /// keep the video; the phantom family drops it.
+    #[test]
+    fn video_questions_get_video_variants() {
+        let (file, frames) = (video_question("1", 0), video_question("2", 3));
+        let samples = [&file, &frames];
+        let v = generate_from(&samples, &VariantsConfig::default(), 7).unwrap();
+        let nv = rows(&v, Kind::NoVideo);
+        assert_eq!(nv.rows.len(), 2);
+        assert!(nv.rows.iter().all(|r| r.videos.is_empty() && r.images.is_empty()));
+        assert_eq!(nv.rows[0].expected.as_deref(), Some("abstain"));
+        assert!(rows(&v, Kind::OptionShuffle).rows.iter().all(|r| r.videos.len() == 1));
+        for kind in [Kind::Mirage, Kind::Guess, Kind::Phantom] {
+            let r = rows(&v, kind);
+            assert_eq!(r.rows.len(), 2, "{kind}");
+            assert!(r.rows.iter().all(|r| r.videos.is_empty() && r.images.is_empty()), "{kind}");
+        }
+        // White and noise: the frames are blanked at the video's size, no image added;
+        // a video file is skipped, counted.
+        for kind in [Kind::WhiteImage, Kind::NoiseImage] {
+            let r = rows(&v, kind);
+            assert_eq!(r.rows.len(), 1, "{kind}");
+            assert_eq!(r.skipped.get(super::null::VIDEO_FILE_SKIP), Some(&1), "{kind}: {:?}", r.skipped);
+            let row = &r.rows[0];
+            assert!(row.images.is_empty());
+            let video = &row.videos[0];
+            assert_eq!(video.frames.len(), 3);
+            assert!(video.frames.iter().all(|f| (f.width, f.height) == (Some(8), Some(6)) && f.bytes.is_some()));
+            assert_eq!(video.sha256.as_deref(), Some(VideoRef::frames_sha256(&video.frames).as_str()));
+        }
+        let noise = &rows(&v, Kind::NoiseImage).rows[0].videos[0].frames;
+        assert_ne!(noise[0].sha256, noise[1].sha256);
+        let again = generate_from(&samples, &VariantsConfig::default(), 7).unwrap();
+        assert_eq!(rows(&again, Kind::NoiseImage).rows, rows(&v, Kind::NoiseImage).rows);
+        // An image benchmark gets no `no_video` config.
+        let image = Sample::new("3", "q", "a");
+        assert!(expand_kinds(&KindSel::all(), [&image]).iter().all(|k| *k != Kind::NoVideo));
     }
 }

@@ -2,11 +2,19 @@
 //! replaced, the text is not.
 //!
 //! - `no_image`: images removed, prompt unchanged;
+//! - `no_video`: videos removed (and the images, so the text stands alone);
+//!   a question without a video is skipped;
 //! - `white_image`: a white PNG of each image's width × height (512 × 512
 //!   when the size is unknown or the sample has no image);
 //! - `noise_image`: uniform RGB noise of the same sizes, seeded by
 //!   (seed, sample id, image position) — byte-identical on every run;
-//! - `caption`: images removed, a user-supplied caption put in the prompt.
+//! - `caption`: images and videos removed, a user-supplied caption put in the prompt.
+//!
+//! On a video question, `white_image` and `noise_image` blank each frame of
+//! a video given as frames (white, or noise seeded by (seed, sample id,
+//! video, frame)) at the video's size; a video file cannot be blanked without
+//! decoding and encoding it, so such a question is skipped (`no_video`
+//! removes its video instead).
 //!
 //! PNGs are encoded with the `png` crate: noise without compression (it is
 //! incompressible: deflate would only cost time), white with the `Up`
@@ -140,6 +148,10 @@ fn image_ref(bytes: Vec<u8>, (width, height): (u32, u32)) -> ImageRef {
 /// The sizes of the images a null variant replaces: each image's own, the
 /// default when unknown, one default image when the sample has none.
 fn sizes(s: &Sample) -> Vec<(u32, u32)> {
+    if s.images.is_empty() && !s.videos.is_empty() {
+        // A video question's visual evidence is its video: no image is added.
+        return Vec::new();
+    }
     if s.images.is_empty() {
         return vec![DEFAULT_SIZE];
     }
@@ -156,6 +168,55 @@ fn size_params(sizes: &[(u32, u32)]) -> serde_json::Value {
     serde_json::json!({"sizes": sizes.iter().map(|(w, h)| [*w, *h]).collect::<Vec<_>>()})
 }
 
+/// The frame size of a video given as frames.
+fn frame_size(v: &crate::sample::VideoRef) -> (u32, u32) {
+    match (v.width, v.height) {
+        (Some(w), Some(h)) if w > 0 && h > 0 => (w, h),
+        _ => DEFAULT_SIZE,
+    }
+}
+
+/// Why a video question cannot have its frames blanked.
+pub(crate) const VIDEO_FILE_SKIP: &str = "a video file cannot be blanked without decoding it (no_video removes it)";
+
+/// Replaces every frame of `r`'s videos by `frame(video, frame, size)`, and
+/// the video's hash and size by the new frames'.
+fn blank_frames(r: &mut Sample, mut frame: impl FnMut(usize, usize, (u32, u32)) -> ImageRef) {
+    for (j, v) in r.videos.iter_mut().enumerate() {
+        let wh = frame_size(v);
+        v.frames = (0..v.frames.len()).map(|k| frame(j, k, wh)).collect();
+        v.sha256 = Some(crate::sample::VideoRef::frames_sha256(&v.frames));
+        v.size = Some(v.frames.iter().map(|f| f.bytes.as_ref().map_or(0, Vec::len) as u64).sum());
+        v.path = None;
+        v.source = None;
+    }
+}
+
+fn frame_params(s: &Sample, sizes: &[(u32, u32)]) -> serde_json::Value {
+    let mut p = size_params(sizes);
+    if !s.videos.is_empty() {
+        p["frames"] = s
+            .videos
+            .iter()
+            .map(|v| {
+                let (w, h) = frame_size(v);
+                serde_json::json!([w, h, v.frames.len()])
+            })
+            .collect();
+    }
+    p
+}
+
+pub fn no_video(s: &Sample) -> std::result::Result<Sample, Skip> {
+    if s.videos.is_empty() {
+        return Err("the question has no video to remove");
+    }
+    let mut r = derive(s, Kind::NoVideo, serde_json::json!({}));
+    r.videos.clear();
+    r.images.clear();
+    Ok(finish(r))
+}
+
 pub fn no_image(s: &Sample) -> std::result::Result<Sample, Skip> {
     if s.images.is_empty() {
         return Err("the question has no image to remove");
@@ -170,8 +231,12 @@ pub struct WhiteCache(HashMap<(u32, u32), ImageRef>);
 
 impl WhiteCache {
     pub fn new(samples: &[&Sample]) -> Self {
-        let sizes: BTreeSet<(u32, u32)> =
-            samples.iter().map(|s| sizes(s)).filter(|s| !too_large(s)).flatten().collect();
+        let sizes: BTreeSet<(u32, u32)> = samples
+            .iter()
+            .map(|s| sizes(s).into_iter().chain(s.videos.iter().map(frame_size)).collect::<Vec<_>>())
+            .filter(|s| !too_large(s))
+            .flatten()
+            .collect();
         let sizes: Vec<(u32, u32)> = sizes.into_iter().collect();
         WhiteCache(sizes.par_iter().map(|&(w, h)| ((w, h), image_ref(white_png(w, h), (w, h)))).collect())
     }
@@ -182,8 +247,16 @@ pub fn white_image(s: &Sample, cache: &WhiteCache) -> std::result::Result<Sample
     if too_large(&sizes) {
         return Err("an image larger than 100 MPixel");
     }
-    let mut r = derive(s, Kind::WhiteImage, size_params(&sizes));
-    r.images = sizes.iter().map(|wh| cache.0.get(wh).cloned().expect("cache holds every sample's sizes")).collect();
+    if s.videos.iter().any(|v| v.frames.is_empty()) {
+        return Err(VIDEO_FILE_SKIP);
+    }
+    if s.videos.iter().any(|v| too_large(&[frame_size(v)])) {
+        return Err("a video frame larger than 100 MPixel");
+    }
+    let mut r = derive(s, Kind::WhiteImage, frame_params(s, &sizes));
+    let white = |wh: &(u32, u32)| cache.0.get(wh).cloned().expect("cache holds every sample's sizes");
+    r.images = sizes.iter().map(white).collect();
+    blank_frames(&mut r, |_, _, wh| white(&wh));
     Ok(finish(r))
 }
 
@@ -192,13 +265,22 @@ pub fn noise_image(s: &Sample, ctx: &Ctx<'_>) -> std::result::Result<Sample, Ski
     if too_large(&sizes) {
         return Err("an image larger than 100 MPixel");
     }
+    if s.videos.iter().any(|v| v.frames.is_empty()) {
+        return Err(VIDEO_FILE_SKIP);
+    }
+    if s.videos.iter().any(|v| too_large(&[frame_size(v)])) {
+        return Err("a video frame larger than 100 MPixel");
+    }
     let stage = Kind::NoiseImage.stage();
-    let mut r = derive(s, Kind::NoiseImage, size_params(&sizes));
+    let mut r = derive(s, Kind::NoiseImage, frame_params(s, &sizes));
     r.images = sizes
         .iter()
         .enumerate()
         .map(|(i, &(w, h))| image_ref(noise_png(w, h, rng_for(ctx.seed, &stage, &format!("{}#{i}", s.id))), (w, h)))
         .collect();
+    blank_frames(&mut r, |j, k, (w, h)| {
+        image_ref(noise_png(w, h, rng_for(ctx.seed, &stage, &format!("{}#video{j}#frame{k}", s.id))), (w, h))
+    });
     Ok(finish(r))
 }
 
@@ -209,6 +291,7 @@ pub fn caption(s: &Sample, ctx: &Ctx<'_>) -> std::result::Result<Sample, Skip> {
     let Some(text) = ctx.captions.get(&s.id) else { return Err("no caption for this sample") };
     let mut r = derive(s, Kind::Caption, serde_json::json!({"caption": text}));
     r.images.clear();
+    r.videos.clear();
     Ok(finish(r))
 }
 

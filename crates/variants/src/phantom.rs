@@ -36,12 +36,15 @@ struct Category {
     questions: Vec<String>,
 }
 
+/// The question without its visual evidence, images and videos alike (a
+/// video question's prompt already names the video it asserts).
 fn image_free(s: &Sample, kind: Kind) -> std::result::Result<Sample, Skip> {
-    if s.images.is_empty() {
-        return Err("not a visual question: the sample has no image");
+    if s.images.is_empty() && s.videos.is_empty() {
+        return Err("not a visual question: the sample has no image or video");
     }
     let mut r = derive(s, kind, serde_json::json!({}));
     r.images.clear();
+    r.videos.clear();
     Ok(r)
 }
 

@@ -10,7 +10,10 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryArray, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
+use arrow::array::{
+    Array, ArrayRef, BinaryArray, Float64Array, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
+    StructArray,
+};
 use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 
 use parquet::arrow::ArrowWriter;
@@ -21,12 +24,35 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use crate::error::{Error, Location, Problem, Result};
-use crate::sample::{AnswerFormat, Embed, ImageRef, Sample, arrow_schema, to_record_batch};
+use crate::sample::{
+    AnswerFormat, Embed, EmbedVideos, ImageRef, Sample, VideoRef, arrow_schema_with, has_videos, to_record_batch_with,
+};
 
 /// Target uncompressed size of one row group.
 const ROW_GROUP_BYTES: usize = 100 * 1024 * 1024;
 /// Rows converted to Arrow at a time (bounds memory when images are embedded).
 const CHUNK_ROWS: usize = 1024;
+
+/// The Hugging Face `datasets` features of the canonical schema, with the
+/// video columns when `videos`. A video file is a plain `{bytes, path}` dict,
+/// not `datasets`' `Video`: that feature needs a video decoder installed to
+/// load the dataset at all; `cast_column("videos", List(Video()))` decodes it.
+/// Frames are images.
+pub fn hf_features_with(videos: bool) -> serde_json::Value {
+    let mut features = hf_features();
+    if videos && let Some(map) = features.as_object_mut() {
+        let schema = arrow_schema_with(true);
+        for name in ["videos", "video_facts"] {
+            let field = schema.field_with_name(name).expect("video columns are in the schema");
+            map.insert(name.to_string(), hf_feature(field.data_type()));
+        }
+        map.insert(
+            "video_frames".to_string(),
+            serde_json::json!({"feature": {"feature": {"_type": "Image"}, "_type": "List"}, "_type": "List"}),
+        );
+    }
+    features
+}
 
 /// The Hugging Face `datasets` features of the canonical schema.
 pub fn hf_features() -> serde_json::Value {
@@ -81,7 +107,16 @@ pub fn estimated_row_bytes(s: &Sample) -> usize {
             })
         })
         .sum();
-    64 + text + images
+    let videos: usize = s
+        .videos
+        .iter()
+        .map(|v| {
+            v.bytes.as_ref().map(Vec::len).unwrap_or_else(|| {
+                v.source.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len() as usize)
+            }) + v.frames.iter().map(|f| f.bytes.as_ref().map_or(0, Vec::len)).sum::<usize>()
+        })
+        .sum();
+    64 + text + images + videos
 }
 
 /// Writer settings every blindspot Parquet file shares: zstd, `created_by`
@@ -180,16 +215,35 @@ pub struct IntColumn {
     pub value: fn(&Sample) -> Option<i32>,
 }
 
+/// How media go into a data file: image bytes, and video bytes (embedded as
+/// images are, or left as paths to files carried beside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaEmbed {
+    pub images: Embed,
+    pub videos: EmbedVideos,
+}
+
+impl From<Embed> for MediaEmbed {
+    fn from(images: Embed) -> Self {
+        MediaEmbed { images, videos: EmbedVideos::AsImages }
+    }
+}
+
 /// Writes samples (already in output order) to one Parquet file at `path`.
-pub fn write_samples(path: &Path, samples: &[Sample], embed: Embed) -> Result<u64> {
+pub fn write_samples(path: &Path, samples: &[Sample], embed: impl Into<MediaEmbed>) -> Result<u64> {
     write_samples_with(path, samples, embed, &[])
 }
 
 /// [`write_samples`] with `extra` columns after the canonical ones.
-pub fn write_samples_with(path: &Path, samples: &[Sample], embed: Embed, extra: &[IntColumn]) -> Result<u64> {
+pub fn write_samples_with(
+    path: &Path,
+    samples: &[Sample],
+    embed: impl Into<MediaEmbed>,
+    extra: &[IntColumn],
+) -> Result<u64> {
     let total: usize = samples.iter().map(estimated_row_bytes).sum();
     let chunks = samples.chunks(CHUNK_ROWS).map(|c| Ok(std::borrow::Cow::Borrowed(c)));
-    write_sample_chunks(path, samples.len(), total, chunks, embed, extra)
+    write_sample_chunks(path, samples.len(), total, chunks, embed.into(), extra, has_videos(samples))
 }
 
 /// [`write_samples`] for samples that arrive one by one (a merge of sorted
@@ -201,6 +255,7 @@ pub fn write_sample_stream(
     total: usize,
     mut samples: impl Iterator<Item = Result<Sample>>,
     embed: Embed,
+    videos: bool,
 ) -> Result<u64> {
     let chunks = std::iter::from_fn(move || {
         let mut chunk = Vec::with_capacity(CHUNK_ROWS);
@@ -215,12 +270,18 @@ pub fn write_sample_stream(
         }
         (!chunk.is_empty()).then_some(Ok(std::borrow::Cow::Owned(chunk)))
     });
-    write_sample_chunks(path, rows, total, chunks, embed, &[])
+    write_sample_chunks(path, rows, total, chunks, embed.into(), &[], videos)
 }
 
 /// One chunk's batch: the canonical columns, then `extra`'s.
-fn sample_batch(chunk: &[Sample], embed: Embed, schema: &SchemaRef, extra: &[IntColumn]) -> Result<RecordBatch> {
-    let batch = to_record_batch(chunk, embed)?;
+fn sample_batch(
+    chunk: &[Sample],
+    embed: MediaEmbed,
+    schema: &SchemaRef,
+    extra: &[IntColumn],
+    videos: bool,
+) -> Result<RecordBatch> {
+    let batch = to_record_batch_with(chunk, embed.images, embed.videos, videos)?;
     if extra.is_empty() {
         return Ok(batch);
     }
@@ -240,15 +301,16 @@ fn write_sample_chunks<'a>(
     rows: usize,
     total: usize,
     chunks: impl Iterator<Item = Result<std::borrow::Cow<'a, [Sample]>>>,
-    embed: Embed,
+    embed: MediaEmbed,
     extra: &[IntColumn],
+    videos: bool,
 ) -> Result<u64> {
     let per_row = (total / rows.max(1)).max(1);
     let rows_per_group = (ROW_GROUP_BYTES / per_row).clamp(1, 1_000_000);
-    let mut fields: Vec<FieldRef> = arrow_schema().fields().iter().cloned().collect();
+    let mut fields: Vec<FieldRef> = arrow_schema_with(videos).fields().iter().cloned().collect();
     fields.extend(extra.iter().map(|c| Arc::new(Field::new(c.name, DataType::Int32, false))));
     let plain: SchemaRef = Arc::new(Schema::new(fields));
-    let mut features = hf_features();
+    let mut features = hf_features_with(videos);
     if let Some(map) = features.as_object_mut() {
         for c in extra {
             map.insert(c.name.to_string(), hf_feature(&DataType::Int32));
@@ -257,7 +319,7 @@ fn write_sample_chunks<'a>(
     let (schema, kv) = with_hf_metadata(&plain, features);
     let props = properties(rows_per_group, kv)?;
     // Batches are built lazily, so only one chunk's image bytes are in memory.
-    write_parquet(path, schema, props, chunks.map(|chunk| sample_batch(&chunk?, embed, &plain, extra)))
+    write_parquet(path, schema, props, chunks.map(|chunk| sample_batch(&chunk?, embed, &plain, extra, videos)))
 }
 
 fn write_err(path: &Path, e: parquet::errors::ParquetError) -> Error {
@@ -382,6 +444,16 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
         let images = column::<ListArray>(path, &batch, "images")?;
         let image_facts = column::<ListArray>(path, &batch, "image_facts")?;
         let meta = column::<ListArray>(path, &batch, "meta")?;
+        // A file without videos has no video columns.
+        let video_columns = if batch.schema().column_with_name("videos").is_some() {
+            Some((
+                column::<ListArray>(path, &batch, "videos")?,
+                column::<ListArray>(path, &batch, "video_frames")?,
+                column::<ListArray>(path, &batch, "video_facts")?,
+            ))
+        } else {
+            None
+        };
         let parent_id = column::<StringArray>(path, &batch, "parent_id")?;
         let variant = column::<StringArray>(path, &batch, "variant")?;
         let variant_params = column::<StringArray>(path, &batch, "variant_params")?;
@@ -433,6 +505,10 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
                         source: None,
                     })
                     .collect(),
+                videos: match video_columns {
+                    Some(columns) => read_videos(path, columns, i)?,
+                    None => Vec::new(),
+                },
                 meta: (0..m.len()).map(|j| (mk.value(j).to_string(), mv.value(j).to_string())).collect(),
                 parent_id: str_at(parent_id, i),
                 variant: str_at(variant, i),
@@ -441,6 +517,74 @@ fn read_samples_unguarded(path: &Path) -> Result<Vec<Sample>> {
                 expected: str_at(expected, i),
             });
         }
+    }
+    Ok(out)
+}
+
+/// Row `i`'s videos from the three video columns.
+fn read_videos(
+    path: &Path,
+    (files, frames, facts): (&ListArray, &ListArray, &ListArray),
+    i: usize,
+) -> Result<Vec<VideoRef>> {
+    let files = &struct_list(path, files, i, "videos")?;
+    let bytes = struct_field::<BinaryArray>(path, files, "bytes")?;
+    let vpath = struct_field::<StringArray>(path, files, "path")?;
+    let frame_lists = list_values(frames, i);
+    let frame_lists = frame_lists
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .ok_or_else(|| not_canonical(path, "video_frames is not a list of lists".into()))?;
+    let facts = &struct_list(path, facts, i, "video_facts")?;
+    let sha = struct_field::<StringArray>(path, facts, "sha256")?;
+    let size = struct_field::<Int64Array>(path, facts, "size")?;
+    let duration = struct_field::<Float64Array>(path, facts, "duration")?;
+    let fps = struct_field::<Float64Array>(path, facts, "fps")?;
+    let frame_count = struct_field::<Int64Array>(path, facts, "frame_count")?;
+    let width = struct_field::<Int32Array>(path, facts, "width")?;
+    let height = struct_field::<Int32Array>(path, facts, "height")?;
+    let codec = struct_field::<StringArray>(path, facts, "codec")?;
+    let frame_sha = struct_field::<ListArray>(path, facts, "frame_sha256")?;
+    if files.len() != facts.len() || frame_lists.len() != facts.len() {
+        return Err(not_canonical(
+            path,
+            format!("row {}: videos, video_frames and video_facts differ in length", i + 1),
+        ));
+    }
+    let mut out = Vec::with_capacity(files.len());
+    for j in 0..files.len() {
+        let fr = &struct_list(path, frame_lists, j, "video_frames")?;
+        let fbytes = struct_field::<BinaryArray>(path, fr, "bytes")?;
+        let fpath = struct_field::<StringArray>(path, fr, "path")?;
+        let shas = list_values(frame_sha, j);
+        let shas = shas
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| not_canonical(path, "video_facts.frame_sha256 is not strings".into()))?;
+        let opt_f64 = |a: &Float64Array| (!a.is_null(j)).then(|| a.value(j));
+        let opt_i64 = |a: &Int64Array| (!a.is_null(j)).then(|| a.value(j) as u64);
+        let opt_i32 = |a: &Int32Array| (!a.is_null(j)).then(|| a.value(j) as u32);
+        out.push(VideoRef {
+            path: str_at(vpath, j),
+            bytes: (!bytes.is_null(j)).then(|| bytes.value(j).to_vec()),
+            sha256: str_at(sha, j),
+            size: opt_i64(size),
+            duration: opt_f64(duration),
+            fps: opt_f64(fps),
+            frame_count: opt_i64(frame_count),
+            width: opt_i32(width),
+            height: opt_i32(height),
+            codec: str_at(codec, j),
+            frames: (0..fr.len())
+                .map(|k| ImageRef {
+                    path: str_at(fpath, k),
+                    bytes: (!fbytes.is_null(k)).then(|| fbytes.value(k).to_vec()),
+                    sha256: (k < shas.len()).then(|| str_at(shas, k)).flatten(),
+                    ..ImageRef::default()
+                })
+                .collect(),
+            source: None,
+        });
     }
     Ok(out)
 }

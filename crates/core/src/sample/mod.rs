@@ -10,7 +10,14 @@
 //!   parallel column, `image_facts: list<struct{sha256, width, height, phash,
 //!   dhash}>`;
 //! - `meta` is `list<struct{key, value}>` (the physical layout of an Arrow map,
-//!   sorted by key) because `datasets` has no feature type for Arrow maps.
+//!   sorted by key) because `datasets` has no feature type for Arrow maps;
+//! - videos, when a file holds any, are three more columns after `images`:
+//!   `videos: list<struct{bytes, path}>` (one per video file; both null for a
+//!   video given as frames), `video_frames: list<list<struct{bytes, path}>>`
+//!   (the ordered frame images of each video, empty for a file) and
+//!   `video_facts` (sha256, size and the container's facts). A file without
+//!   videos has none of the three, so an image benchmark's files are as they
+//!   were.
 
 pub mod image_hash;
 mod rules;
@@ -21,7 +28,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BinaryBuilder, Int32Builder, ListBuilder, RecordBatch, StringBuilder, StructBuilder};
+use arrow::array::{
+    ArrayRef, BinaryBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
+    StructBuilder,
+};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -84,6 +94,63 @@ pub struct ImageRef {
     pub source: Option<PathBuf>,
 }
 
+/// One video of a sample: a file (MP4, MOV, MKV, WebM) or an ordered list of
+/// frame images, with the facts read from its container without decoding.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct VideoRef {
+    /// The video file's path relative to the benchmark's video folder. `None`
+    /// for a video given as frames.
+    pub path: Option<String>,
+    /// The encoded video file. Filled from `source` when a release embeds videos.
+    #[serde(skip)]
+    #[schemars(with = "Option<String>", description = "encoded video bytes (binary in Parquet)")]
+    pub bytes: Option<Vec<u8>>,
+    /// sha256 of the file's bytes, lowercase hex (of a frame video: of its
+    /// frames' sha256s, in order, each followed by a newline).
+    pub sha256: Option<String>,
+    /// The file's size in bytes (a frame video: its frames' sizes added up).
+    pub size: Option<u64>,
+    /// Seconds, from the container's header.
+    pub duration: Option<f64>,
+    /// Frames per second of the video track (frame count over duration).
+    pub fps: Option<f64>,
+    /// Frames of the video track (samples in MP4; a frame video: its frames).
+    pub frame_count: Option<u64>,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    /// The video track's codec as the container names it (`avc1`, `hev1`,
+    /// `V_VP9`, ...); `frames` for a video given as frames.
+    pub codec: Option<String>,
+    /// The frame images, in order, of a video given as frames; empty for a file.
+    pub frames: Vec<ImageRef>,
+    /// Where the bytes can be read from (not written to data files).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: Option<PathBuf>,
+}
+
+impl VideoRef {
+    /// The sha256 of a video given as frames: of its frames' sha256s, in
+    /// order, each followed by a newline (reordering the frames makes another video).
+    pub fn frames_sha256(frames: &[ImageRef]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for f in frames {
+            hasher.update(f.sha256.as_deref().unwrap_or("").as_bytes());
+            hasher.update(b"\n");
+        }
+        hex::encode(hasher.finalize())
+    }
+
+    /// What identifies the video: its sha256, else its path, else its frames' paths.
+    pub fn key(&self) -> Option<String> {
+        self.sha256.clone().or_else(|| self.path.clone()).or_else(|| {
+            (!self.frames.is_empty())
+                .then(|| self.frames.iter().map(|f| f.path.as_deref().unwrap_or("")).collect::<Vec<_>>().join("\n"))
+        })
+    }
+}
+
 /// One question, canonical. Invariants after ingest: `id` unique and
 /// non-empty; `question` non-empty; for multiple choice `answer_index` is
 /// `Some(i)` with `options[i] == answer`; `meta` keys sorted (a BTreeMap).
@@ -103,6 +170,9 @@ pub struct Sample {
     pub answer_index: Option<i32>,
     pub answer_format: AnswerFormat,
     pub images: Vec<ImageRef>,
+    /// The question's videos (usually one); empty for an image benchmark.
+    #[serde(default)]
+    pub videos: Vec<VideoRef>,
     /// Every other source field the pipeline keeps, as text.
     pub meta: BTreeMap<String, String>,
     /// Variant rows only: the sample this variant was made from.
@@ -132,6 +202,7 @@ impl Sample {
             answer_index: None,
             answer_format: AnswerFormat::Open,
             images: Vec::new(),
+            videos: Vec::new(),
             meta: BTreeMap::new(),
             parent_id: None,
             variant: None,
@@ -199,6 +270,20 @@ fn image_fact_fields() -> Fields {
     ])
 }
 
+fn video_fact_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("sha256", DataType::Utf8, true),
+        Field::new("size", DataType::Int64, true),
+        Field::new("duration", DataType::Float64, true),
+        Field::new("fps", DataType::Float64, true),
+        Field::new("frame_count", DataType::Int64, true),
+        Field::new("width", DataType::Int32, true),
+        Field::new("height", DataType::Int32, true),
+        Field::new("codec", DataType::Utf8, true),
+        Field::new("frame_sha256", list_of(DataType::Utf8, true), false),
+    ])
+}
+
 fn meta_struct_fields() -> Fields {
     Fields::from(vec![Field::new("key", DataType::Utf8, false), Field::new("value", DataType::Utf8, true)])
 }
@@ -207,9 +292,21 @@ fn list_of(item: DataType, nullable_items: bool) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, nullable_items)))
 }
 
-/// The fixed Arrow schema of the canonical record.
+/// The fixed Arrow schema of the canonical record, without video columns.
 pub fn arrow_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
+    arrow_schema_with(false)
+}
+
+/// Whether any of `samples` has a video: a file of them is written with the
+/// video columns.
+pub fn has_videos(samples: &[Sample]) -> bool {
+    samples.iter().any(|s| !s.videos.is_empty())
+}
+
+/// The Arrow schema of the canonical record; with `videos`, the three video
+/// columns follow `image_facts`.
+pub fn arrow_schema_with(videos: bool) -> SchemaRef {
+    let mut fields = vec![
         Field::new("id", DataType::Utf8, false),
         Field::new("benchmark", DataType::Utf8, false),
         Field::new("split", DataType::Utf8, false),
@@ -224,13 +321,41 @@ pub fn arrow_schema() -> SchemaRef {
         // the field equals its own, nullability included.
         Field::new("images", list_of(DataType::Struct(image_struct_fields()), true), true),
         Field::new("image_facts", list_of(DataType::Struct(image_fact_fields()), false), false),
+    ];
+    if videos {
+        fields.extend([
+            Field::new("videos", list_of(DataType::Struct(image_struct_fields()), true), true),
+            Field::new("video_frames", list_of(list_of(DataType::Struct(image_struct_fields()), true), false), false),
+            Field::new("video_facts", list_of(DataType::Struct(video_fact_fields()), false), false),
+        ]);
+    }
+    fields.extend([
         Field::new("meta", list_of(DataType::Struct(meta_struct_fields()), false), false),
         Field::new("parent_id", DataType::Utf8, true),
         Field::new("variant", DataType::Utf8, true),
         Field::new("variant_params", DataType::Utf8, true),
         Field::new("prompt", DataType::Utf8, true),
         Field::new("expected", DataType::Utf8, true),
-    ]))
+    ]);
+    Arc::new(Schema::new(fields))
+}
+
+/// The encoded bytes of an image or video: in memory, else read from `source`
+/// when embedding, else none.
+fn media_bytes<'a>(
+    bytes: &'a Option<Vec<u8>>,
+    source: &Option<PathBuf>,
+    embed: bool,
+    loaded: &'a mut Option<Vec<u8>>,
+) -> Result<Option<&'a [u8]>> {
+    match (bytes, source, embed) {
+        (Some(b), _, _) => Ok(Some(b.as_slice())),
+        (None, Some(src), true) => {
+            *loaded = Some(std::fs::read(src).map_err(|e| Error::io(src, e))?);
+            Ok(loaded.as_deref())
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Whether image bytes are written into the batch.
@@ -242,8 +367,36 @@ pub enum Embed {
     PathsOnly,
 }
 
-/// Builds one Arrow batch of canonical rows, in the order given.
+/// Whether video bytes are written into the batch (a release may carry video
+/// files beside its Parquet instead: their paths stay, their bytes do not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EmbedVideos {
+    /// As images are: embedded exactly when images are.
+    #[default]
+    AsImages,
+    /// Paths only (the files travel beside the data file), unless in memory.
+    PathsOnly,
+}
+
+/// Builds one Arrow batch of canonical rows, in the order given; with video
+/// columns when any row has a video.
 pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> {
+    to_record_batch_with(samples, embed, EmbedVideos::AsImages, has_videos(samples))
+}
+
+/// [`to_record_batch`] with the video columns present or not as `videos` says
+/// (every batch of one file has the same schema) and the videos' bytes
+/// embedded as `embed_videos` says.
+pub fn to_record_batch_with(
+    samples: &[Sample],
+    embed: Embed,
+    embed_videos: EmbedVideos,
+    videos: bool,
+) -> Result<RecordBatch> {
+    if !videos && let Some(s) = samples.iter().find(|s| !s.videos.is_empty()) {
+        return Err(Error::Bug(format!("row \"{}\" has a video but its file has no video columns", s.id)));
+    }
+    let embed_video_bytes = embed == Embed::Images && embed_videos == EmbedVideos::AsImages;
     let n = samples.len();
     let mut id = StringBuilder::with_capacity(n, n * 8);
     let mut benchmark = StringBuilder::with_capacity(n, n * 8);
@@ -262,6 +415,22 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         .with_field(Arc::new(Field::new("item", DataType::Struct(image_fact_fields()), false)));
     let mut meta = ListBuilder::new(StructBuilder::from_fields(meta_struct_fields(), 0))
         .with_field(Arc::new(Field::new("item", DataType::Struct(meta_struct_fields()), false)));
+    let mut video_files = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
+        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true)));
+    let frame_list = || {
+        ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0)).with_field(Arc::new(Field::new(
+            "item",
+            DataType::Struct(image_struct_fields()),
+            true,
+        )))
+    };
+    let mut video_frames = ListBuilder::new(frame_list()).with_field(Arc::new(Field::new(
+        "item",
+        list_of(DataType::Struct(image_struct_fields()), true),
+        false,
+    )));
+    let mut video_facts = ListBuilder::new(StructBuilder::from_fields(video_fact_fields(), 0))
+        .with_field(Arc::new(Field::new("item", DataType::Struct(video_fact_fields()), false)));
     let mut parent_id = StringBuilder::new();
     let mut variant = StringBuilder::new();
     let mut variant_params = StringBuilder::new();
@@ -284,15 +453,8 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         answer_format.append_value(s.answer_format.as_str());
         for img in &s.images {
             let st = images.values();
-            let loaded;
-            let bytes = match (&img.bytes, &img.source, embed) {
-                (Some(b), _, _) => Some(b.as_slice()),
-                (None, Some(src), Embed::Images) => {
-                    loaded = std::fs::read(src).map_err(|e| Error::io(src, e))?;
-                    Some(loaded.as_slice())
-                }
-                _ => None,
-            };
+            let mut loaded = None;
+            let bytes = media_bytes(&img.bytes, &img.source, embed == Embed::Images, &mut loaded)?;
             field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
             field_builder::<StringBuilder>(st, 1).append_option(img.path.as_deref());
             st.append(true);
@@ -306,6 +468,48 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         }
         images.append(true);
         image_facts.append(true);
+        for v in &s.videos {
+            let st = video_files.values();
+            let mut loaded = None;
+            let bytes = media_bytes(&v.bytes, &v.source, embed_video_bytes, &mut loaded)?;
+            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+            field_builder::<StringBuilder>(st, 1).append_option(v.path.as_deref());
+            st.append(true);
+            let frames = video_frames.values();
+            for f in &v.frames {
+                let st = frames.values();
+                let mut loaded = None;
+                let bytes = media_bytes(&f.bytes, &f.source, embed_video_bytes, &mut loaded)?;
+                field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+                field_builder::<StringBuilder>(st, 1).append_option(f.path.as_deref());
+                st.append(true);
+            }
+            frames.append(true);
+            let facts = video_facts.values();
+            field_builder::<StringBuilder>(facts, 0).append_option(v.sha256.as_deref());
+            field_builder::<Int64Builder>(facts, 1).append_option(v.size.map(|n| n as i64));
+            field_builder::<Float64Builder>(facts, 2).append_option(v.duration);
+            field_builder::<Float64Builder>(facts, 3).append_option(v.fps);
+            field_builder::<Int64Builder>(facts, 4).append_option(v.frame_count.map(|n| n as i64));
+            field_builder::<Int32Builder>(facts, 5).append_option(v.width.map(|w| w as i32));
+            field_builder::<Int32Builder>(facts, 6).append_option(v.height.map(|h| h as i32));
+            field_builder::<StringBuilder>(facts, 7).append_option(v.codec.as_deref());
+            let shas = facts
+                .field_builder::<ListBuilder<Box<dyn arrow::array::ArrayBuilder>>>(8)
+                .expect("frame_sha256 is a list of strings");
+            for f in &v.frames {
+                shas.values()
+                    .as_any_mut()
+                    .downcast_mut::<StringBuilder>()
+                    .expect("frame_sha256 items are strings")
+                    .append_option(f.sha256.as_deref());
+            }
+            shas.append(true);
+            facts.append(true);
+        }
+        video_files.append(true);
+        video_frames.append(true);
+        video_facts.append(true);
         for (k, v) in &s.meta {
             let st = meta.values();
             field_builder::<StringBuilder>(st, 0).append_value(k);
@@ -320,7 +524,7 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         expected.append_option(s.expected.as_deref());
     }
 
-    let columns: Vec<ArrayRef> = vec![
+    let mut columns: Vec<ArrayRef> = vec![
         Arc::new(id.finish()),
         Arc::new(benchmark.finish()),
         Arc::new(split.finish()),
@@ -333,14 +537,23 @@ pub fn to_record_batch(samples: &[Sample], embed: Embed) -> Result<RecordBatch> 
         Arc::new(answer_format.finish()),
         Arc::new(images.finish()),
         Arc::new(image_facts.finish()),
-        Arc::new(meta.finish()),
+    ];
+    if videos {
+        columns.extend([
+            Arc::new(video_files.finish()) as ArrayRef,
+            Arc::new(video_frames.finish()),
+            Arc::new(video_facts.finish()),
+        ]);
+    }
+    columns.extend([
+        Arc::new(meta.finish()) as ArrayRef,
         Arc::new(parent_id.finish()),
         Arc::new(variant.finish()),
         Arc::new(variant_params.finish()),
         Arc::new(prompt.finish()),
         Arc::new(expected.finish()),
-    ];
-    RecordBatch::try_new(arrow_schema(), columns).map_err(|e| Error::Bug(format!("canonical batch: {e}")))
+    ]);
+    RecordBatch::try_new(arrow_schema_with(videos), columns).map_err(|e| Error::Bug(format!("canonical batch: {e}")))
 }
 
 fn field_builder<T: arrow::array::ArrayBuilder>(st: &mut StructBuilder, i: usize) -> &mut T {

@@ -225,6 +225,8 @@ static DEFAULT_ACCESSORS: std::sync::LazyLock<Vec<Accessor>> = std::sync::LazyLo
         "images",
         "image",
         "file_name",
+        "videos",
+        "video",
         "A",
         "B",
         "C",

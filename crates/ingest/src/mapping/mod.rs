@@ -14,6 +14,7 @@ mod mapper;
 mod question;
 #[cfg(test)]
 mod tests;
+mod video_specs;
 
 use std::borrow::Cow;
 
@@ -33,11 +34,21 @@ pub enum ImageSpec {
     Bytes { bytes: Vec<u8>, path: Option<String> },
 }
 
+/// A video as the source names it, before resolution against the video folder.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VideoSpec {
+    /// A video file's path.
+    File(String),
+    /// The ordered paths of a video's frame images.
+    Frames(Vec<String>),
+}
+
 /// A mapped sample plus its unresolved images.
 #[derive(Debug, Clone)]
 pub struct Mapped {
     pub sample: Sample,
     pub images: Vec<ImageSpec>,
+    pub videos: Vec<VideoSpec>,
     /// Where the record came from.
     pub loc: crate::error::Location,
     /// Data-quality notes: what ingest kept or dropped that a designer should
@@ -118,6 +129,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     let question_type = question::map_question_type(&mut m, vlm);
     let (raw_answer, kind, answer_src) = answer::map_answer(&mut m);
     let images = image_specs::map_images(&mut m);
+    let videos = video_specs::map_videos(&mut m);
 
     // Stop here if the basics are missing: later checks would only repeat them.
     let (Some(id), Some(question), Some(raw_answer)) = (id, question, raw_answer) else {
@@ -157,7 +169,7 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     sample.answer_format = format;
     sample.meta = meta;
     let readings = if kind == AnswerKind::Auto { readings } else { 0 };
-    Outcome::Kept(Box::new(Mapped { sample, images, loc: rec.loc.clone(), notes: m.notes, readings }))
+    Outcome::Kept(Box::new(Mapped { sample, images, videos, loc: rec.loc.clone(), notes: m.notes, readings }))
 }
 
 /// A text cut to 60 characters, for messages.

@@ -19,6 +19,7 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
         Some(GroupBy::ImageCluster(t)) => {
             format!("folds grouped by near-duplicate image (phash and dhash within {t} bits)")
         }
+        Some(GroupBy::Video) => "folds grouped by video".to_string(),
         Some(GroupBy::Question) => "folds grouped by question text".to_string(),
         Some(GroupBy::Meta(f)) => format!("folds grouped by {}", md::code(f)),
     };

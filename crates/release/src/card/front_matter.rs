@@ -34,7 +34,8 @@ pub(super) fn duplicates_features_yaml(out: &mut String) {
     }
 }
 
-pub(super) fn features_yaml(out: &mut String) {
+/// The features of a canonical config; `videos`: its file has the video columns.
+pub(super) fn features_yaml(out: &mut String, videos: bool) {
     let strings = [
         "id",
         "benchmark",
@@ -60,6 +61,28 @@ pub(super) fn features_yaml(out: &mut String) {
     out.push_str("  - name: answer_format\n    dtype: string\n");
     out.push_str("  - name: images\n    list: image\n");
     out.push_str("  - name: image_facts\n    list:\n    - name: sha256\n      dtype: string\n    - name: width\n      dtype: int32\n    - name: height\n      dtype: int32\n    - name: phash\n      dtype: string\n    - name: dhash\n      dtype: string\n");
+    if videos {
+        // Plain `{bytes, path}` structs, as in the data files' own features: `datasets`'
+        // `Video` feature needs a video decoder installed just to load the dataset.
+        out.push_str(
+            "  - name: videos\n    list:\n    - name: bytes\n      dtype: binary\n    - name: path\n      dtype: string\n",
+        );
+        out.push_str("  - name: video_frames\n    list:\n      list: image\n");
+        out.push_str("  - name: video_facts\n    list:\n");
+        for (name, dtype) in [
+            ("sha256", "string"),
+            ("size", "int64"),
+            ("duration", "float64"),
+            ("fps", "float64"),
+            ("frame_count", "int64"),
+            ("width", "int32"),
+            ("height", "int32"),
+            ("codec", "string"),
+        ] {
+            let _ = writeln!(out, "    - name: {name}\n      dtype: {dtype}");
+        }
+        out.push_str("    - name: frame_sha256\n      list: string\n");
+    }
     out.push_str(
         "  - name: meta\n    list:\n    - name: key\n      dtype: string\n    - name: value\n      dtype: string\n",
     );

@@ -56,10 +56,10 @@ pub fn render(
     for c in configs {
         let _ = writeln!(out, "- config_name: {}", y(&c.name));
         match c.schema {
-            super::ConfigSchema::Samples => features_yaml(&mut out),
+            super::ConfigSchema::Samples => features_yaml(&mut out, c.videos),
             super::ConfigSchema::Duplicates => duplicates_features_yaml(&mut out),
             super::ConfigSchema::Rotations => {
-                features_yaml(&mut out);
+                features_yaml(&mut out, c.videos);
                 for c in super::extra_columns(c.schema) {
                     let _ = writeln!(out, "  - name: {}\n    dtype: int32", c.name);
                 }

@@ -38,6 +38,7 @@ pub(super) fn leakage_plan(w: &crate::wire::LeakageWire, dataset: &Dataset, ctx:
             header: None,
             columns: None,
             images: None,
+            videos: None,
             // Only the training split's texts are compared; its images are never read.
             image_names_only: true,
             max_image_pixels: None,
@@ -95,6 +96,11 @@ fn field_map(ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String, f: &crate::wire::Fie
         .images
         .as_ref()
         .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.images"), Some(s))).collect::<Vec<_>>());
+    let videos = f
+        .videos
+        .as_ref()
+        .map(|o| o.to_vec().iter().filter_map(|s| accessor(ctx, &k("fields.videos"), Some(s))).collect::<Vec<_>>());
+    let video_frames = accessor(ctx, &k("fields.video-frames"), f.video_frames.as_ref());
     FieldMap {
         id: accessor(ctx, &k("fields.id"), f.id.as_ref()),
         question: accessor(ctx, &k("fields.question"), f.question.as_ref()),
@@ -105,6 +111,8 @@ fn field_map(ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String, f: &crate::wire::Fie
         answer_kind: f.answer_kind.into(),
         question_type: accessor(ctx, &k("fields.question-type"), f.question_type.as_ref()),
         images,
+        videos,
+        video_frames,
         meta: match &f.meta {
             None => MetaKeep::All,
             Some(v) if v.iter().any(|m| m == "*") => MetaKeep::All,
@@ -166,6 +174,13 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         }
         Some(p)
     });
+    let videos_dir = w.videos.as_ref().and_then(|raw| {
+        let p = ctx.resolve(&k("videos"), raw)?;
+        if !p.is_dir() {
+            ctx.err(&k("videos"), format!("video folder {} does not exist", display_path(&p)));
+        }
+        Some(p)
+    });
     if w.image_names_only && w.images.is_some() {
         ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
             "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
@@ -173,6 +188,10 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
     }
     let fields = field_map(ctx, &k, &w.fields);
     let f = &w.fields;
+    if (fields.videos.is_some() || fields.video_frames.is_some()) && w.videos.is_none() {
+        ctx.err(&k("fields.videos"), "a video field is mapped, but no video folder is set").help =
+            Some("set [ingest] videos = \"<the folder that holds the videos>\" (relative to the pipeline file)".into());
+    }
     if f.question.is_some() && w.question_text.is_some() {
         ctx.err(&k("question-text"), "both question-text and fields.question are set").help =
             Some("keep one: question-text is a constant question for every row".into());
@@ -234,6 +253,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         sheet: w.sheet.clone(),
         columns,
         images_dir,
+        videos_dir,
         image_names_only: w.image_names_only,
         images_beside: false,
         max_image_pixels: match w.max_image_pixels {

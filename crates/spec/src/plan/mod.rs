@@ -150,6 +150,8 @@ pub struct Dataset {
 #[derive(Debug, Clone)]
 pub struct ReleasePlan {
     pub embed_images: bool,
+    /// How videos travel (`[release] videos`).
+    pub videos: crate::wire::VideoCarryWire,
 }
 
 /// Looks up `${NAME}` variables in pipeline paths.
@@ -427,7 +429,7 @@ impl Pipeline {
             hash: hex::encode(Sha256::digest(bytes)),
             dataset,
             ingest,
-            release: ReleasePlan { embed_images: w.release.embed_images },
+            release: ReleasePlan { embed_images: w.release.embed_images, videos: w.release.videos },
             diagnose,
             run_diagnose: w.diagnose.is_some(),
             variants,

@@ -71,7 +71,7 @@ fn bad_group_by_is_a_located_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(
-            "\"imgae\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"question\" or \"meta:FIELD\""
+            "\"imgae\" is not \"image\", \"image-cluster\", \"image-cluster:BITS\", \"video\", \"question\" or \"meta:FIELD\""
         ),
         "{err}"
     );

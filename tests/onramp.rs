@@ -260,6 +260,25 @@ fn init_does_not_group_by_image_where_folds_cannot_be_filled() {
     assert!(stdout(&o).starts_with("bench 0.1.0: 40 samples"), "{}", stdout(&o));
 }
 
+/// Without `[diagnose]`, pruning still diagnoses the set before removing
+/// anything: the card states that measurement beside the after-pruning one
+/// rather than saying blind answerability was not measured.
+#[test]
+fn a_pipeline_without_diagnose_states_what_pruning_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_jsonl(d);
+    ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    let (head, rest) = toml.split_once("[diagnose]\n").unwrap();
+    let rest = &rest[rest.find("\n\n").unwrap()..];
+    std::fs::write(d.join("bench.toml"), format!("{head}{rest}")).unwrap();
+    ok(d, &["build", "bench.toml", "--out-dir", "out"]);
+    let card = std::fs::read_to_string(d.join("out/bench/0.1.0/README.md")).unwrap();
+    assert!(!card.contains("was not measured"), "{card}");
+    assert!(card.contains("Blind answerability was measured by pruning only"), "{card}");
+}
+
 /// A JSON line with its `image` pointing at the first picture.
 fn on_first_picture(line: &str) -> String {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -304,6 +304,9 @@ fn benchmark_name(input: &Path) -> String {
         abs.file_name()
     } else if abs.parent().and_then(Path::file_name).is_some_and(|d| d == "data") {
         abs.parent().and_then(Path::parent).and_then(Path::file_name)
+    } else if abs.file_stem().and_then(|s| s.to_str()).is_some_and(names_a_split) {
+        // `my-bench/test.jsonl`: the file names the split, its folder the benchmark.
+        abs.parent().and_then(Path::file_name).or(abs.file_stem())
     } else {
         abs.file_stem()
     };
@@ -315,6 +318,13 @@ fn benchmark_name(input: &Path) -> String {
         .collect();
     let name = name.trim_matches('-').to_string();
     if name.is_empty() { "benchmark".to_string() } else { name }
+}
+
+/// Whether a file stem names a split (`test`, `validation-00000-of-00001`,
+/// `dev_v2`) rather than a benchmark.
+fn names_a_split(stem: &str) -> bool {
+    let first = stem.split(['-', '_', '.']).next().unwrap_or_default().to_ascii_lowercase();
+    ["test", "testmini", "train", "validation", "val", "dev", "eval"].contains(&first.as_str())
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -468,4 +478,24 @@ pub fn run(args: &Args) -> Result<()> {
     ));
     super::say(&format!("next: blindspot validate {} && blindspot build {}", display_path(&out), display_path(&out)));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file named for its split takes its folder's name; others their own.
+    #[test]
+    fn a_benchmark_is_named_by_its_folder_when_its_file_names_a_split() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("My Bench");
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        for f in ["test.jsonl", "validation-00000-of-00001.parquet", "questions.json", "data/x.parquet"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        assert_eq!(benchmark_name(&dir.join("test.jsonl")), "my-bench");
+        assert_eq!(benchmark_name(&dir.join("validation-00000-of-00001.parquet")), "my-bench");
+        assert_eq!(benchmark_name(&dir.join("questions.json")), "questions");
+        assert_eq!(benchmark_name(&dir.join("data/x.parquet")), "my-bench");
+    }
 }

@@ -59,7 +59,7 @@ fn images_named_without_a_folder_fail_ingest_and_build_and_a_built_card_counts_t
     ingest_fails(
         &no_folder,
         &[
-            "canonical.jsonl:1: field \"images\": image \"cat.png\" is named by path, but no image folder is set",
+            "canonical.jsonl: lines 1, 2, 3, 4 (4 lines): field \"images\": image \"cat.png\" is named by path, but no image folder is set",
             "set [ingest] images = \"<the folder that holds the images>\"",
         ],
     );
@@ -86,7 +86,9 @@ fn images_named_without_a_folder_fail_ingest_and_build_and_a_built_card_counts_t
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let card = std::fs::read_to_string(releases.join("p/1.0.0/README.md")).unwrap();
     assert!(
-        card.contains("Self-contained: the questions' 4 images (1 distinct file) are embedded in the Parquet files."),
+        card.contains(
+            "Self-contained: the default config's 4 images (1 distinct image) are embedded in the Parquet files."
+        ),
         "{card}"
     );
 }
@@ -110,7 +112,7 @@ fn an_image_linked_from_outside_its_folder_is_an_error_and_a_link_inside_is_not(
     ingest_fails(
         &pipeline,
         &[
-            "canonical.jsonl:1: field \"images\": image \"cat.png\" is reached through the symbolic link",
+            "canonical.jsonl: lines 1, 2, 3, 4 (4 lines): field \"images\": image \"cat.png\" is reached through the symbolic link",
             "images/cat.png to ",
             "elsewhere/secret.png, outside the image folder",
         ],

@@ -309,7 +309,24 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
                 pct(d.majority)
             );
         }
-        None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
+        // No `[diagnose]`, but pruning diagnosed the set before removing anything:
+        // that measurement is the one the after-pruning figure compares with.
+        None => match stages.pruned.and_then(|p| p.before.as_ref()) {
+            Some(d) => {
+                let _ = write!(
+                    errors,
+                    "Blind answerability was measured by pruning only (the pipeline has no `[diagnose]` section): \
+                     before pruning, a random forest that never sees the images answers {} of the questions (95% CI \
+                     {}-{}; chance {}, majority answer {}), see [Pruning](#pruning).",
+                    pct(d.weighted),
+                    pct(d.ci95.0),
+                    pct(d.ci95.1),
+                    pct(d.chance),
+                    pct(d.majority)
+                );
+            }
+            None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
+        },
     }
     if let Some(pr) = stages.pruned {
         // The fresh-seed figure: the selection-seed one is biased by the selection itself.

@@ -179,7 +179,7 @@ pub(super) fn diagnose_config(
             Ok(g) => cfg.group_by = Some(g),
             Err(e) => {
                 ctx.err("diagnose.group-by", e).help =
-                    Some("write \"image\", \"image-cluster\", \"question\" or \"meta:FIELD\"".into())
+                    Some("write \"image\", \"image-cluster\", \"video\", \"question\" or \"meta:FIELD\"".into())
             }
         }
     }

@@ -528,3 +528,59 @@ fn diff_and_export_reject_a_corrupt_parquet_footer() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("outside the file"), "{err}");
 }
+
+/// 120 multiple-choice questions; in `tell` the gold is always the longest
+/// option, so pruning removes from it.
+fn planted_jsonl(skip: &[usize]) -> String {
+    let words = ["cat", "dog", "car", "tree", "cup", "lamp", "bird", "boat"];
+    let mut out = String::new();
+    for i in (0..120).filter(|i| !skip.contains(i)) {
+        let qtype = ["tell", "fair"][i % 2];
+        let gold = (i * 7 + i / 5) % 4;
+        let options: Vec<String> = (0..4)
+            .map(|j| {
+                let w = words[(i * 3 + j * 5) % words.len()];
+                if qtype == "tell" && j == gold { format!("{w} with a much longer wording") } else { w.to_string() }
+            })
+            .collect();
+        let rec = serde_json::json!({
+            "id": format!("q{i:03}"),
+            "question": format!("Which object is in picture {i}?"),
+            "options": options,
+            "answer": options[gold],
+            "question_type": qtype,
+        });
+        out.push_str(&rec.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Between two pruned releases, the default config's removed ids that `full`
+/// lost too are told apart as edits of the source; the rest are pruning's.
+#[test]
+fn diff_tells_source_edits_from_pruning() {
+    let work = tempfile::tempdir().unwrap();
+    let pipeline = |version: &str| {
+        format!(
+            "[dataset]\nname = \"planted\"\nversion = \"{version}\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \
+             \"q.jsonl\"\n\n[diagnose]\nfolds = 5\n\n[prune]\nbudget = 12\nbatch = 12\nstop = \"budget\"\n"
+        )
+    };
+    std::fs::write(work.path().join("q.jsonl"), planted_jsonl(&[])).unwrap();
+    std::fs::write(work.path().join("planted.toml"), pipeline("1.0.0")).unwrap();
+    let v1 = build(work.path(), "planted.toml", "1.0.0");
+    // Three `fair` questions leave the source.
+    std::fs::write(work.path().join("q.jsonl"), planted_jsonl(&[1, 3, 5])).unwrap();
+    std::fs::write(work.path().join("planted.toml"), pipeline("1.1.0")).unwrap();
+    let v2 = build(work.path(), "planted.toml", "1.1.0");
+    let d = diff_json(&v1, &v2);
+    assert_eq!(ids(&split(&d, "full")["removed"]), ["q001", "q003", "q005"], "{d:#}");
+    let s = split(&d, "default");
+    let removed = s["removed"]["count"].as_u64().unwrap();
+    assert!(removed >= 3, "{d:#}");
+    assert_eq!(s["from_source"]["removed"], 3, "{d:#}");
+    assert_eq!(s["from_source"]["added"], 0, "{d:#}");
+    let text = diff_text(&v1, &v2);
+    assert!(text.contains("  of these, edits of the source (in `full` too): 0 added, 3 removed; the rest ("), "{text}");
+}

@@ -75,6 +75,19 @@ pub struct SplitDiff {
     pub removed: Ids,
     pub changed: Changed,
     pub unchanged: usize,
+    /// The default config's added and removed ids that `full` gained or lost
+    /// too: edits of the source, told apart from what pruning and filters kept
+    /// or removed (absent unless both releases have `full`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_source: Option<FromSource>,
+}
+
+/// Of the default config's added and removed ids, those the source gained or
+/// lost (added to or removed from `full` as well).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FromSource {
+    pub added: usize,
+    pub removed: usize,
 }
 
 /// A number on both sides.
@@ -193,6 +206,17 @@ pub fn diff(a: &Path, b: &Path) -> Result<ReleaseDiff> {
         let ta = ma.get(k).map(|s| read_table(a, s)).transpose()?;
         let tb = mb.get(k).map(|s| read_table(b, s)).transpose()?;
         splits.push(compare(&k.0, &k.1, ta.as_ref(), tb.as_ref()));
+    }
+    if let (Some(d), Some(f)) = (
+        splits.iter().position(|s| s.config == "default"),
+        splits.iter().position(|s| s.config == "full" && s.presence == Presence::Both),
+    ) && splits[d].presence == Presence::Both
+    {
+        let (full_added, full_removed): (BTreeSet<&String>, BTreeSet<&String>) =
+            (splits[f].added.ids.iter().collect(), splits[f].removed.ids.iter().collect());
+        let added = splits[d].added.ids.iter().filter(|i| full_added.contains(i)).count();
+        let removed = splits[d].removed.ids.iter().filter(|i| full_removed.contains(i)).count();
+        splits[d].from_source = Some(FromSource { added, removed });
     }
     // "default" first, then by name.
     splits.sort_by_key(|s| (s.config != "default", s.config.clone(), s.split.clone()));

@@ -181,6 +181,7 @@ pub(super) fn compare(config: &str, split: &str, a: Option<&Table>, b: Option<&T
         removed: Ids::default(),
         changed: Changed::default(),
         unchanged: 0,
+        from_source: None,
     };
     let (Some(a), Some(b)) = (a, b) else { return out };
     out.columns_only_in_a = a.columns.iter().filter(|c| !b.columns.contains(c)).cloned().collect();

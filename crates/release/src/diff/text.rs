@@ -62,6 +62,18 @@ pub fn render_text(d: &ReleaseDiff, max_ids: usize) -> String {
         if s.removed.count > 0 {
             out.push_str(&format!(": {}", id_list(&s.removed)));
         }
+        if let Some(src) = s.from_source
+            && s.added.count + s.removed.count > 0
+        {
+            out.push_str(&format!(
+                "\n  of these, edits of the source (in `full` too): {} added, {} removed; the rest ({} added, {} \
+                 removed) were kept or removed by pruning and filters",
+                src.added,
+                src.removed,
+                s.added.count - src.added,
+                s.removed.count - src.removed
+            ));
+        }
         out.push_str(&format!("\n  changed: {}", s.changed.count));
         if s.changed.count > 0 {
             let ids = Ids { count: s.changed.count, ids: s.changed.ids.clone() };

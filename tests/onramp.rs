@@ -196,6 +196,20 @@ fn hf_parquet_init_build_and_read_back() {
     let o = ok(d, &["build", "bench.toml", "--out-dir", "out"]);
     assert!(stdout(&o).starts_with("hf 0.1.0: 40 samples"), "{}", stdout(&o));
     assert!(d.join("out/hf/0.1.0/data/test-00000-of-00001.parquet").is_file());
+    // Every image count of the card is of distinct images by content, each of
+    // the set it names: the source's 20, and the default config's after pruning.
+    let card = std::fs::read_to_string(d.join("out/hf/0.1.0/README.md")).unwrap();
+    let removed = std::fs::read_to_string(d.join("out/hf/0.1.0/report/removed.csv")).unwrap();
+    let kept: std::collections::BTreeSet<usize> =
+        (0..N).filter(|i| !removed.contains(&format!("q{i:03}"))).map(image_of).collect();
+    assert!(card.contains("40 questions about 20 distinct image files"), "{card}");
+    assert!(card.contains("20 of the 20 distinct images are asked about more than once"), "{card}");
+    let embedded = if kept.len() < 20 {
+        format!("({} of the source's 20 distinct images; the others are only in removed questions)", kept.len())
+    } else {
+        "(20 distinct images)".to_string()
+    };
+    assert!(card.contains(&embedded), "{embedded} not in\n{card}");
 
     // Read back: without pruning (which would leave the default config a subset),
     // the release holds the pipeline's questions, and diagnoses as the pipeline does.

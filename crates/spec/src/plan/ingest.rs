@@ -361,20 +361,8 @@ pub fn bare_input_plan(input: &Path, fields: &[String], images: Option<&Path>) -
     let mut plan = IngestPlan::for_canonical_input(input)?;
     if !fields.is_empty() {
         let wire = fields_from_flags(fields)?;
-        let text = "";
-        let doc = DeTable::parse(text).map_err(|e| Error::Bug(format!("an empty TOML document: {e}")))?;
-        let mut ctx = Ctx {
-            src: SourceFile { path: Path::new(COMMAND_LINE), text },
-            vars: &env_vars,
-            doc: &doc,
-            base: PathBuf::from("."),
-            flags: FIELD_KEYS.iter().map(|key| (format!("ingest.fields.{key}"), format!("--field {key}"))).collect(),
-            problems: Vec::new(),
-        };
-        plan.fields = field_map(&mut ctx, &|s: &str| format!("ingest.{s}"), &wire);
-        if !ctx.problems.is_empty() {
-            return Err(Error::Invalid(ctx.problems));
-        }
+        let flags = FIELD_KEYS.iter().map(|key| (format!("ingest.fields.{key}"), format!("--field {key}"))).collect();
+        plan.fields = super::from_command_line(flags, |ctx| field_map(ctx, &|s: &str| format!("ingest.{s}"), &wire))?;
     }
     if let Some(dir) = images {
         if !dir.is_dir() {

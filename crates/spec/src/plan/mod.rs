@@ -191,6 +191,24 @@ struct Ctx<'a> {
 /// Where a problem with a flag's value is reported.
 const COMMAND_LINE: &str = "command line";
 
+/// Resolves settings given on the command line alone (no pipeline file): `f`
+/// reads them with a context whose problems are reported at the flags
+/// (`flags`: each key with its flag), all of them at once.
+fn from_command_line<T>(flags: BTreeMap<String, String>, f: impl FnOnce(&mut Ctx<'_>) -> T) -> Result<T> {
+    let text = "";
+    let doc = DeTable::parse(text).map_err(|e| Error::Bug(format!("an empty TOML document: {e}")))?;
+    let mut ctx = Ctx {
+        src: SourceFile { path: Path::new(COMMAND_LINE), text },
+        vars: &env_vars,
+        doc: &doc,
+        base: PathBuf::from("."),
+        flags,
+        problems: Vec::new(),
+    };
+    let out = f(&mut ctx);
+    if ctx.problems.is_empty() { Ok(out) } else { Err(Error::Invalid(ctx.problems)) }
+}
+
 impl Ctx<'_> {
     fn err(&mut self, key: &str, message: impl Into<String>) -> &mut Problem {
         let problem = match self.flags.get(key) {

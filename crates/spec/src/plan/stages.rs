@@ -63,29 +63,11 @@ pub(super) fn stage_settings(
 /// The diagnose and prune settings of a command run without a pipeline file:
 /// its flags over the defaults, validated as a pipeline's sections are.
 pub fn flag_settings(flags: &Flags) -> Result<StageSettings> {
-    let text = "";
-    let doc = DeTable::parse(text).map_err(|e| Error::Bug(format!("an empty TOML document: {e}")))?;
-    let mut ctx = Ctx {
-        src: SourceFile { path: Path::new(COMMAND_LINE), text },
-        vars: &env_vars,
-        doc: &doc,
-        base: PathBuf::from("."),
-        flags: flags.keys()?,
-        problems: Vec::new(),
-    };
     let seed = flags.dataset.seed.unwrap_or(DEFAULT_SEED);
     let diagnose = flags.sets_diagnose()?.then_some(&flags.diagnose);
-    let settings = stage_settings(
-        seed,
-        (flags.dataset.numeric.as_deref(), flags.dataset.mra),
-        diagnose,
-        flags.prune.as_ref(),
-        &mut ctx,
-    );
-    match ctx.problems.is_empty() {
-        true => Ok(settings),
-        false => Err(Error::Invalid(ctx.problems)),
-    }
+    super::from_command_line(flags.keys()?, |ctx| {
+        stage_settings(seed, (flags.dataset.numeric.as_deref(), flags.dataset.mra), diagnose, flags.prune.as_ref(), ctx)
+    })
 }
 
 /// `[dataset] numeric` and `mra`: how every stage scores numeric answers.

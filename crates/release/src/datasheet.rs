@@ -145,57 +145,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             n_types.len()
         ),
     );
-    let filters: Vec<String> = p
-        .ingest
-        .filters
-        .iter()
-        .map(|f| match (&f.any_of, &f.not_in) {
-            (Some(v), _) => format!("{} in [{}]", md::code(&f.field), values(v)),
-            (None, Some(v)) => format!("{} not in [{}]", md::code(&f.field), values(v)),
-            (None, None) => md::code(&f.field),
-        })
-        .collect();
-    a.insert(
-        "sample",
-        format!(
-            "The source holds {} records; {} were left out by the pipeline's filters{}, {} were rejected as invalid{}, \
-             and {n} are in the release.",
-            ing.stats.records,
-            ing.stats.filtered,
-            if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
-            ing.stats.rejected,
-            if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
-        ) + &match (stages.pruned.zip(stages.pruning_counts()), stages.dedup_removed().len()) {
-            (None, 0) => String::new(),
-            (None, d) => format!(
-                " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`; each with its reason \
-                 in `report/duplicates.json`; config `removed`), so the default config holds {} (config `full` keeps \
-                 all {n}).",
-                stages.kept_samples().len()
-            ),
-            (Some((pr, c)), d) if d > 0 => format!(
-                " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`, reasons in \
-                 `report/duplicates.json`) and {} pruning removed {} questions a blind model answers (reasons in \
-                 `report/prune.json`); config `removed` holds both, the default config the {} kept (config `full` \
-                 keeps all {n}).",
-                pr.method.as_str(),
-                c.removed,
-                stages.kept_samples().len()
-            ),
-            (Some((pr, c)), _) if c.removed == 0 => format!(
-                " {} pruning removed none of them ({}), so the default config holds all {n}.",
-                pr.method.as_str(),
-                pr.stop
-            ),
-            (Some((pr, c)), _) => format!(
-                " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
-                 `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
-                pr.method.as_str(),
-                c.removed,
-                c.kept
-            ),
-        },
-    );
+    a.insert("sample", sample(p, stages));
     let counts = ing.format_counts();
     let count = |f: AnswerFormat| counts.iter().find(|(g, _)| *g == f).map_or(0, |(_, c)| *c);
     a.insert(
@@ -236,6 +186,158 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             md::code(&p.ingest.split)
         ),
     );
+    a.insert("errors", errors(p, stages));
+    a.insert("external", external(p, stages));
+    a.insert("preprocessing", preprocessing(p, stages));
+    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
+    let sources: Vec<String> = ing
+        .inputs
+        .iter()
+        .map(|i| format!("{} (sha256 `{}`)", md::code(&super::manifest::relative_to(&i.path, base)), i.sha256))
+        .collect();
+    a.insert(
+        "raw-data",
+        format!(
+            "The release is derived from these source files, unchanged: {}. Their hashes are in `manifest.json`, so \
+             anyone holding them can check they rebuild this release.",
+            sources.join(", ")
+        ),
+    );
+    a.insert(
+        "software",
+        format!(
+            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `blindspot build` on \
+             that pipeline rebuilds this release byte for byte.",
+            env!("CARGO_PKG_VERSION"),
+            md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
+            p.hash
+        ),
+    );
+    a.insert("use-risks", use_risks(stages));
+    a.insert(
+        "distribution",
+        "As a Hugging Face-compatible folder: Parquet files (zstd) typed for `datasets` (images load as images), this \
+         card with its YAML configuration, `croissant.json` (Croissant 1.1 with RAI fields) and `manifest.json` (sha256 \
+         of every file)."
+            .to_string(),
+    );
+    a.insert(
+        "license",
+        format!(
+            "{} (SPDX), as declared in the pipeline for the source data; blindspot adds no terms.",
+            md::literal(&p.dataset.license)
+        ),
+    );
+    a.insert(
+        "updates",
+        format!(
+            "Versions are immutable: blindspot never overwrites a built version with different bytes, so a change \
+             gets a new version next to this one ({}). `blindspot diff` shows what changed between two versions.",
+            p.dataset.version
+        ),
+    );
+    a
+}
+
+/// Filter values, each shown as written.
+/// "Is it a sample of a larger set?": the source's records, what the
+/// filters, validation, near-duplicate removal and pruning took, what is left.
+fn sample(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+    let ing = stages.ingested;
+    let n = ing.samples.len();
+    let filters: Vec<String> = p
+        .ingest
+        .filters
+        .iter()
+        .map(|f| match (&f.any_of, &f.not_in) {
+            (Some(v), _) => format!("{} in [{}]", md::code(&f.field), values(v)),
+            (None, Some(v)) => format!("{} not in [{}]", md::code(&f.field), values(v)),
+            (None, None) => md::code(&f.field),
+        })
+        .collect();
+    format!(
+        "The source holds {} records; {} were left out by the pipeline's filters{}, {} were rejected as invalid{}, \
+             and {n} are in the release.",
+        ing.stats.records,
+        ing.stats.filtered,
+        if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
+        ing.stats.rejected,
+        if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
+    ) + &match (stages.pruned.zip(stages.pruning_counts()), stages.dedup_removed().len()) {
+        (None, 0) => String::new(),
+        (None, d) => format!(
+            " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`; each with its reason \
+                 in `report/duplicates.json`; config `removed`), so the default config holds {} (config `full` keeps \
+                 all {n}).",
+            stages.kept_samples().len()
+        ),
+        (Some((pr, c)), d) if d > 0 => format!(
+            " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`, reasons in \
+                 `report/duplicates.json`) and {} pruning removed {} questions a blind model answers (reasons in \
+                 `report/prune.json`); config `removed` holds both, the default config the {} kept (config `full` \
+                 keeps all {n}).",
+            pr.method.as_str(),
+            c.removed,
+            stages.kept_samples().len()
+        ),
+        (Some((pr, c)), _) if c.removed == 0 => format!(
+            " {} pruning removed none of them ({}), so the default config holds all {n}.",
+            pr.method.as_str(),
+            pr.stop
+        ),
+        (Some((pr, c)), _) => format!(
+            " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
+                 `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
+            pr.method.as_str(),
+            c.removed,
+            c.kept
+        ),
+    }
+}
+
+/// "Is the dataset self-contained?": the default config's images (and
+/// videos), counted as the card counts the source's, and where their bytes are.
+fn external(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+    let ing = stages.ingested;
+    // Said of the images the default config holds, which the release writer
+    // checked are all there (bytes embedded, or files hashed).
+    let kept = stages.kept_samples();
+    let images: usize = kept.iter().map(|s| s.images.len()).sum();
+    let (kept_distinct, all_distinct) =
+        (distinct_images(&kept).len(), distinct_images(&ing.samples.iter().collect::<Vec<_>>()).len());
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+    // The default config's distinct images, and how they relate to the
+    // source's count given under "count".
+    let distinct = if kept_distinct < all_distinct {
+        format!(
+            "{kept_distinct} of the source's {all_distinct} distinct images; the others are only in removed questions"
+        )
+    } else {
+        plural(kept_distinct, "distinct image", "distinct images")
+    };
+    let videos = crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples));
+    let images = match (images, p.release.embed_images) {
+        (0, _) if videos.is_some() => "The questions have no images.".to_string(),
+        (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
+        (n, true) => format!(
+            "Self-contained: the default config's {} ({distinct}) are embedded in the Parquet files.",
+            plural(n, "image", "images"),
+        ),
+        (n, false) => format!(
+            "Not self-contained: the Parquet files hold the paths of the default config's {} ({distinct}, each \
+                 with its sha256 in `image_facts`), not their bytes (`[release] embed-images = false`); the images \
+                 must be obtained from the source.",
+            plural(n, "image", "images"),
+        ),
+    };
+    images + &videos.map(|v| format!(" {v}")).unwrap_or_default()
+}
+
+/// "Any errors, sources of noise, or redundancies?": repeated questions,
+/// near-duplicates, and the blind answerability measured before and after
+/// pruning.
+fn errors(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+    let ing = stages.ingested;
     let mut questions: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for s in &ing.samples {
         let image = s.images.first().map_or("", |i| i.sha256.as_deref().or(i.path.as_deref()).unwrap_or(""));
@@ -357,66 +459,12 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
             (None, None) => {}
         }
     }
-    a.insert("errors", errors);
-    // Said of the images the default config holds, which the release writer
-    // checked are all there (bytes embedded, or files hashed).
-    let kept = stages.kept_samples();
-    let images: usize = kept.iter().map(|s| s.images.len()).sum();
-    let (kept_distinct, all_distinct) =
-        (distinct_images(&kept).len(), distinct_images(&ing.samples.iter().collect::<Vec<_>>()).len());
-    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
-    // The default config's distinct images, and how they relate to the
-    // source's count given under "count".
-    let distinct = if kept_distinct < all_distinct {
-        format!(
-            "{kept_distinct} of the source's {all_distinct} distinct images; the others are only in removed questions"
-        )
-    } else {
-        plural(kept_distinct, "distinct image", "distinct images")
-    };
-    let videos = crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples));
-    a.insert(
-        "external",
-        match (images, p.release.embed_images) {
-            (0, _) if videos.is_some() => "The questions have no images.".to_string(),
-            (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
-            (n, true) => format!(
-                "Self-contained: the default config's {} ({distinct}) are embedded in the Parquet files.",
-                plural(n, "image", "images"),
-            ),
-            (n, false) => format!(
-                "Not self-contained: the Parquet files hold the paths of the default config's {} ({distinct}, each \
-                 with its sha256 in `image_facts`), not their bytes (`[release] embed-images = false`); the images \
-                 must be obtained from the source.",
-                plural(n, "image", "images"),
-            ),
-        } + &videos.map(|v| format!(" {v}")).unwrap_or_default(),
-    );
-    a.insert("preprocessing", preprocessing(p, stages));
-    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
-    let sources: Vec<String> = ing
-        .inputs
-        .iter()
-        .map(|i| format!("{} (sha256 `{}`)", md::code(&super::manifest::relative_to(&i.path, base)), i.sha256))
-        .collect();
-    a.insert(
-        "raw-data",
-        format!(
-            "The release is derived from these source files, unchanged: {}. Their hashes are in `manifest.json`, so \
-             anyone holding them can check they rebuild this release.",
-            sources.join(", ")
-        ),
-    );
-    a.insert(
-        "software",
-        format!(
-            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `blindspot build` on \
-             that pipeline rebuilds this release byte for byte.",
-            env!("CARGO_PKG_VERSION"),
-            md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
-            p.hash
-        ),
-    );
+    errors
+}
+
+/// "Any risks in using the data?": the question types answered blind above
+/// their null.
+fn use_risks(stages: &super::Stages<'_>) -> String {
     let mut risks = String::new();
     if let Some(d) = stages.diagnosis {
         let above: Vec<String> = crate::blind_groups::group_lines(d)
@@ -448,33 +496,9 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
         }
     }
     risks.push_str("Accuracy on a benchmark is only meaningful with the image-free baseline next to it.");
-    a.insert("use-risks", risks);
-    a.insert(
-        "distribution",
-        "As a Hugging Face-compatible folder: Parquet files (zstd) typed for `datasets` (images load as images), this \
-         card with its YAML configuration, `croissant.json` (Croissant 1.1 with RAI fields) and `manifest.json` (sha256 \
-         of every file)."
-            .to_string(),
-    );
-    a.insert(
-        "license",
-        format!(
-            "{} (SPDX), as declared in the pipeline for the source data; blindspot adds no terms.",
-            md::literal(&p.dataset.license)
-        ),
-    );
-    a.insert(
-        "updates",
-        format!(
-            "Versions are immutable: blindspot never overwrites a built version with different bytes, so a change \
-             gets a new version next to this one ({}). `blindspot diff` shows what changed between two versions.",
-            p.dataset.version
-        ),
-    );
-    a
+    risks
 }
 
-/// Filter values, each shown as written.
 fn values(v: &[String]) -> String {
     v.iter().map(|x| md::literal(x)).collect::<Vec<_>>().join(", ")
 }

@@ -73,7 +73,8 @@ fn ibp_removes_the_planted_shortcut_first_and_partitions_the_set() {
     assert_eq!(p.iterations.iter().map(|i| i.removed).collect::<Vec<_>>(), vec![20, 20, 20]);
     assert_eq!(p.iterations.last().unwrap().size, 260);
     assert!(p.after.is_none() && p.stop.starts_with("budget reached: 60 removed"), "{}", p.stop);
-    assert!(p.removed.iter().all(|r| r.reason.starts_with("blind-answerable: s(x) = ")));
+    // Multiple choice is ranked by s(x) - chance by default.
+    assert!(p.removed.iter().all(|r| r.reason.starts_with("blind-answerable: s(x) - chance = ")));
     let (before, after) = (p.before.as_ref().unwrap(), p.after_independent.as_ref().unwrap());
     assert_eq!(after.n_samples, 240);
     assert!(after.blind_accuracy < before.weighted, "blind accuracy {} -> {}", before.weighted, after.blind_accuracy);
@@ -154,7 +155,8 @@ fn reused_groups_give_the_same_iterations_as_a_fresh_diagnose() {
         let fresh = diagnose(&set, &dcfg());
         assert_eq!(it.size, set.len());
         assert_eq!(it.blind_accuracy.to_bits(), fresh.weighted.to_bits(), "iteration {}", it.iteration);
-        let max = fresh.rows.iter().map(|r| r.s).fold(f64::NEG_INFINITY, f64::max);
+        // The score IBP ranks by: s(x) - chance for these multiple-choice questions.
+        let max = fresh.rows.iter().map(|r| r.s_minus_chance).fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(it.max_bias.to_bits(), max.to_bits(), "iteration {}", it.iteration);
     }
     let kept: Vec<Sample> = samples.iter().filter(|s| p.kept.contains(&s.id)).cloned().collect();

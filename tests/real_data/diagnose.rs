@@ -36,8 +36,8 @@ fn scienceqa_blind_accuracy_beats_chance_and_always_a() {
     let ing = ingest_pipeline(&pipeline("scienceqa"));
     let d = diagnose(&ing.samples, &DiagnoseConfig::default());
     // 4,241 questions: one standard error is 0.76 points; 2 points either way. (The
-    // position-free multiple-choice model measures 60.9%; per letter it was 58.1%.)
-    near("blind accuracy", d.weighted, 0.609, 0.02);
+    // position-free multiple-choice model measures 61.0%; per letter it was 58.1%.)
+    near("blind accuracy", d.weighted, 0.610, 0.02);
     assert!((d.chance - 0.40).abs() < 0.001, "chance {}", d.chance);
     assert!((d.majority - 0.4008).abs() < 0.002, "always-A {}", d.majority);
     assert!(d.ci95.0 < d.weighted && d.weighted < d.ci95.1);
@@ -51,8 +51,8 @@ fn sugarcrepe_unrefined_is_more_answerable_blind_than_refined() {
     let unrefined = diagnose(&ingest_pipeline(&pipeline("sugarcrepe-unrefined")).samples, &cfg);
     assert!(unrefined.weighted > refined.weighted, "unrefined {} vs refined {}", unrefined.weighted, refined.weighted);
     // Both far above chance: the length tell of the add_* types survives refinement.
-    near("refined", refined.weighted, 0.833, 0.02);
-    near("unrefined", unrefined.weighted, 0.853, 0.02);
+    near("refined", refined.weighted, 0.836, 0.02);
+    near("unrefined", unrefined.weighted, 0.861, 0.02);
 }
 
 fn contrastive_sets_need_question_grouping() {

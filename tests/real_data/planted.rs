@@ -2,11 +2,14 @@
 //! ScienceQA's test split (the fixture is made here from the real questions). The
 //! position-free model must answer at least 90% of the planted questions blind
 //! (answering them per letter got 79-100%), and the rest of the benchmark as it does
-//! without a plant.
+//! without a plant. IBP, given a budget the size of a plant, must draw its removals
+//! from the plant; that is measured on ScienceQA debiased first (pruned to its null),
+//! since ScienceQA carries shortcuts of its own that IBP rightly removes too.
 
 use std::collections::BTreeSet;
 
 use blindspot::diagnose::{DiagnoseConfig, diagnose};
+use blindspot::prune::{Amount, PruneConfig, StopRule, prune};
 use blindspot::sample::Sample;
 use rand::{Rng, SeedableRng};
 
@@ -17,7 +20,9 @@ use crate::pipeline;
 enum Plant {
     /// The gold option's text appended to the question.
     AnswerInQuestion,
-    /// The gold option repeated until it is the longest.
+    /// The gold option's text repeated (at least once) until it is the longest: every
+    /// planted question is changed, none left as it was because its gold happened to
+    /// be the longest already.
     Longest,
     /// A word only gold options carry.
     GoldWord,
@@ -49,7 +54,7 @@ fn planted(base: &[Sample], plant: Plant) -> (Vec<Sample>, BTreeSet<String>) {
                 Plant::AnswerInQuestion => s.question = format!("{}\n{gold}", s.question),
                 Plant::Longest => {
                     let other = s.options.iter().enumerate().filter(|(j, _)| *j != g).map(|(_, o)| o.len()).max();
-                    let mut t = gold.clone();
+                    let mut t = format!("{gold} {gold}");
                     while t.len() <= other.unwrap_or(0) {
                         t = format!("{t} {gold}");
                     }
@@ -95,11 +100,58 @@ fn planted_shortcuts_are_answered_blind() {
         }
         let (planted_acc, rest_acc) = (hit / n as f64, rest_hit / rest_n as f64);
         eprintln!("{plant:?}: planted questions answered blind {planted_acc:.4}, the rest {rest_acc:.4}");
-        // Measured: 0.968, 0.919, 0.954 and 1.000.
+        // Measured: 0.953, 0.988, 1.000 and 1.000.
         assert!(planted_acc >= 0.90, "{plant:?}: {planted_acc}");
         // The unplanted 80% score as ScienceQA does unplanted (60.9%), within 3 points.
         assert!((rest_acc - 0.603).abs() <= 0.03, "{plant:?}: the rest {rest_acc}");
     }
 }
 
-pub const TESTS: crate::Tests = &[("planted_shortcuts_are_answered_blind", planted_shortcuts_are_answered_blind)];
+/// IBP at a budget equal to the plant's size, pruning to the budget, on ScienceQA
+/// debiased first: the share of its removals that are planted questions.
+fn ibp_draws_its_removals_from_the_plant() {
+    let base = ingest_pipeline(&pipeline("scienceqa")).samples;
+    let diagnose_cfg = DiagnoseConfig::default();
+    // Pruned to its null (removing 1,400 questions in batches of 200): what is left
+    // answers at its null blind, so a plant is the only shortcut left to find.
+    let debias = PruneConfig {
+        budget: Amount::Fraction(0.7),
+        batch: Amount::Count(200),
+        independent_seeds: 0,
+        ..PruneConfig::default()
+    };
+    let removed: BTreeSet<String> = prune(&base, &debias, &diagnose_cfg).removed.into_iter().map(|r| r.id).collect();
+    let kept: Vec<_> = base.into_iter().filter(|s| !removed.contains(&s.id)).collect();
+    eprintln!("debiased ScienceQA: {} questions kept of {}", kept.len(), kept.len() + removed.len());
+    assert_eq!(kept.len(), 2841);
+    // Measured with the default ranking, s(x) - chance for multiple choice; ranked
+    // by s(x) as the TsT release does, the first two drew 0.819 and 0.621.
+    let expected = [
+        (Plant::AnswerInQuestion, 0.833),
+        (Plant::Longest, 0.711),
+        (Plant::GoldWord, 0.847),
+        (Plant::NumericPrior, 0.954),
+    ];
+    for (plant, measured) in expected {
+        let (samples, ids) = planted(&kept, plant);
+        let cfg = PruneConfig {
+            budget: Amount::Count(ids.len()),
+            stop: StopRule::Budget,
+            independent_seeds: 0,
+            ..PruneConfig::default()
+        };
+        let p = prune(&samples, &cfg, &diagnose_cfg);
+        assert_eq!(p.removed.len(), ids.len());
+        let share = p.removed.iter().filter(|r| ids.contains(&r.id)).count() as f64 / ids.len() as f64;
+        eprintln!("{plant:?}: {} removed, {share:.3} of them planted", p.removed.len());
+        assert!(
+            (share - measured).abs() <= 0.04,
+            "{plant:?}: planted share of IBP's removals {share}, measured {measured}"
+        );
+    }
+}
+
+pub const TESTS: crate::Tests = &[
+    ("planted_shortcuts_are_answered_blind", planted_shortcuts_are_answered_blind),
+    ("ibp_draws_its_removals_from_the_plant", ibp_draws_its_removals_from_the_plant),
+];

@@ -144,13 +144,24 @@ impl Allocation {
 /// What IBP ranks by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Rank {
-    /// s(x), the blind model's probability of the gold answer (numeric: MRA).
+    /// s(x), the blind model's probability of the gold answer (numeric: MRA): the
+    /// TsT release's ranking.
     S,
-    /// s(x) minus chance, so 2-option questions do not crowd the top.
+    /// s(x) minus chance for multiple choice (the default), so 2-option questions do not
+    /// crowd the top: a 2-option question at s = 0.6 is less of a shortcut than a
+    /// 4-option one at 0.6. Other formats rank by s(x).
     SMinusChance,
 }
 
 impl Rank {
+    /// The ranking in words, with its departure from the TsT release stated.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rank::S => "s(x), as the TsT release ranks",
+            Rank::SMinusChance => "s(x) - chance for multiple choice (a departure: the TsT release ranks by s(x))",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Rank::S => "s",
@@ -383,7 +394,7 @@ impl Default for PruneConfig {
             floor: 10,
             threshold: None,
             allocation: Allocation::PerFormat,
-            rank: Rank::S,
+            rank: Rank::SMinusChance,
             aflite: AfliteConfig::default(),
             bclean_models: None,
             bclean_step3: false,

@@ -589,7 +589,7 @@ fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
                 c.batch.describe(),
                 c.floor,
                 c.allocation.as_str(),
-                c.rank.as_str(),
+                c.rank.describe(),
                 c.threshold.map_or(String::new(), |t| format!(", threshold {t}")),
                 pr.stop
             );

@@ -602,7 +602,7 @@ pub struct PruneWire {
     #[schemars(range(min = super::bounds::INDEPENDENT_SEEDS.min, max = super::bounds::INDEPENDENT_SEEDS.max))]
     #[arg(long)]
     pub independent_seeds: Option<usize>,
-    /// Rank multiple-choice questions by `s` (default) or `s-minus-chance`.
+    /// Rank multiple-choice questions by `s-minus-chance` (default: s(x) - 1/options) or `s` (the TsT release).
     #[arg(long)]
     pub rank: Option<String>,
     /// Also run the matched random control and report its curve (default false).

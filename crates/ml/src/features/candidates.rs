@@ -153,13 +153,16 @@ fn relative(values: &[f64], j: usize) -> (f64, f64) {
 
 /// The concept a candidate column belongs to, so that importances speak of one
 /// shortcut once: a family's relative columns (`.rank`, `.gap`) are the family, and the
-/// length columns (`opt.chars`, `opt.len_rank`, `opt.is_longest`, `opt.is_shortest`)
-/// are `opt.length`.
+/// length columns (`opt.chars`, `opt.len_rank`, `opt.is_longest`, `opt.is_shortest`,
+/// `opt.len_ratio`) are `opt.length`.
 pub fn concept(name: &str) -> String {
     let base = name.strip_suffix(".rank").or_else(|| name.strip_suffix(".gap")).unwrap_or(name);
     let base = if base.split('.').any(|p| p == "opt") { base } else { name };
     match base {
-        "opt.chars" | "opt.len_rank" | "opt.is_longest" | "opt.is_shortest" => "opt.length".to_string(),
+        "opt.chars" | "opt.len_rank" | "opt.is_longest" | "opt.is_shortest" | "opt.len_ratio" => {
+            "opt.length".to_string()
+        }
+        "opt.term_gold_max" => "opt.term_gold".to_string(),
         _ => base.to_string(),
     }
 }

@@ -59,6 +59,7 @@ fn option_stat(opt: &str, stat: &str) -> String {
         "len_rank" => format!("how many options are longer than {o}"),
         "is_longest" => format!("{o} is the longest option"),
         "is_shortest" => format!("{o} is the shortest option"),
+        "len_ratio" => format!("how many times longer {o} is than the longest other option"),
         "q_overlap" => format!("words {o} shares with the question"),
         "in_question" => format!("{o}'s text appears in the question or its context"),
         "number" => format!("the number {o} starts with"),
@@ -68,6 +69,9 @@ fn option_stat(opt: &str, stat: &str) -> String {
         "term_gold" => format!(
             "a lexical prior: how often the words that set {o} apart from the other options were on the gold side in \
              the training folds"
+        ),
+        "term_gold_max" => format!(
+            "a lexical prior: the gold share in the training folds of {o}'s strongest word, (gold + 1) / (offered + 2)"
         ),
         _ => format!("{o}: {stat}"),
     }

@@ -18,10 +18,11 @@
 //! - `q.*`: the question's length in characters and words, how many numbers it holds,
 //!   its option count, its context's length;
 //! - `opt{j}.*`, per option position `j` (NaN past a question's last option): length,
-//!   length rank, longest/shortest flags, word overlap with the question, leading
-//!   number, how often that exact text was gold / offered in training and the ratio,
-//!   and `term_gold`, a lexical prior: how often the words and word pairs that set the
-//!   option apart from the others were on the gold side in training;
+//!   length rank, longest/shortest flags, length over the longest other option's, word
+//!   overlap with the question, leading number, how often that exact text was gold /
+//!   offered in training and the ratio, and `term_gold`, a lexical prior: how often the
+//!   words and word pairs that set the option apart from the others were on the gold
+//!   side in training (their mean, and `term_gold_max`, the strongest one's smoothed share);
 //! - `cat.question_type`, `meta.<key>`: label-encoded on training values;
 //! - `template.*`, `slot{k}.*`, `question.*`: questions that share a skeleton once their
 //!   variable spans are masked ("is there a <slot> in the image ?") share a template,
@@ -550,6 +551,13 @@ impl Featurizer {
             out.put(|| format!("opt{j}.len_rank"), value(&rank));
             out.put(|| format!("opt{j}.is_longest"), value(&|o| flag(Some(o.chars) == longest)));
             out.put(|| format!("opt{j}.is_shortest"), value(&|o| flag(Some(o.chars) == shortest)));
+            // How many times longer than the longest other option (a gold padded to stand
+            // out is far from 1; options of similar length are near it).
+            let len_ratio = |o: &OptionText<Option<usize>>| {
+                let other = p.options.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, x)| x.chars).max();
+                other.map_or(nan, |c| (o.chars as f64 + 1.0) / (c as f64 + 1.0))
+            };
+            out.put(|| format!("opt{j}.len_ratio"), value(&len_ratio));
             out.put(|| format!("opt{j}.q_overlap"), value(&|o| o.overlap));
             out.put(|| format!("opt{j}.in_question"), value(&|o| flag(o.in_question)));
             out.put(|| format!("opt{j}.number"), value(&|o| o.number));
@@ -565,6 +573,14 @@ impl Featurizer {
                 if n == 0 { nan } else { sum / f64::from(n) }
             };
             out.put(|| format!("opt{j}.term_gold"), value(&term_gold));
+            // The strongest single term: the highest smoothed gold share, (gold + 1) /
+            // (seen + 2), of the option's terms seen in training. A word that only gold
+            // options carry stands out here however many other words dilute the mean.
+            let term_gold_max = |o: &OptionText<Option<usize>>| {
+                let seen = o.terms.iter().flatten().map(|&t| tables.terms[t]).filter(|&(_, seen)| seen > 0);
+                seen.map(|(gold, seen)| (gold as f64 + 1.0) / (seen as f64 + 2.0)).fold(nan, f64::max)
+            };
+            out.put(|| format!("opt{j}.term_gold_max"), value(&term_gold_max));
         }
 
         out.put(|| "cat.question_type".into(), self.question_types.code(p.parsed.question_type));

@@ -51,7 +51,7 @@ pub(crate) fn prune_section(
         c.batch.describe(),
         c.floor,
         c.allocation.as_str(),
-        c.rank.as_str(),
+        c.rank.describe(),
         c.stop.as_str(),
         md::text(&pr.stop),
     );

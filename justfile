@@ -31,7 +31,7 @@ lint:
 # conditions x 5,000 questions with bootstrap CIs, then TsT-RF on ScienceQA against
 # scikit-learn on the same exported fold matrices (needs BLINDSPOT_DATA_DIR;
 # installs scikit-learn and pyarrow into .venv).
-bench: bench-ingest bench-ingest-memory bench-variants bench-metrics bench-image-clusters bench-embed bench-forest bench-prune
+bench: bench-ingest bench-ingest-memory bench-variants bench-metrics bench-image-clusters bench-embed bench-forest bench-diagnose bench-prune
 
 bench-ingest:
     cargo bench --bench ingest
@@ -86,6 +86,39 @@ bench-forest:
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
     .venv/bin/python crates/ml/benches/forest_sklearn.py "$tmp/f/all__multiple_choice" "$secs" "$acc"
+
+# The whole `blindspot diagnose` on ScienceQA (ingest, features, 5-fold
+# position-free TsT-RF, the label-permutation null and verdict, report) against a
+# scikit-learn TsT-RF reference that reads the same JSONL and computes blind
+# accuracy only (crates/ml/benches/tst_reference.py: per-position features,
+# 100 trees, n_jobs=2): three runs each, alternating so machine load hits both;
+# wall time of each process, min/median/max, and the ratio of the medians.
+bench-diagnose:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export BLINDSPOT_DATA_DIR="${BLINDSPOT_DATA_DIR:-$PWD/../shared/data}"
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/pip install -q "scikit-learn==1.9.1" "pyarrow==26.0.1" numpy
+    cargo build --release -q
+    bin="${CARGO_TARGET_DIR:-target}/release/blindspot"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    wall() { local s; s=$(date +%s.%N); "$@" > "$tmp/out" 2> "$tmp/err"; echo "$(date +%s.%N) - $s" | bc; }
+    ours=(); ref=()
+    for i in 1 2 3; do
+        ours+=("$(wall "$bin" diagnose tests/pipelines/scienceqa.toml --out "$tmp/d" --timings)")
+        grep -E "^stage (diagnose|null)" "$tmp/err" | sed 's/^/  /'
+        ref+=("$(wall .venv/bin/python crates/ml/benches/tst_reference.py "$BLINDSPOT_DATA_DIR/scienceqa/scienceqa_test_flat.jsonl" pid text choices answer_index)")
+        cat "$tmp/out" | sed 's/^/  /'
+    done
+    python3 - "${ours[@]}" "${ref[@]}" <<'PY'
+    import statistics, sys
+    v = [float(x) for x in sys.argv[1:]]
+    ours, ref = sorted(v[:3]), sorted(v[3:])
+    print(f"blindspot diagnose (verdict included): {ours[0]:.2f} / {ours[1]:.2f} / {ours[2]:.2f} s (min / median / max)")
+    print(f"scikit-learn reference (blind accuracy only): {ref[0]:.2f} / {ref[1]:.2f} / {ref[2]:.2f} s")
+    print(f"ratio of the medians: {ref[1] / ours[1]:.2f}x")
+    PY
 
 # blindspot's forest against the fastest peers on the same exported fold
 # matrices: scikit-learn RandomForestClassifier, XGBoost XGBRFClassifier (hist)

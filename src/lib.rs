@@ -27,6 +27,7 @@ pub use blindspot_ingest as ingest;
 pub use blindspot_metrics as metrics;
 pub use blindspot_ml as ml;
 pub use blindspot_pipeline as pipeline;
+pub use blindspot_plots as plots;
 pub use blindspot_predictions as predictions;
 pub use blindspot_prune as prune;
 pub use blindspot_release as release;

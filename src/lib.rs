@@ -32,4 +32,5 @@ pub use blindspot_predictions as predictions;
 pub use blindspot_prune as prune;
 pub use blindspot_release as release;
 pub use blindspot_spec as spec;
+pub use blindspot_tables as tables;
 pub use blindspot_variants as variants;

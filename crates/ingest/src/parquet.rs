@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result};
-pub use crate::tables::parquet::{read_arrow, read_parquet, read_table_file};
+pub use crate::tables::parquet::{ClassLabels, Table, read_arrow, read_parquet, read_table, read_table_file};
 
 /// The data files of `split` in a Hugging Face dataset folder, sorted: Parquet files
 /// as the Hub lays them out (`<split>-*.parquet` or `<split>.parquet` anywhere below

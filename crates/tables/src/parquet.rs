@@ -2,6 +2,7 @@
 //! path}` read as any struct). Record batches are streamed; each row becomes a
 //! [`Raw`] map.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
@@ -18,10 +19,21 @@ use crate::io::parquet::{check_chunk_ranges, guard_decoder};
 
 /// Reads every row of a Parquet file.
 pub fn read_parquet(path: &Path) -> Result<Vec<RawRecord>> {
-    guard_decoder(path, || read_parquet_unguarded(path))
+    guard_decoder(path, || read_parquet_unguarded(path)).map(|t| t.records)
 }
 
-fn read_parquet_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
+/// A table file's rows and the names of its `ClassLabel` columns.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub records: Vec<RawRecord>,
+    pub class_labels: ClassLabels,
+}
+
+/// The names of each Hugging Face `ClassLabel` column, by column name: class
+/// `i` is `names[i]`.
+pub type ClassLabels = BTreeMap<String, Vec<String>>;
+
+fn read_parquet_unguarded(path: &Path) -> Result<Table> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let size = file.metadata().map_or(0, |m| m.len());
     let not_parquet = |e: parquet::errors::ParquetError| {
@@ -32,26 +44,61 @@ fn read_parquet_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
     };
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(not_parquet)?;
     check_chunk_ranges(path, builder.metadata(), size)?;
+    let class_labels = class_labels(builder.schema().metadata().get(HF_KEY).map(String::as_str));
     let reader = builder.with_batch_size(4096).build().map_err(not_parquet)?;
     let records = rows_of_batches(path, reader)?;
     if records.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the Parquet file holds no rows")));
     }
-    Ok(records)
+    Ok(Table { records, class_labels })
 }
 
 /// Reads every row of a Parquet file, or of an Arrow IPC file (`.arrow`, `.feather`).
 pub fn read_table_file(path: &Path) -> Result<Vec<RawRecord>> {
+    read_table(path).map(|t| t.records)
+}
+
+/// [`read_table_file`], with the names of the file's `ClassLabel` columns.
+pub fn read_table(path: &Path) -> Result<Table> {
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-        Some("arrow" | "feather") => read_arrow(path),
-        _ => read_parquet(path),
+        Some("arrow" | "feather") => read_arrow_table(path),
+        _ => guard_decoder(path, || read_parquet_unguarded(path)),
     }
+}
+
+/// The schema-metadata key under which `datasets` records a file's features.
+const HF_KEY: &str = "huggingface";
+
+/// The `ClassLabel` columns that `datasets` records in a file's schema
+/// metadata, under the key `huggingface` (`features`): `{"info": {"features": {COLUMN:
+/// {"_type": "ClassLabel", "names": [...]}}}}`, or `features` at the top level
+/// (as older versions wrote it). Empty without that key or with one that is
+/// not such JSON: the file's values are then read as they are.
+pub fn class_labels(features: Option<&str>) -> ClassLabels {
+    let Some(value) = features.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) else {
+        return ClassLabels::new();
+    };
+    let features = value.get("info").and_then(|i| i.get("features")).or_else(|| value.get("features"));
+    let Some(features) = features.and_then(|f| f.as_object()) else { return ClassLabels::new() };
+    features
+        .iter()
+        .filter(|(_, f)| f.get("_type").and_then(|t| t.as_str()) == Some("ClassLabel"))
+        .filter_map(|(column, f)| {
+            let names = f.get("names")?.as_array()?;
+            let names: Option<Vec<String>> = names.iter().map(|n| n.as_str().map(str::to_string)).collect();
+            Some((column.clone(), names?))
+        })
+        .collect()
 }
 
 /// Reads every row of an Arrow IPC file: the stream format that Hugging Face
 /// `datasets` writes with `save_to_disk` (`data-00000-of-00001.arrow`), or the file
 /// format (Feather v2).
 pub fn read_arrow(path: &Path) -> Result<Vec<RawRecord>> {
+    read_arrow_table(path).map(|t| t.records)
+}
+
+fn read_arrow_table(path: &Path) -> Result<Table> {
     crate::error::guard_foreign(
         || read_arrow_unguarded(path),
         |why| {
@@ -61,7 +108,7 @@ pub fn read_arrow(path: &Path) -> Result<Vec<RawRecord>> {
     )
 }
 
-fn read_arrow_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
+fn read_arrow_unguarded(path: &Path) -> Result<Table> {
     use std::io::{Read, Seek};
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 6];
@@ -73,16 +120,20 @@ fn read_arrow_unguarded(path: &Path) -> Result<Vec<RawRecord>> {
                 "a saved Hugging Face dataset holds Arrow stream files (data-00000-of-00001.arrow): save it again",
             ))
         };
-    let records = if is_file_format {
-        rows_of_batches(path, arrow::ipc::reader::FileReader::try_new(file, None).map_err(not_arrow)?)?
+    let (records, class_labels) = if is_file_format {
+        let reader = arrow::ipc::reader::FileReader::try_new(file, None).map_err(not_arrow)?;
+        let labels = class_labels(reader.schema().metadata().get(HF_KEY).map(String::as_str));
+        (rows_of_batches(path, reader)?, labels)
     } else {
-        let reader = std::io::BufReader::new(file);
-        rows_of_batches(path, arrow::ipc::reader::StreamReader::try_new(reader, None).map_err(not_arrow)?)?
+        let reader =
+            arrow::ipc::reader::StreamReader::try_new(std::io::BufReader::new(file), None).map_err(not_arrow)?;
+        let labels = class_labels(reader.schema().metadata().get(HF_KEY).map(String::as_str));
+        (rows_of_batches(path, reader)?, labels)
     };
     if records.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the Arrow file holds no rows")));
     }
-    Ok(records)
+    Ok(Table { records, class_labels })
 }
 
 /// The rows of record batches read from `path`, numbered from 1.
@@ -182,4 +233,21 @@ fn value(a: &dyn Array, i: usize) -> std::result::Result<Raw, String> {
 
 fn list(a: &dyn Array) -> std::result::Result<Raw, String> {
     (0..a.len()).map(|j| value(a, j)).collect::<std::result::Result<Vec<_>, _>>().map(Raw::List)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_labels_are_read_from_either_layout() {
+        let meta = Some;
+        let nested = r#"{"info": {"features": {"answer": {"names": ["no", "yes"], "_type": "ClassLabel"},
+            "question": {"dtype": "string", "_type": "Value"}}}}"#;
+        assert_eq!(class_labels(meta(nested)), ClassLabels::from([("answer".into(), vec!["no".into(), "yes".into()])]));
+        let top = r#"{"features": {"label": {"_type": "ClassLabel", "names": ["a", "b", "c"]}}}"#;
+        assert_eq!(class_labels(meta(top))["label"], ["a", "b", "c"]);
+        assert!(class_labels(meta("not json")).is_empty());
+        assert!(class_labels(None).is_empty());
+    }
 }

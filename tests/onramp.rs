@@ -385,3 +385,106 @@ fn images_beside_the_file_are_read() {
         ok(d, &["dups", "jsonl/bench.jsonl", "--field", "id=qid", "--images", "other", "--exact-only", "-o", "dups3"]);
     assert!(stdout(&o).contains("; 20 images (20 hashed)"), "{}", stdout(&o));
 }
+
+/// `hf/data/test-00000-of-00001.parquet` below `dir` whose integer `answer`
+/// is a `ClassLabel` (names `no`, `yes`, `maybe`) in the schema's Hugging Face
+/// features, as `datasets` writes it: questions 0-5 have no options (the
+/// class is the answer), 6-7 have options (the integer is the option's
+/// position); `answers[i]` is question i's integer.
+fn write_hf_classlabel_parquet(dir: &Path, answers: &[i64]) {
+    let n = answers.len();
+    let mut options = ListBuilder::new(StringBuilder::new());
+    for i in 0..n {
+        if i >= 6 {
+            for c in ["red", "green", "blue"] {
+                options.values().append_value(c);
+            }
+        }
+        options.append(true);
+    }
+    let options = options.finish();
+    let features = r#"{"info": {"features": {"id": {"dtype": "string", "_type": "Value"}, "question": {"dtype": "string", "_type": "Value"}, "options": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "Sequence"}, "answer": {"names": ["no", "yes", "maybe"], "_type": "ClassLabel"}}}}"#;
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Utf8, true),
+        Field::new("question", DataType::Utf8, true),
+        Field::new("options", options.data_type().clone(), true),
+        Field::new("answer", DataType::Int64, true),
+    ])
+    .with_metadata(std::collections::HashMap::from([("huggingface".to_string(), features.to_string())]));
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StringArray::from((0..n).map(|i| format!("q{i}")).collect::<Vec<_>>())),
+            Arc::new(StringArray::from((0..n).map(|i| format!("Is there a finding in scan {i}?")).collect::<Vec<_>>())),
+            Arc::new(options),
+            Arc::new(Int64Array::from(answers.to_vec())),
+        ],
+    )
+    .unwrap();
+    let path = dir.join("hf/data/test-00000-of-00001.parquet");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    std::fs::write(
+        dir.join("bench.toml"),
+        "[dataset]\nname = \"cl\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"hf\"\nimage-names-only = true\n",
+    )
+    .unwrap();
+}
+
+/// A `ClassLabel` answer on a question without options is its class's name
+/// (as `datasets` and the Hub's viewer show it), not the class number as
+/// text; on a question with options it stays the option's position. The
+/// reading is said, with the names, in ingest's notes; a class the column
+/// does not name is a located error.
+#[test]
+fn hf_classlabel_answers_are_read_by_name_where_there_are_no_options() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_hf_classlabel_parquet(d, &[0, 1, 1, 0, 2, 1, 1, 2]);
+    let o = ok(d, &["ingest", "bench.toml", "-o", "out.parquet"]);
+    let samples = blindspot::io::parquet::read_samples(&d.join("out.parquet")).unwrap();
+    let answers: Vec<(&str, &str, Option<i32>)> =
+        samples.iter().map(|s| (s.id.as_str(), s.answer.as_str(), s.answer_index)).collect();
+    assert_eq!(
+        answers,
+        vec![
+            ("q0", "no", None),
+            ("q1", "yes", None),
+            ("q2", "yes", None),
+            ("q3", "no", None),
+            ("q4", "maybe", None),
+            ("q5", "yes", None),
+            ("q6", "green", Some(1)),
+            ("q7", "blue", Some(2)),
+        ]
+    );
+    let said = stderr(&o);
+    assert!(
+        said.contains(
+            "ingest: 6 rows: answers of questions without options were read from the ClassLabel column \"answer\" \
+             as their class names (0 = \"no\", 1 = \"yes\", 2 = \"maybe\"), as the file's Hugging Face features name \
+             them (first: hf/data/test-00000-of-00001.parquet: row 1)"
+        ),
+        "{said}"
+    );
+
+    write_hf_classlabel_parquet(d, &[0, 1, 3, 0, -1, 1, 1, 2]);
+    let o = run(d, &["ingest", "bench.toml", "-o", "out2.parquet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(
+            "test-00000-of-00001.parquet: row 3: field \"answer\": the answer is class 3, but the ClassLabel column \
+             \"answer\" names 3 classes (0 to 2)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("row 5: field \"answer\": the answer is class -1, which `datasets` writes for a row"),
+        "{said}"
+    );
+    assert!(!d.join("out2.parquet").exists());
+}

@@ -275,7 +275,10 @@ fn verify_locates_a_damaged_manifest() {
     std::fs::write(&manifest, text.replacen("\"files\"", "\"filez\"", 1)).unwrap();
     let (code, _, stderr) = verify(&rel);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("manifest.json: field \"files\": no \"files\" map"), "{stderr}");
+    assert!(
+        stderr.contains(": field \"files\": missing: the manifest is not one `blindspot build` writes"),
+        "{stderr}"
+    );
 
     std::fs::write(&manifest, &text[..text.len() / 2]).unwrap();
     let (code, _, stderr) = verify(&rel);

@@ -561,7 +561,7 @@ pub fn write_report(
         // With both, the rows' predictions and accuracy are TsT-RF's.
         super::Method::TstRf | super::Method::Both => "TsT-RF",
     };
-    super::plots::write_all(dir, d, model, removed)
+    super::figures::write_all(dir, d, model, removed)
 }
 
 /// Writes every fold's train and test feature matrices with ids and labels as

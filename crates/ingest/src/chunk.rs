@@ -53,13 +53,14 @@ pub(crate) fn process_chunk(
     plan: &IngestPlan,
     sources: &[(&'static str, String)],
 ) -> ChunkOut {
+    let class_labels = records.class_labels();
     let (records, parse_problems) = records.chunk(range);
     let filter_seen = plan.filters.iter().map(|f| records.iter().any(|r| r.has(&f.field))).collect();
     let mut sources_seen = vec![SourceSeen::default(); sources.len()];
     let items = records
         .iter()
         .map(|r| {
-            let outcome = mapping::map_record(r, plan, format);
+            let outcome = mapping::map_record(r, plan, format, class_labels);
             let kept = !matches!(outcome, Outcome::Filtered);
             for ((_, field), seen) in sources.iter().zip(&mut sources_seen) {
                 if r.has(field) {

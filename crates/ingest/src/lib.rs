@@ -11,19 +11,19 @@
 
 // The crates below this one, under the module names the code uses.
 use blindspot_core::{context, error, io, progress, sample, seed};
+use blindspot_tables as tables;
+// The table readers (shared with predictions), under the module names
+// ingest's code uses.
+pub use blindspot_tables::{bounded, csv, json, raw, xlsx};
 
-pub mod bounded;
 mod checks;
 mod chunk;
-pub mod csv;
 mod ids;
 pub mod images;
-pub mod json;
 pub mod mapping;
 pub mod options;
 pub mod parquet;
 pub mod plan;
-pub mod raw;
 mod rejected;
 mod run;
 mod source;
@@ -31,7 +31,6 @@ pub mod spill;
 pub mod survey;
 pub mod videos;
 pub mod vlmevalkit;
-pub mod xlsx;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

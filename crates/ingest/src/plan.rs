@@ -70,7 +70,7 @@ impl Format {
             "tsv" => Format::Tsv,
             // Arrow IPC files (a `save_to_disk` shard, Feather v2) are read as Parquet's rows are.
             "parquet" | "arrow" | "feather" => Format::Parquet,
-            "xlsx" | "xlsm" | "xls" | "ods" => Format::Xlsx,
+            e if crate::xlsx::EXTENSIONS.contains(&e) => Format::Xlsx,
             _ => return None,
         })
     }

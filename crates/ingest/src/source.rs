@@ -8,6 +8,7 @@ use super::{InputFile, bounded, csv, json, parquet, vlmevalkit, xlsx};
 use crate::error::{Error, Location, Problem, Result};
 use crate::plan::{Format, IngestPlan};
 use crate::raw::RawRecord;
+use crate::tables::parquet::ClassLabels;
 
 /// The sha256 and size of an input: of `bytes` when it was read whole, else
 /// of the file streamed from disk (a Parquet file or a spreadsheet is hashed
@@ -28,6 +29,8 @@ fn hash_file(path: &Path, bytes: Option<&[u8]>) -> Result<InputFile> {
 pub(crate) enum Records {
     Json(json::JsonRecords),
     Parsed(Vec<RawRecord>),
+    /// Parquet or Arrow: rows with their columns' types, `ClassLabel` names included.
+    Table(crate::tables::parquet::Table),
 }
 
 impl Records {
@@ -35,6 +38,16 @@ impl Records {
         match self {
             Records::Json(j) => j.len(),
             Records::Parsed(r) => r.len(),
+            Records::Table(t) => t.records.len(),
+        }
+    }
+
+    /// The names of the input's `ClassLabel` columns (none but in a typed table).
+    pub(crate) fn class_labels(&self) -> &ClassLabels {
+        static NONE: ClassLabels = ClassLabels::new();
+        match self {
+            Records::Table(t) => &t.class_labels,
+            _ => &NONE,
         }
     }
 
@@ -45,6 +58,7 @@ impl Records {
                 (std::borrow::Cow::Owned(r), p)
             }
             Records::Parsed(r) => (std::borrow::Cow::Borrowed(&r[range]), Vec::new()),
+            Records::Table(t) => (std::borrow::Cow::Borrowed(&t.records[range]), Vec::new()),
         }
     }
 }
@@ -105,7 +119,7 @@ pub(crate) fn open_input(
         }
         Format::Parquet => {
             inputs.push(hash_file(path, None)?);
-            whole(Records::Parsed(parquet::read_table_file(path)?))
+            whole(Records::Table(parquet::read_table(path)?))
         }
         Format::Xlsx => {
             inputs.push(hash_file(path, None)?);
@@ -114,12 +128,36 @@ pub(crate) fn open_input(
             whole(Records::Parsed(records))
         }
         Format::Hf => {
-            let mut all = Vec::new();
+            let mut all = crate::tables::parquet::Table::default();
             for f in parquet::hf_split_files(path, split)? {
                 inputs.push(hash_file(&f, None)?);
-                all.extend(parquet::read_table_file(&f)?);
+                let table = parquet::read_table(&f)?;
+                for (column, names) in table.class_labels {
+                    match all.class_labels.get(&column) {
+                        Some(first) if *first != names => {
+                            return Err(Error::one(
+                                Problem::new(
+                                    Location::file(&f),
+                                    format!(
+                                        "the ClassLabel column \"{column}\" names its classes otherwise than in the \
+                                         split's first file ({} here, {} there)",
+                                        names.len(),
+                                        first.len()
+                                    ),
+                                )
+                                .field(column.as_str())
+                                .help("the split's files must share one set of features: export the dataset again"),
+                            ));
+                        }
+                        Some(_) => {}
+                        None => {
+                            all.class_labels.insert(column, names);
+                        }
+                    }
+                }
+                all.records.extend(table.records);
             }
-            whole(Records::Parsed(all))
+            whole(Records::Table(all))
         }
         Format::Imagefolder => {
             let jsonl = path.join("metadata.jsonl");

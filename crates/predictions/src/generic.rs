@@ -1,6 +1,6 @@
 //! Generic prediction files: one record per answer with `model`, `id` and
 //! `response` (aliases: `prediction`, `output`, `answer`), as JSONL, a JSON
-//! array, CSV, TSV or Parquet — read with ingest's own readers, so every
+//! array, CSV, TSV or Parquet — read with the table readers ingest uses too, so every
 //! record keeps its line (or Parquet row). `model` may be left out when the
 //! command line names it (`--predictions MODEL=FILE`); `id` is a sample id or
 //! a variant id (`<parent_id>::<kind>`); a JSON object of records keyed by id
@@ -14,8 +14,8 @@ use std::path::Path;
 
 use super::{Fields, Prediction, Response, missing, response_field, text_field};
 use crate::error::{Error, Result};
-use crate::ingest::bounded::Shape;
-use crate::ingest::raw::RawRecord;
+use crate::tables::bounded::Shape;
+use crate::tables::raw::RawRecord;
 
 /// Field names accepted for the response, in order (`text`: LLaVA's answer files).
 pub const RESPONSE_FIELDS: [&str; 5] = ["response", "prediction", "output", "answer", "text"];
@@ -27,22 +27,22 @@ const ID_FIELDS: [&str; 3] = ["id", "question_id", "_key"];
 /// Field names accepted for the model, in order (`model_id`: LLaVA's answer files).
 const MODEL_FIELDS: [&str; 2] = ["model", "model_id"];
 
-/// Reads a file's records with ingest's reader for its extension.
+/// Reads a file's records with the table reader for its extension.
 pub fn records(path: &Path) -> Result<Vec<RawRecord>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     if matches!(ext.as_str(), "parquet" | "arrow" | "feather") {
-        return crate::ingest::parquet::read_table_file(path);
+        return crate::tables::parquet::read_table_file(path);
     }
-    if crate::ingest::Format::infer(path) == Some(crate::ingest::Format::Xlsx) {
-        return crate::ingest::xlsx::read_xlsx(path);
+    if crate::tables::xlsx::is_spreadsheet(path) {
+        return crate::tables::xlsx::read_xlsx(path);
     }
     let shape = if ext == "json" { Shape::Json } else { Shape::Lines };
     let bytes = super::read_bytes(path, shape)?;
     match ext.as_str() {
-        "csv" => crate::ingest::csv::read_delimited(path, &bytes, b','),
-        "tsv" => crate::ingest::csv::read_delimited(path, &bytes, b'\t'),
-        "jsonl" => crate::ingest::json::read_jsonl(path, &bytes),
-        _ => crate::ingest::json::read_json(path, &bytes),
+        "csv" => crate::tables::csv::read_delimited(path, &bytes, b','),
+        "tsv" => crate::tables::csv::read_delimited(path, &bytes, b'\t'),
+        "jsonl" => crate::tables::json::read_jsonl(path, &bytes),
+        _ => crate::tables::json::read_json(path, &bytes),
     }
 }
 

@@ -22,7 +22,7 @@
 
 // The crates below this one, under the module names the code uses.
 use blindspot_core::{error, sample};
-use blindspot_ingest as ingest;
+use blindspot_tables as tables;
 
 pub mod abstain;
 pub mod generic;
@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::ingest::raw::{Raw, RawRecord};
+use crate::tables::raw::{Raw, RawRecord};
 pub use parse::{Outcome, Response};
 
 /// One model's answer to one row.
@@ -340,9 +340,9 @@ pub fn check_size(path: &Path, cap: u64) -> Result<()> {
 /// Reads a prediction file whole, each record within ingest's record limit,
 /// and refused past `cap` bytes: up front for a regular file, as soon as the
 /// count passes it for a pipe.
-pub fn read_capped(path: &Path, shape: crate::ingest::bounded::Shape, cap: u64) -> Result<Vec<u8>> {
+pub fn read_capped(path: &Path, shape: crate::tables::bounded::Shape, cap: u64) -> Result<Vec<u8>> {
     check_size(path, cap)?;
-    let mut reader = crate::ingest::bounded::Reader::open(path, shape)?;
+    let mut reader = crate::tables::bounded::Reader::open(path, shape)?;
     let mut bytes = Vec::with_capacity(usize::try_from(reader.size_hint.min(cap)).unwrap_or(0));
     while reader.read_chunk(&mut bytes)? {
         if bytes.len() as u64 > cap {
@@ -353,7 +353,7 @@ pub fn read_capped(path: &Path, shape: crate::ingest::bounded::Shape, cap: u64) 
 }
 
 /// [`read_capped`] at [`MAX_FILE_BYTES`].
-pub fn read_bytes(path: &Path, shape: crate::ingest::bounded::Shape) -> Result<Vec<u8>> {
+pub fn read_bytes(path: &Path, shape: crate::tables::bounded::Shape) -> Result<Vec<u8>> {
     read_capped(path, shape, MAX_FILE_BYTES)
 }
 
@@ -371,7 +371,7 @@ pub fn detect(path: &Path) -> Result<Source> {
         // A spreadsheet is VLMEvalKit's result when its header is, as a CSV's is
         // below; any other is a generic table (model, id, response).
         "xlsx" | "xls" | "xlsm" | "ods" => {
-            let records = crate::ingest::xlsx::read_xlsx(path)?;
+            let records = crate::tables::xlsx::read_xlsx(path)?;
             let cols: Vec<String> = records
                 .first()
                 .map(|r| r.field_names().into_iter().map(str::to_ascii_lowercase).collect())
@@ -382,9 +382,9 @@ pub fn detect(path: &Path) -> Result<Source> {
         _ => {}
     }
     let shape = if matches!(ext.as_str(), "csv" | "tsv" | "jsonl") {
-        crate::ingest::bounded::Shape::Lines
+        crate::tables::bounded::Shape::Lines
     } else {
-        crate::ingest::bounded::Shape::Json
+        crate::tables::bounded::Shape::Json
     };
     let text = read_bytes(path, shape)?;
     // A byte-order mark (spreadsheets and Windows editors write one) is not

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use super::{Manifest, Prediction, Response, response_of, text_field};
 use crate::error::{Error, Location, Problem, Result};
-use crate::ingest::bounded::Shape;
-use crate::ingest::raw::{Raw, RawRecord};
+use crate::tables::bounded::Shape;
+use crate::tables::raw::{Raw, RawRecord};
 
 /// The task a samples file belongs to, from its name.
 pub fn task_of_file(path: &Path) -> Option<String> {
@@ -39,9 +39,9 @@ fn records(path: &Path) -> Result<Vec<RawRecord>> {
     let shape = if is_jsonl { Shape::Lines } else { Shape::Json };
     let bytes = super::read_bytes(path, shape)?;
     let recs = if is_jsonl {
-        crate::ingest::json::read_jsonl(path, &bytes)?
+        crate::tables::json::read_jsonl(path, &bytes)?
     } else {
-        crate::ingest::json::read_json(path, &bytes)?
+        crate::tables::json::read_json(path, &bytes)?
     };
     // A `.json` results file: {"logs": [...], ...} is one record holding the list.
     if recs.len() > 1 || recs.first().is_some_and(|r| r.value.get("doc_id").is_some()) {

@@ -81,7 +81,7 @@ fn keys(bytes: &[u8], open: usize, mut line: u64) -> Vec<(String, u64, usize)> {
 }
 
 pub fn read(path: &Path, model: Option<&str>) -> Result<Vec<Prediction>> {
-    let bytes = super::read_bytes(path, crate::ingest::bounded::Shape::Json)?;
+    let bytes = super::read_bytes(path, crate::tables::bounded::Shape::Json)?;
     let v: serde_json::Value = serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes))
         .map_err(|e| Error::one(Problem::new(Location::line(path, e.line() as u64), format!("invalid JSON: {e}"))))?;
     let Some(map) = index_object(&v) else {

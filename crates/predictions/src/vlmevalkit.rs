@@ -17,7 +17,7 @@ use std::path::Path;
 
 use super::{Manifest, Prediction, Response};
 use crate::error::{Error, Location, Problem, Result};
-use crate::ingest::raw::Raw;
+use crate::tables::raw::Raw;
 
 /// One table row: its location and its cells by column name.
 struct Row {
@@ -35,10 +35,10 @@ impl Row {
 fn table_rows(path: &Path, ext: &str) -> Result<Vec<Row>> {
     let recs = match ext {
         "tsv" | "csv" => {
-            let bytes = super::read_bytes(path, crate::ingest::bounded::Shape::Lines)?;
-            crate::ingest::csv::read_delimited(path, &bytes, if ext == "tsv" { b'\t' } else { b',' })?
+            let bytes = super::read_bytes(path, crate::tables::bounded::Shape::Lines)?;
+            crate::tables::csv::read_delimited(path, &bytes, if ext == "tsv" { b'\t' } else { b',' })?
         }
-        _ => crate::ingest::xlsx::read_xlsx(path)?,
+        _ => crate::tables::xlsx::read_xlsx(path)?,
     };
     Ok(recs
         .into_iter()

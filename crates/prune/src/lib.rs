@@ -16,6 +16,7 @@ use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
+use blindspot_plots as plots;
 use blindspot_predictions as predictions;
 
 pub mod aflite;

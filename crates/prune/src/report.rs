@@ -14,12 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Method, Pruned};
 use crate::diagnose::Diagnosis;
-use crate::diagnose::plots::{
-    BLUE, GREY, LABEL, ORANGE, Swatch, TITLE, chart_below, draw_legend, legend_height, plot_err, text,
-};
 use crate::error::{Error, Result};
 use crate::io::fs::write_bytes;
 use crate::io::r6;
+use crate::plots::{BLUE, GREY, LABEL, ORANGE, Swatch, TITLE, chart_below, draw_legend, legend_height, plot_err, text};
 
 /// A finite number rounded for JSON; None (null) otherwise.
 fn finite(v: f64) -> Option<f64> {

@@ -13,6 +13,7 @@ use blindspot_embed as embed;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
+use blindspot_plots as plots;
 use blindspot_prune as prune;
 use blindspot_spec as spec;
 use blindspot_variants as variants;

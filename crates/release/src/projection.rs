@@ -5,10 +5,10 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::diagnose::plots::{BLUE, LABEL, Swatch, TITLE, chart_below, draw_legend, plot_err, text};
 use crate::embed::SampleEmbeddings;
 use crate::error::Result;
 use crate::ml::pca::pca2;
+use crate::plots::{BLUE, LABEL, Swatch, TITLE, chart_below, draw_legend, plot_err, text};
 
 /// File of the projection plot in `report/`.
 pub const PROJECTION_SVG: &str = "embedding_projection.svg";

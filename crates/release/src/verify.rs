@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
-use super::manifest::FILE as MANIFEST;
+use super::manifest::{FILE as MANIFEST, Manifest, missing_field, without_position};
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
 
 /// What `manifest.json` says about one file.
@@ -87,14 +87,16 @@ pub fn read_manifest(dir: &Path) -> Result<BTreeMap<String, Expected>> {
         }
         Err(e) => return Err(Error::io(&path, e)),
     };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        Error::one(
-            Problem::new(
-                Location { file: display_path(&path).into(), pos: Pos::LineCol(e.line() as u64, e.column() as u64) },
-                format!("not valid JSON: {e}"),
-            )
-            .help("the manifest was damaged after the release was built: restore it or rebuild the release"),
-        )
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+        let at = Location { file: display_path(&path).into(), pos: Pos::LineCol(e.line() as u64, e.column() as u64) };
+        let damaged = "the manifest was damaged after the release was built: restore it or rebuild the release";
+        Error::one(if !e.is_data() {
+            Problem::new(at, format!("not valid JSON: {e}")).help(damaged)
+        } else if let Some(field) = missing_field(&e) {
+            Problem::new(at, "missing: the manifest is not one `blindspot build` writes").field(field).help(damaged)
+        } else {
+            Problem::new(at, format!("not the form `blindspot build` writes: {}", without_position(&e))).help(damaged)
+        })
     })?;
     let at = |key: &str| -> Location {
         // Point at the key's line when it can be found in the text.
@@ -106,45 +108,25 @@ pub fn read_manifest(dir: &Path) -> Result<BTreeMap<String, Expected>> {
             None => Location::file(&path),
         }
     };
-    let Some(files) = value.get("files") else {
-        return Err(Error::one(
-            Problem::new(Location::file(&path), "no \"files\" map: the manifest does not list the release's files")
-                .field("files")
-                .help("rebuild the release with `blindspot build` to get a complete manifest"),
-        ));
-    };
-    let Some(files) = files.as_object() else {
-        return Err(Error::one(
-            Problem::new(at("files"), "must be a map of path -> {sha256, bytes}")
-                .field("files")
-                .help("rebuild the release with `blindspot build` to get a complete manifest"),
-        ));
-    };
     let mut out = BTreeMap::new();
     let mut problems = Vec::new();
-    for (name, entry) in files {
+    for (name, entry) in manifest.files {
         let field = format!("files.{name}");
-        let sha = entry.get("sha256").and_then(|v| v.as_str());
-        let bytes = entry.get("bytes").and_then(|v| v.as_u64());
-        let checked = if !is_release_relative(name) {
+        let checked = if !is_release_relative(&name) {
             Err("is not a path inside the release (absolute, empty or with `..`)".to_string())
         } else if name == MANIFEST {
             Err("lists manifest.json itself, which cannot hold its own hash".to_string())
+        } else if entry.sha256.len() == 64 && entry.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(Expected { sha256: entry.sha256.to_ascii_lowercase(), bytes: entry.bytes })
         } else {
-            match (sha, bytes) {
-                (Some(s), Some(bytes)) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                    Ok(Expected { sha256: s.to_ascii_lowercase(), bytes })
-                }
-                (Some(s), Some(_)) => Err(format!("sha256 \"{s}\" is not 64 hex digits")),
-                _ => Err("needs {\"sha256\": \"<64 hex digits>\", \"bytes\": <size>}".to_string()),
-            }
+            Err(format!("sha256 \"{}\" is not 64 hex digits", entry.sha256))
         };
         match checked {
             Ok(e) => {
-                out.insert(name.clone(), e);
+                out.insert(name, e);
             }
             Err(p) => problems.push(
-                Problem::new(at(name), p)
+                Problem::new(at(&name), p)
                     .field(field)
                     .help("the manifest was damaged after the release was built: restore it or rebuild the release"),
             ),
@@ -583,20 +565,36 @@ fn short(sha: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::{self, FileEntry};
 
     fn release(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let mut map = serde_json::Map::new();
+        let mut map = BTreeMap::new();
         for (name, bytes) in files {
             let path = dir.path().join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, bytes).unwrap();
             let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
-            map.insert(name.to_string(), serde_json::json!({"sha256": sha, "bytes": bytes.len()}));
+            map.insert(name.to_string(), FileEntry { sha256: sha, bytes: bytes.len() as u64 });
         }
-        let manifest = serde_json::json!({"name": "t", "files": map});
-        std::fs::write(dir.path().join(MANIFEST), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        std::fs::write(dir.path().join(MANIFEST), manifest::to_text(&manifest_of(map)).unwrap()).unwrap();
         dir
+    }
+
+    /// A manifest listing `files`, the rest made up.
+    fn manifest_of(files: BTreeMap<String, FileEntry>) -> Manifest {
+        Manifest {
+            name: "t".into(),
+            version: "1.0.0".into(),
+            tool: manifest::Tool { name: "blindspot".into(), version: "0".into() },
+            pipeline: manifest::PipelineFile { path: "t.toml".into(), sha256: "0".repeat(64) },
+            seed: 1,
+            inputs: Vec::new(),
+            images: manifest::Images { count: 0, sha256_of_list: "0".repeat(64) },
+            counts: manifest::Counts { records: 0, filtered: 0, rejected: 0, samples: 0 },
+            files,
+            predictions: None,
+        }
     }
 
     #[test]
@@ -639,13 +637,22 @@ mod tests {
         let text = read_manifest(dir.path()).unwrap_err().to_string();
         assert!(text.contains("manifest.json:4:1: not valid JSON"), "{text}");
 
-        std::fs::write(dir.path().join(MANIFEST), "{\"name\": \"t\"}").unwrap();
+        let full = manifest::to_text(&manifest_of(BTreeMap::new())).unwrap();
+        std::fs::write(dir.path().join(MANIFEST), full.replace("\"files\"", "\"filez\"")).unwrap();
         let text = read_manifest(dir.path()).unwrap_err().to_string();
-        assert!(text.contains("field \"files\": no \"files\" map"), "{text}");
+        assert!(text.contains("manifest.json:25:1: field \"files\": missing: the manifest is not one"), "{text}");
 
-        std::fs::write(dir.path().join(MANIFEST), "{\n\"files\": {\n\"../x\": {\"sha256\": \"ab\", \"bytes\": 1}}}")
-            .unwrap();
+        std::fs::write(dir.path().join(MANIFEST), full.replace("\"seed\": 1", "\"seed\": \"one\"")).unwrap();
         let text = read_manifest(dir.path()).unwrap_err().to_string();
-        assert!(text.contains("manifest.json:3: field \"files.../x\": is not a path inside the release"), "{text}");
+        assert!(
+            text.contains("manifest.json:12:15: not the form `blindspot build` writes: invalid type: string \"one\""),
+            "{text}"
+        );
+
+        let entry = FileEntry { sha256: "ab".repeat(32), bytes: 1 };
+        let bad = manifest_of(BTreeMap::from([("../x".to_string(), entry)]));
+        std::fs::write(dir.path().join(MANIFEST), manifest::to_text(&bad).unwrap()).unwrap();
+        let text = read_manifest(dir.path()).unwrap_err().to_string();
+        assert!(text.contains("manifest.json:25: field \"files.../x\": is not a path inside the release"), "{text}");
     }
 }

@@ -11,6 +11,7 @@ use crate::options::option_label;
 use crate::plan::{Accessor, AnswerKind, Format};
 use crate::raw::Raw;
 use crate::sample::{AnswerFormat, parse_number};
+use crate::tables::parquet::ClassLabels;
 
 /// The answer as the record holds it (None when missing, with the problem
 /// said), how to read it, and the name of its source field for messages.
@@ -40,6 +41,52 @@ pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String
         m.missing_required("answer", ans_acc, &["answer", "answer_index"]);
     }
     (raw_answer, kind, answer_src)
+}
+
+/// Classes named in the note that says a `ClassLabel` column was read by name.
+const NAMES_SHOWN: usize = 4;
+
+/// A `ClassLabel` column's integer on a question without options, read as
+/// its class name (`0` → `"no"`), as `datasets` shows it; with options the
+/// integer stays an option's position ([`typed_kind`]). None (with the
+/// problem said) for a class the column does not name.
+pub(super) fn class_name(
+    m: &mut Mapper<'_>,
+    raw_answer: Raw,
+    options: &[String],
+    answer_src: &str,
+    class_labels: &ClassLabels,
+) -> Option<Raw> {
+    let (Raw::Int(class), true, Some(names)) = (&raw_answer, options.is_empty(), class_labels.get(answer_src)) else {
+        return Some(raw_answer);
+    };
+    let Some(name) = usize::try_from(*class).ok().and_then(|i| names.get(i)) else {
+        let why = if *class == -1 {
+            "the answer is class -1, which `datasets` writes for a row without a label".to_string()
+        } else {
+            format!(
+                "the answer is class {class}, but the ClassLabel column \"{answer_src}\" names {} classes (0 to {})",
+                names.len(),
+                names.len().saturating_sub(1)
+            )
+        };
+        m.problem(answer_src, why).help = Some(
+            "leave such rows out with an [[ingest.filter]], or set [ingest] on-invalid = \"skip\" to reject them"
+                .into(),
+        );
+        return None;
+    };
+    let mut shown: Vec<String> =
+        names.iter().take(NAMES_SHOWN).enumerate().map(|(i, n)| format!("{i} = \"{n}\"")).collect();
+    if names.len() > NAMES_SHOWN {
+        shown.push(format!("… {} classes", names.len()));
+    }
+    m.notes.push(Cow::Owned(format!(
+        "answers of questions without options were read from the ClassLabel column \"{answer_src}\" as their class \
+         names ({}), as the file's Hugging Face features name them",
+        shown.join(", ")
+    )));
+    Some(Raw::Str(name.clone()))
 }
 
 /// The answer trimmed and passed through `[ingest.answer-map]`, without its

@@ -22,6 +22,7 @@ use super::plan::{AnswerKind, Format, IngestPlan};
 use super::raw::RawRecord;
 use crate::error::Problem;
 use crate::sample::Sample;
+use crate::tables::parquet::ClassLabels;
 pub use gold::{READ_INDEX, READ_LETTER, READ_TEXT, folded, infer_format, reading_names};
 use mapper::Mapper;
 
@@ -113,8 +114,9 @@ pub fn best_effort_id(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Opt
     m.text("id", acc)
 }
 
-/// Maps one record to a canonical sample.
-pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome {
+/// Maps one record to a canonical sample; `class_labels`: the names of its
+/// table's `ClassLabel` columns (Parquet, Arrow).
+pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format, class_labels: &ClassLabels) -> Outcome {
     if !passes_filters(rec, plan) {
         return Outcome::Filtered;
     }
@@ -138,6 +140,9 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Outcome
     if question.trim().is_empty() {
         m.problem("question", "the question is empty");
     }
+    let Some(raw_answer) = answer::class_name(&mut m, raw_answer, &options, &answer_src, class_labels) else {
+        return Outcome::Invalid(m.problems);
+    };
     let Some(raw_answer) = answer::normalize_answer(&mut m, raw_answer, &answer_src, labelled) else {
         return Outcome::Invalid(m.problems);
     };

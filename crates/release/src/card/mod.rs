@@ -17,7 +17,9 @@ use crate::spec::Pipeline;
 pub(crate) use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
 pub(crate) use duplicates::{duplicates_section, near_copies};
-use front_matter::{duplicates_features_yaml, features_yaml, size_category, y};
+use front_matter::{
+    ConfigInfo, Feature, Kind, Split, config_info_yaml, duplicates_features, features, size_category, y,
+};
 pub(crate) use metrics::{audit_section, gap_section, metrics_section, variants_section};
 pub(crate) use pruning::{filter_section, prune_section};
 use sources::sources_section;
@@ -55,18 +57,26 @@ pub fn render(
     out.push_str("dataset_info:\n");
     for c in configs {
         let _ = writeln!(out, "- config_name: {}", y(&c.name));
-        match c.schema {
-            super::ConfigSchema::Samples => features_yaml(&mut out, c.videos),
-            super::ConfigSchema::Duplicates => duplicates_features_yaml(&mut out),
+        let features = match c.schema {
+            super::ConfigSchema::Samples => features(c.videos),
+            super::ConfigSchema::Duplicates => duplicates_features(),
             super::ConfigSchema::Rotations => {
-                features_yaml(&mut out, c.videos);
-                for c in super::extra_columns(c.schema) {
-                    let _ = writeln!(out, "  - name: {}\n    dtype: int32", c.name);
-                }
+                let mut f = features(c.videos);
+                f.extend(
+                    super::extra_columns(c.schema)
+                        .iter()
+                        .map(|c| Feature { name: c.name.to_string(), kind: Kind::Dtype("int32".into()) }),
+                );
+                f
             }
-        }
-        let _ = writeln!(out, "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}", c.bytes, c.rows);
-        let _ = writeln!(out, "  download_size: {}\n  dataset_size: {}", c.bytes, c.bytes);
+        };
+        let splits = vec![Split { name: "test".into(), num_bytes: c.bytes, num_examples: c.rows }];
+        out.push_str(&config_info_yaml(&ConfigInfo {
+            features,
+            splits,
+            download_size: c.bytes,
+            dataset_size: c.bytes,
+        }));
     }
     out.push_str("---\n\n");
 

@@ -35,6 +35,14 @@ pub const MAX_MEMBER_BYTES: u64 = 256 << 20;
 /// The most a spreadsheet's archive may inflate to, all members together.
 pub const MAX_INFLATED_BYTES: u64 = 512 << 20;
 
+/// The extensions read as spreadsheets.
+pub const EXTENSIONS: [&str; 4] = ["xlsx", "xlsm", "xls", "ods"];
+
+/// Whether `path` names a spreadsheet, by its extension (any case).
+pub fn is_spreadsheet(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
 /// Refuses a zip-based spreadsheet one of whose members inflates past
 /// `member_limit` bytes, or whose members together pass `total_limit`, naming
 /// the member and its size. The declared sizes are checked first; each member

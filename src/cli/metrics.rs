@@ -5,11 +5,10 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::diagnose::DiagnoseConfig;
 use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::metrics::{GroupKey, MetricsConfig, compute, percent2, score_all};
+use crate::metrics::{MetricsConfig, compute, percent2, score_all};
 use crate::predictions::{Manifest, PredictionFile, Source, import_all};
-use crate::prune::bclean::{BCleanConfig, bclean};
+use crate::prune::bclean::bclean;
 use crate::sample::{Sample, id_cmp};
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -112,12 +111,12 @@ pub struct Args {
     /// Predictions naming unknown ids, or repeating one, are errors.
     #[arg(long)]
     pub strict: bool,
-    /// Seed of the bootstrap (default 42).
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-    /// Bootstrap resamples.
-    #[arg(long, default_value_t = 1000)]
-    pub resamples: usize,
+    /// Seed of the bootstrap (default 42, as a pipeline's [dataset] seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Bootstrap resamples (default 1000, as a pipeline's [metrics] resamples).
+    #[arg(long)]
+    pub resamples: Option<usize>,
     /// Per-group accuracies: `question_type` or `meta:FIELD` (repeatable).
     #[arg(long)]
     pub group_by: Vec<String>,
@@ -129,9 +128,9 @@ pub struct Args {
     /// full, kept, removed and control-kept sets.
     #[arg(long)]
     pub prune: Option<PathBuf>,
-    /// Gold-label audit: `all` (every model that answered, at least 3) or how many sighted models must agree on one non-gold answer.
-    #[arg(long, default_value = "all")]
-    pub audit_agree: String,
+    /// Gold-label audit: `all` (every model that answered, at least 3; the default) or how many sighted models must agree on one non-gold answer.
+    #[arg(long)]
+    pub audit_agree: Option<String>,
     /// Run B-Clean on the mirage predictions and write bclean.json.
     #[arg(long)]
     pub bclean: bool,
@@ -253,29 +252,30 @@ fn first_difference(a: &Sample, b: &Sample) -> Option<(&'static str, String, Str
     pairs.into_iter().find(|(_, x, y)| x != y)
 }
 
+impl Args {
+    /// The flags in `[metrics]`' terms, for spec to resolve.
+    fn flags(&self) -> Result<crate::spec::plan::MetricsFlags> {
+        Ok(crate::spec::plan::MetricsFlags {
+            seed: self.seed,
+            resamples: self.resamples,
+            strict: self.strict,
+            scoring: self.inputs.scoring()?,
+            group_by: self.group_by.clone(),
+            llm_base: self.llm_base.clone(),
+            audit_agree: self.audit_agree.clone(),
+            bclean: self.bclean,
+            bclean_models: self.bclean_models.clone(),
+            bclean_step3: self.bclean_step3,
+            bclean_remove_imageless: self.bclean_remove_imageless,
+        })
+    }
+}
+
 pub fn run(args: &Args) -> Result<()> {
-    let (numeric, mra) = args.inputs.scoring()?;
-    let mut cfg = MetricsConfig {
-        seed: args.seed,
-        resamples: args.resamples,
-        strict: args.strict,
-        numeric,
-        mra,
-        ..MetricsConfig::default()
-    };
-    if let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::RESAMPLES, cfg.resamples) {
-        return Err(flag(v.for_flag()));
-    }
-    for g in &args.group_by {
-        cfg.group_by.push(GroupKey::parse(g).map_err(flag)?);
-    }
-    crate::predictions::check_models(&args.bclean_models, "--bclean-models").map_err(flag)?;
-    for b in &args.llm_base {
-        let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
-        cfg.llm_bases.insert(vlm.to_string(), llm.to_string());
-    }
+    let settings = crate::spec::plan::metrics_settings(&args.flags()?)?;
+    let cfg = &settings.config;
     let (rows, imported) = args.inputs.load(&args.out)?;
-    let scored = score_all(&rows, &imported.predictions, &cfg)?;
+    let scored = score_all(&rows, &imported.predictions, cfg)?;
     if scored.unknown_count > 0 {
         eprintln!(
             "warning: {} prediction{} name ids that are not in the given rows (skipped; results of a `blindspot export` map to ids through --manifest; --strict makes this an error):",
@@ -292,32 +292,22 @@ pub fn run(args: &Args) -> Result<()> {
             scored.duplicate_count
         );
     }
-    let bclean_report = if args.bclean {
-        let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
-        let bcfg = BCleanConfig {
-            models: (!args.bclean_models.is_empty()).then(|| args.bclean_models.clone()),
-            step3: args.bclean_step3.then(|| DiagnoseConfig {
-                seed: args.seed,
-                numeric: cfg.numeric,
-                mra: cfg.mra,
-                ..DiagnoseConfig::default()
-            }),
-            remove_imageless: args.bclean_remove_imageless,
-            ..BCleanConfig::default()
-        };
-        Some(bclean(&questions, &imported.predictions, &cfg, &bcfg)?)
-    } else {
-        None
+    let bclean_report = match &settings.bclean {
+        Some(bcfg) => {
+            let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
+            Some(bclean(&questions, &imported.predictions, cfg, bcfg)?)
+        }
+        None => None,
     };
     // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
     let all: HashSet<&str> = rows.iter().filter(|r| r.variant.is_none()).map(|r| r.id.as_str()).collect();
-    let audit_rule = crate::metrics::evidence::AuditRule::parse(&args.audit_agree).map_err(flag)?;
+    let audit_rule = settings.audit;
     let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, audit_rule);
     let gap = match &args.prune {
-        Some(path) => Some(gap_from_prune(path, &rows, &scored, &cfg)?),
+        Some(path) => Some(gap_from_prune(path, &rows, &scored, cfg)?),
         None => None,
     };
-    let report = compute(&rows, scored, &cfg);
+    let report = compute(&rows, scored, cfg);
     let file = report.file(&imported);
     let per_question = report.per_question_batch(&rows)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| {

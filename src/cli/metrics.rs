@@ -2,13 +2,12 @@
 //! the papers' metrics from models' predictions, optionally B-Clean, by hand.
 //! Writes `metrics.json`, `per_question.parquet`, `label_audit.csv` (and `bclean.json`) into DIR, atomically.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::metrics::{MetricsConfig, compute, percent2, score_all};
+use crate::metrics::percent2;
 use crate::predictions::{Manifest, PredictionFile, Source, import_all};
-use crate::prune::bclean::bclean;
 use crate::sample::{Sample, id_cmp};
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -275,39 +274,11 @@ pub fn run(args: &Args) -> Result<()> {
     let settings = crate::spec::plan::metrics_settings(&args.flags()?)?;
     let cfg = &settings.config;
     let (rows, imported) = args.inputs.load(&args.out)?;
-    let scored = score_all(&rows, &imported.predictions, cfg)?;
-    if scored.unknown_count > 0 {
-        eprintln!(
-            "warning: {} prediction{} name ids that are not in the given rows (skipped; results of a `blindspot export` map to ids through --manifest; --strict makes this an error):",
-            scored.unknown_count,
-            if scored.unknown_count == 1 { "" } else { "s" }
-        );
-        for u in &scored.unknown {
-            eprintln!("  {}: model \"{}\", id \"{}\"", u.location, u.model, u.id);
-        }
-    }
-    if scored.duplicate_count > 0 {
-        eprintln!(
-            "warning: {} repeated predictions (same model and id) ignored; the first is kept",
-            scored.duplicate_count
-        );
-    }
-    let bclean_report = match &settings.bclean {
-        Some(bcfg) => {
-            let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
-            Some(bclean(&questions, &imported.predictions, cfg, bcfg)?)
-        }
-        None => None,
-    };
-    // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
-    let all: HashSet<&str> = rows.iter().filter(|r| r.variant.is_none()).map(|r| r.id.as_str()).collect();
+    let measured = crate::pipeline::steps::measure(&rows, &imported, &settings, args.prune.as_deref(), |w| {
+        eprintln!("{w}");
+    })?;
+    let crate::pipeline::steps::Measured { report, audit, bclean: bclean_report, gap } = measured;
     let audit_rule = settings.audit;
-    let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, audit_rule);
-    let gap = match &args.prune {
-        Some(path) => Some(gap_from_prune(path, &rows, &scored, cfg)?),
-        None => None,
-    };
-    let report = compute(&rows, scored, cfg);
     let file = report.file(&imported);
     let per_question = report.per_question_batch(&rows)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| {
@@ -409,37 +380,4 @@ pub fn run(args: &Args) -> Result<()> {
     ));
     super::say(&format!("-> {}", display_path(&args.out.join("metrics.json"))));
     Ok(())
-}
-
-/// The gap report for the kept and removed sets a `prune.json` describes.
-fn gap_from_prune(
-    path: &Path,
-    rows: &[Sample],
-    scored: &crate::metrics::Scored,
-    cfg: &MetricsConfig,
-) -> Result<crate::metrics::evidence::GapReport> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let report: crate::prune::report::PruneReport = serde_json::from_str(&text).map_err(|e| {
-        Error::one(
-            Problem::new(Location::file(path), format!("not a prune.json: {e}"))
-                .help("give the prune.json that `blindspot prune --out DIR` wrote"),
-        )
-    })?;
-    let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
-    let known: HashSet<&str> = questions.iter().map(|s| s.id.as_str()).collect();
-    if let Some(r) = report.removed.iter().find(|r| !known.contains(r.id.as_str())) {
-        return Err(Error::one(
-            Problem::new(Location::file(path), format!("removed id \"{}\" is not among the given rows", r.id))
-                .field("removed")
-                .help("give the rows the pruning ran on (--samples or --release)"),
-        ));
-    }
-    let kept_of = |removed: &[crate::prune::report::RemovedRow]| -> HashSet<&str> {
-        let gone: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
-        known.iter().copied().filter(|id| !gone.contains(id)).collect()
-    };
-    let kept = kept_of(&report.removed);
-    let control = report.control.as_ref().map(|c| kept_of(&c.removed));
-    let sets = crate::metrics::evidence::Sets { kept: &kept, control_kept: control.as_ref() };
-    Ok(crate::metrics::evidence::gap(&questions, scored, &sets, cfg))
 }

@@ -208,3 +208,96 @@ pub fn metrics(
         per_question: report.per_question_batch(&rows)?,
     })
 }
+
+/// What the metrics step measured by hand (`blindspot metrics`).
+pub struct Measured {
+    pub report: crate::metrics::Report,
+    /// Questions sighted models agree on another answer than the gold.
+    pub audit: Vec<crate::metrics::evidence::AuditRow>,
+    /// B-Clean's report, when the settings ask for it.
+    pub bclean: Option<crate::prune::bclean::BCleanReport>,
+    /// The gap on the kept and removed sets a `prune.json` names, when given one.
+    pub gap: Option<crate::metrics::evidence::GapReport>,
+}
+
+/// The metrics step on rows read from files (`blindspot metrics`): `rows`
+/// (questions and variant rows) scored with `settings`, B-Clean on the
+/// questions when asked for, the gold-label audit over the questions, and,
+/// with `prune` (a `prune.json`), the gap on the sets it names. `warn` gets
+/// the scoring's warnings (unknown ids, repeated predictions) as they arise.
+pub fn measure(
+    rows: &[Sample],
+    imported: &crate::predictions::Imported,
+    settings: &crate::spec::plan::MetricsSettings,
+    prune: Option<&std::path::Path>,
+    mut warn: impl FnMut(String),
+) -> Result<Measured> {
+    let cfg = &settings.config;
+    let scored = crate::metrics::score_all(rows, &imported.predictions, cfg)?;
+    if scored.unknown_count > 0 {
+        let mut w = format!(
+            "warning: {} prediction{} name ids that are not in the given rows (skipped; results of a `blindspot \
+             export` map to ids through --manifest; --strict makes this an error):",
+            scored.unknown_count,
+            if scored.unknown_count == 1 { "" } else { "s" }
+        );
+        for u in &scored.unknown {
+            w.push_str(&format!("\n  {}: model \"{}\", id \"{}\"", u.location, u.model, u.id));
+        }
+        warn(w);
+    }
+    if scored.duplicate_count > 0 {
+        warn(format!(
+            "warning: {} repeated predictions (same model and id) ignored; the first is kept",
+            scored.duplicate_count
+        ));
+    }
+    let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
+    let bclean = match &settings.bclean {
+        Some(bcfg) => Some(crate::prune::bclean::bclean(&questions, &imported.predictions, cfg, bcfg)?),
+        None => None,
+    };
+    // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
+    let all: std::collections::HashSet<&str> = questions.iter().map(|r| r.id.as_str()).collect();
+    let audit = crate::metrics::evidence::label_audit(rows, &scored, &all, settings.audit);
+    let gap = match prune {
+        Some(path) => Some(gap_from_prune(path, &questions, &scored, cfg)?),
+        None => None,
+    };
+    let report = crate::metrics::compute(rows, scored, cfg);
+    Ok(Measured { report, audit, bclean, gap })
+}
+
+/// The gap report for the kept and removed sets a `prune.json` describes.
+fn gap_from_prune(
+    path: &std::path::Path,
+    questions: &[Sample],
+    scored: &crate::metrics::Scored,
+    cfg: &crate::metrics::MetricsConfig,
+) -> Result<crate::metrics::evidence::GapReport> {
+    use crate::error::{Error, Problem};
+    use std::collections::HashSet;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let report: crate::prune::report::PruneReport = serde_json::from_str(&text).map_err(|e| {
+        Error::one(
+            Problem::new(Location::file(path), format!("not a prune.json: {e}"))
+                .help("give the prune.json that `blindspot prune --out DIR` wrote"),
+        )
+    })?;
+    let known: HashSet<&str> = questions.iter().map(|s| s.id.as_str()).collect();
+    if let Some(r) = report.removed.iter().find(|r| !known.contains(r.id.as_str())) {
+        return Err(Error::one(
+            Problem::new(Location::file(path), format!("removed id \"{}\" is not among the given rows", r.id))
+                .field("removed")
+                .help("give the rows the pruning ran on (--samples or --release)"),
+        ));
+    }
+    let kept_of = |removed: &[crate::prune::report::RemovedRow]| -> HashSet<&str> {
+        let gone: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
+        known.iter().copied().filter(|id| !gone.contains(id)).collect()
+    };
+    let kept = kept_of(&report.removed);
+    let control = report.control.as_ref().map(|c| kept_of(&c.removed));
+    let sets = crate::metrics::evidence::Sets { kept: &kept, control_kept: control.as_ref() };
+    Ok(crate::metrics::evidence::gap(questions, scored, &sets, cfg))
+}

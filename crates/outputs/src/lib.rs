@@ -169,3 +169,31 @@ pub struct PruningCounts {
     pub removed: usize,
     pub kept: usize,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default config keeps every question no stage removed, in ingest
+    /// order; nothing removed is not a removal.
+    #[test]
+    fn the_kept_set_is_every_question_no_stage_removed() {
+        let samples: Vec<Sample> = ["q1", "q2", "q3", "q4"].iter().map(|id| Sample::new(*id, "Q?", "yes")).collect();
+        let dropped = crate::prune::Removed {
+            id: "q3".into(),
+            question_type: None,
+            format: crate::sample::AnswerFormat::Open,
+            iteration: 0,
+            score: 0.0,
+            reason: "exact duplicate of q1".into(),
+        };
+        let none = Removals::default();
+        assert!(!none.removes());
+        assert_eq!(none.kept(&samples).len(), 4);
+        let dedup = Removals { dedup: std::slice::from_ref(&dropped), ..Removals::default() };
+        assert!(dedup.removes());
+        assert_eq!(dedup.removed_ids().into_iter().collect::<Vec<_>>(), ["q3"]);
+        let kept: Vec<&str> = dedup.kept(&samples).iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(kept, ["q1", "q2", "q4"]);
+    }
+}

@@ -26,6 +26,7 @@ pub use blindspot_export as export;
 pub use blindspot_ingest as ingest;
 pub use blindspot_metrics as metrics;
 pub use blindspot_ml as ml;
+pub use blindspot_outputs as outputs;
 pub use blindspot_pipeline as pipeline;
 pub use blindspot_plots as plots;
 pub use blindspot_predictions as predictions;

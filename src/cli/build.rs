@@ -1,5 +1,5 @@
 //! `blindspot build [PIPELINE...]`: validate every pipeline first, then run
-//! each through [`crate::pipeline::run`] and print a summary per release.
+//! each through [`crate::pipeline::build`] and print a summary per release.
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,6 @@ const DEFAULT_OUT: &str = "releases";
 pub fn run(args: &Args) -> Result<()> {
     // Validate all before touching any data.
     let pipelines = crate::pipeline::load_all(&super::pipeline_files(&args.pipelines)?)?;
-    pipelines.iter().for_each(super::warn_unanswered);
     if args.timings {
         crate::progress::enable_timings();
     }
@@ -65,11 +64,8 @@ pub fn run(args: &Args) -> Result<()> {
     super::outputs::check(&[], &all)?;
     let cache = if args.no_cache { StageCache::disabled() } else { StageCache::new(default_dir()) };
     for p in &pipelines {
-        let built = crate::pipeline::run(p, &args.out_dir, &cache)?;
-        if args.out_dir == Path::new(DEFAULT_OUT) {
-            crate::pipeline::write_lock(p, &built.outcome)?;
-        }
-        super::say(&built.summary(p));
+        let lock = args.out_dir == Path::new(DEFAULT_OUT);
+        super::say(&crate::pipeline::build(p, &args.out_dir, &cache, lock)?);
     }
     Ok(())
 }

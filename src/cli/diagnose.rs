@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use super::outputs::{self, Output};
-use crate::diagnose::{check_leakage, diagnose, report};
+use crate::diagnose::{check_leakage, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
+use crate::pipeline::steps;
 use crate::spec::plan::StageSettings;
 use crate::spec::wire::{DiagnoseWire, PruneWire};
 use crate::spec::{DatasetFlags, Flags, IngestPlan, Pipeline};
@@ -124,11 +125,8 @@ pub fn run(args: &Args) -> Result<()> {
     // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
     cfg.method = crate::diagnose::Method::TstRf;
     let ingested = ingest(&plan)?;
-    cfg.check_folds(ingested.samples.len())?;
-    cfg.check_meta_fields(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
-    cfg.check_fold_groups(&ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
     // Outside scores are checked against this run's folds before any forest is fit.
-    cfg.load_outside(&ingested.samples)?;
+    let cfg = steps::check_diagnose(&cfg, &ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {
@@ -147,15 +145,11 @@ pub fn run(args: &Args) -> Result<()> {
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
     }
-    let mut d = crate::progress::timed("diagnose (TsT-RF)", || diagnose(&ingested.samples, &cfg));
-    if let Some(o) = &cfg.outside {
-        crate::diagnose::outside::apply(&mut d, o);
-    }
-    let refs: Vec<&crate::sample::Sample> = ingested.samples.iter().collect();
-    d.null = Some(crate::diagnose::null::measure(&refs, &cfg, &d, &cfg.null));
-    for w in crate::diagnose::audit::attach(&mut d, &ingested.samples, &cfg) {
+    let diagnosed = steps::diagnose(&ingested.samples, &cfg, None, None, None)?;
+    for w in &diagnosed.warnings {
         eprintln!("warning: diagnose: {w}");
     }
+    let d = diagnosed.diagnosis;
     crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None, None))?;
     if let Some(dir) = &args.export_features {
         crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;

@@ -2,14 +2,12 @@
 //! the papers' metrics from models' predictions, optionally B-Clean, by hand.
 //! Writes `metrics.json`, `per_question.parquet`, `label_audit.csv` (and `bclean.json`) into DIR, atomically.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::diagnose::DiagnoseConfig;
 use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::metrics::{GroupKey, MetricsConfig, compute, percent2, score_all};
+use crate::metrics::percent2;
 use crate::predictions::{Manifest, PredictionFile, Source, import_all};
-use crate::prune::bclean::{BCleanConfig, bclean};
 use crate::sample::{Sample, id_cmp};
 use crate::spec::{IngestPlan, Pipeline};
 
@@ -112,12 +110,12 @@ pub struct Args {
     /// Predictions naming unknown ids, or repeating one, are errors.
     #[arg(long)]
     pub strict: bool,
-    /// Seed of the bootstrap (default 42).
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-    /// Bootstrap resamples.
-    #[arg(long, default_value_t = 1000)]
-    pub resamples: usize,
+    /// Seed of the bootstrap (default 42, as a pipeline's [dataset] seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Bootstrap resamples (default 1000, as a pipeline's [metrics] resamples).
+    #[arg(long)]
+    pub resamples: Option<usize>,
     /// Per-group accuracies: `question_type` or `meta:FIELD` (repeatable).
     #[arg(long)]
     pub group_by: Vec<String>,
@@ -129,9 +127,9 @@ pub struct Args {
     /// full, kept, removed and control-kept sets.
     #[arg(long)]
     pub prune: Option<PathBuf>,
-    /// Gold-label audit: `all` (every model that answered, at least 3) or how many sighted models must agree on one non-gold answer.
-    #[arg(long, default_value = "all")]
-    pub audit_agree: String,
+    /// Gold-label audit: `all` (every model that answered, at least 3; the default) or how many sighted models must agree on one non-gold answer.
+    #[arg(long)]
+    pub audit_agree: Option<String>,
     /// Run B-Clean on the mirage predictions and write bclean.json.
     #[arg(long)]
     pub bclean: bool,
@@ -253,71 +251,34 @@ fn first_difference(a: &Sample, b: &Sample) -> Option<(&'static str, String, Str
     pairs.into_iter().find(|(_, x, y)| x != y)
 }
 
+impl Args {
+    /// The flags in `[metrics]`' terms, for spec to resolve.
+    fn flags(&self) -> Result<crate::spec::plan::MetricsFlags> {
+        Ok(crate::spec::plan::MetricsFlags {
+            seed: self.seed,
+            resamples: self.resamples,
+            strict: self.strict,
+            scoring: self.inputs.scoring()?,
+            group_by: self.group_by.clone(),
+            llm_base: self.llm_base.clone(),
+            audit_agree: self.audit_agree.clone(),
+            bclean: self.bclean,
+            bclean_models: self.bclean_models.clone(),
+            bclean_step3: self.bclean_step3,
+            bclean_remove_imageless: self.bclean_remove_imageless,
+        })
+    }
+}
+
 pub fn run(args: &Args) -> Result<()> {
-    let (numeric, mra) = args.inputs.scoring()?;
-    let mut cfg = MetricsConfig {
-        seed: args.seed,
-        resamples: args.resamples,
-        strict: args.strict,
-        numeric,
-        mra,
-        ..MetricsConfig::default()
-    };
-    if let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::RESAMPLES, cfg.resamples) {
-        return Err(flag(v.for_flag()));
-    }
-    for g in &args.group_by {
-        cfg.group_by.push(GroupKey::parse(g).map_err(flag)?);
-    }
-    crate::predictions::check_models(&args.bclean_models, "--bclean-models").map_err(flag)?;
-    for b in &args.llm_base {
-        let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
-        cfg.llm_bases.insert(vlm.to_string(), llm.to_string());
-    }
+    let settings = crate::spec::plan::metrics_settings(&args.flags()?)?;
+    let cfg = &settings.config;
     let (rows, imported) = args.inputs.load(&args.out)?;
-    let scored = score_all(&rows, &imported.predictions, &cfg)?;
-    if scored.unknown_count > 0 {
-        eprintln!(
-            "warning: {} prediction{} name ids that are not in the given rows (skipped; results of a `blindspot export` map to ids through --manifest; --strict makes this an error):",
-            scored.unknown_count,
-            if scored.unknown_count == 1 { "" } else { "s" }
-        );
-        for u in &scored.unknown {
-            eprintln!("  {}: model \"{}\", id \"{}\"", u.location, u.model, u.id);
-        }
-    }
-    if scored.duplicate_count > 0 {
-        eprintln!(
-            "warning: {} repeated predictions (same model and id) ignored; the first is kept",
-            scored.duplicate_count
-        );
-    }
-    let bclean_report = if args.bclean {
-        let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
-        let bcfg = BCleanConfig {
-            models: (!args.bclean_models.is_empty()).then(|| args.bclean_models.clone()),
-            step3: args.bclean_step3.then(|| DiagnoseConfig {
-                seed: args.seed,
-                numeric: cfg.numeric,
-                mra: cfg.mra,
-                ..DiagnoseConfig::default()
-            }),
-            remove_imageless: args.bclean_remove_imageless,
-            ..BCleanConfig::default()
-        };
-        Some(bclean(&questions, &imported.predictions, &cfg, &bcfg)?)
-    } else {
-        None
-    };
-    // Gold-label audit: questions every sighted model (at least 3) answers alike, not with the gold.
-    let all: HashSet<&str> = rows.iter().filter(|r| r.variant.is_none()).map(|r| r.id.as_str()).collect();
-    let audit_rule = crate::metrics::evidence::AuditRule::parse(&args.audit_agree).map_err(flag)?;
-    let audit = crate::metrics::evidence::label_audit(&rows, &scored, &all, audit_rule);
-    let gap = match &args.prune {
-        Some(path) => Some(gap_from_prune(path, &rows, &scored, &cfg)?),
-        None => None,
-    };
-    let report = compute(&rows, scored, &cfg);
+    let measured = crate::pipeline::steps::measure(&rows, &imported, &settings, args.prune.as_deref(), |w| {
+        eprintln!("{w}");
+    })?;
+    let crate::pipeline::steps::Measured { report, audit, bclean: bclean_report, gap } = measured;
+    let audit_rule = settings.audit;
     let file = report.file(&imported);
     let per_question = report.per_question_batch(&rows)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| {
@@ -419,37 +380,4 @@ pub fn run(args: &Args) -> Result<()> {
     ));
     super::say(&format!("-> {}", display_path(&args.out.join("metrics.json"))));
     Ok(())
-}
-
-/// The gap report for the kept and removed sets a `prune.json` describes.
-fn gap_from_prune(
-    path: &Path,
-    rows: &[Sample],
-    scored: &crate::metrics::Scored,
-    cfg: &MetricsConfig,
-) -> Result<crate::metrics::evidence::GapReport> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let report: crate::prune::report::PruneReport = serde_json::from_str(&text).map_err(|e| {
-        Error::one(
-            Problem::new(Location::file(path), format!("not a prune.json: {e}"))
-                .help("give the prune.json that `blindspot prune --out DIR` wrote"),
-        )
-    })?;
-    let questions: Vec<Sample> = rows.iter().filter(|r| r.variant.is_none()).cloned().collect();
-    let known: HashSet<&str> = questions.iter().map(|s| s.id.as_str()).collect();
-    if let Some(r) = report.removed.iter().find(|r| !known.contains(r.id.as_str())) {
-        return Err(Error::one(
-            Problem::new(Location::file(path), format!("removed id \"{}\" is not among the given rows", r.id))
-                .field("removed")
-                .help("give the rows the pruning ran on (--samples or --release)"),
-        ));
-    }
-    let kept_of = |removed: &[crate::prune::report::RemovedRow]| -> HashSet<&str> {
-        let gone: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
-        known.iter().copied().filter(|id| !gone.contains(id)).collect()
-    };
-    let kept = kept_of(&report.removed);
-    let control = report.control.as_ref().map(|c| kept_of(&c.removed));
-    let sets = crate::metrics::evidence::Sets { kept: &kept, control_kept: control.as_ref() };
-    Ok(crate::metrics::evidence::gap(&questions, scored, &sets, cfg))
 }

@@ -119,23 +119,6 @@ pub fn pipeline_files(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Warns on stderr about the datasheet questions a pipeline leaves unanswered (the
-/// card marks them too).
-pub fn warn_unanswered(p: &crate::spec::Pipeline) {
-    let open = crate::release::datasheet::unanswered(p);
-    if let Some(first) = open.first() {
-        let ids: Vec<&str> = open.iter().map(|q| q.id).collect();
-        eprintln!(
-            "warning: {}: {} datasheet question{} unanswered, marked in the card: {} (answer under [datasheet], e.g. {})",
-            crate::error::display_path(&p.path),
-            open.len(),
-            if open.len() == 1 { " is" } else { "s are" },
-            ids.join(", "),
-            crate::release::datasheet::how_to_answer(first).trim_end_matches(" under [datasheet]")
-        );
-    }
-}
-
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub fn say(text: &str) {
     use std::io::Write;

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use super::diagnose::{InputArgs, TstArgs, flag_error, resolve_input};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
-use crate::prune::{Method, PruneConfig, prune_with, report};
+use crate::pipeline::steps;
+use crate::prune::{Method, report};
 use crate::spec::wire::PruneWire;
 
 #[derive(Debug, clap::Args)]
@@ -32,13 +33,9 @@ pub fn run(args: &Args) -> Result<()> {
     let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(Some(&args.prune)))?;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
-    let mut dcfg = settings.diagnose;
+    let (dcfg, crate::spec::PrunePlan { config: cfg, control }) = settings.for_pruning();
     inputs.extend(dcfg.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.out)])?;
-    let (cfg, control) = match settings.prune {
-        Some(p) => (p.config, p.control),
-        None => (PruneConfig { seed: dcfg.seed, ..Default::default() }, false),
-    };
     if cfg.method == Method::Bclean {
         return Err(flag_error(
             "B-Clean needs model predictions: run `blindspot metrics --bclean`, or use a pipeline with [predictions] and `blindspot build`".into(),
@@ -59,19 +56,14 @@ pub fn run(args: &Args) -> Result<()> {
         _ => crate::error::Location::file("command line"),
     };
     cfg.unit.check_rows(&ingested.samples, &unit_at)?;
-    dcfg.check_folds(ingested.samples.len())?;
-    dcfg.check_meta_fields(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
-    dcfg.check_fold_groups(&ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
-    dcfg.load_outside(&ingested.samples)?;
+    let dcfg =
+        steps::check_diagnose(&dcfg, &ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,
     };
-    let run = prune_with(&ingested.samples, &cfg, &dcfg, emb.as_ref())?;
-    let ctl = match control {
-        true => Some(prune_with(&ingested.samples, &run.matched_control(), &dcfg, emb.as_ref())?),
-        false => None,
-    };
+    let steps::PruneRuns { pruned: run, control: ctl } =
+        steps::prune(&ingested.samples, &cfg, control, &dcfg, emb.as_ref(), None)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
     super::say(&run.summary());
     if let Some(c) = &ctl {

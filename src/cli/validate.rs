@@ -17,7 +17,9 @@ pub fn run(args: &Args) -> Result<()> {
     for file in super::pipeline_files(&args.pipelines)? {
         match Pipeline::load(&file) {
             Ok(p) => {
-                super::warn_unanswered(&p);
+                if let Some(w) = crate::spec::datasheet::unanswered_warning(&p) {
+                    eprintln!("{w}");
+                }
                 super::say(&format!(
                     "ok: {} ({} {}, {} input file{})",
                     crate::error::display_path(&file),

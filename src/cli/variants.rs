@@ -6,12 +6,12 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::io::parquet::write_samples;
 use crate::sample::Embed;
-use crate::spec::{OnInvalid, Pipeline};
-use crate::variants::{CaptionSource, KindSel, VariantsConfig, expand_kinds, generate, parse_kind};
+use crate::spec::Pipeline;
+use crate::variants::{CaptionSource, KindSel, expand_kinds, parse_kind};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -54,33 +54,19 @@ pub fn run(args: &Args) -> Result<()> {
     if pipeline.is_some() {
         args.bare.check_no_pipeline()?;
     }
-    let mut cfg: VariantsConfig = pipeline.as_ref().and_then(|p| p.variants.clone()).unwrap_or_default();
-    if !args.kinds.is_empty() {
-        cfg.kinds = args.kinds.clone();
-    }
-    if let Some(path) = &args.captions {
-        if !path.is_file() {
-            return Err(Error::one(
-                Problem::new(
-                    Location::file("command line"),
-                    format!("--captions: {} is not a file", display_path(path)),
-                )
-                .help("give a JSON file of {\"<sample id>\": \"<caption>\", ...}"),
-            ));
-        }
-        cfg.captions = Some(CaptionSource::File { path: path.clone(), key: args.captions_key.clone() });
-    }
-    if args.skip_invalid_captions {
-        cfg.on_invalid = OnInvalid::Skip;
-    }
+    let flags = crate::spec::plan::VariantsFlags {
+        kinds: args.kinds.clone(),
+        seed: args.seed,
+        captions: args.captions.clone().map(|path| (path, args.captions_key.clone())),
+        skip_invalid_captions: args.skip_invalid_captions,
+    };
+    let crate::spec::plan::VariantsSettings { config: cfg, seed } =
+        crate::spec::plan::variants_settings(pipeline.as_ref(), &flags)?;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     if let Some(CaptionSource::File { path, .. }) = &cfg.captions {
         inputs.push(super::outputs::Input::File(path.clone()));
     }
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
-    let seed =
-        args.seed.or(cfg.seed).or(pipeline.as_ref().map(|p| p.dataset.seed)).unwrap_or(crate::context::DEFAULT_SEED);
-    cfg.seed = Some(seed);
     let ingested = ingest(&plan)?;
     let samples = &ingested.samples;
     let kinds = expand_kinds(&cfg.kinds, samples);
@@ -89,10 +75,8 @@ pub fn run(args: &Args) -> Result<()> {
     let mut summary = serde_json::Map::new();
     let mut warnings: Vec<String> = Vec::new();
     crate::io::fs::atomic_dir(&args.output, |tmp| {
-        // One kind at a time: only one kind's generated images are in memory.
-        for kind in &kinds {
-            let one = VariantsConfig { kinds: vec![KindSel::One(*kind)], ..cfg.clone() };
-            let v = generate(samples, &one, seed)?;
+        let kept: Vec<&crate::sample::Sample> = samples.iter().collect();
+        crate::pipeline::steps::variants(&kept, &cfg, |v| {
             warnings.extend(v.warnings.iter().cloned());
             for k in &v.kinds {
                 write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
@@ -106,7 +90,8 @@ pub fn run(args: &Args) -> Result<()> {
             if let Some(serde_json::Value::Object(m)) = v.summary().get("kinds") {
                 summary.extend(m.clone());
             }
-        }
+            Ok(())
+        })?;
         let doc = serde_json::json!({
             "samples": samples.len(),
             "seed": seed,

@@ -35,6 +35,9 @@ mod score;
 pub mod tst_embed;
 pub mod verdict;
 
+/// What each feature measures, in words: the diagnosis names its top features
+/// by column, and whoever reports them describes them from here.
+pub use crate::ml::features::glossary;
 pub use config::{Combine, DiagnoseConfig, FoldsGiven, GroupBy, ImageClusterCount, Method};
 pub use leakage::{check_leakage, perturb_answer};
 pub use run::*;

@@ -155,3 +155,45 @@ pub fn dedup(samples: &[Sample], report: &DupsReport) -> Vec<Removed> {
         })
         .collect()
 }
+
+/// Each embedded question on the first two principal axes of the question
+/// embeddings, in the embeddings' order: the release's projection plot.
+pub(crate) fn project(e: &crate::embed::SampleEmbeddings) -> Vec<(f64, f64)> {
+    let rows: Vec<&[f32]> = e.rows.iter().map(|r| r.question.as_slice()).collect();
+    let (mean, axes) = crate::ml::pca::pca2(&rows, e.dim);
+    rows.iter()
+        .map(|r| {
+            let c: Vec<f64> = r.iter().zip(&mean).map(|(v, m)| f64::from(*v) - m).collect();
+            let p = |a: &[f64]| a.iter().zip(&c).map(|(x, y)| x * y).sum::<f64>();
+            (p(&axes[0]), p(&axes[1]))
+        })
+        .collect()
+}
+
+/// What the embedding step produced: the embeddings (when a setting needs
+/// them), the duplicates `[leakage]` found, and what `prune-duplicates` drops.
+pub(crate) struct Embedded {
+    pub embeddings: Option<SampleEmbeddings>,
+    pub dups: Option<DupsReport>,
+    pub dedup_removed: Vec<Removed>,
+}
+
+/// The embedding step: every ingested question embedded with `model` (when
+/// the pipeline needs it; cached beside the stage cache), then `[leakage]`.
+pub(crate) fn embed(
+    p: &Pipeline,
+    samples: &[Sample],
+    model: Option<&MiniLm>,
+    cache: &crate::cache::StageCache,
+) -> Result<Embedded> {
+    let settings = EmbedSettings { cache_dir: cache.enabled().then(|| crate::cache::default_dir().join("embed")) };
+    let embeddings = match model {
+        Some(m) => Some(crate::embed::embed_samples(samples, m, &settings)?),
+        None => None,
+    };
+    let (dups, dedup_removed) = match leakage(p, samples, embeddings.as_ref(), model, &settings)? {
+        Some((d, r)) => (Some(d), r),
+        None => (None, Vec::new()),
+    };
+    Ok(Embedded { embeddings, dups, dedup_removed })
+}

@@ -15,6 +15,8 @@ use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
+use blindspot_ml as ml;
+use blindspot_outputs as outputs;
 use blindspot_predictions as predictions;
 use blindspot_prune as prune;
 use blindspot_release as release;
@@ -28,18 +30,20 @@ pub const CODE_FINGERPRINT: &str = env!("BLINDSPOT_CODE_FINGERPRINT");
 
 pub mod cache;
 mod embedding;
+pub mod steps;
 pub mod summary;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::context::RunContext;
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::{Ingested, ingest};
+use crate::outputs::{BuildOutputs, EmbedStage, Removals};
 use crate::progress::timed;
-use crate::prune::{Method, PruneConfig, Pruned, prune_with};
-use crate::release::{EmbedStage, ReleaseOutcome, Stages, lock, write_release};
+use crate::prune::{Method, PruneConfig, Pruned};
+use crate::release::{ReleaseOutcome, lock, write_release};
 use crate::sample::Sample;
 use crate::spec::{MetricsPlan, Pipeline};
 use cache::{StageCache, config_bytes, samples_digest};
@@ -54,7 +58,8 @@ pub struct Built {
 }
 
 /// Loads and validates every pipeline file before any data is touched: every
-/// problem of every file at once, including a missing embedding model.
+/// problem of every file at once, including a missing embedding model; then
+/// warns of the datasheet questions each leaves open.
 pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
     let mut pipelines = Vec::new();
     let mut problems = Vec::new();
@@ -73,134 +78,195 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
             Err(e) => return Err(e),
         }
     }
-    if problems.is_empty() { Ok(pipelines) } else { Err(Error::Invalid(problems)) }
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    for w in pipelines.iter().filter_map(crate::spec::datasheet::unanswered_warning) {
+        eprintln!("{w}");
+    }
+    Ok(pipelines)
+}
+
+/// `blindspot build` of one pipeline: its stages and release ([`run`]), its
+/// lock file when `lock` (only when the lock's content changes), and the
+/// summary a person reads.
+pub fn build(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock: bool) -> Result<String> {
+    let built = run(p, out_dir, cache)?;
+    if lock {
+        write_lock(p, &built.outcome)?;
+    }
+    Ok(built.summary(p))
 }
 
 /// Runs one pipeline's stages (diagnose and prune through the stage cache)
 /// and writes its release under `out_dir`.
 pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };
-    // A release holds its images: names without the files would publish a set
-    // that no one can load.
-    if p.ingest.image_names_only {
-        return Err(Error::one(
-            Problem::new(Location::file(&p.path), "a release cannot be built from image names only")
-                .field("ingest.image-names-only")
-                .help(
-                    "set [ingest] images to the folder that holds the images (and remove image-names-only); \
-                     diagnose, prune, variants and metrics run without them",
-                ),
-        ));
-    }
+    refuse_image_names_only(p)?;
     // The model first: a pipeline that needs it and lacks it reads no data.
     let model = embedding::load_model(p)?;
     let ingested = timed("ingest", || ingest(&p.ingest))?;
-    let settings =
-        crate::embed::EmbedSettings { cache_dir: cache.enabled().then(|| cache::default_dir().join("embed")) };
-    let emb = match &model {
-        Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &settings)?),
-        None => None,
-    };
-    let (dups, dedup_removed) = match embedding::leakage(p, &ingested.samples, emb.as_ref(), model.as_ref(), &settings)?
-    {
-        Some((d, r)) => (Some(d), r),
-        None => (None, Vec::new()),
-    };
+    let embedded = embedding::embed(p, &ingested.samples, model.as_ref(), cache)?;
     // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
-    let work: Cow<'_, [Sample]> = if dedup_removed.is_empty() {
-        Cow::Borrowed(&ingested.samples)
-    } else {
-        let gone: BTreeSet<&str> = dedup_removed.iter().map(|r| r.id.as_str()).collect();
-        Cow::Owned(ingested.samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
-    };
+    let work =
+        without(Cow::Borrowed(&ingested.samples), embedded.dedup_removed.iter().map(|r| r.id.as_str()).collect());
     // Predictions are read once: the filter, B-Clean and the metrics use them.
     let imported = p.metrics.as_ref().map(import_predictions).transpose()?;
     // `[filter]`: the later stages see the benchmark without what blind models answer.
-    let filter_report = match (&p.filter, &p.metrics, &imported) {
-        (Some(rule), Some(m), Some(imported)) => {
-            let r = crate::prune::filter::apply(
-                &work,
-                &imported.predictions,
-                rule,
-                &m.config,
-                &crate::error::Location::file(&p.path),
-            )?;
-            eprintln!("{}", r.summary());
-            if let Some(w) = r.unknown_warning() {
-                eprintln!("{w}");
-            }
-            Some(r)
-        }
-        (Some(_), _, _) => return Err(Error::Bug("[filter] without [predictions] passed validation".into())),
-        _ => None,
-    };
-    let work: Cow<'_, [Sample]> = match &filter_report {
-        Some(r) if !r.removed.is_empty() => {
-            let gone = r.removed_ids();
-            Cow::Owned(work.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
-        }
-        _ => work,
-    };
+    let filter_report = filter(p, &work, imported.as_ref())?;
+    let work = without(work, filter_report.as_ref().map(|r| r.removed_ids()).unwrap_or_default());
+    let (emb, dups, dedup_removed) = (embedded.embeddings, embedded.dups, embedded.dedup_removed);
     // Folds the pipeline sets must not outnumber the questions diagnosed.
     if let Some(plan) = &p.prune {
-        plan.config.unit.check_rows(&work, &crate::error::Location::file(&p.path))?;
+        plan.config.unit.check_rows(&work, &Location::file(&p.path))?;
     }
-    p.diagnose.check_folds(work.len())?;
-    p.diagnose.check_meta_fields(&work, &crate::error::Location::file(&p.path))?;
-    p.diagnose.check_fold_groups(&work, &crate::error::Location::file(&p.path))?;
-    // `[diagnose] scores`: read and checked against the questions diagnosed, once.
-    let loaded;
-    let diagnose_cfg = match &p.diagnose.outside_source {
-        Some(_) => {
-            let mut c = p.diagnose.clone();
-            c.load_outside(&work)?;
-            loaded = c;
-            &loaded
-        }
-        None => &p.diagnose,
-    };
-
-    let samples = timed("hash samples", || samples_digest(&work))?;
-    // Stage keys from the settings' canonical JSON (every field, named).
+    let diagnose_cfg = steps::check_diagnose(&p.diagnose, &work, &Location::file(&p.path))?;
+    let diagnose_cfg = diagnose_cfg.as_ref();
     let mut tst = config_bytes(diagnose_cfg)?;
     if let Some(e) = &emb {
         tst.extend_from_slice(e.model.as_bytes());
     }
-    let run_prune = |cfg: &PruneConfig| {
-        let key = StageCache::key(&ctx, "prune", &[&samples, &tst, &config_bytes(cfg)?]);
-        cache.try_get_or(
-            "prune",
-            &key,
-            |pr: &Pruned| pr.check_partition(&work),
-            || prune_with(&work, cfg, diagnose_cfg, emb.as_ref()),
-        )
+    let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))?, tst };
+    let Pruning { pruned, control, bclean: bclean_report, before } =
+        prune(p, &work, imported.as_ref(), diagnose_cfg, emb.as_ref(), &cached)?;
+    let diagnosis = match p.run_diagnose {
+        true => {
+            let d = steps::diagnose(&work, diagnose_cfg, emb.as_ref(), Some(&cached), before)?;
+            for w in &d.warnings {
+                eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
+            }
+            Some(d.diagnosis)
+        }
+        false => None,
     };
-    let mut bclean_report = None;
-    let mut pruned = match p.prune.as_ref() {
+    // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
+    let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());
+    drop(work);
+    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
+        projection: emb.as_ref().map(embedding::project).unwrap_or_default(),
+        embeddings: emb,
+        tst_embed,
+        dups,
+        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
+        dedup_removed,
+    });
+    let removals = Removals {
+        pruned: pruned.as_ref(),
+        filter: filter_report.as_ref(),
+        dedup: embed_stage.as_ref().map_or(&[], |e| e.dedup_removed.as_slice()),
+    };
+    // Variants stress the set being published: the kept questions.
+    let kept = removals.kept(&ingested.samples);
+    let variants = variants(p, &kept)?;
+    let metrics = match (&p.metrics, &imported) {
+        (Some(plan), Some(imported)) => {
+            let control_kept: Option<HashSet<&str>> =
+                control.as_ref().map(|c| c.kept.iter().map(String::as_str).collect());
+            let inputs = steps::MetricsInputs {
+                all: &ingested.samples,
+                kept: &kept,
+                control_kept: control_kept.as_ref(),
+                removes: removals.removes(),
+                variants: &variants,
+            };
+            Some(steps::metrics(plan, imported, &inputs)?)
+        }
+        _ => None,
+    };
+    let outputs = BuildOutputs {
+        ingested: &ingested,
+        diagnosis: diagnosis.as_ref(),
+        pruned: pruned.as_ref(),
+        control: control.as_ref(),
+        bclean: bclean_report.as_ref(),
+        filter: filter_report.as_ref(),
+        metrics: metrics.as_ref(),
+        embed: embed_stage.as_ref(),
+        variants: &variants,
+    };
+    let outcome = timed("release (total)", || write_release(p, &outputs, out_dir))?;
+    Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
+}
+
+/// A release holds its images: names without the files would publish a set
+/// that no one can load.
+fn refuse_image_names_only(p: &Pipeline) -> Result<()> {
+    if !p.ingest.image_names_only {
+        return Ok(());
+    }
+    Err(Error::one(
+        Problem::new(Location::file(&p.path), "a release cannot be built from image names only")
+            .field("ingest.image-names-only")
+            .help(
+                "set [ingest] images to the folder that holds the images (and remove image-names-only); \
+                 diagnose, prune, variants and metrics run without them",
+            ),
+    ))
+}
+
+/// `samples` without the questions whose ids are in `gone`.
+fn without<'a>(samples: Cow<'a, [Sample]>, gone: BTreeSet<&str>) -> Cow<'a, [Sample]> {
+    if gone.is_empty() {
+        return samples;
+    }
+    Cow::Owned(samples.iter().filter(|s| !gone.contains(s.id.as_str())).cloned().collect())
+}
+
+/// `[filter]`: what blind models answer, removed before pruning (its summary
+/// and any unknown ids on stderr).
+fn filter(
+    p: &Pipeline,
+    work: &[Sample],
+    imported: Option<&crate::predictions::Imported>,
+) -> Result<Option<crate::prune::filter::FilterReport>> {
+    let Some(rule) = &p.filter else { return Ok(None) };
+    let (m, imported) = p
+        .metrics
+        .as_ref()
+        .zip(imported)
+        .ok_or_else(|| Error::Bug("[filter] without [predictions] passed validation".into()))?;
+    let r = crate::prune::filter::apply(work, &imported.predictions, rule, &m.config, &Location::file(&p.path))?;
+    eprintln!("{}", r.summary());
+    if let Some(w) = r.unknown_warning() {
+        eprintln!("{w}");
+    }
+    Ok(Some(r))
+}
+
+/// What pruning produced: the run and its control, B-Clean's report when it
+/// pruned, and the diagnosis of the whole set the pruner measured first.
+struct Pruning {
+    pruned: Option<Pruned>,
+    control: Option<Pruned>,
+    bclean: Option<crate::prune::bclean::BCleanReport>,
+    before: Option<crate::diagnose::Diagnosis>,
+}
+
+/// `[prune]`: B-Clean, or the prune step (with its control) through the cache.
+fn prune(
+    p: &Pipeline,
+    work: &[Sample],
+    imported: Option<&crate::predictions::Imported>,
+    diagnose_cfg: &crate::diagnose::DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cached: &steps::Cached<'_>,
+) -> Result<Pruning> {
+    let (mut pruned, mut control, bclean_report) = match p.prune.as_ref() {
         Some(plan) if plan.config.method == Method::Bclean => {
             let (m, imported) = p
                 .metrics
                 .as_ref()
-                .zip(imported.as_ref())
+                .zip(imported)
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
-            let bcfg = crate::prune::bclean::BCleanConfig {
-                models: plan.config.bclean_models.clone(),
-                step3: plan.config.bclean_step3.then(|| diagnose_cfg.clone()),
-                remove_imageless: plan.config.bclean_remove_imageless,
-                ..Default::default()
-            };
-            let report = crate::prune::bclean::bclean(&work, &imported.predictions, &m.config, &bcfg)?;
-            let pr = crate::prune::bclean_pruned(&work, &report, &plan.config, p.run_diagnose.then_some(diagnose_cfg));
-            bclean_report = Some(report);
-            Some(pr)
+            let (pr, report) =
+                bclean(work, &plan.config, &imported.predictions, &m.config, diagnose_cfg, p.run_diagnose)?;
+            (Some(pr), None, Some(report))
         }
-        Some(plan) => Some(timed("prune (diagnose before, IBP iterations, after)", || run_prune(&plan.config))?),
-        None => None,
-    };
-    // The control removes at random exactly what the pruner removed, key by key.
-    let mut control = match (p.prune.as_ref().filter(|plan| plan.control), &pruned) {
-        (Some(_), Some(pr)) => Some(timed("prune control", || run_prune(&pr.matched_control()))?),
-        _ => None,
+        Some(plan) => {
+            let runs = steps::prune(work, &plan.config, plan.control, diagnose_cfg, emb, Some(cached))?;
+            (Some(runs.pruned), runs.control, None)
+        }
+        None => (None, None, None),
     };
     // Every pruner measures the diagnostic on the whole set first (`before`): reuse it,
     // its per-question rows moved, not copied. The release reads the pruners' own
@@ -211,120 +277,53 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
             d.rows = Vec::new();
         }
     }
-    let diagnosis = match before {
-        Some(d) if p.run_diagnose => Some(d),
-        _ if p.run_diagnose => {
-            let key = StageCache::key(&ctx, "diagnose", &[&samples, &tst]);
-            Some(timed("diagnose", || {
-                cache.try_get_or(
-                    "diagnose",
-                    &key,
-                    |d: &crate::diagnose::Diagnosis| d.check_samples(&work),
-                    || {
-                        let mut d = crate::diagnose::diagnose_with(&work, diagnose_cfg, emb.as_ref())?;
-                        measure_null(&work, diagnose_cfg, &mut d);
-                        Ok(d)
-                    },
-                )
-            })?)
-        }
-        _ => None,
-    };
-    // The verdict reads the label-permutation null: a pruner that did not measure it
-    // (another stop rule, B-Clean) leaves it to be measured here.
-    let diagnosis = diagnosis.map(|mut d| {
-        if d.null.is_none() {
-            timed("null (label permutations)", || measure_null(&work, diagnose_cfg, &mut d));
-        }
-        d
-    });
-    // Meta fields that carry the answer are named, used as features or not.
-    let diagnosis = match diagnosis {
-        Some(mut d) => {
-            for w in crate::diagnose::audit::attach(&mut d, &work, diagnose_cfg) {
-                eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
-            }
-            Some(d)
-        }
-        None => None,
-    };
-    // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
-    let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());
-    drop(work);
-    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
-        embeddings: emb,
-        tst_embed,
-        dups,
-        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
-        dedup_removed,
-    });
-    let stages = Stages {
-        ingested: &ingested,
-        diagnosis: diagnosis.as_ref(),
-        pruned: pruned.as_ref(),
-        control: control.as_ref(),
-        bclean: bclean_report.as_ref(),
-        filter: filter_report.as_ref(),
-        metrics: None,
-        embed: embed_stage.as_ref(),
-        variants: &[],
-    };
-    // Variants stress the set being published: the kept questions.
-    let kept = stages.kept_samples();
-    let variants = timed("variants (generate)", || variants(p, &kept, ctx.seed))?;
-    let metrics = match (&p.metrics, &imported) {
-        (Some(plan), Some(imported)) => {
-            let kept_ids: std::collections::HashSet<&str> = kept.iter().map(|s| s.id.as_str()).collect();
-            // Predictions scored against every question: removed ones are measured, never dropped.
-            let lenient = crate::metrics::MetricsConfig { strict: false, ..plan.config.clone() };
-            let scored_full = crate::metrics::score_all(&ingested.samples, &imported.predictions, &lenient)?;
-            let mut m =
-                timed("metrics", || metrics(plan, imported, kept.iter().map(|s| (*s).clone()).collect(), &variants))?;
-            m.by_set = crate::metrics::by_set(&ingested.samples, &scored_full, &plan.config, &kept_ids);
-            let control_kept: Option<std::collections::HashSet<&str>> =
-                stages.control.map(|c| c.kept.iter().map(String::as_str).collect());
-            let sets = crate::metrics::evidence::Sets { kept: &kept_ids, control_kept: control_kept.as_ref() };
-            let removes = stages.removes();
-            m.gap =
-                removes.then(|| crate::metrics::evidence::gap(&ingested.samples, &scored_full, &sets, &plan.config));
-            m.label_audit =
-                crate::metrics::evidence::label_audit(&ingested.samples, &scored_full, &kept_ids, m.audit_rule);
-            Some(m)
-        }
-        _ => None,
-    };
-    let stages = Stages { metrics: metrics.as_ref(), variants: &variants, ..stages };
-    let outcome = timed("release (total)", || write_release(p, &stages, out_dir))?;
-    Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
+    Ok(Pruning { pruned, control, bclean: bclean_report, before })
 }
 
-/// Measures the label-permutation null of `d`, the diagnosis of `samples`, into it.
-fn measure_null(samples: &[Sample], cfg: &crate::diagnose::DiagnoseConfig, d: &mut crate::diagnose::Diagnosis) {
-    let refs: Vec<&Sample> = samples.iter().collect();
-    d.null = Some(crate::diagnose::null::measure(&refs, cfg, d, &cfg.null));
+/// `[variants]`: every kind asked for, made from the kept questions (their
+/// warnings on stderr).
+fn variants(p: &Pipeline, kept: &[&Sample]) -> Result<Vec<crate::variants::KindRows>> {
+    let mut variants = Vec::new();
+    if let Some(cfg) = &p.variants {
+        timed("variants (generate)", || {
+            steps::variants(kept, cfg, |v| {
+                for w in &v.warnings {
+                    eprintln!("warning: {}: variants: {w}", display_path(&p.path));
+                }
+                variants.extend(v.kinds);
+                Ok(())
+            })
+        })?;
+    }
+    Ok(variants)
+}
+
+/// B-Clean on the mirage predictions: its report, and the pruning run it makes
+/// of it (what it kept and removed, with TsT-RF before and after when the
+/// pipeline diagnoses).
+fn bclean(
+    work: &[Sample],
+    cfg: &PruneConfig,
+    predictions: &[crate::predictions::Prediction],
+    metrics: &crate::metrics::MetricsConfig,
+    diagnose_cfg: &crate::diagnose::DiagnoseConfig,
+    run_diagnose: bool,
+) -> Result<(Pruned, crate::prune::bclean::BCleanReport)> {
+    let bcfg = crate::prune::bclean::BCleanConfig {
+        models: cfg.bclean_models.clone(),
+        step3: cfg.bclean_step3.then(|| diagnose_cfg.clone()),
+        remove_imageless: cfg.bclean_remove_imageless,
+        ..Default::default()
+    };
+    let report = crate::prune::bclean::bclean(work, predictions, metrics, &bcfg)?;
+    let pr = crate::prune::bclean_pruned(work, &report, cfg, run_diagnose.then_some(diagnose_cfg));
+    Ok((pr, report))
 }
 
 /// A copy of `d` that takes its per-question rows, leaving `d` a summary.
 fn take_rows(d: &mut crate::diagnose::Diagnosis) -> crate::diagnose::Diagnosis {
     let rows = std::mem::take(&mut d.rows);
     crate::diagnose::Diagnosis { rows, ..d.clone() }
-}
-
-/// Generates each variant kind the pipeline asks for, one kind at a time.
-fn variants(p: &Pipeline, kept: &[&Sample], seed: u64) -> Result<Vec<crate::variants::KindRows>> {
-    use crate::variants::{KindSel, VariantsConfig, expand_kinds, generate_from};
-    let Some(cfg) = &p.variants else { return Ok(Vec::new()) };
-    let seed = cfg.seed.unwrap_or(seed);
-    let mut generated = Vec::new();
-    for kind in expand_kinds(&cfg.kinds, kept.iter().copied()) {
-        let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
-        let v = generate_from(kept, &one, seed)?;
-        for w in &v.warnings {
-            eprintln!("warning: {}: variants: {w}", display_path(&p.path));
-        }
-        generated.extend(v.kinds);
-    }
-    Ok(generated)
 }
 
 /// Imports the pipeline's prediction files; paths in what is imported are the
@@ -356,35 +355,6 @@ pub fn import_predictions(plan: &MetricsPlan) -> Result<crate::predictions::Impo
         }
     }
     Ok(imported)
-}
-
-/// Scores the imported predictions against the kept questions and the
-/// variant rows (`report/metrics.json`).
-fn metrics(
-    plan: &MetricsPlan,
-    imported: &crate::predictions::Imported,
-    kept: Vec<Sample>,
-    variants: &[crate::variants::KindRows],
-) -> Result<crate::release::MetricsOut> {
-    let mut rows = kept;
-    for k in variants {
-        rows.extend(k.rows.iter().map(|r| {
-            // Scoring needs the text and gold, not the image bytes.
-            let mut r = r.clone();
-            r.images.iter_mut().for_each(|i| i.bytes = None);
-            r
-        }));
-    }
-    rows.sort_by(|a, b| crate::sample::id_cmp(&a.id, &b.id));
-    let report = crate::metrics::metrics(&rows, imported, &plan.config)?;
-    Ok(crate::release::MetricsOut {
-        file: report.file(imported),
-        by_set: Vec::new(),
-        gap: None,
-        label_audit: Vec::new(),
-        audit_rule: plan.audit,
-        per_question: report.per_question_batch(&rows)?,
-    })
 }
 
 /// Writes the pipeline's lock file (only when its content changes).

@@ -3,7 +3,8 @@
 
 use crate::error::display_path;
 use crate::ingest::Ingested;
-use crate::release::{EmbedStage, Written};
+use crate::outputs::EmbedStage;
+use crate::release::Written;
 use crate::spec::Pipeline;
 
 impl super::Built {

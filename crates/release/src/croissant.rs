@@ -149,7 +149,7 @@ fn license_url(spdx: &str) -> String {
 }
 
 /// Renders `croissant.json`.
-pub fn render(p: &Pipeline, stages: &super::Stages<'_>, configs: &[Config<'_>]) -> Result<String> {
+pub fn render(p: &Pipeline, stages: &super::BuildOutputs<'_>, configs: &[Config<'_>]) -> Result<String> {
     let ds = &p.dataset;
     let answers = super::datasheet::answers(p, stages);
     let answer = |ids: &[&str]| -> Option<String> {

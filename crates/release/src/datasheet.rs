@@ -17,17 +17,7 @@ use crate::io::escape::markdown as md;
 use crate::sample::AnswerFormat;
 use crate::spec::Pipeline;
 
-pub use crate::spec::datasheet::{QUESTIONS, Question, SECTIONS, question};
-
-/// Questions only the publisher can answer that `[datasheet]` leaves open.
-pub fn unanswered(p: &Pipeline) -> Vec<&'static Question> {
-    QUESTIONS.iter().filter(|q| !q.computed && p.datasheet.get(q.id).is_none_or(|a| a.trim().is_empty())).collect()
-}
-
-/// The pipeline-file line that answers `q`.
-pub fn how_to_answer(q: &Question) -> String {
-    format!("{} = \"...\" under [datasheet]", q.id)
-}
+pub use crate::spec::datasheet::{QUESTIONS, Question, SECTIONS, how_to_answer, question, unanswered};
 
 /// The images of `samples`, each distinct image once: by content (`sha256`)
 /// where hashed, else by path. Every image count the card gives is this one,
@@ -60,7 +50,7 @@ fn pct(v: f64) -> String {
 }
 
 /// Writes the datasheet (a `## Datasheet` section with one `###` per Gebru section).
-pub fn render(out: &mut String, p: &Pipeline, stages: &super::Stages<'_>) {
+pub fn render(out: &mut String, p: &Pipeline, stages: &super::BuildOutputs<'_>) {
     let computed = computed_answers(p, stages);
     out.push_str("## Datasheet\n\n");
     out.push_str(
@@ -93,7 +83,7 @@ pub fn render(out: &mut String, p: &Pipeline, stages: &super::Stages<'_>) {
 }
 
 /// Every answered question's text (the publisher's answer, then the computed one), by id.
-pub fn answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'static str, String> {
+pub fn answers(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> BTreeMap<&'static str, String> {
     let computed = computed_answers(p, stages);
     QUESTIONS
         .iter()
@@ -106,7 +96,7 @@ pub fn answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'static st
 }
 
 /// The computed answers, by question id.
-fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'static str, String> {
+fn computed_answers(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> BTreeMap<&'static str, String> {
     let ing = stages.ingested;
     let n = ing.samples.len();
     let mut a = BTreeMap::new();
@@ -242,7 +232,7 @@ fn computed_answers(p: &Pipeline, stages: &super::Stages<'_>) -> BTreeMap<&'stat
 /// Filter values, each shown as written.
 /// "Is it a sample of a larger set?": the source's records, what the
 /// filters, validation, near-duplicate removal and pruning took, what is left.
-fn sample(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+fn sample(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
     let ing = stages.ingested;
     let n = ing.samples.len();
     let filters: Vec<String> = p
@@ -297,7 +287,7 @@ fn sample(p: &Pipeline, stages: &super::Stages<'_>) -> String {
 
 /// "Is the dataset self-contained?": the default config's images (and
 /// videos), counted as the card counts the source's, and where their bytes are.
-fn external(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+fn external(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
     let ing = stages.ingested;
     // Said of the images the default config holds, which the release writer
     // checked are all there (bytes embedded, or files hashed).
@@ -336,7 +326,7 @@ fn external(p: &Pipeline, stages: &super::Stages<'_>) -> String {
 /// "Any errors, sources of noise, or redundancies?": repeated questions,
 /// near-duplicates, and the blind answerability measured before and after
 /// pruning.
-fn errors(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+fn errors(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
     let ing = stages.ingested;
     let mut questions: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for s in &ing.samples {
@@ -464,7 +454,7 @@ fn errors(p: &Pipeline, stages: &super::Stages<'_>) -> String {
 
 /// "Any risks in using the data?": the question types answered blind above
 /// their null.
-fn use_risks(stages: &super::Stages<'_>) -> String {
+fn use_risks(stages: &super::BuildOutputs<'_>) -> String {
     let mut risks = String::new();
     if let Some(d) = stages.diagnosis {
         let above: Vec<String> = crate::blind_groups::group_lines(d)
@@ -504,7 +494,7 @@ fn values(v: &[String]) -> String {
 }
 
 /// Each stage's settings, in words.
-fn preprocessing(p: &Pipeline, stages: &super::Stages<'_>) -> String {
+fn preprocessing(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
     let ing = stages.ingested;
     let mut out = format!(
         "Ingest mapped the source's fields onto blindspot's canonical record (the mapping is in the pipeline file), \

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::{ConfigInfo, Stages, VariantInfo};
+use super::{BuildOutputs, ConfigInfo, VariantInfo};
 use crate::embed::image_dups::{ImageDups, ImageEntry, ImageMatch};
 use crate::io::escape::html::{data, inline, text as escape};
 use crate::spec::Pipeline;
@@ -98,7 +98,7 @@ fn plot(file: &str, alt: &str, has: &dyn Fn(&str) -> bool) -> String {
 /// table.
 pub fn render(
     p: &Pipeline,
-    stages: &Stages<'_>,
+    stages: &BuildOutputs<'_>,
     configs: &[ConfigInfo],
     variants: &[VariantInfo],
     report_files: &[String],
@@ -210,7 +210,7 @@ pub fn render(
 
 /// The headline figures, one box each: questions, blind accuracy, what
 /// pruning removed and blind accuracy after it.
-fn headline(out: &mut String, stages: &Stages<'_>) {
+fn headline(out: &mut String, stages: &BuildOutputs<'_>) {
     out.push_str("<div class=\"cards\">");
     let n = stages.ingested.samples.len();
     card(out, "questions", &n.to_string(), &format!("{} rejected", stages.ingested.stats.rejected));

@@ -12,7 +12,7 @@ use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
-use blindspot_ml as ml;
+use blindspot_outputs as outputs;
 use blindspot_plots as plots;
 use blindspot_prune as prune;
 use blindspot_spec as spec;
@@ -42,6 +42,7 @@ use crate::io::fs::{mkdir_for, sync_dir, write_bytes, write_json};
 use crate::io::hash::{content_hash, hash_file, hash_tree};
 use crate::io::parquet::MediaEmbed;
 use crate::io::parquet::{write_batch, write_samples};
+use crate::outputs::{BuildOutputs, EmbedStage, MetricsOut, PruningCounts};
 use crate::sample::{Embed, EmbedVideos};
 use crate::spec::Pipeline;
 
@@ -66,119 +67,6 @@ pub struct ReleaseOutcome {
 
 /// The data file of the default config.
 pub const DEFAULT_DATA_FILE: &str = "data/test-00000-of-00001.parquet";
-
-/// What the stages before the release produced.
-#[derive(Clone, Copy)]
-pub struct Stages<'a> {
-    pub ingested: &'a Ingested,
-    /// TsT-RF on every ingested question.
-    pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
-    /// The pruning run: the default config holds what it kept.
-    pub pruned: Option<&'a crate::prune::Pruned>,
-    /// The matched random control, when asked for.
-    pub control: Option<&'a crate::prune::Pruned>,
-    /// B-Clean's own report, when it pruned.
-    pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
-    /// `[filter]`: what blind models answered, removed before pruning.
-    pub filter: Option<&'a crate::prune::filter::FilterReport>,
-    /// `report/metrics.json` and `report/per_question.parquet`, when the pipeline
-    /// scores model predictions.
-    pub metrics: Option<&'a MetricsOut>,
-    /// Embeddings, TsT-Embed, duplicates and leakage, when the pipeline asked for them.
-    pub embed: Option<&'a EmbedStage>,
-    /// The variant rows of each kind the pipeline asked for, made from the kept questions.
-    pub variants: &'a [crate::variants::KindRows],
-}
-
-/// The metrics stage's outputs.
-#[derive(Debug, Clone)]
-pub struct MetricsOut {
-    pub file: crate::metrics::MetricsFile,
-    /// Each model's original-condition accuracy on the full, kept and removed sets.
-    pub by_set: Vec<crate::metrics::SetAccuracy>,
-    /// The gap with and without the image on the full, kept, removed and control sets.
-    pub gap: Option<crate::metrics::evidence::GapReport>,
-    /// Questions sighted models agree on another answer than the gold (kept: an audit).
-    pub label_audit: Vec<crate::metrics::evidence::AuditRow>,
-    pub audit_rule: crate::metrics::evidence::AuditRule,
-    /// One row per scored prediction.
-    pub per_question: arrow::array::RecordBatch,
-}
-
-/// What the embedding steps produced for a release.
-#[derive(Debug, Clone, Default)]
-pub struct EmbedStage {
-    /// Embeddings of every ingested sample (`None`: no model was needed).
-    pub embeddings: Option<crate::embed::SampleEmbeddings>,
-    /// With `method = "both"`: TsT-Embed's own diagnosis (reported beside TsT-RF's).
-    pub tst_embed: Option<crate::diagnose::Diagnosis>,
-    /// `[leakage]`: the duplicates found.
-    pub dups: Option<crate::embed::dups::DupsReport>,
-    /// `[leakage]`: the training split's file as written in the pipeline.
-    pub train_written: Option<String>,
-    /// `prune-duplicates`: the questions dropped, in id order, with reasons.
-    pub dedup_removed: Vec<crate::prune::Removed>,
-}
-
-impl Stages<'_> {
-    /// The questions of the default config: all, or what pruning (and
-    /// `prune-duplicates`) kept.
-    pub fn kept_samples(&self) -> Vec<&crate::sample::Sample> {
-        let removed = self.removed_ids();
-        self.ingested.samples.iter().filter(|s| !removed.contains(s.id.as_str())).collect()
-    }
-
-    /// Questions dropped as duplicates or leaked (`prune-duplicates`).
-    pub fn dedup_removed(&self) -> &[crate::prune::Removed] {
-        self.embed.map_or(&[], |e| e.dedup_removed.as_slice())
-    }
-
-    /// Every removed id: pruning's, the filter's and `prune-duplicates`'.
-    pub fn removed_ids(&self) -> std::collections::BTreeSet<&str> {
-        let mut ids = self.pruned.map(crate::prune::Pruned::removed_ids).unwrap_or_default();
-        ids.extend(self.dedup_removed().iter().map(|r| r.id.as_str()));
-        ids.extend(self.filter_removed());
-        ids
-    }
-
-    /// Questions `[filter]` removed.
-    pub fn filter_removed(&self) -> std::collections::BTreeSet<&str> {
-        self.filter.map(crate::prune::filter::FilterReport::removed_ids).unwrap_or_default()
-    }
-
-    /// Pruning's counts as the data written holds them: the questions it was
-    /// given (all but the dropped duplicates), how many of those the `removed`
-    /// config holds as its removals, and how many the default config keeps.
-    /// The card, the datasheet and the report print these, never the pruning
-    /// run's own lists (which a stage cache could hold stale or forged).
-    pub fn pruning_counts(&self) -> Option<PruningCounts> {
-        let pr = self.pruned?;
-        let mut dropped: std::collections::BTreeSet<&str> =
-            self.dedup_removed().iter().map(|r| r.id.as_str()).collect();
-        dropped.extend(self.filter_removed());
-        let removed_ids = pr.removed_ids();
-        let given: Vec<&crate::sample::Sample> =
-            self.ingested.samples.iter().filter(|s| !dropped.contains(s.id.as_str())).collect();
-        let removed = given.iter().filter(|s| removed_ids.contains(s.id.as_str())).count();
-        Some(PruningCounts { input: given.len(), removed, kept: given.len() - removed })
-    }
-
-    /// Whether anything was removed from the default config's questions (by
-    /// pruning, or as duplicates).
-    pub fn removes(&self) -> bool {
-        self.pruned.is_some_and(|p| !p.removed.is_empty())
-            || !self.dedup_removed().is_empty()
-            || !self.filter_removed().is_empty()
-    }
-}
-
-/// See [`Stages::pruning_counts`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PruningCounts {
-    pub input: usize,
-    pub removed: usize,
-    pub kept: usize,
-}
 
 /// The columns of a config's data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,7 +231,7 @@ fn images_held(samples: &[crate::sample::Sample], embed: Embed) -> Result<()> {
 }
 
 /// Builds the release of `pipeline` under `out_root`.
-pub fn write_release(pipeline: &Pipeline, stages: &Stages<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
+pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
     let ingested = stages.ingested;
     let ds = &pipeline.dataset;
     let parent = out_root.join(&ds.name);
@@ -677,7 +565,7 @@ fn write_thumbnails(dir: &Path, ingested: &Ingested, im: &crate::embed::image_du
 
 /// `report/duplicates.json` (with `[leakage]`) and the projection plot (when
 /// embeddings were computed).
-fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &EmbedStage) -> Result<()> {
+fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &BuildOutputs<'_>, e: &EmbedStage) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|err| Error::io(dir, err))?;
     if let Some(r) = &e.dups {
         let mut v = r.summary();
@@ -712,7 +600,7 @@ fn write_embed_report(dir: &Path, pipeline: &Pipeline, stages: &Stages<'_>, e: &
         } else {
             format!("Question embeddings (PCA), coloured by s(x) ({})", pipeline.diagnose.method.as_str())
         };
-        let svg = projection::projection_svg(emb, &points, &title)?;
+        let svg = projection::projection_svg(&e.projection, &points, &title)?;
         write_bytes(&dir.join(projection::PROJECTION_SVG), svg.as_bytes())?;
     }
     Ok(())

@@ -5,9 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::embed::SampleEmbeddings;
 use crate::error::Result;
-use crate::ml::pca::pca2;
 use crate::plots::{BLUE, LABEL, Swatch, TITLE, chart_below, draw_legend, plot_err, text};
 
 /// File of the projection plot in `report/`.
@@ -46,20 +44,11 @@ fn span(v: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
 }
 
 /// The SVG (no script, no external resource): question embeddings projected
-/// on their first two principal components, coloured by s(x) (grey where
-/// the question has none), removed questions ringed in black; without
-/// scores, kept questions blue and removed ones red.
-pub fn projection_svg(e: &SampleEmbeddings, points: &[Point], title: &str) -> Result<String> {
-    let rows: Vec<&[f32]> = e.rows.iter().map(|r| r.question.as_slice()).collect();
-    let (mean, axes) = pca2(&rows, e.dim);
-    let xy: Vec<(f64, f64)> = rows
-        .iter()
-        .map(|r| {
-            let c: Vec<f64> = r.iter().zip(&mean).map(|(v, m)| f64::from(*v) - m).collect();
-            let p = |a: &[f64]| a.iter().zip(&c).map(|(x, y)| x * y).sum::<f64>();
-            (p(&axes[0]), p(&axes[1]))
-        })
-        .collect();
+/// on their first two principal components (`xy`, one point per embedded
+/// question, projected by the pipeline), coloured by s(x) (grey where the
+/// question has none), removed questions ringed in black; without scores,
+/// kept questions blue and removed ones red.
+pub fn projection_svg(xy: &[(f64, f64)], points: &[Point], title: &str) -> Result<String> {
     let scored = points.iter().any(|p| p.s.is_some());
     let (width, height, top) = (720, 560, 64);
     let mut svg = String::new();
@@ -125,20 +114,9 @@ pub fn projection_svg(e: &SampleEmbeddings, points: &[Point], title: &str) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::SampleEmbedding;
 
-    fn embeddings(n: usize) -> SampleEmbeddings {
-        let rows = (0..n)
-            .map(|i| {
-                let t = i as f32;
-                SampleEmbedding {
-                    question: vec![t.sin(), t.cos(), (t * 0.3).sin(), 0.1 * t],
-                    options: Vec::new(),
-                    question_options: Vec::new(),
-                }
-            })
-            .collect();
-        SampleEmbeddings { ids: (0..n).map(|i| format!("q{i}")).collect(), rows, dim: 4, model: "test".into() }
+    fn projected(n: usize) -> Vec<(f64, f64)> {
+        (0..n).map(|i| (i as f64).sin()).zip((0..n).map(|i| 0.1 * i as f64)).collect()
     }
 
     /// `<circle` elements of `svg`: (filled, rings).
@@ -152,7 +130,7 @@ mod tests {
     /// when scored; kept/removed colours without scores.
     #[test]
     fn one_circle_per_projected_question() {
-        let e = embeddings(23);
+        let e = projected(23);
         let points = |scored: bool| -> Vec<Point> {
             (0..23).map(|i| Point { s: (scored && i % 5 != 0).then(|| i as f64 / 22.0), removed: i % 4 == 0 }).collect()
         };

@@ -97,3 +97,29 @@ pub const QUESTIONS: &[Question] = &[
 pub fn question(id: &str) -> Option<&'static Question> {
     QUESTIONS.iter().find(|q| q.id == id)
 }
+
+/// Questions only the publisher can answer that `[datasheet]` leaves open.
+pub fn unanswered(p: &crate::plan::Pipeline) -> Vec<&'static Question> {
+    QUESTIONS.iter().filter(|q| !q.computed && p.datasheet.get(q.id).is_none_or(|a| a.trim().is_empty())).collect()
+}
+
+/// The pipeline-file line that answers `q`.
+pub fn how_to_answer(q: &Question) -> String {
+    format!("{} = \"...\" under [datasheet]", q.id)
+}
+
+/// The warning `build` and `validate` print when `[datasheet]` leaves
+/// questions open (the card marks them).
+pub fn unanswered_warning(p: &crate::plan::Pipeline) -> Option<String> {
+    let open = unanswered(p);
+    let first = open.first()?;
+    let ids: Vec<&str> = open.iter().map(|q| q.id).collect();
+    Some(format!(
+        "warning: {}: {} datasheet question{} unanswered, marked in the card: {} (answer under [datasheet], e.g. {})",
+        crate::error::display_path(&p.path),
+        open.len(),
+        if open.len() == 1 { " is" } else { "s are" },
+        ids.join(", "),
+        how_to_answer(first).trim_end_matches(" under [datasheet]")
+    ))
+}

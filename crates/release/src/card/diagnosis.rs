@@ -110,7 +110,7 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
     if !shown.is_empty() {
         out.push_str("\nWhat the top features measure:\n\n");
         for f in shown {
-            let _ = writeln!(out, "- `{f}`: {}", crate::ml::features::glossary::describe(f));
+            let _ = writeln!(out, "- `{f}`: {}", crate::diagnose::glossary::describe(f));
         }
     }
     // Multiple choice: the shortcut of each group above its null, once and in words.

@@ -31,7 +31,7 @@ fn pct(v: f64) -> String {
 /// Renders the dataset card.
 pub fn render(
     p: &Pipeline,
-    stages: &super::Stages<'_>,
+    stages: &super::BuildOutputs<'_>,
     configs: &[super::ConfigInfo],
     variants: &[super::VariantInfo],
 ) -> String {

@@ -102,3 +102,133 @@ pub(super) fn metrics_plan(
     }
     Some(plan)
 }
+
+/// `blindspot metrics`' command line, in `[metrics]`' terms: a flag left out
+/// is `None` (or empty), and takes the value a pipeline without the key gets.
+#[derive(Debug, Clone)]
+pub struct MetricsFlags {
+    /// `--seed`: of the bootstrap (and of B-Clean's step 3).
+    pub seed: Option<u64>,
+    /// `--resamples`.
+    pub resamples: Option<usize>,
+    /// `--strict`.
+    pub strict: bool,
+    /// `--numeric` and `--mra`, as parsed.
+    pub scoring: (crate::sample::NumericScoring, crate::sample::MraRule),
+    /// `--group-by`.
+    pub group_by: Vec<String>,
+    /// `--llm-base VLM=LLM`.
+    pub llm_base: Vec<String>,
+    /// `--audit-agree`.
+    pub audit_agree: Option<String>,
+    /// `--bclean`, `--bclean-models`, `--bclean-step3`, `--bclean-remove-imageless`.
+    pub bclean: bool,
+    pub bclean_models: Vec<String>,
+    pub bclean_step3: bool,
+    pub bclean_remove_imageless: bool,
+}
+
+/// The settings `blindspot metrics` runs with.
+#[derive(Debug, Clone)]
+pub struct MetricsSettings {
+    pub config: crate::metrics::MetricsConfig,
+    /// The gold-label audit's agreement rule.
+    pub audit: crate::metrics::evidence::AuditRule,
+    /// B-Clean's settings, with `--bclean`.
+    pub bclean: Option<crate::prune::bclean::BCleanConfig>,
+}
+
+/// The settings of `blindspot metrics`, resolved once from its flags: every
+/// value a flag leaves out is the one a pipeline's `[metrics]` without that key
+/// gets (seed 42, 1000 resamples, every model agreeing for the audit), and a
+/// value out of its bounds is refused naming the flag.
+pub fn metrics_settings(flags: &MetricsFlags) -> Result<MetricsSettings> {
+    use crate::metrics::{GroupKey, MetricsConfig};
+    let flag = |msg: String| Error::one(Problem::new(Location::file("command line"), msg));
+    let defaults = MetricsConfig::default();
+    let (numeric, mra) = flags.scoring;
+    let mut config = MetricsConfig {
+        seed: flags.seed.unwrap_or(defaults.seed),
+        resamples: flags.resamples.unwrap_or(defaults.resamples),
+        strict: flags.strict,
+        numeric,
+        mra,
+        ..defaults
+    };
+    if let Some(v) = crate::bounds::check_count(&crate::bounds::RESAMPLES, config.resamples) {
+        return Err(flag(v.for_flag()));
+    }
+    for g in &flags.group_by {
+        config.group_by.push(GroupKey::parse(g).map_err(flag)?);
+    }
+    crate::predictions::check_models(&flags.bclean_models, "--bclean-models").map_err(flag)?;
+    for b in &flags.llm_base {
+        let (vlm, llm) = b.split_once('=').ok_or_else(|| flag(format!("--llm-base \"{b}\" is not VLM=LLM")))?;
+        config.llm_bases.insert(vlm.to_string(), llm.to_string());
+    }
+    let audit = match &flags.audit_agree {
+        Some(a) => crate::metrics::evidence::AuditRule::parse(a).map_err(flag)?,
+        None => crate::metrics::evidence::AuditRule::default(),
+    };
+    let bclean = flags.bclean.then(|| crate::prune::bclean::BCleanConfig {
+        models: (!flags.bclean_models.is_empty()).then(|| flags.bclean_models.clone()),
+        // Step 3's blind forest: the diagnosis defaults, with the bootstrap's seed
+        // and the numeric scoring of the metrics.
+        step3: flags.bclean_step3.then(|| crate::diagnose::DiagnoseConfig {
+            seed: config.seed,
+            numeric,
+            mra,
+            ..crate::diagnose::DiagnoseConfig::default()
+        }),
+        remove_imageless: flags.bclean_remove_imageless,
+        ..crate::prune::bclean::BCleanConfig::default()
+    });
+    Ok(MetricsSettings { config, audit, bclean })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none() -> MetricsFlags {
+        MetricsFlags {
+            seed: None,
+            resamples: None,
+            strict: false,
+            scoring: (crate::sample::NumericScoring::Exact, crate::sample::MraRule::Strict),
+            group_by: Vec::new(),
+            llm_base: Vec::new(),
+            audit_agree: None,
+            bclean: false,
+            bclean_models: Vec::new(),
+            bclean_step3: false,
+            bclean_remove_imageless: false,
+        }
+    }
+
+    /// `blindspot metrics` without flags scores as a pipeline's `[metrics]`
+    /// without keys does: seed 42, 1000 resamples, every model agreeing for the
+    /// audit; a value out of bounds names its flag.
+    #[test]
+    fn the_metrics_flags_resolve_to_a_pipelines_defaults() {
+        let s = metrics_settings(&none()).unwrap();
+        assert_eq!((s.config.seed, s.config.resamples), (42, 1000));
+        assert_eq!(s.audit, crate::metrics::evidence::AuditRule::All { at_least: 3 });
+        assert!(s.bclean.is_none());
+        let s = metrics_settings(&MetricsFlags {
+            seed: Some(9),
+            bclean: true,
+            bclean_step3: true,
+            audit_agree: Some("2".into()),
+            ..none()
+        })
+        .unwrap();
+        assert_eq!(s.bclean.unwrap().step3.unwrap().seed, 9);
+        assert_eq!(s.audit, crate::metrics::evidence::AuditRule::AtLeast(2));
+        let e = metrics_settings(&MetricsFlags { resamples: Some(0), ..none() }).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "error: command line: --resamples must be between 1 and 100000 (each resample re-scores every cell); found 0"
+        );
+    }
+}

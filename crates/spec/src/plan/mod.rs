@@ -28,11 +28,12 @@ mod variants;
 use fields::*;
 pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
-pub use metrics::MetricsPlan;
 use metrics::metrics_plan;
+pub use metrics::{MetricsFlags, MetricsPlan, MetricsSettings, metrics_settings};
 pub use stages::{PrunePlan, StageSettings, flag_settings};
 use stages::{filter_rule, stage_settings};
 use variants::variants_config;
+pub use variants::{VariantsFlags, VariantsSettings, variants_settings};
 
 impl From<crate::wire::FormatWire> for Format {
     fn from(w: crate::wire::FormatWire) -> Format {
@@ -396,7 +397,7 @@ impl Pipeline {
         let ingest = ingest_plan(&w.ingest, &dataset, ctx);
         let StageSettings { diagnose, prune } =
             stage_settings(dataset.seed, (d.numeric.as_deref(), d.mra), w.diagnose.as_ref(), w.prune.as_ref(), ctx);
-        let variants = w.variants.as_ref().map(|v| variants_config(v, ctx));
+        let variants = w.variants.as_ref().map(|v| variants_config(v, dataset.seed, ctx));
         let mut metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
         let (numeric, mra) = (diagnose.numeric, diagnose.mra);
         if let Some(m) = metrics.as_mut() {

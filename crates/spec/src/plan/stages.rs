@@ -249,6 +249,20 @@ pub struct PrunePlan {
     pub control: bool,
 }
 
+impl StageSettings {
+    /// The settings `blindspot prune` runs with: a pipeline without `[prune]`
+    /// prunes as an empty `[prune]` does (the defaults, the dataset's seed, no
+    /// control).
+    pub fn for_pruning(self) -> (crate::diagnose::DiagnoseConfig, PrunePlan) {
+        let seed = self.diagnose.seed;
+        let plan = self.prune.unwrap_or_else(|| PrunePlan {
+            config: crate::prune::PruneConfig { seed, ..Default::default() },
+            control: false,
+        });
+        (self.diagnose, plan)
+    }
+}
+
 pub(super) fn prune_plan(w: &crate::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_>) -> PrunePlan {
     use crate::prune::{Allocation, Amount, Method, PruneConfig, Rank};
     use crate::wire::AmountWire;

@@ -163,3 +163,134 @@ fn a_video_release_carries_and_verifies_its_videos() {
     assert_eq!(bad.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("videos/fFjv93ACGo8.mp4: changed: sha256 "), "{stderr}");
 }
+
+/// Writes `rows` rows in the public layout of `layout` ("videomme" or
+/// "vsibench") beside a pipeline grouping the folds by video (three videos,
+/// so three folds); every row names
+/// one of the fixture's three tiny videos, read from the fixture's folder.
+/// Planted in the text, as a benchmark's own shortcuts would be: a
+/// Video-MME "Information Synopsis" gold is always the longest option (its
+/// "Temporal Perception" gold is uniform over four options of one length),
+/// and a VSI-Bench count is the object's typical count give or take 20%
+/// (its left/right questions are a coin toss).
+fn video_tst_workspace(dir: &std::path::Path, layout: &str, rows: usize) -> PathBuf {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(55);
+    let mut out = String::new();
+    let (data, fields) = match layout {
+        "videomme" => {
+            let videos = ["fFjv93ACGo8", "KQ8ubrBWmlc", "q0vB0r6aBNk"];
+            let filler = ["a kitchen", "a street", "a stage", "a field", "a river", "a market"];
+            for i in 0..rows {
+                let video = videos[i % 3];
+                let (task, options, gold) = if i % 2 == 0 {
+                    let gold = rng.random_range(0..4);
+                    let first = rng.random_range(0..filler.len());
+                    let options: Vec<String> = (0..4)
+                        .map(|k| {
+                            let place = filler[(first + k) % filler.len()];
+                            if k == gold {
+                                format!("A long walk through {place}, then a meal with friends at dusk.")
+                            } else {
+                                format!("A walk through {place}.")
+                            }
+                        })
+                        .collect();
+                    ("Information Synopsis", options, gold)
+                } else {
+                    let options = ["The start.", "The middle.", "The end.", "Twice."].map(String::from).to_vec();
+                    ("Temporal Perception", options, rng.random_range(0..4))
+                };
+                let letters = ["A", "B", "C", "D"];
+                let row = serde_json::json!({
+                    "video_id": format!("{:03}", i % 3 + 1), "duration": "short", "domain": "Life Record",
+                    "sub_category": "Travel", "url": format!("https://www.youtube.com/watch?v={video}"),
+                    "videoID": video, "question_id": format!("{:03}-{}", i % 3 + 1, i / 3 + 1), "task_type": task,
+                    "question": if task == "Temporal Perception" { "When does the counter reset?" } else { "What is the video mainly about?" },
+                    "options": options.iter().zip(letters).map(|(o, l)| format!("{l}. {o}")).collect::<Vec<_>>(),
+                    "answer": letters[gold],
+                });
+                out.push_str(&format!("{row}\n"));
+            }
+            ("videomme.jsonl", "id = \"question_id\"\nquestion-type = \"task_type\"\nvideos = \"{videoID}.mp4\"\n")
+        }
+        _ => {
+            let scenes = [("arkitscenes", "41069025"), ("scannet", "scene0011_00"), ("scannet", "scene0050_00")];
+            let objects = [("chair", 6.0), ("sofa", 1.0), ("pillow", 4.0), ("window", 3.0), ("lamp", 2.0)];
+            for i in 0..rows {
+                let (dataset, scene) = scenes[i % 3];
+                let (qtype, question, options, gt) = if i % 2 == 0 {
+                    let (o, typical) = objects[rng.random_range(0..objects.len())];
+                    let n: f64 = (typical * rng.random_range(0.8..1.2_f64)).round().max(1.0);
+                    ("object_counting", format!("How many {o}(s) are in this room?"), None, n.to_string())
+                } else {
+                    let (a, _) = objects[rng.random_range(0..objects.len())];
+                    let q =
+                        format!("If I am standing by the door and facing the {a}, is the bed to my left or my right?");
+                    let gt = if rng.random_bool(0.5) { "A" } else { "B" };
+                    ("object_rel_direction_easy", q, Some(vec!["A. left", "B. right"]), gt.to_string())
+                };
+                let row = serde_json::json!({
+                    "id": i, "dataset": dataset, "scene_name": scene, "question_type": qtype,
+                    "question": question, "options": options, "ground_truth": gt,
+                });
+                out.push_str(&format!("{row}\n"));
+            }
+            ("test.jsonl", "answer = \"ground_truth\"\nvideos = \"{dataset}/{scene_name}.mp4\"\n")
+        }
+    };
+    std::fs::write(dir.join(data), out).unwrap();
+    let videos = fixture(&format!("{layout}/videos"));
+    let toml = format!(
+        "[dataset]\nname = \"{layout}-tst\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\nnumeric = \"mra\"\n\n\
+         [ingest]\npath = \"{data}\"\nvideos = {videos:?}\n\n[ingest.fields]\n{fields}\n\
+         [diagnose]\ngroup-by = \"video\"\nfolds = 3\n",
+    );
+    let path = dir.join(format!("{layout}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+/// The diagnosis's report of a video workspace: `blindspot diagnose`, folds
+/// grouped by video.
+fn diagnose_video(pipeline: &std::path::Path) -> serde_json::Value {
+    let out_dir = pipeline.parent().unwrap().join("diag");
+    let out = blindspot().arg("diagnose").arg(pipeline).arg("-o").arg(&out_dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(out_dir.join("diagnose.json")).unwrap()).unwrap()
+}
+
+fn group_accuracy(report: &serde_json::Value, question_type: &str) -> f64 {
+    let groups = report["groups"].as_array().unwrap();
+    let g = groups.iter().find(|g| g["question_type"] == question_type).unwrap_or_else(|| panic!("{report}"));
+    g["blind_accuracy"].as_f64().unwrap()
+}
+
+/// TsT-RF on both video layouts, folds grouped by video (three videos, so
+/// three folds: no video's questions are both trained on and scored): the
+/// planted shortcuts are found (the longest option, 1.000; the typical counts,
+/// MRA 0.897) and the uniform golds are not (0.167 against chance 0.25; the
+/// left/right coin toss 0.600 against 0.5). Measured values, each within
+/// 0.10 either way (60 questions, 30 per type).
+#[test]
+fn tst_rf_finds_the_planted_shortcuts_of_both_video_layouts_grouped_by_video() {
+    let work = tempfile::tempdir().unwrap();
+    let mme = work.path().join("mme");
+    std::fs::create_dir(&mme).unwrap();
+    let report = diagnose_video(&video_tst_workspace(&mme, "videomme", 60));
+    assert_eq!(report["settings"]["group_by"], "video", "{report}");
+    assert_eq!(report["n_samples"], 60);
+    for (qtype, measured) in [("Information Synopsis", 1.0), ("Temporal Perception", 0.167)] {
+        let got = group_accuracy(&report, qtype);
+        assert!((got - measured).abs() <= 0.10, "{qtype}: blind accuracy {got}, measured {measured} ± 0.10");
+    }
+
+    let vsi = work.path().join("vsi");
+    std::fs::create_dir(&vsi).unwrap();
+    let report = diagnose_video(&video_tst_workspace(&vsi, "vsibench", 60));
+    assert_eq!(report["settings"]["numeric"], "mra", "{report}");
+    for (qtype, measured) in [("object_counting", 0.897), ("object_rel_direction_easy", 0.6)] {
+        let got = group_accuracy(&report, qtype);
+        assert!((got - measured).abs() <= 0.10, "{qtype}: blind accuracy {got}, measured {measured} ± 0.10");
+    }
+}

@@ -294,3 +294,62 @@ fn tst_rf_finds_the_planted_shortcuts_of_both_video_layouts_grouped_by_video() {
         assert!((got - measured).abs() <= 0.10, "{qtype}: blind accuracy {got}, measured {measured} ± 0.10");
     }
 }
+
+/// A video release read back as input (its folder, or its default config's
+/// data file) has the videos the original ingest had, carried as files or
+/// embedded: the same hashes, paths and container facts, nothing left in
+/// `meta`, and so the same folds by video and the same blind accuracy.
+#[test]
+fn a_video_release_read_back_restores_its_videos() {
+    let work = tempfile::tempdir().unwrap();
+    let pipeline = video_tst_workspace(work.path(), "videomme", 60);
+    let original = ingest_pipeline(&pipeline).samples;
+    let diagnosed = diagnose_video(&pipeline);
+    let accuracy = |r: &serde_json::Value| r["blind_accuracy"]["weighted"].as_f64().unwrap();
+    // What ingest states of each video: hash, path, size and container facts.
+    let facts = |s: &blindspot::sample::Sample| -> Vec<String> {
+        let f = |v: &blindspot::sample::VideoRef| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                v.sha256, v.path, v.size, v.duration, v.frame_count, v.width, v.codec
+            )
+        };
+        s.videos.iter().map(f).collect()
+    };
+    for carry in ["files", "embed"] {
+        let toml = std::fs::read_to_string(&pipeline).unwrap();
+        let carried = work.path().join(format!("{carry}.toml"));
+        std::fs::write(&carried, format!("{toml}\n[release]\nvideos = \"{carry}\"\n")).unwrap();
+        let out = blindspot()
+            .current_dir(work.path())
+            .arg("build")
+            .arg(&carried)
+            .args(["--out-dir", carry])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = work.path().join(carry).join("videomme-tst/1.0.0");
+        for input in [rel.clone(), rel.join("data/test-00000-of-00001.parquet")] {
+            let plan = blindspot::spec::plan::bare_input_plan(&input, &[], None).unwrap();
+            let back = blindspot::ingest::ingest(&plan).unwrap_or_else(|e| panic!("{}: {e}", input.display())).samples;
+            assert_eq!(back.len(), original.len(), "{carry}: {}", input.display());
+            for (a, b) in original.iter().zip(&back) {
+                assert_eq!(facts(a), facts(b), "{carry}: {}: {}", input.display(), a.id);
+                let listed = ["videos", "video_frames", "video_facts"];
+                assert!(listed.iter().all(|k| !b.meta.contains_key(*k)), "{carry}: {:?}", b.meta);
+            }
+            let diag = work.path().join(format!("diag-{carry}"));
+            let out = blindspot()
+                .arg("diagnose")
+                .arg(&input)
+                .args(["--group-by", "video", "--folds", "3", "-o"])
+                .arg(&diag)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(diag.join("diagnose.json")).unwrap()).unwrap();
+            assert_eq!(accuracy(&report), accuracy(&diagnosed), "{carry}: {}", input.display());
+        }
+    }
+}

@@ -353,3 +353,101 @@ fn a_video_release_read_back_restores_its_videos() {
         }
     }
 }
+
+/// `blindspot dups` on a video benchmark: `dups.json`'s video part and the
+/// summary line, with PATH as given.
+fn video_dups(dir: &std::path::Path, path_var: Option<&str>) -> (serde_json::Value, String) {
+    let mut cmd = blindspot();
+    cmd.current_dir(dir).args(["dups", "p.toml", "--exact-only", "-o", "dups"]);
+    if let Some(p) = path_var {
+        cmd.env("PATH", p);
+    }
+    let _ = std::fs::remove_dir_all(dir.join("dups"));
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("dups/dups.json")).unwrap()).unwrap();
+    (report["videos"].clone(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Writes a one-question-per-video benchmark over the files in `dir/videos`.
+fn one_question_per_video(dir: &std::path::Path, names: &[&str]) {
+    let rows: String = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            format!("{{\"id\": \"{i}\", \"question\": \"What is shown?\", \"answer\": \"x\", \"video\": \"{n}\"}}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("q.jsonl"), rows).unwrap();
+    std::fs::write(
+        dir.join("p.toml"),
+        "[dataset]\nname = \"v\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"q.jsonl\"\nvideos = \"videos\"\n",
+    )
+    .unwrap();
+}
+
+/// Near-duplicate videos: with ffmpeg on PATH, a re-encoded and a resized copy
+/// of a generated video join it in one cluster and an unrelated video joins
+/// nothing, the summary naming the ffmpeg used; without it (PATH emptied for
+/// the command) every video file is "not checked", and the command succeeds.
+#[test]
+fn near_duplicate_videos_are_found_with_ffmpeg_and_not_checked_without() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::create_dir(dir.join("videos")).unwrap();
+    let ffmpeg = std::process::Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success());
+    let names: Vec<&str> = if ffmpeg {
+        let make = |args: &[&str], to: &str| {
+            let out = std::process::Command::new("ffmpeg")
+                .current_dir(dir.join("videos"))
+                .args(["-nostdin", "-v", "error", "-y"])
+                .args(args)
+                .args(["-pix_fmt", "yuv420p", to])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        make(
+            &["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=8", "-t", "2", "-c:v", "libx264", "-crf", "18"],
+            "orig.mp4",
+        );
+        make(&["-i", "orig.mp4", "-c:v", "mpeg4", "-q:v", "8"], "reencoded.mp4");
+        make(&["-i", "orig.mp4", "-vf", "scale=48:32", "-c:v", "libx264", "-crf", "28"], "resized.mp4");
+        make(&["-f", "lavfi", "-i", "mandelbrot=size=96x64:rate=8", "-t", "2", "-c:v", "libx264"], "other.mp4");
+        vec!["orig.mp4", "reencoded.mp4", "resized.mp4", "other.mp4"]
+    } else {
+        for f in ["fFjv93ACGo8.mp4", "KQ8ubrBWmlc.mp4", "q0vB0r6aBNk.mp4"] {
+            std::fs::copy(fixture(&format!("videomme/videos/{f}")), dir.join("videos").join(f)).unwrap();
+        }
+        vec!["fFjv93ACGo8.mp4", "KQ8ubrBWmlc.mp4", "q0vB0r6aBNk.mp4"]
+    };
+    one_question_per_video(dir, &names);
+    if ffmpeg {
+        let (videos, stdout) = video_dups(dir, None);
+        assert_eq!(videos["checked"], 4, "{videos}");
+        let members: Vec<Vec<&str>> = videos["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_array().unwrap().iter().map(|v| v["path"].as_str().unwrap()).collect())
+            .collect();
+        assert_eq!(members, [["orig.mp4", "reencoded.mp4", "resized.mp4"]], "{videos}");
+        assert!(videos["decoder"].as_str().unwrap().contains("ffmpeg version"), "{videos}");
+        assert!(stdout.contains("4 videos (4 checked): 1 near-duplicate cluster (frames decoded by "), "{stdout}");
+    }
+    let (videos, stdout) = video_dups(dir, Some(""));
+    let n = names.len();
+    assert_eq!(videos["checked"], 0, "{videos}");
+    assert_eq!(videos["decoder"], serde_json::Value::Null);
+    assert_eq!(
+        videos["not_checked"]["not checked: ffmpeg not found on PATH (install it, e.g. apt-get install ffmpeg)"],
+        n
+    );
+    assert!(
+        stdout.contains(&format!(
+            "{n} videos (0 checked): 0 near-duplicate clusters; {n} near-duplicate videos not checked: ffmpeg not found on PATH"
+        )),
+        "{stdout}"
+    );
+}

@@ -29,6 +29,7 @@ pub const CODE_FINGERPRINT: &str = env!("BLINDSPOT_CODE_FINGERPRINT");
 pub mod cache;
 mod embedding;
 pub mod summary;
+pub mod video_dups;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

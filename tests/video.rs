@@ -451,3 +451,43 @@ fn near_duplicate_videos_are_found_with_ffmpeg_and_not_checked_without() {
         "{stdout}"
     );
 }
+
+/// A video given as frames comes back from a release as the same frames in
+/// the same order, embedded or carried as files: the same video hash (of
+/// its frames' hashes, in order), frame count and size.
+#[test]
+fn a_frames_video_release_read_back_restores_its_frames() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::create_dir(dir.join("videos")).unwrap();
+    let frames: Vec<String> = (1..=4).map(|k| format!("clip1_{k:02}.png")).collect();
+    for f in &frames {
+        std::fs::copy(fixture(&format!("frames/videos/{f}")), dir.join("videos").join(f)).unwrap();
+    }
+    let row = serde_json::json!({"id": "1", "question": "What moves?", "answer": "x", "frames": frames});
+    std::fs::write(dir.join("q.jsonl"), format!("{row}\n")).unwrap();
+    let head = "[dataset]\nname = \"f\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"q.jsonl\"\n\
+                videos = \"videos\"\n\n[ingest.fields]\nvideo-frames = \"frames\"\n\n[variants]\nkinds = [\"no_video\"]\n";
+    let original = {
+        std::fs::write(dir.join("p.toml"), head).unwrap();
+        ingest_pipeline(&dir.join("p.toml")).samples
+    };
+    let want = &original[0].videos[0];
+    assert_eq!((want.frames.len(), want.codec.as_deref()), (4, Some("frames")));
+    for carry in ["embed", "files"] {
+        std::fs::write(dir.join("p.toml"), format!("{head}\n[release]\nvideos = \"{carry}\"\n")).unwrap();
+        let out = blindspot().current_dir(dir).args(["build", "p.toml", "--out-dir", carry]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = dir.join(carry).join("f/1.0.0");
+        let plan = blindspot::spec::plan::bare_input_plan(&rel, &[], None).unwrap();
+        let back = blindspot::ingest::ingest(&plan).unwrap().samples;
+        let got = &back[0].videos[0];
+        assert_eq!(
+            (&got.sha256, got.frame_count, got.size, got.width, got.codec.as_deref()),
+            (&want.sha256, want.frame_count, want.size, want.width, Some("frames")),
+            "{carry}"
+        );
+        let paths: Vec<Option<&str>> = got.frames.iter().map(|f| f.path.as_deref()).collect();
+        assert_eq!(paths, frames.iter().map(|f| Some(f.as_str())).collect::<Vec<_>>(), "{carry}");
+    }
+}

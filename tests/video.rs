@@ -435,6 +435,21 @@ fn near_duplicate_videos_are_found_with_ffmpeg_and_not_checked_without() {
         assert_eq!(members, [["orig.mp4", "reencoded.mp4", "resized.mp4"]], "{videos}");
         assert!(videos["decoder"].as_str().unwrap().contains("ffmpeg version"), "{videos}");
         assert!(stdout.contains("4 videos (4 checked): 1 near-duplicate cluster (frames decoded by "), "{stdout}");
+        // The build's duplicates report ([leakage]) and its card say the same.
+        let toml = std::fs::read_to_string(dir.join("p.toml")).unwrap();
+        std::fs::write(dir.join("b.toml"), format!("{toml}\n[leakage]\nexact-only = true\n")).unwrap();
+        let out = blindspot().current_dir(dir).args(["build", "b.toml", "--out-dir", "rel"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = dir.join("rel/v/1.0.0");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(rel.join("report/duplicates.json")).unwrap()).unwrap();
+        assert_eq!(report["videos"]["clusters"], 1, "{report}");
+        assert_eq!(report["videos"]["videos_in_clusters"], 3, "{report}");
+        let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+        assert!(
+            card.contains("Videos: 1 near-duplicate cluster of 4 distinct videos (frames at 0.1, 0.3, 0.5, 0.7, 0.9 of each video's duration, both perceptual hashes within 6 bits of 64 at every one; 4 videos compared, decoded by ffmpeg); `orig.mp4` (0) ~ `reencoded.mp4` (1) ~ `resized.mp4` (2)."),
+            "{card}"
+        );
     }
     let (videos, stdout) = video_dups(dir, Some(""));
     let n = names.len();

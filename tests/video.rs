@@ -163,3 +163,346 @@ fn a_video_release_carries_and_verifies_its_videos() {
     assert_eq!(bad.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("videos/fFjv93ACGo8.mp4: changed: sha256 "), "{stderr}");
 }
+
+/// Writes `rows` rows in the public layout of `layout` ("videomme" or
+/// "vsibench") beside a pipeline grouping the folds by video (three videos,
+/// so three folds); every row names
+/// one of the fixture's three tiny videos, read from the fixture's folder.
+/// Planted in the text, as a benchmark's own shortcuts would be: a
+/// Video-MME "Information Synopsis" gold is always the longest option (its
+/// "Temporal Perception" gold is uniform over four options of one length),
+/// and a VSI-Bench count is the object's typical count give or take 20%
+/// (its left/right questions are a coin toss).
+fn video_tst_workspace(dir: &std::path::Path, layout: &str, rows: usize) -> PathBuf {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(55);
+    let mut out = String::new();
+    let (data, fields) = match layout {
+        "videomme" => {
+            let videos = ["fFjv93ACGo8", "KQ8ubrBWmlc", "q0vB0r6aBNk"];
+            let filler = ["a kitchen", "a street", "a stage", "a field", "a river", "a market"];
+            for i in 0..rows {
+                let video = videos[i % 3];
+                let (task, options, gold) = if i % 2 == 0 {
+                    let gold = rng.random_range(0..4);
+                    let first = rng.random_range(0..filler.len());
+                    let options: Vec<String> = (0..4)
+                        .map(|k| {
+                            let place = filler[(first + k) % filler.len()];
+                            if k == gold {
+                                format!("A long walk through {place}, then a meal with friends at dusk.")
+                            } else {
+                                format!("A walk through {place}.")
+                            }
+                        })
+                        .collect();
+                    ("Information Synopsis", options, gold)
+                } else {
+                    let options = ["The start.", "The middle.", "The end.", "Twice."].map(String::from).to_vec();
+                    ("Temporal Perception", options, rng.random_range(0..4))
+                };
+                let letters = ["A", "B", "C", "D"];
+                let row = serde_json::json!({
+                    "video_id": format!("{:03}", i % 3 + 1), "duration": "short", "domain": "Life Record",
+                    "sub_category": "Travel", "url": format!("https://www.youtube.com/watch?v={video}"),
+                    "videoID": video, "question_id": format!("{:03}-{}", i % 3 + 1, i / 3 + 1), "task_type": task,
+                    "question": if task == "Temporal Perception" { "When does the counter reset?" } else { "What is the video mainly about?" },
+                    "options": options.iter().zip(letters).map(|(o, l)| format!("{l}. {o}")).collect::<Vec<_>>(),
+                    "answer": letters[gold],
+                });
+                out.push_str(&format!("{row}\n"));
+            }
+            ("videomme.jsonl", "id = \"question_id\"\nquestion-type = \"task_type\"\nvideos = \"{videoID}.mp4\"\n")
+        }
+        _ => {
+            let scenes = [("arkitscenes", "41069025"), ("scannet", "scene0011_00"), ("scannet", "scene0050_00")];
+            let objects = [("chair", 6.0), ("sofa", 1.0), ("pillow", 4.0), ("window", 3.0), ("lamp", 2.0)];
+            for i in 0..rows {
+                let (dataset, scene) = scenes[i % 3];
+                let (qtype, question, options, gt) = if i % 2 == 0 {
+                    let (o, typical) = objects[rng.random_range(0..objects.len())];
+                    let n: f64 = (typical * rng.random_range(0.8..1.2_f64)).round().max(1.0);
+                    ("object_counting", format!("How many {o}(s) are in this room?"), None, n.to_string())
+                } else {
+                    let (a, _) = objects[rng.random_range(0..objects.len())];
+                    let q =
+                        format!("If I am standing by the door and facing the {a}, is the bed to my left or my right?");
+                    let gt = if rng.random_bool(0.5) { "A" } else { "B" };
+                    ("object_rel_direction_easy", q, Some(vec!["A. left", "B. right"]), gt.to_string())
+                };
+                let row = serde_json::json!({
+                    "id": i, "dataset": dataset, "scene_name": scene, "question_type": qtype,
+                    "question": question, "options": options, "ground_truth": gt,
+                });
+                out.push_str(&format!("{row}\n"));
+            }
+            ("test.jsonl", "answer = \"ground_truth\"\nvideos = \"{dataset}/{scene_name}.mp4\"\n")
+        }
+    };
+    std::fs::write(dir.join(data), out).unwrap();
+    let videos = fixture(&format!("{layout}/videos"));
+    let toml = format!(
+        "[dataset]\nname = \"{layout}-tst\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\nnumeric = \"mra\"\n\n\
+         [ingest]\npath = \"{data}\"\nvideos = {videos:?}\n\n[ingest.fields]\n{fields}\n\
+         [diagnose]\ngroup-by = \"video\"\nfolds = 3\n",
+    );
+    let path = dir.join(format!("{layout}.toml"));
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+/// The diagnosis's report of a video workspace: `blindspot diagnose`, folds
+/// grouped by video.
+fn diagnose_video(pipeline: &std::path::Path) -> serde_json::Value {
+    let out_dir = pipeline.parent().unwrap().join("diag");
+    let out = blindspot().arg("diagnose").arg(pipeline).arg("-o").arg(&out_dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(out_dir.join("diagnose.json")).unwrap()).unwrap()
+}
+
+fn group_accuracy(report: &serde_json::Value, question_type: &str) -> f64 {
+    let groups = report["groups"].as_array().unwrap();
+    let g = groups.iter().find(|g| g["question_type"] == question_type).unwrap_or_else(|| panic!("{report}"));
+    g["blind_accuracy"].as_f64().unwrap()
+}
+
+/// TsT-RF on both video layouts, folds grouped by video (three videos, so
+/// three folds: no video's questions are both trained on and scored): the
+/// planted shortcuts are found (the longest option, 1.000; the typical counts,
+/// MRA 0.897) and the uniform golds are not (0.167 against chance 0.25; the
+/// left/right coin toss 0.600 against 0.5). Measured values, each within
+/// 0.10 either way (60 questions, 30 per type).
+#[test]
+fn tst_rf_finds_the_planted_shortcuts_of_both_video_layouts_grouped_by_video() {
+    let work = tempfile::tempdir().unwrap();
+    let mme = work.path().join("mme");
+    std::fs::create_dir(&mme).unwrap();
+    let report = diagnose_video(&video_tst_workspace(&mme, "videomme", 60));
+    assert_eq!(report["settings"]["group_by"], "video", "{report}");
+    assert_eq!(report["n_samples"], 60);
+    for (qtype, measured) in [("Information Synopsis", 1.0), ("Temporal Perception", 0.167)] {
+        let got = group_accuracy(&report, qtype);
+        assert!((got - measured).abs() <= 0.10, "{qtype}: blind accuracy {got}, measured {measured} ± 0.10");
+    }
+
+    let vsi = work.path().join("vsi");
+    std::fs::create_dir(&vsi).unwrap();
+    let report = diagnose_video(&video_tst_workspace(&vsi, "vsibench", 60));
+    assert_eq!(report["settings"]["numeric"], "mra", "{report}");
+    for (qtype, measured) in [("object_counting", 0.897), ("object_rel_direction_easy", 0.6)] {
+        let got = group_accuracy(&report, qtype);
+        assert!((got - measured).abs() <= 0.10, "{qtype}: blind accuracy {got}, measured {measured} ± 0.10");
+    }
+}
+
+/// A video release read back as input (its folder, or its default config's
+/// data file) has the videos the original ingest had, carried as files or
+/// embedded: the same hashes, paths and container facts, nothing left in
+/// `meta`, and so the same folds by video and the same blind accuracy.
+#[test]
+fn a_video_release_read_back_restores_its_videos() {
+    let work = tempfile::tempdir().unwrap();
+    let pipeline = video_tst_workspace(work.path(), "videomme", 60);
+    let original = ingest_pipeline(&pipeline).samples;
+    let diagnosed = diagnose_video(&pipeline);
+    let accuracy = |r: &serde_json::Value| r["blind_accuracy"]["weighted"].as_f64().unwrap();
+    // What ingest states of each video: hash, path, size and container facts.
+    let facts = |s: &blindspot::sample::Sample| -> Vec<String> {
+        let f = |v: &blindspot::sample::VideoRef| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                v.sha256, v.path, v.size, v.duration, v.frame_count, v.width, v.codec
+            )
+        };
+        s.videos.iter().map(f).collect()
+    };
+    for carry in ["files", "embed"] {
+        let toml = std::fs::read_to_string(&pipeline).unwrap();
+        let carried = work.path().join(format!("{carry}.toml"));
+        std::fs::write(&carried, format!("{toml}\n[release]\nvideos = \"{carry}\"\n")).unwrap();
+        let out = blindspot()
+            .current_dir(work.path())
+            .arg("build")
+            .arg(&carried)
+            .args(["--out-dir", carry])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = work.path().join(carry).join("videomme-tst/1.0.0");
+        for input in [rel.clone(), rel.join("data/test-00000-of-00001.parquet")] {
+            let plan = blindspot::spec::plan::bare_input_plan(&input, &[], None).unwrap();
+            let back = blindspot::ingest::ingest(&plan).unwrap_or_else(|e| panic!("{}: {e}", input.display())).samples;
+            assert_eq!(back.len(), original.len(), "{carry}: {}", input.display());
+            for (a, b) in original.iter().zip(&back) {
+                assert_eq!(facts(a), facts(b), "{carry}: {}: {}", input.display(), a.id);
+                let listed = ["videos", "video_frames", "video_facts"];
+                assert!(listed.iter().all(|k| !b.meta.contains_key(*k)), "{carry}: {:?}", b.meta);
+            }
+            let diag = work.path().join(format!("diag-{carry}"));
+            let out = blindspot()
+                .arg("diagnose")
+                .arg(&input)
+                .args(["--group-by", "video", "--folds", "3", "-o"])
+                .arg(&diag)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(diag.join("diagnose.json")).unwrap()).unwrap();
+            assert_eq!(accuracy(&report), accuracy(&diagnosed), "{carry}: {}", input.display());
+        }
+    }
+}
+
+/// `blindspot dups` on a video benchmark: `dups.json`'s video part and the
+/// summary line, with PATH as given.
+fn video_dups(dir: &std::path::Path, path_var: Option<&str>) -> (serde_json::Value, String) {
+    let mut cmd = blindspot();
+    cmd.current_dir(dir).args(["dups", "p.toml", "--exact-only", "-o", "dups"]);
+    if let Some(p) = path_var {
+        cmd.env("PATH", p);
+    }
+    let _ = std::fs::remove_dir_all(dir.join("dups"));
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("dups/dups.json")).unwrap()).unwrap();
+    (report["videos"].clone(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Writes a one-question-per-video benchmark over the files in `dir/videos`.
+fn one_question_per_video(dir: &std::path::Path, names: &[&str]) {
+    let rows: String = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            format!("{{\"id\": \"{i}\", \"question\": \"What is shown?\", \"answer\": \"x\", \"video\": \"{n}\"}}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("q.jsonl"), rows).unwrap();
+    std::fs::write(
+        dir.join("p.toml"),
+        "[dataset]\nname = \"v\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"q.jsonl\"\nvideos = \"videos\"\n",
+    )
+    .unwrap();
+}
+
+/// Near-duplicate videos: with ffmpeg on PATH, a re-encoded and a resized copy
+/// of a generated video join it in one cluster and an unrelated video joins
+/// nothing, the summary naming the ffmpeg used; without it (PATH emptied for
+/// the command) every video file is "not checked", and the command succeeds.
+#[test]
+fn near_duplicate_videos_are_found_with_ffmpeg_and_not_checked_without() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::create_dir(dir.join("videos")).unwrap();
+    let ffmpeg = std::process::Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success());
+    let names: Vec<&str> = if ffmpeg {
+        let make = |args: &[&str], to: &str| {
+            let out = std::process::Command::new("ffmpeg")
+                .current_dir(dir.join("videos"))
+                .args(["-nostdin", "-v", "error", "-y"])
+                .args(args)
+                .args(["-pix_fmt", "yuv420p", to])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        make(
+            &["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=8", "-t", "2", "-c:v", "libx264", "-crf", "18"],
+            "orig.mp4",
+        );
+        make(&["-i", "orig.mp4", "-c:v", "mpeg4", "-q:v", "8"], "reencoded.mp4");
+        make(&["-i", "orig.mp4", "-vf", "scale=48:32", "-c:v", "libx264", "-crf", "28"], "resized.mp4");
+        make(&["-f", "lavfi", "-i", "mandelbrot=size=96x64:rate=8", "-t", "2", "-c:v", "libx264"], "other.mp4");
+        vec!["orig.mp4", "reencoded.mp4", "resized.mp4", "other.mp4"]
+    } else {
+        for f in ["fFjv93ACGo8.mp4", "KQ8ubrBWmlc.mp4", "q0vB0r6aBNk.mp4"] {
+            std::fs::copy(fixture(&format!("videomme/videos/{f}")), dir.join("videos").join(f)).unwrap();
+        }
+        vec!["fFjv93ACGo8.mp4", "KQ8ubrBWmlc.mp4", "q0vB0r6aBNk.mp4"]
+    };
+    one_question_per_video(dir, &names);
+    if ffmpeg {
+        let (videos, stdout) = video_dups(dir, None);
+        assert_eq!(videos["checked"], 4, "{videos}");
+        let members: Vec<Vec<&str>> = videos["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_array().unwrap().iter().map(|v| v["path"].as_str().unwrap()).collect())
+            .collect();
+        assert_eq!(members, [["orig.mp4", "reencoded.mp4", "resized.mp4"]], "{videos}");
+        assert!(videos["decoder"].as_str().unwrap().contains("ffmpeg version"), "{videos}");
+        assert!(stdout.contains("4 videos (4 checked): 1 near-duplicate cluster (frames decoded by "), "{stdout}");
+        // The build's duplicates report ([leakage]) and its card say the same.
+        let toml = std::fs::read_to_string(dir.join("p.toml")).unwrap();
+        std::fs::write(dir.join("b.toml"), format!("{toml}\n[leakage]\nexact-only = true\n")).unwrap();
+        let out = blindspot().current_dir(dir).args(["build", "b.toml", "--out-dir", "rel"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = dir.join("rel/v/1.0.0");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(rel.join("report/duplicates.json")).unwrap()).unwrap();
+        assert_eq!(report["videos"]["clusters"], 1, "{report}");
+        assert_eq!(report["videos"]["videos_in_clusters"], 3, "{report}");
+        let card = std::fs::read_to_string(rel.join("README.md")).unwrap();
+        assert!(
+            card.contains("Videos: 1 near-duplicate cluster of 4 distinct videos (frames at 0.1, 0.3, 0.5, 0.7, 0.9 of each video's duration, both perceptual hashes within 6 bits of 64 at every one; 4 videos compared, decoded by ffmpeg); `orig.mp4` (0) ~ `reencoded.mp4` (1) ~ `resized.mp4` (2)."),
+            "{card}"
+        );
+    }
+    let (videos, stdout) = video_dups(dir, Some(""));
+    let n = names.len();
+    assert_eq!(videos["checked"], 0, "{videos}");
+    assert_eq!(videos["decoder"], serde_json::Value::Null);
+    assert_eq!(
+        videos["not_checked"]["not checked: ffmpeg not found on PATH (install it, e.g. apt-get install ffmpeg)"],
+        n
+    );
+    assert!(
+        stdout.contains(&format!(
+            "{n} videos (0 checked): 0 near-duplicate clusters; {n} near-duplicate videos not checked: ffmpeg not found on PATH"
+        )),
+        "{stdout}"
+    );
+}
+
+/// A video given as frames comes back from a release as the same frames in
+/// the same order, embedded or carried as files: the same video hash (of
+/// its frames' hashes, in order), frame count and size.
+#[test]
+fn a_frames_video_release_read_back_restores_its_frames() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::create_dir(dir.join("videos")).unwrap();
+    let frames: Vec<String> = (1..=4).map(|k| format!("clip1_{k:02}.png")).collect();
+    for f in &frames {
+        std::fs::copy(fixture(&format!("frames/videos/{f}")), dir.join("videos").join(f)).unwrap();
+    }
+    let row = serde_json::json!({"id": "1", "question": "What moves?", "answer": "x", "frames": frames});
+    std::fs::write(dir.join("q.jsonl"), format!("{row}\n")).unwrap();
+    let head = "[dataset]\nname = \"f\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n\n[ingest]\npath = \"q.jsonl\"\n\
+                videos = \"videos\"\n\n[ingest.fields]\nvideo-frames = \"frames\"\n\n[variants]\nkinds = [\"no_video\"]\n";
+    let original = {
+        std::fs::write(dir.join("p.toml"), head).unwrap();
+        ingest_pipeline(&dir.join("p.toml")).samples
+    };
+    let want = &original[0].videos[0];
+    assert_eq!((want.frames.len(), want.codec.as_deref()), (4, Some("frames")));
+    for carry in ["embed", "files"] {
+        std::fs::write(dir.join("p.toml"), format!("{head}\n[release]\nvideos = \"{carry}\"\n")).unwrap();
+        let out = blindspot().current_dir(dir).args(["build", "p.toml", "--out-dir", carry]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rel = dir.join(carry).join("f/1.0.0");
+        let plan = blindspot::spec::plan::bare_input_plan(&rel, &[], None).unwrap();
+        let back = blindspot::ingest::ingest(&plan).unwrap().samples;
+        let got = &back[0].videos[0];
+        assert_eq!(
+            (&got.sha256, got.frame_count, got.size, got.width, got.codec.as_deref()),
+            (&want.sha256, want.frame_count, want.size, want.width, Some("frames")),
+            "{carry}"
+        );
+        let paths: Vec<Option<&str>> = got.frames.iter().map(|f| f.path.as_deref()).collect();
+        assert_eq!(paths, frames.iter().map(|f| Some(f.as_str())).collect::<Vec<_>>(), "{carry}");
+    }
+}

@@ -1,8 +1,9 @@
 //! `blindspot dups INPUT [--train FILE] [--hashes FILE] -o DIR`: exact and
 //! near-duplicate questions within a benchmark and against a training split,
 //! and near-duplicate images (perceptual hash) within it, against the training
-//! split's images and against a published list of hashes; writes `dups.json`
-//! and `pairs.parquet`. `--exact-only` needs no model.
+//! split's images and against a published list of hashes, and near-duplicate
+//! videos (sampled frames, decoded by ffmpeg when it is installed); writes
+//! `dups.json` and `pairs.parquet`. `--exact-only` needs no model.
 
 use std::path::PathBuf;
 
@@ -152,6 +153,10 @@ pub fn run(args: &Args) -> Result<()> {
         line.push_str(&format!(", {} pairs with the {n} listed hashes", m.len()));
     }
     report.images = Some(images);
+    if let Some(videos) = crate::pipeline::video_dups::find(&test) {
+        line.push_str(&format!("; {}", videos.summary()));
+        report.videos = Some(videos);
+    }
     crate::io::fs::atomic_dir(&args.output, |tmp| report.write(tmp))?;
     super::say(&format!("{line} -> {}", display_path(&args.output)));
     Ok(())

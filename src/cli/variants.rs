@@ -23,7 +23,8 @@ pub struct Args {
     #[arg(short = 'o', long = "out", visible_alias = "output")]
     pub output: PathBuf,
     /// Comma-separated kinds (default: the pipeline's [variants] kinds, else all):
-    /// no_image, white_image, noise_image, caption, mirage, guess, phantom, phantom0, option_shuffle,
+    /// no_image, no_video, white_image, noise_image, caption, mirage, guess, phantom, phantom0, phantom0_video,
+    /// option_shuffle,
     /// unknown_option, distractor_swap (every k) or distractor_swap@k, visual_substitution, gold_removed.
     #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
     pub kinds: Vec<KindSel>,

@@ -1,10 +1,10 @@
 """A deterministic stand-in for a vision-language model, for the harness
 round trip (tests/harness_roundtrip.rs). It is an lmms-eval "simple" model:
 the harness hands it the text `doc_to_text` made and the images
-`doc_to_visual` decoded, exactly as it would a real model, and it answers
-from those alone:
+`doc_to_visual` decoded (a video task: the video file's path, checked to be a
+file), exactly as it would a real model, and it answers from those alone:
 
-1. no image delivered                       -> "I cannot see the image."
+1. no image nor video delivered             -> "I cannot see the image."
 2. the prompt lists options ("A. ...")      -> "A"
 3. anything else                            -> "yes"
 
@@ -14,11 +14,13 @@ empty prompt is a failure of the export, not an answer: the stub raises,
 naming the task and doc, and lmms-eval stops.
 """
 
+import os
 import re
 
 from lmms_eval.api.model import lmms
 
 ABSTAIN = "I cannot see the image."
+VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".webm")
 _OPTION_A = re.compile(r"(?m)^A\. ")
 
 
@@ -46,8 +48,13 @@ class BlindspotStub(lmms):
             doc = self.task_dict[task][split][doc_id]
             visuals = [v for v in (doc_to_visual(doc) or []) if v is not None]
             for v in visuals:
-                # Every delivered image must be a decoded picture, not a path or bytes.
-                if not (hasattr(v, "size") and v.size[0] > 0 and v.size[1] > 0):
+                # A video task hands over the video file's path, as lmms-eval's
+                # video tasks do: it must be a file there. Every other visual
+                # must be a decoded picture, not a path or bytes.
+                if isinstance(v, str):
+                    if not (v.lower().endswith(VIDEO_SUFFIXES) and os.path.isfile(v)):
+                        raise ValueError(f"task {task} doc {doc_id}: doc_to_visual gave {v!r}, not a video file")
+                elif not (hasattr(v, "size") and v.size[0] > 0 and v.size[1] > 0):
                     raise ValueError(f"task {task} doc {doc_id}: doc_to_visual gave {type(v).__name__}, not an image")
             out.append(answer(context, len(visuals)))
         return out

@@ -249,6 +249,9 @@ pub struct DupsFile {
     pub train: Option<TrainDups>,
     /// Null when the images were not compared.
     pub images: Option<super::image_dups::ImageDupsFile>,
+    /// Near-duplicate videos; absent for a benchmark without videos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub videos: Option<super::video_dups::VideoDupsFile>,
     /// In a release: whether `prune-duplicates` dropped questions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prune_duplicates: Option<bool>,
@@ -314,6 +317,8 @@ pub struct DupsReport {
     pub pairs: Vec<ReportPair>,
     /// Near-duplicate images, when the images were compared.
     pub images: Option<super::image_dups::ImageDups>,
+    /// Near-duplicate videos, when the benchmark has videos.
+    pub videos: Option<super::video_dups::VideoDups>,
 }
 
 /// Embeddings of the benchmark (and the training split) for the near search.
@@ -397,6 +402,7 @@ pub fn find(test: &[Sample], train: Option<&[Sample]>, near: Option<NearInput<'_
         near_clusters,
         pairs,
         images: None,
+        videos: None,
     })
 }
 
@@ -443,6 +449,7 @@ impl DupsReport {
                 file: None,
             }),
             images: self.images.as_ref().map(super::image_dups::ImageDups::file),
+            videos: self.videos.as_ref().map(super::video_dups::VideoDups::file),
             prune_duplicates: None,
             removed: None,
         }

@@ -20,6 +20,7 @@ pub mod image_dups;
 pub mod minilm;
 pub mod model;
 pub mod output;
+pub mod video_dups;
 
 use std::collections::BTreeMap;
 

@@ -130,14 +130,14 @@ pub fn extra_columns(c: &Config) -> &'static [crate::io::parquet::IntColumn] {
 }
 
 /// The benchmark name exports are named after: `name` if given, else the
-/// most common benchmark of the rows (phantom0 probes aside).
+/// most common benchmark of the rows (the bundled probes aside).
 pub fn export_name(configs: &[Config], name: Option<&str>) -> String {
     if let Some(n) = name {
         return n.to_string();
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for r in configs.iter().flat_map(|c| &c.rows) {
-        if r.benchmark != crate::variants::phantom::PHANTOM0_BENCHMARK && !r.benchmark.is_empty() {
+        if !crate::variants::phantom::is_probe_benchmark(&r.benchmark) && !r.benchmark.is_empty() {
             *counts.entry(r.benchmark.as_str()).or_default() += 1;
         }
     }

@@ -29,6 +29,7 @@ mod run;
 mod source;
 pub mod spill;
 pub mod survey;
+pub mod video_frames;
 pub mod videos;
 pub mod vlmevalkit;
 

@@ -283,6 +283,15 @@ pub struct IngestPlan {
     pub seed: u64,
 }
 
+/// The folder a blindspot release carries its video files in (`videos/`,
+/// beside its `manifest.json`), for a release's folder or a data file below
+/// it: the video paths its rows name are relative to that folder.
+fn release_videos_dir(path: &Path) -> Option<PathBuf> {
+    let start = if path.is_dir() { path } else { path.parent()? };
+    let release = start.ancestors().find(|d| d.join("manifest.json").is_file())?;
+    Some(release.join("videos")).filter(|d| d.is_dir())
+}
+
 impl IngestPlan {
     /// Ingest of a single file with canonical field names and no pipeline file.
     pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
@@ -312,7 +321,7 @@ impl IngestPlan {
             columns: None,
             images_beside: beside.is_some(),
             images_dir: beside,
-            videos_dir: None,
+            videos_dir: release_videos_dir(path),
             image_names_only: true,
             max_image_pixels: crate::images::MAX_PIXELS,
             split: "test".into(),

@@ -36,8 +36,17 @@ pub struct ContainerFacts {
 /// A video file's facts, read from its container; `Err` says why it cannot
 /// be read, as the end of a sentence that starts with the file's name.
 pub fn container_facts(path: &Path) -> Result<ContainerFacts, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     let size = file.metadata().map_err(|e| format!("cannot be read: {e}"))?.len();
+    container_facts_of(file, size)
+}
+
+/// [`container_facts`] of a video held in memory (embedded in a data file).
+pub fn container_facts_of_bytes(bytes: &[u8]) -> Result<ContainerFacts, String> {
+    container_facts_of(std::io::Cursor::new(bytes), bytes.len() as u64)
+}
+
+fn container_facts_of<R: Read + Seek>(mut file: R, size: u64) -> Result<ContainerFacts, String> {
     let mut magic = [0u8; 12];
     let n = file.read(&mut magic).map_err(|e| format!("cannot be read: {e}"))?;
     file.rewind().map_err(|e| format!("cannot be read: {e}"))?;
@@ -58,7 +67,7 @@ pub fn container_facts(path: &Path) -> Result<ContainerFacts, String> {
     read.unwrap_or_else(|_| Err("is a damaged video: its container's header does not parse".into()))
 }
 
-fn mp4_facts(file: std::fs::File, size: u64) -> Result<ContainerFacts, String> {
+fn mp4_facts<R: Read + Seek>(file: R, size: u64) -> Result<ContainerFacts, String> {
     let reader = std::io::BufReader::new(file);
     let mp4 = mp4::Mp4Reader::read_header(reader, size)
         .map_err(|e| format!("is a damaged or truncated MP4: {e} (re-export or re-download it)"))?;
@@ -84,7 +93,7 @@ fn mp4_facts(file: std::fs::File, size: u64) -> Result<ContainerFacts, String> {
     })
 }
 
-fn matroska_facts(file: std::fs::File) -> Result<ContainerFacts, String> {
+fn matroska_facts<R: Read + Seek>(file: R) -> Result<ContainerFacts, String> {
     let mut mkv = matroska_demuxer::MatroskaFile::open(std::io::BufReader::new(file))
         .map_err(|e| format!("is a damaged or truncated Matroska/WebM file: {e} (re-export or re-download it)"))?;
     let track = mkv
@@ -145,6 +154,41 @@ fn video_file(path: &Path) -> Result<VideoRef, String> {
         codec: Some(facts.codec),
         frames: Vec::new(),
         source: Some(path.to_path_buf()),
+    })
+}
+
+/// A video embedded in a data file read back: its facts read again from the
+/// bytes, which it keeps (nothing on disk to read them from later).
+fn embedded_video(bytes: &[u8], path: &Option<String>) -> Result<VideoRef, String> {
+    let facts = container_facts_of_bytes(bytes)?;
+    Ok(VideoRef {
+        path: path.clone(),
+        bytes: Some(bytes.to_vec()),
+        sha256: Some(hex::encode(Sha256::digest(bytes))),
+        size: Some(bytes.len() as u64),
+        duration: facts.duration,
+        fps: facts.fps,
+        frame_count: facts.frame_count,
+        width: Some(facts.width),
+        height: Some(facts.height),
+        codec: Some(facts.codec),
+        frames: Vec::new(),
+        source: None,
+    })
+}
+
+/// An embedded frame image's record, its bytes kept.
+fn embedded_frame(bytes: &[u8], path: &Option<String>) -> Result<ImageRef, String> {
+    let size = imagesize::blob_size(bytes).map_err(|_| {
+        "is not an image in a format blindspot can read (PNG, JPEG, GIF, WebP, BMP, TIFF, ...)".to_string()
+    })?;
+    Ok(ImageRef {
+        path: path.clone(),
+        bytes: Some(bytes.to_vec()),
+        sha256: Some(hex::encode(Sha256::digest(bytes))),
+        width: u32::try_from(size.width).ok(),
+        height: u32::try_from(size.height).ok(),
+        ..ImageRef::default()
     })
 }
 
@@ -247,6 +291,8 @@ impl VideoResolver {
                     VideoSpec::Frames(list) => {
                         list.iter().map(|p| self.locate(p, "video frame", "video-frames", &m.loc)).collect()
                     }
+                    // Read from the bytes themselves below.
+                    VideoSpec::Embedded { .. } | VideoSpec::EmbeddedFrames(_) => Ok(Vec::new()),
                 };
                 match found {
                     Ok(files) => row.push(Some(files)),
@@ -316,6 +362,37 @@ impl VideoResolver {
                             refs.push(frames_video(frames, total));
                         }
                     }
+                    VideoSpec::Embedded { bytes, path } => match embedded_video(bytes, path) {
+                        Ok(v) => refs.push(v),
+                        Err(e) => problems.push((
+                            i,
+                            Problem::new(
+                                m.loc.clone(),
+                                format!("the video embedded as \"{}\" {e}", path.as_deref().unwrap_or("")),
+                            )
+                            .field("videos"),
+                        )),
+                    },
+                    VideoSpec::EmbeddedFrames(list) => {
+                        let mut frames = Vec::with_capacity(list.len());
+                        let mut total = 0u64;
+                        for (k, (bytes, path)) in list.iter().enumerate() {
+                            match embedded_frame(bytes, path) {
+                                Ok(img) => {
+                                    total += bytes.len() as u64;
+                                    frames.push(img);
+                                }
+                                Err(e) => problems.push((
+                                    i,
+                                    Problem::new(m.loc.clone(), format!("embedded video frame {} {e}", k + 1))
+                                        .field("video-frames"),
+                                )),
+                            }
+                        }
+                        if frames.len() == list.len() {
+                            refs.push(frames_video(frames, total));
+                        }
+                    }
                 }
             }
             m.sample.videos = refs;
@@ -330,10 +407,11 @@ impl VideoResolver {
 fn frames_video(frames: Vec<ImageRef>, size: u64) -> VideoRef {
     let sha256 = VideoRef::frames_sha256(&frames);
     let (width, height) = frames.first().map_or((None, None), |f| (f.width, f.height));
-    // Frames keep what the data file records of them: path, sha256, where to read them.
+    // Frames keep what the data file records of them: path, sha256, where to
+    // read them (or their bytes, read back from a data file).
     let frames: Vec<ImageRef> = frames
         .into_iter()
-        .map(|f| ImageRef { path: f.path, sha256: f.sha256, source: f.source, ..ImageRef::default() })
+        .map(|f| ImageRef { path: f.path, bytes: f.bytes, sha256: f.sha256, source: f.source, ..ImageRef::default() })
         .collect();
     VideoRef {
         path: None,

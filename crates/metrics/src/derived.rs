@@ -311,7 +311,7 @@ pub fn derive(
     })();
 
     let mut mirage_rate = BTreeMap::new();
-    for c in ["phantom0", "phantom", "mirage"] {
+    for c in ["phantom0", "phantom0_video", "phantom", "mirage"] {
         if let Some(items) = scored.cell(model, c).filter(|i| !i.is_empty()) {
             let abstained = items.iter().filter(|i| i.outcome.abstained).count();
             let empty = items.iter().filter(|i| i.outcome.empty).count();

@@ -88,6 +88,7 @@ pub fn leakage(
             crate::sample::image_hash::DEFAULT_THRESHOLD,
         ));
     }
+    report.videos = super::video_dups::find(samples);
     let removed = if plan.prune { dedup(samples, &report) } else { Vec::new() };
     Ok(Some((report, removed)))
 }

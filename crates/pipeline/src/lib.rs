@@ -32,6 +32,7 @@ pub mod cache;
 mod embedding;
 pub mod steps;
 pub mod summary;
+pub mod video_dups;
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};

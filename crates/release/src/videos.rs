@@ -26,18 +26,38 @@ pub enum Carry {
     Files,
 }
 
+/// Where a carried file's bytes are: in memory (a video read back from a
+/// release that embedded it) or in the file ingest read.
+#[derive(Clone, Copy)]
+enum Bytes<'a> {
+    Memory(&'a [u8]),
+    File(&'a Path),
+    Unread,
+}
+
+fn bytes_of<'a>(bytes: &'a Option<Vec<u8>>, source: &'a Option<std::path::PathBuf>) -> Bytes<'a> {
+    match (bytes, source) {
+        (Some(b), _) => Bytes::Memory(b),
+        (None, Some(p)) => Bytes::File(p),
+        (None, None) => Bytes::Unread,
+    }
+}
+
 /// Every distinct video file (and frame image) of `samples`: its path relative
 /// to the video folder → where to read it and its size.
-fn distinct_files(samples: &[Sample]) -> BTreeMap<String, (Option<&Path>, u64)> {
+fn distinct_files(samples: &[Sample]) -> BTreeMap<String, (Bytes<'_>, u64)> {
     let mut out = BTreeMap::new();
     for v in samples.iter().flat_map(|s| &s.videos) {
         if let Some(p) = &v.path {
-            out.insert(p.clone(), (v.source.as_deref(), v.size.unwrap_or(0)));
+            out.insert(p.clone(), (bytes_of(&v.bytes, &v.source), v.size.unwrap_or(0)));
         }
         for f in &v.frames {
             if let Some(p) = &f.path {
-                let size = f.source.as_ref().and_then(|s| std::fs::metadata(s).ok()).map_or(0, |m| m.len());
-                out.insert(p.clone(), (f.source.as_deref(), size));
+                let size = match (&f.bytes, &f.source) {
+                    (Some(b), _) => b.len() as u64,
+                    (None, source) => source.as_ref().and_then(|s| std::fs::metadata(s).ok()).map_or(0, |m| m.len()),
+                };
+                out.insert(p.clone(), (bytes_of(&f.bytes, &f.source), size));
             }
         }
     }
@@ -58,15 +78,20 @@ pub fn carry(setting: VideoCarryWire, samples: &[Sample]) -> Carry {
 
 /// Copies every video file and frame of `samples` to `dir/videos/<path>`.
 pub fn copy_files(samples: &[Sample], dir: &Path) -> Result<()> {
-    for (rel, (source, _)) in distinct_files(samples) {
-        let Some(source) = source else {
-            return Err(Error::Bug(format!("the video {rel:?} is to be carried but ingest did not read it")));
-        };
+    for (rel, (bytes, _)) in distinct_files(samples) {
         let to = dir.join(FOLDER).join(&rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
-        std::fs::copy(source, &to).map_err(|e| Error::io(source, e))?;
+        match bytes {
+            Bytes::Memory(b) => std::fs::write(&to, b).map_err(|e| Error::io(&to, e))?,
+            Bytes::File(source) => {
+                std::fs::copy(source, &to).map_err(|e| Error::io(source, e))?;
+            }
+            Bytes::Unread => {
+                return Err(Error::Bug(format!("the video {rel:?} is to be carried but ingest did not read it")));
+            }
+        }
     }
     Ok(())
 }

@@ -472,8 +472,8 @@ pub enum FamilyWire {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct VariantsWire {
-    /// Kinds to generate (default: all; `no_video` when a question has a video): `no_image`, `no_video`, `white_image`, `noise_image`, `caption`,
-    /// `mirage`, `guess`, `phantom`, `phantom0`, `option_shuffle`, `unknown_option`,
+    /// Kinds to generate (default: all; `no_video` and `phantom0_video` when a question has a video): `no_image`, `no_video`, `white_image`, `noise_image`, `caption`,
+    /// `mirage`, `guess`, `phantom`, `phantom0`, `phantom0_video`, `option_shuffle`, `unknown_option`,
     /// `distractor_swap` (every k) or `distractor_swap@k`, `visual_substitution`, `gold_removed`.
     pub kinds: Option<Vec<String>>,
     /// Seed of the variants only (default: `[dataset] seed`).

@@ -8,7 +8,7 @@
 //! - [`null`]: the image is replaced, the text is not (`no_image`,
 //!   `white_image`, `noise_image`, `caption`) — *Seeing is not reasoning*;
 //! - [`phantom`]: the image is absent, said or unsaid (`mirage`, `guess`,
-//!   `phantom`, `phantom0`) — *Mirage*;
+//!   `phantom`, `phantom0`, `phantom0_video`) — *Mirage*;
 //! - [`trap`]: looks the same, answer logic changes (`option_shuffle`,
 //!   `unknown_option`, `distractor_swap@k`, `visual_substitution`,
 //!   `gold_removed`) — the medical stress tests T3-T5.
@@ -62,10 +62,12 @@ pub enum Kind {
     /// The question's videos removed, the text alone (last: an image
     /// benchmark's kinds keep their order and names).
     NoVideo,
+    /// The Phantom-0-style probes about a video that is never given.
+    Phantom0Video,
 }
 
 /// The kinds' canonical names, in output order (`distractor_swap@k` stands for k = 1, 2, ...).
-pub const KIND_NAMES: [&str; 15] = [
+pub const KIND_NAMES: [&str; 16] = [
     "no_image",
     "white_image",
     "noise_image",
@@ -81,6 +83,7 @@ pub const KIND_NAMES: [&str; 15] = [
     "visual_substitution",
     "gold_removed",
     "no_video",
+    "phantom0_video",
 ];
 
 /// The variant families, one source file each.
@@ -131,6 +134,7 @@ impl Kind {
             Kind::Guess => "guess",
             Kind::Phantom => "phantom",
             Kind::Phantom0 => "phantom0",
+            Kind::Phantom0Video => "phantom0_video",
             Kind::OptionShuffle => "option_shuffle",
             Kind::Circular(_) => "circular",
             Kind::UnknownOption => "unknown_option",
@@ -143,7 +147,7 @@ impl Kind {
     pub fn family(self) -> Family {
         match self {
             Kind::NoImage | Kind::NoVideo | Kind::WhiteImage | Kind::NoiseImage | Kind::Caption => Family::Null,
-            Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0 => Family::Phantom,
+            Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0 | Kind::Phantom0Video => Family::Phantom,
             _ => Family::Trap,
         }
     }
@@ -157,7 +161,8 @@ impl Kind {
             | Kind::NoiseImage
             | Kind::Mirage
             | Kind::Phantom
-            | Kind::Phantom0 => Expected::Abstain,
+            | Kind::Phantom0
+            | Kind::Phantom0Video => Expected::Abstain,
             _ => Expected::Answer,
         }
     }
@@ -173,6 +178,11 @@ impl Kind {
                 "Variant `{name}`: a standalone Phantom-0-style probe set of {rows} open-ended questions about an \
                  image that is never given; bundled with blindspot, the same for every benchmark and not derived \
                  from this one's questions (expected behaviour: {expected})."
+            ),
+            Kind::Phantom0Video => format!(
+                "Variant `{name}`: a standalone Phantom-0-style probe set of {rows} open-ended questions about a \
+                 video that is never given; bundled with blindspot, the same for every video benchmark and not \
+                 derived from this one's questions (expected behaviour: {expected})."
             ),
             _ => format!("Variant `{name}` of every applicable question (expected behaviour: {expected})."),
         }
@@ -192,7 +202,14 @@ impl Kind {
     pub fn is_image_free(self) -> bool {
         matches!(
             self,
-            Kind::NoImage | Kind::NoVideo | Kind::Caption | Kind::Mirage | Kind::Guess | Kind::Phantom | Kind::Phantom0
+            Kind::NoImage
+                | Kind::NoVideo
+                | Kind::Caption
+                | Kind::Mirage
+                | Kind::Guess
+                | Kind::Phantom
+                | Kind::Phantom0
+                | Kind::Phantom0Video
         )
     }
 
@@ -249,6 +266,9 @@ pub enum KindSel {
     /// `no_video` in the default selection: only when some question has a
     /// video, so an image benchmark's variants are as they were.
     NoVideoIfAny,
+    /// `phantom0_video` in the default selection: only when some question
+    /// has a video, as `no_video`.
+    Phantom0VideoIfAny,
     DistractorSwapAll,
     /// `circular`: every rotation the data allows (0 .. most options − 1).
     CircularAll,
@@ -267,6 +287,7 @@ impl KindSel {
             KindSel::One(Kind::Guess),
             KindSel::One(Kind::Phantom),
             KindSel::One(Kind::Phantom0),
+            KindSel::Phantom0VideoIfAny,
             KindSel::One(Kind::OptionShuffle),
             KindSel::CircularAll,
             KindSel::One(Kind::UnknownOption),
@@ -280,6 +301,7 @@ impl KindSel {
         match self {
             KindSel::One(k) => k.name(),
             KindSel::NoVideoIfAny => Kind::NoVideo.name(),
+            KindSel::Phantom0VideoIfAny => Kind::Phantom0Video.name(),
             KindSel::DistractorSwapAll => "distractor_swap".into(),
             KindSel::CircularAll => "circular".into(),
         }
@@ -312,6 +334,7 @@ pub fn parse_kind(s: &str) -> std::result::Result<KindSel, String> {
         Kind::VisualSubstitution,
         Kind::GoldRemoved,
         Kind::NoVideo,
+        Kind::Phantom0Video,
     ];
     if let Some(k) = simple.iter().find(|k| k.base_name() == s) {
         return Ok(KindSel::One(*k));
@@ -471,6 +494,8 @@ pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Re
         bar.inc(1);
         let rows = if kind == Kind::Phantom0 {
             KindRows { kind, rows: phantom::phantom0_rows()?, skipped: BTreeMap::new() }
+        } else if kind == Kind::Phantom0Video {
+            KindRows { kind, rows: phantom::phantom0_video_rows()?, skipped: BTreeMap::new() }
         } else {
             let one = |s: &Sample| -> std::result::Result<Sample, Skip> {
                 match kind {
@@ -482,7 +507,7 @@ pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Re
                     Kind::Mirage => phantom::mirage(s),
                     Kind::Guess => phantom::guess(s),
                     Kind::Phantom => phantom::phantom(s),
-                    Kind::Phantom0 => unreachable!("handled above"),
+                    Kind::Phantom0 | Kind::Phantom0Video => unreachable!("handled above"),
                     Kind::OptionShuffle => trap::option_shuffle(s, &ctx),
                     Kind::Circular(k) => trap::circular(s, k),
                     Kind::UnknownOption => trap::unknown_option(s, &ctx),
@@ -532,6 +557,11 @@ pub fn expand_kinds<'a>(sel: &[KindSel], samples: impl IntoIterator<Item = &'a S
             KindSel::NoVideoIfAny => {
                 if any_video {
                     kinds.push(Kind::NoVideo)
+                }
+            }
+            KindSel::Phantom0VideoIfAny => {
+                if any_video {
+                    kinds.push(Kind::Phantom0Video)
                 }
             }
             KindSel::DistractorSwapAll => {
@@ -730,5 +760,27 @@ mod video_tests {
         // An image benchmark gets no `no_video` config.
         let image = Sample::new("3", "q", "a");
         assert!(expand_kinds(&KindSel::all(), [&image]).iter().all(|k| *k != Kind::NoVideo));
+    }
+
+    /// A video benchmark's default selection has the video probe set beside
+    /// the image one: 100 questions asserting a video that is not given,
+    /// expected to be declined, in a config of their own; an image
+    /// benchmark's selection has no video probes.
+    #[test]
+    fn video_questions_get_the_phantom0_video_probes() {
+        let video = video_question("1", 0);
+        let v = generate_from(&[&video], &VariantsConfig::default(), 7).unwrap();
+        let probes = rows(&v, Kind::Phantom0Video);
+        assert_eq!(probes.rows.len(), 100);
+        assert!(probes.rows.iter().all(|r| r.expected.as_deref() == Some("abstain") && r.videos.is_empty()));
+        assert_eq!(
+            probes.rows[0].prompt.as_deref(),
+            Some("What does the person in this video do right after opening the door?")
+        );
+        assert_eq!(rows(&v, Kind::Phantom0).rows.len(), 200);
+        assert_eq!(Kind::Phantom0Video.config_name(), "phantom0_video");
+        assert_eq!(parse_kind("phantom0_video"), Ok(KindSel::One(Kind::Phantom0Video)));
+        let image = Sample::new("3", "q", "a");
+        assert!(expand_kinds(&KindSel::all(), [&image]).iter().all(|k| *k != Kind::Phantom0Video));
     }
 }

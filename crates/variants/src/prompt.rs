@@ -9,7 +9,7 @@
 //! <question>
 //! A. <option> ...                                 multiple choice (not phantom)
 //! <guess instruction>                             guess only (Mirage paper's wording)
-//! <answer instruction>                            by answer format (not phantom/phantom0)
+//! <answer instruction>                            by answer format (not phantom, phantom0, phantom0_video)
 //! ```
 
 use crate::sample::{AnswerFormat, Sample};
@@ -73,7 +73,7 @@ pub fn harness_question(s: &Sample) -> String {
 /// The full prompt text for `s` (an original sample or a variant row).
 pub fn render_prompt(s: &Sample) -> String {
     let variant = s.variant.as_deref();
-    let bare = matches!(variant, Some("phantom") | Some("phantom0"));
+    let bare = matches!(variant, Some("phantom") | Some("phantom0") | Some("phantom0_video"));
     let guess = variant == Some("guess");
     let mut lines: Vec<String> = Vec::new();
     if variant == Some("caption")

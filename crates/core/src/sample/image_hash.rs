@@ -73,6 +73,12 @@ pub fn near(a: Hashes, b: Hashes, threshold: u32) -> bool {
     !a.is_flat() && !b.is_flat() && distance(a.phash, b.phash) <= threshold && distance(a.dhash, b.dhash) <= threshold
 }
 
+/// Where a video's frames are sampled for near-duplicate search, as fractions
+/// of its duration (of its frame count, for a video given as frames): five
+/// points spread evenly, away from the first and last frames (fades, titles).
+/// Two videos are compared frame by frame at these points with [`near`].
+pub const VIDEO_FRACTIONS: [f64; 5] = [0.1, 0.3, 0.5, 0.7, 0.9];
+
 /// The largest threshold accepted: two unrelated 64-bit hashes differ in 32
 /// bits on average, and the index's cost grows with ⌊t/4⌋ (at 12 each hash
 /// probes 4 × 697 buckets).
@@ -262,12 +268,25 @@ pub fn cross_pairs_phash(queries: &[Hashes], listed: &[u64], threshold: u32) -> 
 /// rows), two clusters joining only when every cross pair is near. Rows with
 /// one representative are one cluster; a flat image is always alone.
 pub fn cluster_roots(hashes: &[Hashes], threshold: u32) -> Vec<usize> {
-    let mut pairs: Vec<(u32, usize, usize)> = near_pairs(hashes, threshold)
+    let pairs: Vec<(u32, usize, usize)> = near_pairs(hashes, threshold)
         .into_iter()
         .map(|(a, b, d)| (d + distance(hashes[a].dhash, hashes[b].dhash), a, b))
         .collect();
+    complete_linkage(hashes.len(), pairs, |x, y| near(hashes[x], hashes[y], threshold))
+}
+
+/// For each of `n` items, the smallest row of its cluster: complete linkage
+/// over the near `pairs` (distance, a, b), closest first, two clusters joining
+/// only when `near` holds for every cross pair. The rule of
+/// [`cluster_roots`], for items compared by more than one pair of hashes (a
+/// video's sampled frames).
+pub fn complete_linkage(
+    n: usize,
+    mut pairs: Vec<(u32, usize, usize)>,
+    near: impl Fn(usize, usize) -> bool,
+) -> Vec<usize> {
     pairs.sort_unstable();
-    let mut root: Vec<usize> = (0..hashes.len()).collect();
+    let mut root: Vec<usize> = (0..n).collect();
     let mut members: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
     for (_, a, b) in pairs {
         let (ra, rb) = (root[a], root[b]);
@@ -278,7 +297,7 @@ pub fn cluster_roots(hashes: &[Hashes], threshold: u32) -> Vec<usize> {
         let joins = {
             let of = |r: usize| members.get(&r).map_or_else(|| vec![r], Clone::clone);
             let (xs, ys) = (of(keep), of(gone));
-            xs.iter().all(|&x| ys.iter().all(|&y| near(hashes[x], hashes[y], threshold)))
+            xs.iter().all(|&x| ys.iter().all(|&y| near(x, y)))
         };
         if !joins {
             continue;

@@ -42,6 +42,12 @@ pub enum VideoSpec {
     File(String),
     /// The ordered paths of a video's frame images.
     Frames(Vec<String>),
+    /// A video file's bytes, embedded in a blindspot data file read back,
+    /// with the path its row names.
+    Embedded { bytes: Vec<u8>, path: Option<String> },
+    /// A video given as frames whose frame images are embedded in a
+    /// blindspot data file read back: each frame's bytes and path.
+    EmbeddedFrames(Vec<(Vec<u8>, Option<String>)>),
 }
 
 /// A mapped sample plus its unresolved images.
@@ -74,6 +80,10 @@ pub const NOTE_LETTER_COLUMNS: &str = "options read from the columns A, B, ... (
 
 /// Note: an embedded image's path label was absolute or climbed with `..`.
 pub const NOTE_IMAGE_LABEL_NAME: &str = "embedded images' path labels were absolute or climbed with '..'; only their \
+     file names were kept (the bytes are unchanged; a release keeps no path outside itself)";
+
+/// Note: an embedded video's (or video frame's) path label was absolute or climbed with `..`.
+pub const NOTE_VIDEO_LABEL_NAME: &str = "embedded videos' path labels were absolute or climbed with '..'; only their \
      file names were kept (the bytes are unchanged; a release keeps no path outside itself)";
 
 /// Note: images named by path were kept as names, their files unread.

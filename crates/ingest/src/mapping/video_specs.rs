@@ -15,6 +15,9 @@ use crate::raw::Raw;
 /// The videos of the record, from the mapped fields or the canonical names.
 pub(super) fn map_videos(m: &mut Mapper<'_>) -> Vec<VideoSpec> {
     let plan = m.plan;
+    if super::canonical::is_canonical_input(plan) && m.has(FACTS) {
+        return canonical_videos(m);
+    }
     if plan.videos_dir.is_none() {
         return Vec::new();
     }
@@ -54,6 +57,84 @@ pub(super) fn map_videos(m: &mut Mapper<'_>) -> Vec<VideoSpec> {
         }
     }
     out
+}
+
+/// The column a blindspot data file states its videos' facts in: its
+/// presence marks the three video columns blindspot writes.
+const FACTS: &str = "video_facts";
+
+/// The videos of a blindspot data file read back (a release's folder or one of
+/// its Parquet files): one per entry of the `videos` column, a file embedded
+/// (bytes) or carried beside the data (its path, resolved against the
+/// release's `videos/` folder), or, where the entry is empty, the frames of
+/// the same entry of `video_frames`. The stated `video_facts` are read again
+/// from the bytes, as `image_facts` are.
+fn canonical_videos(m: &mut Mapper<'_>) -> Vec<VideoSpec> {
+    let _ = m.get(FACTS);
+    let files = m.get("videos");
+    let frames = m.get("video_frames");
+    let files: &[Raw] = match files.as_deref() {
+        Some(Raw::List(items)) => items,
+        _ => &[],
+    };
+    let frames: &[Raw] = match frames.as_deref() {
+        Some(Raw::List(items)) => items,
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    for j in 0..files.len().max(frames.len()) {
+        let file = files.get(j).unwrap_or(&Raw::Null);
+        let path = file.get("path").and_then(Raw::scalar_text).filter(|p| !p.is_empty());
+        match (file.get("bytes"), path) {
+            (Some(Raw::Bytes(b)), path) => out.push(VideoSpec::Embedded { bytes: b.clone(), path: label(m, path) }),
+            (_, Some(path)) => out.push(VideoSpec::File(path)),
+            (_, None) => {
+                let items: &[Raw] = match frames.get(j) {
+                    Some(Raw::List(items)) => items,
+                    _ => &[],
+                };
+                let path_of = |f: &Raw| f.get("path").and_then(Raw::scalar_text).filter(|p| !p.is_empty());
+                if items.is_empty() {
+                    m.problem("videos", format!("video {} has neither bytes, a path nor frames", j + 1)).help =
+                        Some("the row's `videos` and `video_frames` columns were emptied; rebuild the release".into());
+                } else if let Some(embedded) = items
+                    .iter()
+                    .map(|f| match f.get("bytes") {
+                        Some(Raw::Bytes(b)) => Some((b.clone(), path_of(f))),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+                {
+                    let embedded = embedded.into_iter().map(|(b, p)| (b, label(m, p))).collect();
+                    out.push(VideoSpec::EmbeddedFrames(embedded));
+                } else {
+                    match items.iter().map(path_of).collect::<Option<Vec<String>>>() {
+                        Some(paths) => out.push(VideoSpec::Frames(paths)),
+                        None => {
+                            m.problem(
+                                "video-frames",
+                                format!("a frame of video {} has neither bytes nor a path", j + 1),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The path label of embedded bytes: never opened, but a release carrying the
+/// video as a file writes it there, so one that leaves its root keeps its file
+/// name only (counted), as embedded images' labels do.
+fn label(m: &mut Mapper<'_>, path: Option<String>) -> Option<String> {
+    match path {
+        Some(p) if crate::images::escapes(&p) => {
+            m.notes.push(Cow::Borrowed(super::NOTE_VIDEO_LABEL_NAME));
+            std::path::Path::new(&p).file_name().map(|n| n.to_string_lossy().into_owned())
+        }
+        other => other,
+    }
 }
 
 /// Paths from a string, a list literal of strings, a list, or `{path}` structs.

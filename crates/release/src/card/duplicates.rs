@@ -66,6 +66,9 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
         }
         out.push('.');
     }
+    if let Some(v) = &r.videos {
+        video_sentence(out, v);
+    }
     let _ = writeln!(
         out,
         " Every pair is in config `duplicates` ({} rows), the clusters in `report/duplicates.json`.{}\n",
@@ -80,6 +83,42 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
             )
         }
     );
+}
+
+/// The near-duplicate videos, as the images' sentence has them; the decoder
+/// is named by kind only, so the card does not depend on where ffmpeg lies.
+fn video_sentence(out: &mut String, v: &crate::embed::video_dups::VideoDups) {
+    let clusters = match v.clusters.len() {
+        1 => "1 near-duplicate cluster".to_string(),
+        n => format!("{n} near-duplicate clusters"),
+    };
+    let fractions = crate::sample::image_hash::VIDEO_FRACTIONS.map(|f| f.to_string()).join(", ");
+    let _ = write!(
+        out,
+        " Videos: {clusters} of {} distinct videos (frames at {fractions} of each video's duration, both perceptual \
+         hashes within {} bits of 64 at every one; {} videos compared{})",
+        v.videos,
+        v.threshold,
+        v.checked,
+        if v.decoder.is_some() { ", decoded by ffmpeg" } else { "" }
+    );
+    for c in v.clusters.iter().take(10) {
+        let names: Vec<String> = c
+            .iter()
+            .map(|e| {
+                let ids: Vec<String> = e.ids.iter().map(|id| md::literal(id)).collect();
+                format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), ids.join(", "))
+            })
+            .collect();
+        let _ = write!(out, "; {}", names.join(" ~ "));
+    }
+    if v.clusters.len() > 10 {
+        out.push_str("; ...");
+    }
+    for (why, n) in &v.not_checked {
+        let _ = write!(out, "; {n} videos {why}");
+    }
+    out.push('.');
 }
 
 /// Questions with a near copy in the training split (0 when not searched).

@@ -241,6 +241,31 @@ fn leakage_release(dir: &Path) -> Result<PathBuf, String> {
     Ok(release)
 }
 
+/// The Video-MME-layout fixture (`tests/fixtures/video/videomme`: 6 questions on 3
+/// tiny MP4s) built with its variants, the videos embedded in the Parquet; folds
+/// grouped by video need 3 folds for 3 videos.
+fn video_release(dir: &Path) -> Result<PathBuf, String> {
+    let src = root().join("tests/fixtures/video/videomme");
+    std::fs::create_dir_all(dir.join("videos")).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(src.join("videos")).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        std::fs::copy(&path, dir.join("videos").join(path.file_name().unwrap_or_default()))
+            .map_err(|e| e.to_string())?;
+    }
+    std::fs::copy(src.join("videomme.jsonl"), dir.join("videomme.jsonl")).map_err(|e| e.to_string())?;
+    let toml = std::fs::read_to_string(src.join("videomme.toml")).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("videomme.toml"), format!("{toml}folds = 3\n\n[variants]\n")).map_err(|e| e.to_string())?;
+    let o = Command::new(bin())
+        .current_dir(dir)
+        .args(["build", "videomme.toml", "--out-dir", "out"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !o.status.success() {
+        return Err(format!("build videomme.toml failed: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(dir.join("out/videomme-fixture/1.0.0"))
+}
+
 fn check_with_python(release: &Path, hf_home: &Path, extra: &[&str]) -> Result<String, Failed> {
     let o = Command::new(venv().python())
         .arg(root().join("tests/python/check_release.py"))
@@ -283,6 +308,18 @@ fn python_check() -> Result<(), Failed> {
     ] {
         if !report.contains(line) {
             return Err(format!("the variant fixture's circular config: no \"{line}\" in\n{report}").into());
+        }
+    }
+    // A video benchmark's release: its default config and its video variants load.
+    let video = video_release(&tmp.path().join("video"))?;
+    let report = check_with_python(&video, &tmp.path().join("hf-home"), &["--text-only"])?;
+    for line in [
+        "load_dataset(dir, \"default\", split=\"test\"): 6 rows",
+        "config no_video split test: 6 rows, as the card says",
+        "config phantom0_video split test: 100 rows, as the card says",
+    ] {
+        if !report.contains(line) {
+            return Err(format!("the video fixture's release: no \"{line}\" in\n{report}").into());
         }
     }
     eprintln!("python interop checks passed in {:.0}s", start.elapsed().as_secs_f64());

@@ -47,19 +47,7 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
             im.threshold,
             im.hashed
         );
-        for c in im.clusters.iter().take(10) {
-            let names: Vec<String> = c
-                .iter()
-                .map(|e| {
-                    let ids: Vec<String> = e.ids.iter().map(|id| md::literal(id)).collect();
-                    format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), ids.join(", "))
-                })
-                .collect();
-            let _ = write!(out, "; {}", names.join(" ~ "));
-        }
-        if im.clusters.len() > 10 {
-            out.push_str("; ...");
-        }
+        write_clusters(out, im.clusters.iter().map(|c| c.iter().map(|e| (e.path.as_deref(), &e.ids[..])).collect()));
         if let Some((n, m)) = &im.train {
             let matched = crate::embed::image_dups::ImageDups::matched(m);
             let _ = write!(out, "; {matched} benchmark images are near one of the {n} training images");
@@ -85,6 +73,25 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
     );
 }
 
+/// Up to ten clusters of media files, each as "`path` (ids) ~ `path` (ids)", and "; ..."
+/// when there are more.
+fn write_clusters<'a>(out: &mut String, clusters: impl ExactSizeIterator<Item = Vec<(Option<&'a str>, &'a [String])>>) {
+    let n = clusters.len();
+    for c in clusters.take(10) {
+        let names: Vec<String> = c
+            .iter()
+            .map(|(path, ids)| {
+                let ids: Vec<String> = ids.iter().map(|id| md::literal(id)).collect();
+                format!("{} ({})", md::code(path.unwrap_or("?")), ids.join(", "))
+            })
+            .collect();
+        let _ = write!(out, "; {}", names.join(" ~ "));
+    }
+    if n > 10 {
+        out.push_str("; ...");
+    }
+}
+
 /// The near-duplicate videos, as the images' sentence has them; the decoder
 /// is named by kind only, so the card does not depend on where ffmpeg lies.
 fn video_sentence(out: &mut String, v: &crate::embed::video_dups::VideoDups) {
@@ -102,19 +109,7 @@ fn video_sentence(out: &mut String, v: &crate::embed::video_dups::VideoDups) {
         v.checked,
         if v.decoder.is_some() { ", decoded by ffmpeg" } else { "" }
     );
-    for c in v.clusters.iter().take(10) {
-        let names: Vec<String> = c
-            .iter()
-            .map(|e| {
-                let ids: Vec<String> = e.ids.iter().map(|id| md::literal(id)).collect();
-                format!("{} ({})", md::code(e.path.as_deref().unwrap_or("?")), ids.join(", "))
-            })
-            .collect();
-        let _ = write!(out, "; {}", names.join(" ~ "));
-    }
-    if v.clusters.len() > 10 {
-        out.push_str("; ...");
-    }
+    write_clusters(out, v.clusters.iter().map(|c| c.iter().map(|e| (e.path.as_deref(), &e.ids[..])).collect()));
     for (why, n) in &v.not_checked {
         let _ = write!(out, "; {n} videos {why}");
     }

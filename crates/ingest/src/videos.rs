@@ -141,7 +141,12 @@ fn file_sha256(path: &Path) -> Result<(String, u64), String> {
 fn video_file(path: &Path) -> Result<VideoRef, String> {
     let facts = container_facts(path)?;
     let (sha256, size) = file_sha256(path)?;
-    Ok(VideoRef {
+    Ok(VideoRef { source: Some(path.to_path_buf()), ..with_facts(facts, sha256, size) })
+}
+
+/// A video's record from its hash, size and container facts; no path, bytes or frames.
+fn with_facts(facts: ContainerFacts, sha256: String, size: u64) -> VideoRef {
+    VideoRef {
         path: None,
         bytes: None,
         sha256: Some(sha256),
@@ -153,28 +158,16 @@ fn video_file(path: &Path) -> Result<VideoRef, String> {
         height: Some(facts.height),
         codec: Some(facts.codec),
         frames: Vec::new(),
-        source: Some(path.to_path_buf()),
-    })
+        source: None,
+    }
 }
 
 /// A video embedded in a data file read back: its facts read again from the
 /// bytes, which it keeps (nothing on disk to read them from later).
 fn embedded_video(bytes: &[u8], path: &Option<String>) -> Result<VideoRef, String> {
     let facts = container_facts_of_bytes(bytes)?;
-    Ok(VideoRef {
-        path: path.clone(),
-        bytes: Some(bytes.to_vec()),
-        sha256: Some(hex::encode(Sha256::digest(bytes))),
-        size: Some(bytes.len() as u64),
-        duration: facts.duration,
-        fps: facts.fps,
-        frame_count: facts.frame_count,
-        width: Some(facts.width),
-        height: Some(facts.height),
-        codec: Some(facts.codec),
-        frames: Vec::new(),
-        source: None,
-    })
+    let record = with_facts(facts, hex::encode(Sha256::digest(bytes)), bytes.len() as u64);
+    Ok(VideoRef { path: path.clone(), bytes: Some(bytes.to_vec()), ..record })
 }
 
 /// An embedded frame image's record, its bytes kept.

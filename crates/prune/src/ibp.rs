@@ -264,39 +264,15 @@ pub fn run(
             after = Some(d);
             break;
         }
-        // Each alive unit's score (its highest member in a prunable group) and primary key.
         let eligible = |i: usize| prunable.as_ref().is_none_or(|p| p.contains(&group_of[i]));
-        let mut unit_rank: Vec<(usize, f64, usize)> = Vec::new(); // (unit, score, primary member)
-        for (u, m) in members.iter().enumerate() {
-            if !unit_alive[u] {
-                continue;
-            }
-            let best = m.iter().copied().filter(|&i| eligible(i)).max_by(|&a, &b| {
-                rank_key(score_at[a]).cmp(&rank_key(score_at[b])).then_with(|| id_cmp(&samples[b].id, &samples[a].id))
-            });
-            if let Some(i) = best {
-                unit_rank.push((u, score_at[i], i));
-            }
-        }
+        let unit_rank = unit_scores(samples, &members, &unit_alive, &score_at, eligible);
         let mut took = 0;
         for key in open_keys {
             let room = (budgets[key] - taken_per_key[key]).min(batch);
             // Candidate units whose primary member is of this key.
-            let mut cands: Vec<(usize, f64, usize)> =
+            let cands: Vec<UnitScore> =
                 unit_rank.iter().copied().filter(|&(u, _, i)| unit_alive[u] && keys[i] == *key).collect();
-            match cfg.method {
-                Method::Random => {
-                    let stage = format!("prune.random/{iteration}");
-                    let mut ordered: Vec<(u64, (usize, f64, usize))> =
-                        cands.par_iter().map(|&c| (rng_for(cfg.seed, &stage, &samples[c.2].id), c)).collect();
-                    ordered
-                        .par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| id_cmp(&samples[a.1.2].id, &samples[b.1.2].id)));
-                    cands = ordered.into_iter().map(|(_, c)| c).collect();
-                }
-                _ => cands.par_sort_by(|a, b| {
-                    rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.2].id, &samples[b.2].id))
-                }),
-            }
+            let cands = in_removal_order(cfg, iteration, samples, cands);
             let n_cands = cands.len();
             let scope = scope(cfg, key, prunable.as_ref());
             let mut here = 0;
@@ -396,6 +372,58 @@ pub fn run(
 /// What a removal's rank counts among: the budget's key (none when global)
 /// and, under the null rule, only the groups still above their null, named, so
 /// that "rank 1 of 100" is not read as 1 of every question of the key.
+/// An alive unit as IBP ranks it: (unit, score, primary member).
+type UnitScore = (usize, f64, usize);
+
+/// Each alive unit's score, its highest eligible member's (a member in a group still
+/// above its null), with that member as the unit's primary; ties go to the first id.
+fn unit_scores(
+    samples: &[Sample],
+    members: &[Vec<usize>],
+    unit_alive: &[bool],
+    score_at: &[f64],
+    eligible: impl Fn(usize) -> bool,
+) -> Vec<UnitScore> {
+    let mut out = Vec::new();
+    for (u, m) in members.iter().enumerate() {
+        if !unit_alive[u] {
+            continue;
+        }
+        let best = m.iter().copied().filter(|&i| eligible(i)).max_by(|&a, &b| {
+            rank_key(score_at[a]).cmp(&rank_key(score_at[b])).then_with(|| id_cmp(&samples[b].id, &samples[a].id))
+        });
+        if let Some(i) = best {
+            out.push((u, score_at[i], i));
+        }
+    }
+    out
+}
+
+/// Candidate units in the order they are taken: descending score (ties: the first
+/// id), or for the random control a seeded order of the iteration.
+fn in_removal_order(
+    cfg: &PruneConfig,
+    iteration: usize,
+    samples: &[Sample],
+    mut cands: Vec<UnitScore>,
+) -> Vec<UnitScore> {
+    match cfg.method {
+        Method::Random => {
+            let stage = format!("prune.random/{iteration}");
+            let mut ordered: Vec<(u64, UnitScore)> =
+                cands.par_iter().map(|&c| (rng_for(cfg.seed, &stage, &samples[c.2].id), c)).collect();
+            ordered.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| id_cmp(&samples[a.1.2].id, &samples[b.1.2].id)));
+            ordered.into_iter().map(|(_, c)| c).collect()
+        }
+        _ => {
+            cands.par_sort_by(|a, b| {
+                rank_key(b.1).cmp(&rank_key(a.1)).then_with(|| id_cmp(&samples[a.2].id, &samples[b.2].id))
+            });
+            cands
+        }
+    }
+}
+
 fn scope(cfg: &PruneConfig, key: &str, prunable: Option<&BTreeSet<GroupKey>>) -> String {
     let within = match cfg.allocation {
         Allocation::Global => String::new(),

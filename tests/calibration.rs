@@ -223,10 +223,20 @@ fn weakly_planted(carriers: usize, seed: u64) -> Vec<Sample> {
 fn the_null_of_small_forests_is_as_powerful_as_the_refit_null() {
     // Over 10 seeds of a plant on 16 of 80 questions of one type, the null of 25-tree
     // forests (the default) calls the type above its null as often as a null refit
-    // with the diagnosis's own 50-tree forests, within two seeds.
+    // with the diagnosis's own 50-tree forests, within two seeds; and its sequential
+    // stops (Besag-Clifford, a t-fit's early decisions either way) as often as the same
+    // null drawing all of 99 permutations.
     let (_, dcfg) = config();
     let refit = DiagnoseConfig {
         null: blindspot::diagnose::null::NullConfig { trees: dcfg.trees, ..dcfg.null.clone() },
+        ..dcfg.clone()
+    };
+    let every_draw = DiagnoseConfig {
+        null: blindspot::diagnose::null::NullConfig {
+            max_permutations: 99,
+            stopping: blindspot::stats::Stopping::All,
+            ..dcfg.null.clone()
+        },
         ..dcfg.clone()
     };
     let found = |cfg: &DiagnoseConfig, samples: &[Sample]| {
@@ -235,13 +245,18 @@ fn the_null_of_small_forests_is_as_powerful_as_the_refit_null() {
         let null = blindspot::diagnose::null::measure(&refs, cfg, &d, &cfg.null);
         null.groups.iter().any(|g| g.question_type.as_deref() == Some("tell") && g.test.above)
     };
-    let (mut small, mut full) = (0, 0);
+    let (mut small, mut full, mut all) = (0, 0, 0);
     for seed in 0..10 {
         let samples = weakly_planted(16, 500 + seed);
         small += usize::from(found(&dcfg, &samples));
         full += usize::from(found(&refit, &samples));
+        all += usize::from(found(&every_draw, &samples));
     }
-    eprintln!("weak plant found in {small}/10 seeds by the 25-tree null, {full}/10 by the refit null");
+    eprintln!(
+        "weak plant found in {small}/10 seeds by the 25-tree null, {full}/10 by the refit null, \
+         {all}/10 drawing all 99 permutations"
+    );
     assert!(small + 2 >= full, "the small-forest null found {small}/10, the refit null {full}/10");
+    assert!(small + 2 >= all, "the sequential null found {small}/10, drawing every permutation {all}/10");
     assert!(full >= 3, "the plant is too weak to compare power: the refit null found it in {full}/10 seeds");
 }

@@ -144,6 +144,24 @@ fn ibp_draws_its_removals_from_the_plant() {
         assert_eq!(p.removed.len(), ids.len());
         let share = p.removed.iter().filter(|r| ids.contains(&r.id)).count() as f64 / ids.len() as f64;
         eprintln!("{plant:?}: {} removed, {share:.3} of them planted", p.removed.len());
+        if let Plant::Longest = plant {
+            // How far the padded gold stands out: planted questions whose gold is less
+            // than 1.5 times the longest other option look like the unplanted questions
+            // whose gold is naturally the longest.
+            let removed: BTreeSet<&str> = p.removed.iter().map(|r| r.id.as_str()).collect();
+            let (mut close, mut close_removed) = (0, 0);
+            for s in samples.iter().filter(|s| ids.contains(&s.id)) {
+                let g = s.answer_index.unwrap_or_default() as usize;
+                let other = s.options.iter().enumerate().filter(|(j, _)| *j != g).map(|(_, o)| o.len()).max();
+                if (s.options[g].len() as f64) < 1.5 * other.unwrap_or(0) as f64 {
+                    close += 1;
+                    close_removed += usize::from(removed.contains(s.id.as_str()));
+                }
+            }
+            eprintln!(
+                "{plant:?}: {close} planted golds under 1.5 times the longest other option, {close_removed} of them removed"
+            );
+        }
         assert!(
             (share - measured).abs() <= 0.04,
             "{plant:?}: planted share of IBP's removals {share}, measured {measured}"

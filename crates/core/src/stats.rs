@@ -155,8 +155,9 @@ pub fn mean_sd(values: &[f64]) -> (f64, f64) {
 pub enum Stopping {
     /// Sequential (Besag and Clifford, 1991): stop at the h-th null draw that
     /// reaches the observed value, h the fewest exceedances that keep p above alpha
-    /// whatever follows (p = h/L after L draws), or once a t-fit to the draws puts
-    /// the observed value beyond [`FIT_P`] (see [`PermutationTest::clear_by_fit`]);
+    /// whatever follows (p = h/L after L draws), once a t-fit to the draws puts
+    /// the observed value beyond [`FIT_P`] (see [`PermutationTest::clear_by_fit`]),
+    /// or once it puts it well inside the null (see [`PermutationTest::futile`]);
     /// at the maximum, p = (1 + exceedances) / (1 + draws).
     Decided,
     /// Every draw up to the maximum; p = (1 + exceedances) / (1 + draws).
@@ -237,12 +238,35 @@ impl PermutationTest {
         self.stopping == Stopping::Decided && self.exceed == 0 && self.fit_p().is_some_and(|p| p <= FIT_P)
     }
 
+    /// Whether, in sequential mode, more draws could not make the observed value
+    /// significant in any sense the outputs use: a t-fit to the draws (at least
+    /// [`FIT_DRAWS`]) gives p above [`FUTILE_P`] and so does the Monte Carlo p-value,
+    /// (1 + exceedances) / (1 + draws), which is then the one reported. Stopping early
+    /// here can only keep a test from rejecting, so the level of the test is kept; what
+    /// it costs is power at the edge (a group whose p is near alpha is sometimes given
+    /// up after five draws), which `tests/calibration.rs` measures.
+    pub fn futile(&self) -> bool {
+        let l = self.draws.len();
+        self.stopping == Stopping::Decided
+            && (1 + self.exceed) as f64 / (1 + l) as f64 > self.futile_p()
+            && self.fit_p().is_some_and(|p| p > self.futile_p())
+    }
+
+    /// [`FUTILE_P`], or five times alpha where that is larger (a t-fit to five draws
+    /// is wide: at p = alpha it often reads twice alpha or more).
+    pub fn futile_p(&self) -> f64 {
+        FUTILE_P.max(5.0 * self.alpha)
+    }
+
     /// Whether the decision at alpha is made.
     pub fn decided(&self) -> bool {
         match self.stopping {
             Stopping::All => self.draws.len() >= self.max_draws,
             Stopping::Decided => {
-                self.exceed >= self.stop_exceedances() || self.draws.len() >= self.max_draws || self.clear_by_fit()
+                self.exceed >= self.stop_exceedances()
+                    || self.draws.len() >= self.max_draws
+                    || self.clear_by_fit()
+                    || self.futile()
             }
         }
     }
@@ -299,6 +323,10 @@ impl PermutationTest {
 
 /// Draws before a sequential test may decide by a fit to them.
 pub const FIT_DRAWS: usize = 5;
+/// The p-value above which a sequential test gives up ([`PermutationTest::futile`]):
+/// twice the level below which outputs speak of weak evidence (0.05), or five times
+/// alpha where that is larger.
+pub const FUTILE_P: f64 = 0.1;
 /// The p-value bound a decision by fit reports: a tenth of the default alpha, so that
 /// an error of the normal fit in the far tail cannot move a decision at alpha.
 pub const FIT_P: f64 = 0.001;
@@ -440,6 +468,34 @@ mod tests {
         let mut reached = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::Decided);
         draws.iter().chain([0.81].iter()).for_each(|d| reached.push(*d));
         assert!(!reached.clear_by_fit());
+    }
+
+    #[test]
+    fn a_value_inside_the_null_is_given_up_after_five_draws() {
+        // Draws 0.50 ± 0.0158 (sd): 0.525 is 1.44 prediction SDs above their mean, no
+        // draw reaches it, and a t-fit puts p between 0.1 and 0.2: given up, p the Monte
+        // Carlo 1/6.
+        let draws = [0.48, 0.50, 0.52, 0.49, 0.51];
+        let mut t = PermutationTest::new(0.525, 199, 2, 0.01, Stopping::Decided);
+        draws.iter().for_each(|d| t.push(*d));
+        assert!(t.fit_p().is_some_and(|p| p > 0.1 && p < 0.2), "{:?}", t.fit_p());
+        assert!(t.futile() && t.done() && !t.above() && !t.clear_by_fit());
+        assert!((t.p_value() - 1.0 / 6.0).abs() < 1e-12);
+        // Four draws are too few to fit; and a value a fit puts below 0.1 goes on.
+        let mut four = PermutationTest::new(0.525, 199, 2, 0.01, Stopping::Decided);
+        draws[..4].iter().for_each(|d| four.push(*d));
+        assert!(!four.futile() && !four.done());
+        let mut near = PermutationTest::new(0.545, 199, 2, 0.01, Stopping::Decided);
+        draws.iter().for_each(|d| near.push(*d));
+        assert!(near.fit_p().is_some_and(|p| p < 0.1) && !near.futile() && !near.done());
+        // At alpha 0.05 the level given up at is 0.25, five times alpha.
+        let mut loose = PermutationTest::new(0.525, 199, 2, 0.05, Stopping::Decided);
+        draws.iter().for_each(|d| loose.push(*d));
+        assert!(!loose.futile() && (loose.futile_p() - 0.25).abs() < 1e-12);
+        // Never when every draw is recorded.
+        let mut all = PermutationTest::new(0.525, 199, 2, 0.01, Stopping::All);
+        draws.iter().for_each(|d| all.push(*d));
+        assert!(!all.futile() && !all.done());
     }
 
     #[test]

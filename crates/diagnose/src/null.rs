@@ -17,9 +17,10 @@
 //!            features; the observed value is theirs on the real golds
 //! round j = 1, 2, …: permute each undecided group's golds (seed, group, j),
 //!                    fit and score it → group draw; weighted → overall draw
-//! stop: every test decided at alpha (Besag-Clifford sequential p-values, or a
-//!       t-fit to at least 5 draws far beyond them, `stats::PermutationTest`),
-//!       at most `max_permutations` rounds
+//! stop: every test decided at alpha (Besag-Clifford sequential p-values, a
+//!       t-fit to at least 5 draws far beyond them, or a t-fit and the draws both
+//!       putting p above 0.1, `stats::PermutationTest`), at most
+//!       `max_permutations` rounds
 //! ```
 //!
 //! The verdict, IBP's gate and stop, and the card all read this one null.
@@ -73,6 +74,10 @@ impl Default for NullConfig {
     }
 }
 
+fn futile_default() -> f64 {
+    crate::stats::FUTILE_P
+}
+
 /// The p-value below which outputs call the evidence weak rather than absent, when it
 /// does not reach alpha.
 pub const WEAK_EVIDENCE: f64 = 0.05;
@@ -100,6 +105,14 @@ pub struct NullTest {
     /// prediction bound of the draws (at least 5): decided early, p < 0.001.
     #[serde(default)]
     pub p_by_fit: bool,
+    /// Drawing stopped early because neither the draws nor a t-fit to them (at least
+    /// 5) put p below the level the outputs use (0.1, or twice alpha): `p_value` is
+    /// the Monte Carlo one of the draws made.
+    #[serde(default)]
+    pub p_futile: bool,
+    /// The level of that stop.
+    #[serde(default = "futile_default")]
+    pub futile_above: f64,
     /// Whether the observed value is above the null (p < alpha).
     pub above: bool,
 }
@@ -114,6 +127,13 @@ impl NullTest {
     pub fn p_text(&self) -> String {
         if self.p_by_fit {
             format!("p < {} (t-fit to {} permutations, none reaching it)", crate::stats::FIT_P, self.permutations)
+        } else if self.p_futile {
+            format!(
+                "{} (drawing stopped after {} permutations: a t-fit to them puts p above {})",
+                super::verdict::p_text(self.p_value),
+                self.permutations,
+                self.futile_above
+            )
         } else {
             super::verdict::p_text(self.p_value)
         }
@@ -129,6 +149,8 @@ impl NullTest {
             q95: t.q95(),
             p_value: t.p_value(),
             p_by_fit: t.clear_by_fit(),
+            p_futile: !t.clear_by_fit() && t.exceed < t.stop_exceedances() && t.futile(),
+            futile_above: t.futile_p(),
             above: t.above(),
         }
     }

@@ -55,8 +55,32 @@ fn export_features_writes_every_fold() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let files = files_below(&out.path().join("f"));
-    assert_eq!(files.len(), 10, "{files:?}");
+    assert_eq!(files.len(), 20, "{files:?}");
     assert!(files.contains(&"all__multiple_choice/r0_f4_test.parquet".to_string()), "{files:?}");
+    // The position-free rows: one per option (every question of the fixture has 3),
+    // exactly one gold per question, the option features named once, not per position.
+    let read = |name: &str| {
+        let file = std::fs::File::open(out.path().join("f/all__multiple_choice").join(name)).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+        reader.map(Result::unwrap).collect::<Vec<_>>()
+    };
+    let questions: usize = read("r0_f4_test.parquet").iter().map(|b| b.num_rows()).sum();
+    let options = read("r0_f4_test_options.parquet");
+    let rows: usize = options.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 3 * questions);
+    let golds: f64 = options
+        .iter()
+        .map(|b| {
+            let col = b.column_by_name("is_gold").unwrap();
+            let v = col.as_any().downcast_ref::<arrow::array::Float64Array>().unwrap();
+            v.iter().flatten().sum::<f64>()
+        })
+        .sum();
+    assert_eq!(golds, questions as f64);
+    let schema = options[0].schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert!(names.contains(&"opt.is_longest") && !names.iter().any(|n| n.starts_with("opt0.")), "{names:?}");
 }
 
 #[test]

@@ -24,7 +24,9 @@ pub struct Args {
     /// Check that no feature reads held-out answers; exit 1 naming any that does.
     #[arg(long)]
     pub check_leakage: bool,
-    /// Also write each fold's feature matrices as Parquet into this folder.
+    /// Also write each fold's feature matrices as Parquet into this folder (multiple
+    /// choice also one row per option, as the position-free forest sees them:
+    /// `*_options.parquet`).
     #[arg(long)]
     pub export_features: Option<PathBuf>,
     /// Also write the fold assignment and each fold's training and held-out

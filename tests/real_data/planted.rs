@@ -161,6 +161,22 @@ fn ibp_draws_its_removals_from_the_plant() {
             eprintln!(
                 "{plant:?}: {close} planted golds under 1.5 times the longest other option, {close_removed} of them removed"
             );
+            // The unplanted questions removed: how many carry the planted rule by nature
+            // (the gold already the longest option, by 1.5 times or more), and how many
+            // such questions the set holds.
+            let natural = |s: &Sample| {
+                let g = s.answer_index.unwrap_or_default() as usize;
+                let other = s.options.iter().enumerate().filter(|(j, _)| *j != g).map(|(_, o)| o.len()).max();
+                s.options.len() > 1 && s.options[g].len() as f64 >= 1.5 * other.unwrap_or(0) as f64
+            };
+            let unplanted: Vec<&Sample> = samples.iter().filter(|s| !ids.contains(&s.id)).collect();
+            let held = unplanted.iter().filter(|s| natural(s)).count();
+            let taken = unplanted.iter().filter(|s| removed.contains(s.id.as_str()) && natural(s)).count();
+            let taken_all = unplanted.iter().filter(|s| removed.contains(s.id.as_str())).count();
+            eprintln!(
+                "{plant:?}: {taken_all} unplanted questions removed, {taken} of them with the gold naturally 1.5 times the \
+                 longest other option ({held} such unplanted questions in the set)"
+            );
         }
         assert!(
             (share - measured).abs() <= 0.04,

@@ -567,10 +567,13 @@ pub fn write_report(
 /// Writes every fold's train and test feature matrices with ids and labels as
 /// Parquet (`<group>/r<repeat>_f<fold>_{train,test}.parquet`), so any other
 /// learner can be run on exactly the same input. Multiple-choice groups are written
-/// one row per question with per-position columns: the position-free model's rows
-/// are these columns regrouped per option (`ml::features::candidates`).
+/// one row per question with per-position columns, and also as the position-free
+/// model sees them (`..._{train,test}_options.parquet`): one row per option, the
+/// columns regrouped per option (`ml::features::candidates`), with `option` (its
+/// position) and `is_gold`.
 pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &DiagnoseConfig) -> Result<usize> {
     use crate::ml::features::Featurizer;
+    use crate::ml::features::candidates::CandidateLayout;
     let mut written = 0;
     for ((qtype, format), group) in super::group_samples(samples, cfg.min_group) {
         let name = format!("{}__{}", sanitize(qtype.as_deref().unwrap_or("all")), format.as_str());
@@ -587,11 +590,43 @@ pub fn export_features(dir: &Path, samples: &[crate::sample::Sample], cfg: &Diag
                     let batch = feature_batch(f.names(), x, rows)?;
                     write_batch(&gdir.join(format!("r{repeat}_f{fold}_{part}.parquet")), &batch)?;
                     written += 1;
+                    if format == crate::sample::AnswerFormat::MultipleChoice {
+                        let layout = CandidateLayout::of(f.names());
+                        let n_options: Vec<usize> = rows.iter().map(|s| s.options.len()).collect();
+                        let batch = option_batch(layout.names(), &layout.expand(x, &n_options), rows)?;
+                        write_batch(&gdir.join(format!("r{repeat}_f{fold}_{part}_options.parquet")), &batch)?;
+                        written += 1;
+                    }
                 }
             }
         }
     }
     Ok(written)
+}
+
+/// The position-free rows of multiple-choice questions: `id`, `option` (the
+/// option's position), one column per candidate feature, `is_gold` (1/0; null when
+/// the question has no gold index).
+fn option_batch(
+    names: &[String],
+    x: &crate::ml::forest::Matrix,
+    rows: &[&crate::sample::Sample],
+) -> Result<RecordBatch> {
+    let options = || rows.iter().flat_map(|s| (0..s.options.len()).map(move |j| (*s, j)));
+    let mut fields = vec![Field::new("id", DataType::Utf8, false), Field::new("option", DataType::Int64, false)];
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(arrow::array::StringArray::from_iter_values(options().map(|(s, _)| s.id.as_str()))),
+        Arc::new(arrow::array::Int64Array::from_iter_values(options().map(|(_, j)| j as i64))),
+    ];
+    for (j, n) in names.iter().enumerate() {
+        fields.push(Field::new(n, DataType::Float64, true));
+        cols.push(Arc::new(arrow::array::Float64Array::from_iter_values((0..x.n_rows()).map(|i| x.get(i, j)))));
+    }
+    fields.push(Field::new("is_gold", DataType::Float64, true));
+    cols.push(Arc::new(arrow::array::Float64Array::from_iter(
+        options().map(|(s, j)| s.answer_index.map(|g| f64::from(u8::from(usize::try_from(g).ok() == Some(j))))),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| Error::Bug(format!("option batch: {e}")))
 }
 
 fn sanitize(s: &str) -> String {

@@ -88,26 +88,8 @@ pub fn run(
     };
     let grouping = cfg.unit.grouping(dcfg);
     let members = units_of(samples, grouping.as_ref());
-    // Each sample's diagnosed group, fixed from the whole set (small types pooled as diagnose pools them).
-    let group_of: Vec<GroupKey> = {
-        let mut at: std::collections::HashMap<&str, GroupKey> = std::collections::HashMap::new();
-        for (key, group) in group_samples(samples, dcfg.min_group) {
-            for s in group {
-                at.insert(s.id.as_str(), key.clone());
-            }
-        }
-        samples.iter().map(|s| at[s.id.as_str()].clone()).collect()
-    };
-    let mut taken_per_key: BTreeMap<String, usize> = budgets.keys().map(|k| (k.clone(), 0)).collect();
-    // The allocation keys with budget left.
-    let open = |taken: &BTreeMap<String, usize>| -> Vec<&String> {
-        budgets.keys().filter(|k| taken[*k] < budgets[*k]).collect()
-    };
-    let mut types = type_counts(samples);
-    let mut alive = vec![true; n0];
-    let mut unit_alive = vec![true; members.len()];
-    let mut removed: Vec<Removed> = Vec::new();
-    let mut units_removed = 0;
+    let group_of = groups_of(samples, dcfg);
+    let mut taken = Taken::new(samples, &keys, &budgets, &members);
     let mut iterations: Vec<Iteration> = Vec::new();
     let mut before: Option<crate::diagnose::Diagnosis> = None;
     // Under the null rule: each prunable group's threshold (its null's 95th percentile).
@@ -124,37 +106,12 @@ pub fn run(
     let null_rule = cfg.method == Method::Ibp && cfg.stop == StopRule::Null;
     loop {
         let _stage = crate::progress::stage(format!("{name} {iteration}/≤{most}"));
-        let current: Vec<&Sample> = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s).collect();
-        let (fit, reused) = (cache.fit, cache.reused);
-        let (d, _, _) = crate::progress::timed_labelled(
-            || {
-                let d = diagnose_with_cache(&current, dcfg, emb, &mut cache);
-                (d, cache.fit - fit, cache.reused - reused)
-            },
-            |(_, fit, reused)| {
-                format!(
-                    "  IBP iteration {iteration}: diagnose on {} ({fit} question-type models fit, {reused} unchanged and reused)",
-                    current.len()
-                )
-            },
-        );
-        let mut d = d?;
+        let current: Vec<&Sample> = taken.current().collect();
+        let mut d = diagnose_iteration(&current, dcfg, emb, &mut cache, iteration)?;
         if null_rule && before.is_none() {
             // The one null: the verdict's, measured on the whole set before anything goes.
             d.null = Some(crate::diagnose::null::measure(&current, dcfg, &d, &dcfg.null));
-            let v = crate::diagnose::verdict::Verdict::of(&d);
-            let null = d.null.as_ref().expect("measured");
-            open_groups = Some(if v.above {
-                d.groups
-                    .iter()
-                    .filter(|g| crate::diagnose::verdict::group_above(&d, g))
-                    .filter_map(|g| null.group(g.question_type.as_deref(), g.format))
-                    // A group above its null was drawn at least 20 times: its 95th percentile exists.
-                    .map(|g| ((g.question_type.clone(), g.format), g.test.q95.unwrap_or(g.test.mean)))
-                    .collect()
-            } else {
-                BTreeMap::new()
-            });
+            open_groups = Some(groups_above_their_null(&d));
         }
         let per_id = d.sample_scores();
         let score_of = |s: &Sample| -> f64 {
@@ -166,16 +123,15 @@ pub fn run(
         };
         // Every alive sample's score, by position in `samples` (NaN for the removed).
         let score_at: Vec<f64> =
-            samples.par_iter().zip(&alive).map(|(s, a)| if *a { score_of(s) } else { f64::NAN }).collect();
-        let scores: Vec<f64> = score_at.iter().zip(&alive).filter(|(_, a)| **a).map(|(v, _)| *v).collect();
+            samples.par_iter().zip(&taken.alive).map(|(s, a)| if *a { score_of(s) } else { f64::NAN }).collect();
+        let scores: Vec<f64> = score_at.iter().zip(&taken.alive).filter(|(_, a)| **a).map(|(v, _)| *v).collect();
         let max_bias = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let mean_bias = scores.iter().sum::<f64>() / scores.len().max(1) as f64;
         let mut record = Iteration {
             iteration,
             size: current.len(),
-            removed_before: removed.len(),
+            removed_before: taken.removed.len(),
             max_bias: if max_bias.is_finite() { max_bias } else { 0.0 },
-            mean_bias,
+            mean_bias: scores.iter().sum::<f64>() / scores.len().max(1) as f64,
             blind_accuracy: d.weighted,
             ci95: Some(d.ci95),
             chance: d.chance,
@@ -185,149 +141,24 @@ pub fn run(
             before = Some(d.clone());
         }
         // Under the null rule: the groups still above their null's 95th percentile.
-        let prunable: Option<BTreeSet<GroupKey>> = open_groups.as_ref().map(|open| {
-            let mut acc: BTreeMap<&GroupKey, (f64, usize)> = BTreeMap::new();
-            let pos: std::collections::HashMap<&str, usize> =
-                samples.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
-            for r in &d.rows {
-                if let Some(&i) = pos.get(r.id.as_str()) {
-                    let e = acc.entry(&group_of[i]).or_default();
-                    e.0 += r.correct;
-                    e.1 += 1;
-                }
-            }
-            // A group stays open while its blind accuracy is above its null's 95th
-            // percentile and above its current majority baseline.
-            let majority = |g: &GroupKey| {
-                d.groups.iter().find(|s| s.question_type == g.0 && s.format == g.1).map_or(0.0, |s| s.majority)
-            };
-            open.iter()
-                .filter(|(g, q95)| acc.get(g).is_some_and(|(c, n)| *n > 0 && c / *n as f64 > q95.max(majority(g))))
-                .map(|(g, _)| g.clone())
-                .collect()
-        });
-        let open_keys = open(&taken_per_key);
-        if open_keys.is_empty() {
-            stop = format!("budget reached: {} removed", removed.len());
-            iterations.push(record);
-            after = Some(d);
-            break;
-        }
-        if let Some(open) = &prunable
-            && open.is_empty()
-        {
-            stop = if removed.is_empty() {
-                let v = crate::diagnose::verdict::Verdict::of(before.as_ref().expect("set above"));
-                if v.above {
-                    format!(
-                        "at the null: no group's blind accuracy is above its own null's 95th percentile, so nothing \
-                         is removed (`stop = \"budget\"` prunes anyway). {}",
-                        v.sentence
-                    )
-                } else {
-                    format!(
-                        "not above the null: {} Nothing is removed from a set its own verdict calls clean \
-                         (`stop = \"budget\"` prunes anyway)",
-                        v.sentence
-                    )
-                }
-            } else {
-                format!(
-                    "at the null: every group IBP pruned has reached its label-permutation null's 95th percentile \
-                     or its majority baseline ({} removed; `stop = \"budget\"` prunes to the budget)",
-                    removed.len()
-                )
-            };
-            iterations.push(record);
-            after = Some(d);
-            break;
-        }
-        if cfg.method == Method::Ibp && cfg.stop == StopRule::Chance && d.ci95.0 <= d.chance {
-            stop = format!(
-                "at chance: the 95% CI of blind accuracy {:.1}% ({:.1}-{:.1}) reaches chance {:.1}% ({} removed; \
-                 `stop = \"budget\"` prunes to the budget)",
-                d.weighted * 100.0,
-                d.ci95.0 * 100.0,
-                d.ci95.1 * 100.0,
-                d.chance * 100.0,
-                removed.len()
-            );
-            iterations.push(record);
-            after = Some(d);
-            break;
-        }
-        if let Some(t) = cfg.threshold
-            && max_bias <= t
-        {
-            stop = format!("threshold: the largest score {:.6} is at or below {t}", record.max_bias);
+        let prunable = open_groups.as_ref().map(|open| still_open(&d, open, samples, &group_of));
+        let before_d = before.as_ref().expect("set above");
+        if let Some(reason) = stop_before_batch(cfg, &d, before_d, &taken, prunable.as_ref(), max_bias) {
+            stop = reason;
             iterations.push(record);
             after = Some(d);
             break;
         }
         let eligible = |i: usize| prunable.as_ref().is_none_or(|p| p.contains(&group_of[i]));
-        let unit_rank = unit_scores(samples, &members, &unit_alive, &score_at, eligible);
-        let mut took = 0;
-        for key in open_keys {
-            let room = (budgets[key] - taken_per_key[key]).min(batch);
-            // Candidate units whose primary member is of this key.
-            let cands: Vec<UnitScore> =
-                unit_rank.iter().copied().filter(|&(u, _, i)| unit_alive[u] && keys[i] == *key).collect();
-            let cands = in_removal_order(cfg, iteration, samples, cands);
-            let n_cands = cands.len();
-            let scope = scope(cfg, key, prunable.as_ref());
-            let mut here = 0;
-            for (rank, (u, score, _)) in cands.into_iter().enumerate() {
-                if here >= room {
-                    break;
-                }
-                let m: Vec<usize> = members[u].iter().copied().filter(|&i| alive[i]).collect();
-                // Every member charged to its own key; no key past its budget, no type past its floor.
-                let mut per_key: BTreeMap<&str, usize> = BTreeMap::new();
-                let mut per_type: BTreeMap<&str, usize> = BTreeMap::new();
-                for &i in &m {
-                    *per_key.entry(keys[i].as_str()).or_default() += 1;
-                    *per_type.entry(super::type_name(&samples[i])).or_default() += 1;
-                }
-                let fits = per_key.iter().all(|(k, n)| {
-                    let extra = if *k == key.as_str() { here } else { 0 };
-                    taken_per_key[*k] + extra + n <= budgets[*k] && (*k != key.as_str() || here + n <= room)
-                });
-                let floors = per_type.iter().all(|(t, n)| types[*t] >= cfg.floor + n);
-                if !fits || !floors {
-                    continue;
-                }
-                unit_alive[u] = false;
-                units_removed += 1;
-                for &i in &m {
-                    let s = &samples[i];
-                    *types.get_mut(super::type_name(s)).expect("type counted") -= 1;
-                    alive[i] = false;
-                    if keys[i] == *key {
-                        here += 1;
-                    } else {
-                        *taken_per_key.get_mut(&keys[i]).expect("key present") += 1;
-                        took += 1;
-                    }
-                    removed.push(Removed {
-                        id: s.id.clone(),
-                        question_type: s.question_type.clone(),
-                        format: s.answer_format,
-                        iteration,
-                        score: score_at[i],
-                        reason: reason(cfg, s, score_at[i], (rank + 1, n_cands), &scope, (m.len(), score)),
-                    });
-                }
-            }
-            *taken_per_key.get_mut(key).expect("key present") += here;
-            took += here;
-        }
+        let unit_rank = unit_scores(samples, &members, &taken.unit_alive, &score_at, eligible);
+        let took = taken.take_batch(cfg, iteration, batch, &unit_rank, &score_at, prunable.as_ref());
         record.removed = took;
         iterations.push(record);
         if took == 0 {
             stop = format!(
                 "no unit can go without taking a question type below the floor of {} or overrunning a budget ({} removed)",
                 cfg.floor,
-                removed.len()
+                taken.removed.len()
             );
             after = Some(d);
             break;
@@ -335,12 +166,12 @@ pub fn run(
         // The batch spent the budget: what remains is measured on fresh seeds (see
         // `Independent`), so a diagnosis at the selection seed, which only the stop
         // tests above would read and which the selection biases, is not run.
-        let kept_any = alive.iter().any(|a| *a);
-        if cfg.independent_seeds > 0 && kept_any && open(&taken_per_key).is_empty() {
+        let kept_any = taken.alive.iter().any(|a| *a);
+        if cfg.independent_seeds > 0 && kept_any && taken.open_keys().is_empty() {
             stop = format!(
                 "budget reached: {} removed (the kept set is measured on fresh seeds, not re-diagnosed at the \
                  selection seed)",
-                removed.len()
+                taken.removed.len()
             );
             after = None;
             break;
@@ -351,7 +182,8 @@ pub fn run(
         d.rows.into_par_iter().for_each(drop);
         iteration += 1;
     }
-    let kept = samples.iter().zip(&alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();
+    let kept = samples.iter().zip(&taken.alive).filter(|(_, a)| **a).map(|(s, _)| s.id.clone()).collect();
+    let Taken { removed, units_removed, .. } = taken;
     Ok(Pruned {
         method: cfg.method,
         config: cfg.clone(),
@@ -367,6 +199,265 @@ pub fn run(
         unit: cfg.unit.describe(dcfg),
         units_removed,
     })
+}
+
+/// Each sample's diagnosed group, fixed from the whole set (small types pooled as
+/// diagnose pools them).
+fn groups_of(samples: &[Sample], dcfg: &DiagnoseConfig) -> Vec<GroupKey> {
+    let mut at: std::collections::HashMap<&str, GroupKey> = std::collections::HashMap::new();
+    for (key, group) in group_samples(samples, dcfg.min_group) {
+        for s in group {
+            at.insert(s.id.as_str(), key.clone());
+        }
+    }
+    samples.iter().map(|s| at[s.id.as_str()].clone()).collect()
+}
+
+/// One iteration's diagnosis of what remains, through `cache`, timed and reported.
+fn diagnose_iteration(
+    current: &[&Sample],
+    dcfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cache: &mut GroupCache,
+    iteration: usize,
+) -> crate::error::Result<crate::diagnose::Diagnosis> {
+    let (fit, reused) = (cache.fit, cache.reused);
+    let (d, _, _) = crate::progress::timed_labelled(
+        || {
+            let d = diagnose_with_cache(current, dcfg, emb, cache);
+            (d, cache.fit - fit, cache.reused - reused)
+        },
+        |(_, fit, reused)| {
+            format!(
+                "  IBP iteration {iteration}: diagnose on {} ({fit} question-type models fit, {reused} unchanged and reused)",
+                current.len()
+            )
+        },
+    );
+    d
+}
+
+/// The groups IBP may prune under the null rule, with the level each closes at (its
+/// null's 95th percentile): those above their null, when the set's verdict is above.
+fn groups_above_their_null(d: &crate::diagnose::Diagnosis) -> BTreeMap<GroupKey, f64> {
+    let v = crate::diagnose::verdict::Verdict::of(d);
+    if !v.above {
+        return BTreeMap::new();
+    }
+    let null = d.null.as_ref().expect("measured");
+    d.groups
+        .iter()
+        .filter(|g| crate::diagnose::verdict::group_above(d, g))
+        .filter_map(|g| null.group(g.question_type.as_deref(), g.format))
+        // A group above its null was drawn at least 20 times: its 95th percentile exists.
+        .map(|g| ((g.question_type.clone(), g.format), g.test.q95.unwrap_or(g.test.mean)))
+        .collect()
+}
+
+/// Of the `open` groups, those still open in `d`: blind accuracy above the group's
+/// null's 95th percentile and above its current majority baseline.
+fn still_open(
+    d: &crate::diagnose::Diagnosis,
+    open: &BTreeMap<GroupKey, f64>,
+    samples: &[Sample],
+    group_of: &[GroupKey],
+) -> BTreeSet<GroupKey> {
+    let mut acc: BTreeMap<&GroupKey, (f64, usize)> = BTreeMap::new();
+    let pos: std::collections::HashMap<&str, usize> =
+        samples.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    for r in &d.rows {
+        if let Some(&i) = pos.get(r.id.as_str()) {
+            let e = acc.entry(&group_of[i]).or_default();
+            e.0 += r.correct;
+            e.1 += 1;
+        }
+    }
+    let majority =
+        |g: &GroupKey| d.groups.iter().find(|s| s.question_type == g.0 && s.format == g.1).map_or(0.0, |s| s.majority);
+    open.iter()
+        .filter(|(g, q95)| acc.get(g).is_some_and(|(c, n)| *n > 0 && c / *n as f64 > q95.max(majority(g))))
+        .map(|(g, _)| g.clone())
+        .collect()
+}
+
+/// Why IBP stops before taking a batch from `d`, if it does: the budget is spent, no
+/// group is left above its null, the blind accuracy reaches chance, or no score is
+/// above the threshold. `before` is the first diagnosis.
+fn stop_before_batch(
+    cfg: &PruneConfig,
+    d: &crate::diagnose::Diagnosis,
+    before: &crate::diagnose::Diagnosis,
+    taken: &Taken<'_>,
+    prunable: Option<&BTreeSet<GroupKey>>,
+    max_bias: f64,
+) -> Option<String> {
+    let removed = taken.removed.len();
+    if taken.open_keys().is_empty() {
+        return Some(format!("budget reached: {removed} removed"));
+    }
+    if prunable.is_some_and(BTreeSet::is_empty) {
+        return Some(if removed == 0 {
+            let v = crate::diagnose::verdict::Verdict::of(before);
+            if v.above {
+                format!(
+                    "at the null: no group's blind accuracy is above its own null's 95th percentile, so nothing \
+                     is removed (`stop = \"budget\"` prunes anyway). {}",
+                    v.sentence
+                )
+            } else {
+                format!(
+                    "not above the null: {} Nothing is removed from a set its own verdict calls clean \
+                     (`stop = \"budget\"` prunes anyway)",
+                    v.sentence
+                )
+            }
+        } else {
+            format!(
+                "at the null: every group IBP pruned has reached its label-permutation null's 95th percentile \
+                 or its majority baseline ({removed} removed; `stop = \"budget\"` prunes to the budget)"
+            )
+        });
+    }
+    if cfg.method == Method::Ibp && cfg.stop == StopRule::Chance && d.ci95.0 <= d.chance {
+        return Some(format!(
+            "at chance: the 95% CI of blind accuracy {:.1}% ({:.1}-{:.1}) reaches chance {:.1}% ({removed} removed; \
+             `stop = \"budget\"` prunes to the budget)",
+            d.weighted * 100.0,
+            d.ci95.0 * 100.0,
+            d.ci95.1 * 100.0,
+            d.chance * 100.0,
+        ));
+    }
+    if let Some(t) = cfg.threshold
+        && max_bias <= t
+    {
+        let max_bias = if max_bias.is_finite() { max_bias } else { 0.0 };
+        return Some(format!("threshold: the largest score {max_bias:.6} is at or below {t}"));
+    }
+    None
+}
+
+/// What IBP has taken so far: the questions and units gone, each allocation key's
+/// spent budget and each question type's count towards its floor.
+struct Taken<'a> {
+    samples: &'a [Sample],
+    keys: &'a [String],
+    budgets: &'a BTreeMap<String, usize>,
+    members: &'a [Vec<usize>],
+    per_key: BTreeMap<String, usize>,
+    types: BTreeMap<String, usize>,
+    alive: Vec<bool>,
+    unit_alive: Vec<bool>,
+    removed: Vec<Removed>,
+    units_removed: usize,
+}
+
+impl<'a> Taken<'a> {
+    fn new(
+        samples: &'a [Sample],
+        keys: &'a [String],
+        budgets: &'a BTreeMap<String, usize>,
+        members: &'a [Vec<usize>],
+    ) -> Taken<'a> {
+        Taken {
+            samples,
+            keys,
+            budgets,
+            members,
+            per_key: budgets.keys().map(|k| (k.clone(), 0)).collect(),
+            types: type_counts(samples),
+            alive: vec![true; samples.len()],
+            unit_alive: vec![true; members.len()],
+            removed: Vec::new(),
+            units_removed: 0,
+        }
+    }
+
+    /// The samples not taken, in input order.
+    fn current(&self) -> impl Iterator<Item = &'a Sample> + '_ {
+        self.samples.iter().zip(&self.alive).filter(|(_, a)| **a).map(|(s, _)| s)
+    }
+
+    /// The allocation keys with budget left.
+    fn open_keys(&self) -> Vec<&'a String> {
+        self.budgets.keys().filter(|k| self.per_key[*k] < self.budgets[*k]).collect()
+    }
+
+    /// Takes one batch: per open key, up to `batch` questions in whole units, in
+    /// removal order, skipping any unit that would take a type below the floor or
+    /// overrun a budget. Returns how many questions went.
+    fn take_batch(
+        &mut self,
+        cfg: &PruneConfig,
+        iteration: usize,
+        batch: usize,
+        unit_rank: &[UnitScore],
+        score_at: &[f64],
+        prunable: Option<&BTreeSet<GroupKey>>,
+    ) -> usize {
+        let (samples, keys) = (self.samples, self.keys);
+        let mut took = 0;
+        for key in self.open_keys() {
+            let room = (self.budgets[key] - self.per_key[key]).min(batch);
+            // Candidate units whose primary member is of this key.
+            let cands: Vec<UnitScore> =
+                unit_rank.iter().copied().filter(|&(u, _, i)| self.unit_alive[u] && keys[i] == *key).collect();
+            let cands = in_removal_order(cfg, iteration, samples, cands);
+            let n_cands = cands.len();
+            let scope = scope(cfg, key, prunable);
+            let mut here = 0;
+            for (rank, (u, score, _)) in cands.into_iter().enumerate() {
+                if here >= room {
+                    break;
+                }
+                let m: Vec<usize> = self.members[u].iter().copied().filter(|&i| self.alive[i]).collect();
+                if !self.fits(&m, key, here, room, cfg.floor) {
+                    continue;
+                }
+                self.unit_alive[u] = false;
+                self.units_removed += 1;
+                for &i in &m {
+                    let s = &samples[i];
+                    *self.types.get_mut(super::type_name(s)).expect("type counted") -= 1;
+                    self.alive[i] = false;
+                    if keys[i] == *key {
+                        here += 1;
+                    } else {
+                        *self.per_key.get_mut(&keys[i]).expect("key present") += 1;
+                        took += 1;
+                    }
+                    self.removed.push(Removed {
+                        id: s.id.clone(),
+                        question_type: s.question_type.clone(),
+                        format: s.answer_format,
+                        iteration,
+                        score: score_at[i],
+                        reason: reason(cfg, s, score_at[i], (rank + 1, n_cands), &scope, (m.len(), score)),
+                    });
+                }
+            }
+            *self.per_key.get_mut(key).expect("key present") += here;
+            took += here;
+        }
+        took
+    }
+
+    /// Whether the unit of alive members `m` can go now, `here` questions already taken
+    /// from `key` in this batch of `room`: every member charged to its own key, no key
+    /// past its budget, no type below `floor`.
+    fn fits(&self, m: &[usize], key: &str, here: usize, room: usize, floor: usize) -> bool {
+        let mut per_key: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut per_type: BTreeMap<&str, usize> = BTreeMap::new();
+        for &i in m {
+            *per_key.entry(self.keys[i].as_str()).or_default() += 1;
+            *per_type.entry(super::type_name(&self.samples[i])).or_default() += 1;
+        }
+        let fits = per_key.iter().all(|(k, n)| {
+            let extra = if *k == key { here } else { 0 };
+            self.per_key[*k] + extra + n <= self.budgets[*k] && (*k != key || here + n <= room)
+        });
+        fits && per_type.iter().all(|(t, n)| self.types[*t] >= floor + n)
+    }
 }
 
 /// What a removal's rank counts among: the budget's key (none when global)

@@ -102,10 +102,10 @@ pub fn build(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock: bool) -> Re
 pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };
     refuse_image_names_only(p)?;
-    // The model first: a pipeline that needs it and lacks it reads no data.
-    let model = embedding::load_model(p)?;
+    // A pipeline that needs the model and lacks it was refused by `load_all`,
+    // before any data was read; the embed step loads it.
     let ingested = timed("ingest", || ingest(&p.ingest))?;
-    let embedded = embedding::embed(p, &ingested.samples, model.as_ref(), cache)?;
+    let embedded = embedding::embed(p, &ingested.samples, cache)?;
     // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
     let work =
         without(Cow::Borrowed(&ingested.samples), embedded.dedup_removed.iter().map(|r| r.id.as_str()).collect());

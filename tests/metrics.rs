@@ -309,7 +309,7 @@ fn mirage_rate_mirage_vs_guess_and_robustness() {
     let kinds = ["option_shuffle", "unknown_option", "distractor_swap", "gold_removed", "phantom0"];
     let sel = kinds.iter().map(|k| blindspot::variants::parse_kind(k).unwrap()).collect();
     let cfg_v = blindspot::variants::VariantsConfig { kinds: sel, ..Default::default() };
-    let v = blindspot::variants::generate(&samples, &cfg_v, 42).unwrap();
+    let v = blindspot::variants::generate(&samples, &cfg_v).unwrap();
     let mut rows = samples.clone();
     for k in &v.kinds {
         rows.extend(k.rows.iter().cloned());

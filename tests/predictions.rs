@@ -145,7 +145,7 @@ fn exported(harness: &str, out: &Path) -> (Vec<Sample>, serde_json::Value) {
         blindspot::variants::KindSel::One(blindspot::variants::Kind::GoldRemoved),
     ];
     let cfg = blindspot::variants::VariantsConfig { kinds, ..Default::default() };
-    let v = blindspot::variants::generate(&qs, &cfg, 42).unwrap();
+    let v = blindspot::variants::generate(&qs, &cfg).unwrap();
     let mut configs =
         vec![blindspot::io::release_dir::Config { name: "original".into(), files: vec![], rows: qs.clone() }];
     let mut rows = qs;

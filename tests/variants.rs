@@ -34,8 +34,8 @@ fn demo() -> Vec<Sample> {
 fn demo_white_and_noise_pngs_have_the_originals_size_and_the_same_bytes_on_every_run() {
     let samples = demo();
     let kinds = cfg(&[Kind::WhiteImage, Kind::NoiseImage]);
-    let a = with_threads(1, || generate(&samples, &kinds, 42).unwrap());
-    let b = with_threads(2, || generate(&samples, &kinds, 42).unwrap());
+    let a = with_threads(1, || generate(&samples, &kinds).unwrap());
+    let b = with_threads(2, || generate(&samples, &kinds).unwrap());
     let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
     for kind in [Kind::WhiteImage, Kind::NoiseImage] {
         let (ra, rb) = (&a.get(kind).unwrap().rows, &b.get(kind).unwrap().rows);
@@ -55,7 +55,7 @@ fn demo_white_and_noise_pngs_have_the_originals_size_and_the_same_bytes_on_every
         }
     }
     // Another seed changes the noise, not the white.
-    let c = generate(&samples, &kinds, 43).unwrap();
+    let c = generate(&samples, &VariantsConfig { seed: 43, ..kinds.clone() }).unwrap();
     assert_eq!(c.get(Kind::WhiteImage).unwrap().rows, a.get(Kind::WhiteImage).unwrap().rows);
     assert_ne!(c.get(Kind::NoiseImage).unwrap().rows[0].images, a.get(Kind::NoiseImage).unwrap().rows[0].images);
 }
@@ -63,7 +63,7 @@ fn demo_white_and_noise_pngs_have_the_originals_size_and_the_same_bytes_on_every
 #[test]
 fn demo_visual_substitution_golds_are_distractors_of_the_parent() {
     let samples = demo();
-    let v = generate(&samples, &cfg(&[Kind::VisualSubstitution]), 42).unwrap();
+    let v = generate(&samples, &cfg(&[Kind::VisualSubstitution])).unwrap();
     let k = v.get(Kind::VisualSubstitution).unwrap();
     let by_id: HashMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
     assert!(!k.rows.is_empty(), "{:?}", k.skipped);
@@ -90,7 +90,7 @@ fn demo_counts_per_kind() {
         kinds: KindSel::all().into_iter().filter(|k| *k != KindSel::One(Kind::NoiseImage)).collect(),
         ..Default::default()
     };
-    let v = generate(&samples, &all, 42).unwrap();
+    let v = generate(&samples, &all).unwrap();
     let with_image = samples.iter().filter(|s| !s.images.is_empty()).count();
     let mc = samples.iter().filter(|s| s.answer_format == AnswerFormat::MultipleChoice).count();
     let c = counts(&v);
@@ -118,7 +118,7 @@ fn fixture() -> (Vec<Sample>, VariantsConfig) {
 #[test]
 fn prompts_of_every_kind_on_three_samples() {
     let (samples, cfg) = fixture();
-    let v = generate(&samples, &cfg, 7).unwrap();
+    let v = generate(&samples, &cfg).unwrap();
     let mut text = String::new();
     // The three samples: multiple choice with context (v1), yes/no (v5),
     // open (v7); kinds that skip some of them show their next rows.
@@ -158,7 +158,7 @@ fn prompts_of_every_kind_on_three_samples() {
 #[test]
 fn fixture_every_kind_with_its_skips() {
     let (samples, cfg) = fixture();
-    let v = generate(&samples, &cfg, 7).unwrap();
+    let v = generate(&samples, &cfg).unwrap();
     let c = check_traps(&samples, &v);
     let expected: BTreeMap<String, usize> = [
         ("no_image", 9),
@@ -205,13 +205,13 @@ fn caption_file_naming_unknown_ids_is_a_located_error_or_a_counted_skip() {
     cfg.kinds = vec![KindSel::One(Kind::Caption)];
     cfg.captions =
         Some(CaptionSource::File { path: root().join("tests/fixtures/bad/captions-unknown-id.json"), key: None });
-    let err = generate(&samples, &cfg, 7).unwrap_err();
+    let err = generate(&samples, &cfg).unwrap_err();
     assert_eq!(err.exit_code(), 1);
     let msg = err.to_string();
     assert!(msg.contains("captions-unknown-id.json:3: field \"variants.captions\""), "{msg}");
     assert!(msg.contains("\"v99\", which is not a sample id"), "{msg}");
     cfg.on_invalid = OnInvalid::Skip;
-    let v = generate(&samples, &cfg, 7).unwrap();
+    let v = generate(&samples, &cfg).unwrap();
     assert_eq!(v.get(Kind::Caption).unwrap().rows.len(), 2);
     assert!(
         v.warnings[0].contains("1 captions") && v.warnings[0].contains("1 name unknown sample ids"),
@@ -313,7 +313,7 @@ fn the_cli_writes_one_parquet_per_kind_and_a_summary() {
     );
     let rows = blindspot::io::parquet::read_samples(&dir.join("option_shuffle.parquet")).unwrap();
     let (samples, cfg) = fixture();
-    let v = generate(&samples, &VariantsConfig { kinds: vec![KindSel::One(Kind::OptionShuffle)], ..cfg }, 7).unwrap();
+    let v = generate(&samples, &VariantsConfig { kinds: vec![KindSel::One(Kind::OptionShuffle)], ..cfg }).unwrap();
     let mut expected = v.kinds[0].rows.clone();
     for r in &mut expected {
         for i in &mut r.images {

@@ -8,9 +8,9 @@ use crate::diagnose::{check_leakage, report};
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::ingest;
 use crate::pipeline::steps;
-use crate::spec::plan::StageSettings;
+use crate::spec::plan::{DiagnoseSettings, InputFlags, diagnose_settings};
 use crate::spec::wire::{DiagnoseWire, PruneWire};
-use crate::spec::{DatasetFlags, Flags, IngestPlan, Pipeline};
+use crate::spec::{DatasetFlags, Flags};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -74,61 +74,27 @@ pub fn flag_error(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
 }
 
-/// Where the meta fields a run names were written: the command line when a flag
-/// names one, else the pipeline file.
-pub fn settings_at(pipeline: Option<&Pipeline>, args: &TstArgs) -> Location {
-    match pipeline {
-        Some(p) if args.diagnose.group_by.is_none() && args.diagnose.meta_features.is_none() => Location::file(&p.path),
-        _ => Location::file("command line"),
+impl InputArgs {
+    /// INPUT as the settings take it.
+    pub fn flags(&self) -> InputFlags {
+        InputFlags { pipeline: self.pipeline.clone(), ..self.bare.of(&self.input) }
     }
-}
-
-/// Loads the pipeline (if any) with the flags laid over it, the ingest plan for
-/// INPUT, and the stage settings both give, validated once.
-pub fn resolve_input(args: &InputArgs, flags: &Flags) -> Result<(Option<Pipeline>, IngestPlan, StageSettings)> {
-    let is_toml = |p: &PathBuf| p.extension().and_then(|e| e.to_str()) == Some("toml");
-    let pipeline = match (&args.pipeline, is_toml(&args.input)) {
-        (Some(p), _) => Some(Pipeline::load_flagged(p, &crate::spec::plan::env_vars, flags)?),
-        (None, true) => Some(Pipeline::load_flagged(&args.input, &crate::spec::plan::env_vars, flags)?),
-        (None, false) => None,
-    };
-    let plan = match &pipeline {
-        Some(p) if !is_toml(&args.input) => {
-            let mut plan = p.ingest.clone();
-            let format = crate::spec::Format::infer(&args.input).unwrap_or(crate::spec::Format::Json);
-            plan.inputs = vec![crate::spec::Input { path: args.input.clone(), format }];
-            plan
-        }
-        Some(p) => p.ingest.clone(),
-        None => args.bare.plan(&args.input)?,
-    };
-    if pipeline.is_some() {
-        args.bare.check_no_pipeline()?;
-    }
-    let settings = match &pipeline {
-        Some(p) => StageSettings { diagnose: p.diagnose.clone(), prune: p.prune.clone() },
-        None => crate::spec::plan::flag_settings(flags)?,
-    };
-    Ok((pipeline, plan, settings))
 }
 
 pub fn run(args: &Args) -> Result<()> {
     if args.timings {
         crate::progress::enable_timings();
     }
-    let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(None))?;
+    let DiagnoseSettings { input, config: cfg, at } = diagnose_settings(&args.input.flags(), &args.tst.flags(None))?;
     let mut written = vec![Output::folder("--out", &args.out)];
     written.extend(args.export_features.iter().map(|d| Output::folder("--export-features", d)));
     written.extend(args.export_folds.iter().map(|d| Output::folder("--export-folds", d)));
-    let mut cfg = settings.diagnose;
-    let mut inputs = outputs::inputs_of(pipeline.as_ref(), &plan);
+    let mut inputs = outputs::inputs_of(input.pipeline.as_ref(), &input.ingest);
     inputs.extend(cfg.outside_source.iter().map(|o| outputs::Input::File(o.path.clone())));
     outputs::check(&inputs, &written)?;
-    // This command is TsT-RF; TsT-Embed (`[diagnose] method`) runs in `build` and `prune`.
-    cfg.method = crate::diagnose::Method::TstRf;
-    let ingested = ingest(&plan)?;
+    let ingested = ingest(&input.ingest)?;
     // Outside scores are checked against this run's folds before any forest is fit.
-    let cfg = steps::check_diagnose(&cfg, &ingested.samples, &settings_at(pipeline.as_ref(), &args.tst))?;
+    let cfg = steps::check_diagnose(&cfg, &ingested.samples, &at)?;
     if args.check_leakage {
         let leaks = check_leakage(&ingested.samples, &cfg);
         if !leaks.is_empty() {
@@ -147,12 +113,12 @@ pub fn run(args: &Args) -> Result<()> {
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
     }
-    let diagnosed = steps::diagnose(&ingested.samples, &cfg, None, None, None)?;
+    let diagnosed = steps::diagnose(&ingested.samples, &cfg, None, None, None, None)?;
     for w in &diagnosed.warnings {
         eprintln!("warning: diagnose: {w}");
     }
     let d = diagnosed.diagnosis;
-    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &d, &cfg, None, None))?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &diagnosed.report))?;
     if let Some(dir) = &args.export_features {
         crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
     }

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Location, Problem, Result};
+use crate::error::Result;
 use crate::spec::IngestPlan;
+use crate::spec::plan::InputFlags;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct BareArgs {
@@ -31,17 +32,16 @@ impl BareArgs {
     /// The flags apply to a data file read without a pipeline: with one, its
     /// `[ingest]` section says how the file is read.
     pub fn check_no_pipeline(&self) -> Result<()> {
-        let flag = match (self.fields.first(), &self.images) {
-            (Some(_), _) => "--field",
-            (None, Some(_)) => "--images",
-            (None, None) => return Ok(()),
-        };
-        Err(Error::one(
-            Problem::new(Location::file("command line"), "applies to a data file read without a pipeline file")
-                .field(flag)
-                .help(
-                    "with a pipeline, map fields under [ingest.fields] and set the image folder with [ingest] images",
-                ),
-        ))
+        self.of(Path::new("")).check_no_pipeline()
+    }
+
+    /// INPUT read with these flags (and no `--pipeline`).
+    pub fn of(&self, input: &Path) -> InputFlags {
+        InputFlags {
+            input: input.to_path_buf(),
+            pipeline: None,
+            fields: self.fields.clone(),
+            images: self.images.clone(),
+        }
     }
 }

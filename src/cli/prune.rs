@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use super::diagnose::{InputArgs, TstArgs, flag_error, resolve_input};
+use super::diagnose::{InputArgs, TstArgs};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::pipeline::steps;
-use crate::prune::{Method, report};
+use crate::spec::PrunePlan;
+use crate::spec::plan::{PruneSettings, prune_settings};
 use crate::spec::wire::PruneWire;
 
 #[derive(Debug, clap::Args)]
@@ -30,41 +31,24 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let (pipeline, plan, settings) = resolve_input(&args.input, &args.tst.flags(Some(&args.prune)))?;
-    let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
+    let PruneSettings { input, diagnose: dcfg, prune: PrunePlan { config: cfg, control }, at, unit_at, model } =
+        prune_settings(&args.input.flags(), &args.tst.flags(Some(&args.prune)), args.model_dir.clone())?;
+    let mut inputs = super::outputs::inputs_of(input.pipeline.as_ref(), &input.ingest);
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
-    let (dcfg, crate::spec::PrunePlan { config: cfg, control }) = settings.for_pruning();
     inputs.extend(dcfg.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.out)])?;
-    if cfg.method == Method::Bclean {
-        return Err(flag_error(
-            "B-Clean needs model predictions: run `blindspot metrics --bclean`, or use a pipeline with [predictions] and `blindspot build`".into(),
-        ));
-    }
     // The model before the data: without it nothing is read.
-    let model = if crate::prune::needs_embeddings(&cfg, &dcfg) {
-        let flag = args.model_dir.clone().or_else(|| pipeline.as_ref().and_then(|p| p.embed.model_dir.clone()));
-        let dir = crate::embed::model::resolve_model_dir(flag.as_deref())?;
-        let max_length = pipeline.as_ref().and_then(|p| p.embed.max_length);
-        Some(crate::embed::minilm::MiniLm::load(&dir, max_length)?)
-    } else {
-        None
-    };
-    let ingested = ingest(&plan)?;
-    let unit_at = match (&pipeline, &args.prune.unit) {
-        (Some(p), None) => crate::error::Location::file(&p.path),
-        _ => crate::error::Location::file("command line"),
-    };
+    let model = model.as_ref().map(steps::load_model).transpose()?;
+    let ingested = ingest(&input.ingest)?;
     cfg.unit.check_rows(&ingested.samples, &unit_at)?;
-    let dcfg =
-        steps::check_diagnose(&dcfg, &ingested.samples, &super::diagnose::settings_at(pipeline.as_ref(), &args.tst))?;
+    let dcfg = steps::check_diagnose(&dcfg, &ingested.samples, &at)?;
     let emb = match &model {
         Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,
     };
-    let steps::PruneRuns { pruned: run, control: ctl } =
+    let steps::PruneRuns { pruned: run, control: ctl, report } =
         steps::prune(&ingested.samples, &cfg, control, &dcfg, emb.as_ref(), None)?;
-    crate::io::fs::atomic_dir(&args.out, |tmp| report::write_report(tmp, &run, ctl.as_ref()))?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
     super::say(&run.summary());
     if let Some(c) = &ctl {
         super::say(&c.summary());

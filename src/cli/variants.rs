@@ -10,7 +10,6 @@ use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::io::parquet::write_samples;
 use crate::sample::Embed;
-use crate::spec::Pipeline;
 use crate::variants::{CaptionSource, KindSel, expand_kinds, parse_kind};
 
 #[derive(Debug, clap::Args)]
@@ -46,23 +45,17 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let is_toml = args.input.extension().and_then(|e| e.to_str()) == Some("toml");
-    let pipeline = if is_toml { Some(Pipeline::load(&args.input)?) } else { None };
-    let plan = match &pipeline {
-        Some(p) => p.ingest.clone(),
-        None => args.bare.plan(&args.input)?,
-    };
-    if pipeline.is_some() {
-        args.bare.check_no_pipeline()?;
-    }
+    let crate::spec::plan::InputPlan { pipeline, ingest: plan } =
+        crate::spec::plan::input_plan(&args.bare.of(&args.input), &crate::spec::Flags::default())?;
     let flags = crate::spec::plan::VariantsFlags {
         kinds: args.kinds.clone(),
         seed: args.seed,
         captions: args.captions.clone().map(|path| (path, args.captions_key.clone())),
         skip_invalid_captions: args.skip_invalid_captions,
     };
-    let crate::spec::plan::VariantsSettings { config: cfg, seed } =
+    let crate::spec::plan::VariantsSettings { config: cfg } =
         crate::spec::plan::variants_settings(pipeline.as_ref(), &flags)?;
+    let seed = cfg.seed;
     let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
     if let Some(CaptionSource::File { path, .. }) = &cfg.captions {
         inputs.push(super::outputs::Input::File(path.clone()));

@@ -19,7 +19,7 @@ fn main() {
     let samples = blindspot::ingest::ingest(&p.ingest).expect("the demo ingests").samples;
     let threads = rayon::current_num_threads();
     let all = VariantsConfig::default();
-    let (secs, v) = best_of(3, || generate(&samples, &all, 42).expect("variants"));
+    let (secs, v) = best_of(3, || generate(&samples, &all).expect("variants"));
     let rows: usize = v.kinds.iter().map(|k| k.rows.len()).sum();
     let mpix: f64 = v
         .get(Kind::NoiseImage)
@@ -40,7 +40,7 @@ fn main() {
     drop(v);
     for kind in expand_kinds(&KindSel::all(), &samples) {
         let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..Default::default() };
-        let (secs, v) = best_of(3, || generate(&samples, &one, 42).expect("variants"));
+        let (secs, v) = best_of(3, || generate(&samples, &one).expect("variants"));
         let mut line = format!("  {:<22} {:>5} rows {:>8.1} ms", kind.name(), v.kinds[0].rows.len(), secs * 1e3);
         if kind == Kind::NoiseImage {
             line.push_str(&format!("  ({:.0} MPixel/s with sha256 and row building)", mpix / secs));

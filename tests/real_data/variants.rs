@@ -28,10 +28,10 @@ fn scienceqa_counts_and_trap_invariants() {
     cfg.captions =
         Some(CaptionSource::File { path: data_dir().join("scienceqa/captions.json"), key: Some("captions".into()) });
     // captions.json covers train and val too: those ids are unknown here.
-    let err = generate(&samples, &cfg, 42).unwrap_err();
+    let err = generate(&samples, &cfg).unwrap_err();
     assert!(err.to_string().contains("not a sample id of the benchmark"), "{err}");
     cfg.on_invalid = OnInvalid::Skip;
-    let v = with_threads(2, || generate(&samples, &cfg, 42).unwrap());
+    let v = with_threads(2, || generate(&samples, &cfg).unwrap());
     let c = check_traps(&samples, &v);
     println!("scienceqa counts: {c:?}; {} warnings", v.warnings.len());
     let with_image = samples.iter().filter(|s| !s.images.is_empty()).count();
@@ -58,7 +58,7 @@ fn scienceqa_counts_and_trap_invariants() {
     assert!(matches.get("options").is_some_and(|&n| n > 0), "{matches:?}");
     assert!(v.warnings.iter().any(|w| w.contains("unknown sample ids")));
     // Same rows with one thread.
-    let one = with_threads(1, || generate(&samples, &cfg, 42).unwrap());
+    let one = with_threads(1, || generate(&samples, &cfg).unwrap());
     for (a, b) in one.kinds.iter().zip(&v.kinds) {
         assert_eq!(a.rows, b.rows, "{}", a.kind);
     }
@@ -66,7 +66,7 @@ fn scienceqa_counts_and_trap_invariants() {
 
 fn pope_counts_and_trap_invariants() {
     let samples = ingest_pipeline(&pipeline("pope")).samples;
-    let v = generate(&samples, &real_kinds(), 42).unwrap();
+    let v = generate(&samples, &real_kinds()).unwrap();
     let c = check_traps(&samples, &v);
     println!("pope counts: {c:?}");
     for kind in ["no_image", "mirage", "guess", "phantom"] {
@@ -94,8 +94,7 @@ fn pope_counts_and_trap_invariants() {
 /// accuracy is 0 while its first-rotation accuracy is always-A's 40.08%.
 fn circular_eval_on_scienceqa_defeats_a_position_prior() {
     let samples = ingest_pipeline(&root().join("tests/pipelines/scienceqa.toml")).samples;
-    let v =
-        generate(&samples, &VariantsConfig { kinds: vec![KindSel::CircularAll], ..Default::default() }, 42).unwrap();
+    let v = generate(&samples, &VariantsConfig { kinds: vec![KindSel::CircularAll], ..Default::default() }).unwrap();
     let expected_rows: usize = samples.iter().map(|s| s.options.len()).sum();
     let rows: Vec<Sample> = v.kinds.iter().flat_map(|k| k.rows.clone()).collect();
     assert_eq!(rows.len(), expected_rows);

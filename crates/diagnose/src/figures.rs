@@ -4,11 +4,10 @@
 //! `blindspot_plots::diagnosis`'s (`crate::plots`).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use super::{Diagnosis, GroupSummary};
 use crate::error::Result;
-use crate::io::fs::write_bytes;
+use crate::io::rendered::Rendered;
 use crate::plots::diagnosis::{self as draw, Group, Importance, Overall, Scored};
 use crate::plots::ellipsize;
 
@@ -16,14 +15,16 @@ fn label(g: &GroupSummary) -> String {
     format!("{} ({})", ellipsize(g.question_type.as_deref().unwrap_or("all"), 30), g.format.as_str())
 }
 
-/// Writes `blind_vs_chance.svg`, `s_histogram.svg` and `importances.svg`.
+/// `blind_vs_chance.svg`, `s_histogram.svg` and `importances.svg`, rendered.
 /// `model` names the blind model in the captions (`TsT-RF`, `TsT-Embed`);
 /// `removed` is the set pruning removed, when it ran (a release): the
 /// histogram then stacks removed on kept.
-pub fn write_all(dir: &Path, d: &Diagnosis, model: &str, removed: Option<&BTreeSet<&str>>) -> Result<()> {
-    write_bytes(&dir.join("blind_vs_chance.svg"), blind_vs_chance(d, model)?.as_bytes())?;
-    write_bytes(&dir.join("s_histogram.svg"), s_histogram(d, removed)?.as_bytes())?;
-    write_bytes(&dir.join("importances.svg"), importances(d)?.as_bytes())
+pub fn render_all(d: &Diagnosis, model: &str, removed: Option<&BTreeSet<&str>>) -> Result<Vec<Rendered>> {
+    Ok(vec![
+        Rendered::bytes("blind_vs_chance.svg", blind_vs_chance(d, model)?),
+        Rendered::bytes("s_histogram.svg", s_histogram(d, removed)?),
+        Rendered::bytes("importances.svg", importances(d)?),
+    ])
 }
 
 /// Every group's blind accuracy against chance and the majority baseline.

@@ -15,6 +15,7 @@ use super::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::error::{Error, Result};
 use crate::io::parquet::write_batch;
 use crate::io::r6;
+use crate::io::rendered::Rendered;
 use crate::sample::{MraRule, NumericScoring};
 
 /// The scores table as one Arrow batch.
@@ -553,15 +554,28 @@ pub fn write_report(
     embed: Option<&Diagnosis>,
     removed: Option<&std::collections::BTreeSet<&str>>,
 ) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    write_batch(&dir.join("scores.parquet"), &scores_batch(d)?)?;
-    crate::io::fs::write_json(&dir.join("diagnose.json"), &DiagnoseReport::of(d, cfg, embed))?;
+    crate::io::rendered::write_all(dir, &render_report(d, cfg, embed, removed)?)
+}
+
+/// The files [`write_report`] writes, rendered: `scores.parquet`,
+/// `diagnose.json` and the plots.
+pub fn render_report(
+    d: &Diagnosis,
+    cfg: &DiagnoseConfig,
+    embed: Option<&Diagnosis>,
+    removed: Option<&std::collections::BTreeSet<&str>>,
+) -> Result<Vec<Rendered>> {
+    let mut files = vec![
+        Rendered::table("scores.parquet", scores_batch(d)?),
+        Rendered::json("diagnose.json", &DiagnoseReport::of(d, cfg, embed))?,
+    ];
     let model = match cfg.method {
         super::Method::TstEmbed => "TsT-Embed",
         // With both, the rows' predictions and accuracy are TsT-RF's.
         super::Method::TstRf | super::Method::Both => "TsT-RF",
     };
-    super::figures::write_all(dir, d, model, removed)
+    files.extend(super::figures::render_all(d, model, removed)?);
+    Ok(files)
 }
 
 /// Writes every fold's train and test feature matrices with ids and labels as

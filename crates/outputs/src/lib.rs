@@ -39,6 +39,9 @@ pub struct BuildOutputs<'a> {
     pub embed: Option<&'a EmbedStage>,
     /// The variant rows of each kind the pipeline asked for, made from the kept questions.
     pub variants: &'a [crate::variants::KindRows],
+    /// The files of `report/` the diagnose and prune steps rendered (the
+    /// diagnosis's scores and plots, pruning's removals and curve).
+    pub reports: &'a [blindspot_core::io::rendered::Rendered],
 }
 
 /// The metrics stage's outputs.

@@ -179,14 +179,12 @@ pub(crate) struct Embedded {
     pub dedup_removed: Vec<Removed>,
 }
 
-/// The embedding step: every ingested question embedded with `model` (when
-/// the pipeline needs it; cached beside the stage cache), then `[leakage]`.
-pub(crate) fn embed(
-    p: &Pipeline,
-    samples: &[Sample],
-    model: Option<&MiniLm>,
-    cache: &crate::cache::StageCache,
-) -> Result<Embedded> {
+/// The embedding step: the model loaded (when the pipeline needs it), every
+/// ingested question embedded with it (cached beside the stage cache), then
+/// `[leakage]`.
+pub(crate) fn embed(p: &Pipeline, samples: &[Sample], cache: &crate::cache::StageCache) -> Result<Embedded> {
+    let model = load_model(p)?;
+    let model = model.as_ref();
     let settings = EmbedSettings { cache_dir: cache.enabled().then(|| crate::cache::default_dir().join("embed")) };
     let embeddings = match model {
         Some(m) => Some(crate::embed::embed_samples(samples, m, &settings)?),

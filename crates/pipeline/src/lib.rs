@@ -44,7 +44,7 @@ use crate::ingest::{Ingested, ingest};
 use crate::outputs::{BuildOutputs, EmbedStage, Removals};
 use crate::progress::timed;
 use crate::prune::{Method, PruneConfig, Pruned};
-use crate::release::{ReleaseOutcome, lock, write_release};
+use crate::release::{LockFile, LockOutcome, ReleaseOutcome, write_release};
 use crate::sample::Sample;
 use crate::spec::{MetricsPlan, Pipeline};
 use cache::{StageCache, config_bytes, samples_digest};
@@ -92,22 +92,20 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
 /// lock file when `lock` (only when the lock's content changes), and the
 /// summary a person reads.
 pub fn build(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock: bool) -> Result<String> {
-    let built = run(p, out_dir, cache)?;
-    if lock {
-        write_lock(p, &built.outcome)?;
-    }
-    Ok(built.summary(p))
+    let lock_file = if lock { LockFile::Write } else { LockFile::Leave };
+    Ok(run(p, out_dir, cache, lock_file)?.summary(p))
 }
 
 /// Runs one pipeline's stages (diagnose and prune through the stage cache)
-/// and writes its release under `out_dir`.
-pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
+/// and writes its release under `out_dir`, doing with its lock file what
+/// `lock_file` says.
+pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };
     refuse_image_names_only(p)?;
-    // The model first: a pipeline that needs it and lacks it reads no data.
-    let model = embedding::load_model(p)?;
+    // A pipeline that needs the model and lacks it was refused by `load_all`,
+    // before any data was read; the embed step loads it.
     let ingested = timed("ingest", || ingest(&p.ingest))?;
-    let embedded = embedding::embed(p, &ingested.samples, model.as_ref(), cache)?;
+    let embedded = embedding::embed(p, &ingested.samples, cache)?;
     // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
     let work =
         without(Cow::Borrowed(&ingested.samples), embedded.dedup_removed.iter().map(|r| r.id.as_str()).collect());
@@ -128,14 +126,19 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         tst.extend_from_slice(e.model.as_bytes());
     }
     let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))?, tst };
-    let Pruning { pruned, control, bclean: bclean_report, before } =
+    let Pruning { pruned, control, bclean: bclean_report, before, report: prune_report } =
         prune(p, &work, imported.as_ref(), diagnose_cfg, emb.as_ref(), &cached)?;
+    let mut reports = prune_report;
     let diagnosis = match p.run_diagnose {
         true => {
-            let d = steps::diagnose(&work, diagnose_cfg, emb.as_ref(), Some(&cached), before)?;
+            // Pruning ran: the s(x) histogram marks what it (and deduplication) removed.
+            let removals = Removals { pruned: pruned.as_ref(), filter: filter_report.as_ref(), dedup: &dedup_removed };
+            let removed = (pruned.is_some() || removals.removes()).then(|| removals.removed_ids());
+            let d = steps::diagnose(&work, diagnose_cfg, emb.as_ref(), Some(&cached), before, removed.as_ref())?;
             for w in &d.warnings {
                 eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
             }
+            reports.extend(d.report);
             Some(d.diagnosis)
         }
         false => None,
@@ -184,8 +187,9 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache) -> Result<Built> {
         metrics: metrics.as_ref(),
         embed: embed_stage.as_ref(),
         variants: &variants,
+        reports: &reports,
     };
-    let outcome = timed("release (total)", || write_release(p, &outputs, out_dir))?;
+    let outcome = timed("release (total)", || write_release(p, &outputs, out_dir, lock_file))?;
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
 }
 
@@ -241,6 +245,8 @@ struct Pruning {
     control: Option<Pruned>,
     bclean: Option<crate::prune::bclean::BCleanReport>,
     before: Option<crate::diagnose::Diagnosis>,
+    /// The pruning run's report files (empty without `[prune]`).
+    report: Vec<crate::io::rendered::Rendered>,
 }
 
 /// `[prune]`: B-Clean, or the prune step (with its control) through the cache.
@@ -252,7 +258,7 @@ fn prune(
     emb: Option<&crate::embed::SampleEmbeddings>,
     cached: &steps::Cached<'_>,
 ) -> Result<Pruning> {
-    let (mut pruned, mut control, bclean_report) = match p.prune.as_ref() {
+    let (mut pruned, mut control, bclean_report, report) = match p.prune.as_ref() {
         Some(plan) if plan.config.method == Method::Bclean => {
             let (m, imported) = p
                 .metrics
@@ -261,13 +267,14 @@ fn prune(
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
             let (pr, report) =
                 bclean(work, &plan.config, &imported.predictions, &m.config, diagnose_cfg, p.run_diagnose)?;
-            (Some(pr), None, Some(report))
+            let files = timed("prune report", || crate::prune::report::render_report(&pr, None))?;
+            (Some(pr), None, Some(report), files)
         }
         Some(plan) => {
             let runs = steps::prune(work, &plan.config, plan.control, diagnose_cfg, emb, Some(cached))?;
-            (Some(runs.pruned), runs.control, None)
+            (Some(runs.pruned), runs.control, None, runs.report)
         }
-        None => (None, None, None),
+        None => (None, None, None, Vec::new()),
     };
     // Every pruner measures the diagnostic on the whole set first (`before`): reuse it,
     // its per-question rows moved, not copied. The release reads the pruners' own
@@ -278,7 +285,7 @@ fn prune(
             d.rows = Vec::new();
         }
     }
-    Ok(Pruning { pruned, control, bclean: bclean_report, before })
+    Ok(Pruning { pruned, control, bclean: bclean_report, before, report })
 }
 
 /// `[variants]`: every kind asked for, made from the kept questions (their
@@ -358,39 +365,33 @@ pub fn import_predictions(plan: &MetricsPlan) -> Result<crate::predictions::Impo
     Ok(imported)
 }
 
-/// Writes the pipeline's lock file (only when its content changes).
-pub fn write_lock(p: &Pipeline, outcome: &ReleaseOutcome) -> Result<()> {
-    let path = lock::path_for(&p.path);
-    let text = lock::render(&outcome.files, &lock::manifest_of(&outcome.dir)?)?;
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
-        return Ok(());
-    }
-    crate::io::fs::atomic_write(&path, |tmp| std::fs::write(tmp, &text).map_err(|e| Error::io(tmp, e)))
-}
-
 /// `build --check`: rebuilds every pipeline in a temporary folder, with no
 /// cache, and compares it with its lock file. Returns one line per pipeline.
 pub fn check(pipelines: &[Pipeline]) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     let mut lines = Vec::new();
     for p in pipelines {
-        let lock_path = lock::path_for(&p.path);
-        let locked = lock::read(&lock_path)?;
+        // A check without a lock to compare with fails before any work.
+        let locked = crate::release::lock::read(&crate::release::lock::path_for(&p.path))?;
         let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
-        let outcome = run(p, tmp.path(), &StageCache::disabled())?.outcome;
-        match lock::first_difference(&locked, &lock::manifest_of(&outcome.dir)?, &outcome.files) {
-            None => lines.push(format!(
+        let outcome = run(p, tmp.path(), &StageCache::disabled(), LockFile::Check(Box::new(locked)))?.outcome;
+        let lock_path = &outcome.lock_path;
+        match outcome.lock {
+            LockOutcome::Identical => lines.push(format!(
                 "{} {}: rebuilt {} files, identical to {}",
                 p.dataset.name,
                 p.dataset.version,
                 outcome.files.len(),
-                display_path(&lock_path)
+                display_path(lock_path)
             )),
-            Some(diff) => problems.push(
-                Problem::new(Location::file(&lock_path), format!("the rebuild does not match the lock: {diff}")).help(
+            LockOutcome::Differs(diff) => problems.push(
+                Problem::new(Location::file(lock_path), format!("the rebuild does not match the lock: {diff}")).help(
                     "if the change is intended, bump [dataset] version and run `blindspot build` to write a new lock",
                 ),
             ),
+            LockOutcome::Left | LockOutcome::Written => {
+                return Err(Error::Bug("a check wrote or left the lock file".into()));
+            }
         }
     }
     if problems.is_empty() { Ok(lines) } else { Err(Error::Invalid(problems)) }

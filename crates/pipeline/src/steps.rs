@@ -65,6 +65,13 @@ pub fn check_diagnose<'c>(
     Ok(Cow::Owned(loaded))
 }
 
+/// The sentence-embedding model `plan` names, loaded (a missing or
+/// incomplete folder is an error saying how to obtain it).
+pub fn load_model(plan: &crate::spec::plan::ModelPlan) -> Result<crate::embed::minilm::MiniLm> {
+    let dir = crate::embed::model::resolve_model_dir(plan.dir.as_deref())?;
+    crate::embed::minilm::MiniLm::load(&dir, plan.max_length)
+}
+
 /// What the diagnose step produced.
 pub struct Diagnosed {
     /// The diagnosis, with its label-permutation null and the meta fields that
@@ -72,19 +79,23 @@ pub struct Diagnosed {
     pub diagnosis: Diagnosis,
     /// The meta-field audit's warnings, for the caller to print.
     pub warnings: Vec<String>,
+    /// Its report files (`scores.parquet`, `diagnose.json`, the plots).
+    pub report: Vec<crate::io::rendered::Rendered>,
 }
 
 /// The diagnose step: TsT-RF (or TsT-Embed, or both) on `samples`, the
 /// label-permutation null its verdict reads, and the audit of meta fields that
 /// carry the answer. `measured` is a diagnosis of the same questions with the
 /// same settings already made (the pruner's `before`): it is completed, not
-/// measured again.
+/// measured again. `removed`: what pruning removed, when it ran; the report's
+/// s(x) histogram marks it.
 pub fn diagnose(
     samples: &[Sample],
     cfg: &DiagnoseConfig,
     emb: Option<&SampleEmbeddings>,
     cached: Option<&Cached<'_>>,
     measured: Option<Diagnosis>,
+    removed: Option<&std::collections::BTreeSet<&str>>,
 ) -> Result<Diagnosed> {
     let compute = || {
         let mut d = crate::diagnose::diagnose_with(samples, cfg, emb)?;
@@ -105,7 +116,9 @@ pub fn diagnose(
     }
     // Meta fields that carry the answer are named, used as features or not.
     let warnings = crate::diagnose::audit::attach(&mut d, samples, cfg);
-    Ok(Diagnosed { diagnosis: d, warnings })
+    let report =
+        timed("diagnose report", || crate::diagnose::report::render_report(&d, cfg, d.tst_embed.as_deref(), removed))?;
+    Ok(Diagnosed { diagnosis: d, warnings, report })
 }
 
 /// Measures the label-permutation null of `d`, the diagnosis of `samples`, into it.
@@ -119,6 +132,8 @@ fn measure_null(samples: &[Sample], cfg: &DiagnoseConfig, d: &mut Diagnosis) {
 pub struct PruneRuns {
     pub pruned: Pruned,
     pub control: Option<Pruned>,
+    /// Their report files (`prune.json`, `removed.csv`, `kept_ids.txt`, the curve).
+    pub report: Vec<crate::io::rendered::Rendered>,
 }
 
 /// The prune step (IBP, AFLite or the random control): `cfg` on `samples`,
@@ -146,17 +161,17 @@ pub fn prune(
         true => Some(timed("prune control", || run(&pruned.matched_control()))?),
         false => None,
     };
-    Ok(PruneRuns { pruned, control })
+    let report = timed("prune report", || crate::prune::report::render_report(&pruned, control.as_ref()))?;
+    Ok(PruneRuns { pruned, control, report })
 }
 
 /// The variants step: each kind `cfg` asks for, made from `kept`, one kind at a
 /// time (only one kind's generated images are in memory), each handed to
 /// `each` as it is made. `cfg.seed` is the resolved seed of every random choice.
 pub fn variants(kept: &[&Sample], cfg: &VariantsConfig, mut each: impl FnMut(Variants) -> Result<()>) -> Result<()> {
-    let seed = cfg.seed.ok_or_else(|| crate::error::Error::Bug("the variants seed was not resolved".into()))?;
     for kind in expand_kinds(&cfg.kinds, kept.iter().copied()) {
         let one = VariantsConfig { kinds: vec![KindSel::One(kind)], ..cfg.clone() };
-        each(generate_from(kept, &one, seed)?)?;
+        each(generate_from(kept, &one)?)?;
     }
     Ok(())
 }
@@ -185,8 +200,7 @@ pub fn metrics(
 ) -> Result<crate::outputs::MetricsOut> {
     let kept_ids: std::collections::HashSet<&str> = inputs.kept.iter().map(|s| s.id.as_str()).collect();
     // Predictions scored against every question: removed ones are measured, never dropped.
-    let lenient = crate::metrics::MetricsConfig { strict: false, ..plan.config.clone() };
-    let scored_full = crate::metrics::score_all(inputs.all, &imported.predictions, &lenient)?;
+    let scored_full = crate::metrics::score_all(inputs.all, &imported.predictions, &plan.lenient)?;
     let mut rows: Vec<Sample> = inputs.kept.iter().map(|s| (*s).clone()).collect();
     for k in inputs.variants {
         rows.extend(k.rows.iter().map(|r| {

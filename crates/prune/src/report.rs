@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Method, Pruned};
 use crate::diagnose::Diagnosis;
-use crate::error::{Error, Result};
-use crate::io::fs::write_bytes;
+use crate::error::Result;
 use crate::io::r6;
+use crate::io::rendered::Rendered;
 use crate::plots::{BLUE, GREY, LABEL, ORANGE, Swatch, TITLE, chart_below, draw_legend, legend_height, plot_err, text};
 
 /// A finite number rounded for JSON; None (null) otherwise.
@@ -293,13 +293,20 @@ pub fn removed_csv(p: &Pruned) -> String {
 
 /// Writes `prune.json`, `removed.csv`, `kept_ids.txt` and `prune_curve.svg` into `dir`.
 pub fn write_report(dir: &Path, p: &Pruned, control: Option<&Pruned>) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    crate::io::fs::write_json(&dir.join("prune.json"), &PruneReport::with_control(p, control))?;
-    write_bytes(&dir.join("removed.csv"), removed_csv(p).as_bytes())?;
+    crate::io::rendered::write_all(dir, &render_report(p, control)?)
+}
+
+/// The files [`write_report`] writes, rendered: `prune.json`, `removed.csv`,
+/// `kept_ids.txt` and `prune_curve.svg`.
+pub fn render_report(p: &Pruned, control: Option<&Pruned>) -> Result<Vec<Rendered>> {
     let mut kept = p.kept.join("\n");
     kept.push('\n');
-    write_bytes(&dir.join("kept_ids.txt"), kept.as_bytes())?;
-    write_bytes(&dir.join("prune_curve.svg"), curve_svg(p, control)?.as_bytes())
+    Ok(vec![
+        Rendered::json("prune.json", &PruneReport::with_control(p, control))?,
+        Rendered::bytes("removed.csv", removed_csv(p)),
+        Rendered::bytes("kept_ids.txt", kept),
+        Rendered::bytes("prune_curve.svg", curve_svg(p, control)?),
+    ])
 }
 
 /// One line of the curve plot: label, colour, dashed, points.

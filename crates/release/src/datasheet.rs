@@ -552,7 +552,7 @@ fn preprocessing(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
             "Variants ({}) were generated from the questions with seed {} as separate configs; the default config \
              is untouched. ",
             kinds.join(", "),
-            v.seed.unwrap_or(p.dataset.seed)
+            v.seed
         );
     }
     let dropped = stages.dedup_removed().len();

@@ -46,6 +46,9 @@ use crate::outputs::{BuildOutputs, EmbedStage, MetricsOut, PruningCounts};
 use crate::sample::{Embed, EmbedVideos};
 use crate::spec::Pipeline;
 
+/// Relative path → (sha256, bytes) of each file of a release.
+type FileHashes = BTreeMap<String, (String, u64)>;
+
 /// What happened to the release folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Written {
@@ -63,6 +66,9 @@ pub struct ReleaseOutcome {
     pub files: BTreeMap<String, (String, u64)>,
     /// The variant kinds generated.
     pub variants: Vec<VariantInfo>,
+    /// What became of the lock file, at `lock_path`.
+    pub lock: LockOutcome,
+    pub lock_path: PathBuf,
 }
 
 /// The data file of the default config.
@@ -230,148 +236,239 @@ fn images_held(samples: &[crate::sample::Sample], embed: Embed) -> Result<()> {
     Ok(())
 }
 
-/// Builds the release of `pipeline` under `out_root`.
-pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &Path) -> Result<ReleaseOutcome> {
-    let ingested = stages.ingested;
+/// What a build does with the pipeline's lock file (`<name>.lock.json` beside it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LockFile {
+    /// Leave it alone (a build into another folder than the default).
+    Leave,
+    /// Write it when its content changes.
+    Write,
+    /// Compare the build with this lock (`build --check`), read before
+    /// anything was built.
+    Check(Box<lock::Lock>),
+}
+
+/// What became of the lock file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockOutcome {
+    Left,
+    /// Written, or already holding this build.
+    Written,
+    /// `build --check`: the build matches the lock byte for byte.
+    Identical,
+    /// `build --check`: the first difference between the lock and the build, in words.
+    Differs(String),
+}
+
+/// Builds the release of `pipeline` under `out_root` from what the stages
+/// produced, then does with its lock file what `lock_file` says: the one
+/// entry of a build into this crate.
+pub fn write_release(
+    pipeline: &Pipeline,
+    stages: &BuildOutputs<'_>,
+    out_root: &Path,
+    lock_file: LockFile,
+) -> Result<ReleaseOutcome> {
+    let lock_path = lock::path_for(&pipeline.path);
     let ds = &pipeline.dataset;
     let parent = out_root.join(&ds.name);
     let target = parent.join(&ds.version);
     std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-    // Held until this function returns: staging, the up-to-date comparison
+    // Held until the release is in place: staging, the up-to-date comparison
     // and the rename happen for one build of this name at a time.
     let held = build_lock::BuildLock::acquire(&parent)?;
     held.remove_stale_staging(&parent)?;
     let mut staging = build_lock::Staging::create(&parent, &ds.version)?;
     let dir = &staging.path().to_path_buf();
+    let (configs, variants) = write_configs(pipeline, stages, dir)?;
+    write_reports(pipeline, stages, dir)?;
+    let (files, manifest) = write_presentation(pipeline, stages, &configs, &variants, dir)?;
+    let written = put_in_place(pipeline, &configs, &files, &mut staging, &target)?;
+    drop(held);
+    let lock = match lock_file {
+        LockFile::Check(locked) => match lock::first_difference(&locked, &manifest, &files) {
+            None => LockOutcome::Identical,
+            Some(diff) => LockOutcome::Differs(diff),
+        },
+        LockFile::Write => {
+            write_lock(&lock_path, &lock::render(&files, &manifest)?)?;
+            LockOutcome::Written
+        }
+        LockFile::Leave => LockOutcome::Left,
+    };
+    Ok(ReleaseOutcome { dir: target, written, files, variants, lock, lock_path })
+}
 
+/// Writes `text` to the lock file at `path`, only when its content changes.
+fn write_lock(path: &Path, text: &str) -> Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    crate::io::fs::atomic_write(path, |tmp| std::fs::write(tmp, text).map_err(|e| Error::io(tmp, e)))
+}
+
+/// The data configs under `dir`: the questions (`default`, with `full` and
+/// `removed` when something was removed), the duplicate pairs, and the
+/// variants; with the variant kinds made.
+fn write_configs(
+    pipeline: &Pipeline,
+    stages: &BuildOutputs<'_>,
+    dir: &Path,
+) -> Result<(Vec<ConfigInfo>, Vec<VariantInfo>)> {
     let images = if pipeline.release.embed_images { Embed::Images } else { Embed::PathsOnly };
     let carry = videos::carry(pipeline.release.videos, &stages.ingested.samples);
     let embed = MediaEmbed {
         images,
         videos: if carry == videos::Carry::Files { EmbedVideos::PathsOnly } else { EmbedVideos::AsImages },
     };
-    let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
     images_held(&stages.ingested.samples, images)?;
     if carry == videos::Carry::Files {
         videos::copy_files(&stages.ingested.samples, dir)?;
     }
-    let mut configs = Vec::new();
-    let mut add_config = |name: &str, description: String, file: &str, rows: &[crate::sample::Sample]| -> Result<()> {
-        let path = dir.join(file);
-        mkdir_for(&path)?;
-        let spinner = crate::progress::spinner(&format!("release · writing config {name} ({} rows)", rows.len()));
-        crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
-            write_samples(&path, rows, embed)
-        })?;
-        spinner.finish_and_clear();
-        configs.push(ConfigInfo {
-            name: name.into(),
-            description,
-            file: file.into(),
-            rows: rows.len(),
-            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
-            schema: ConfigSchema::Samples,
-            videos: crate::sample::has_videos(rows),
-        });
-        Ok(())
-    };
-    // A pruning run that removed nothing publishes one config: `full` and
-    // `removed` would be a copy and an empty table (which `datasets` cannot load).
-    match (stages.pruned, stages.removes()) {
-        (pr, false) => add_config(
-            "default",
-            match pr {
-                None => "Every question of the release.".into(),
-                Some(pr) => format!(
-                    "Every question of the release: {} pruning removed none (report/prune.json says why).",
-                    pr.method.as_str()
-                ),
-            },
-            DEFAULT_DATA_FILE,
-            &kept,
-        )?,
-        (pr, true) => {
-            let mut before = Vec::new();
-            if !stages.dedup_removed().is_empty() {
-                before.push(format!("{} duplicate or leaked questions were dropped", stages.dedup_removed().len()));
-            }
-            let filtered = stages.filter_removed().len();
-            if filtered > 0 {
-                before.push(format!("{filtered} questions models answered without the image were filtered out"));
-            }
-            let before = before.join(" and ");
-            let what = match (pr, before.is_empty()) {
-                (Some(pr), true) => format!("what {} pruning kept", pr.method.as_str()),
-                (Some(pr), false) => format!("what {} pruning kept after {before}", pr.method.as_str()),
-                (None, _) => format!("what remains after {before}"),
-            };
-            // Never called debiased while a group of it is still above its null.
-            let left = pr.and_then(|p| p.after_independent.as_ref()).map(|i| i.still_above_lines()).unwrap_or_default();
-            let description = if left.is_empty() {
-                format!("The debiased set: {what} ({} of {}).", kept.len(), ingested.samples.len())
-            } else {
-                format!(
-                    "The pruned set, not debiased: {} ({}). It holds {what} ({} of {}).",
-                    left.join("; "),
-                    pr.map_or(String::new(), |p| p.stopped_short()),
-                    kept.len(),
-                    ingested.samples.len()
-                )
-            };
-            add_config("default", description, DEFAULT_DATA_FILE, &kept)?;
-            add_config(
-                "full",
-                "Every question before pruning, removed ones included.".into(),
-                "full/test-00000-of-00001.parquet",
-                &ingested.samples,
-            )?;
-            let removed_ids = stages.removed_ids();
-            let removed: Vec<crate::sample::Sample> =
-                ingested.samples.iter().filter(|s| removed_ids.contains(s.id.as_str())).cloned().collect();
-            let mut why = Vec::new();
-            if pr.is_some() {
-                why.push("report/prune.json and report/removed.csv");
-            }
-            if !stages.dedup_removed().is_empty() {
-                why.push("report/duplicates.json");
-            }
-            if !stages.filter_removed().is_empty() {
-                why.push("report/filter.json");
-            }
-            add_config(
-                "removed",
-                format!(
-                    "The questions {} removed (reasons and removal order in {}).",
-                    if filtered == 0 { "pruning" } else { "the filter and pruning" },
-                    why.join(" and ")
-                ),
-                "removed/test-00000-of-00001.parquet",
-                &removed,
-            )?;
-        }
-    }
-    if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
-        let file = "duplicates/test-00000-of-00001.parquet";
-        let path = dir.join(file);
-        mkdir_for(&path)?;
-        write_batch(&path, &r.pairs_batch()?)?;
-        configs.push(ConfigInfo {
-            name: "duplicates".into(),
-            description: "Duplicate pairs: `exact` (same normalised text) and `near` (cosine of the question+options \
-                          embeddings at or above the threshold) within the benchmark, `train-exact` and `train-near` \
-                          between a benchmark question (`id_a`) and a training question (`id_b`); clusters in \
-                          report/duplicates.json."
-                .into(),
-            file: file.into(),
-            videos: false,
-            rows: r.pairs.len(),
-            bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
-            schema: ConfigSchema::Duplicates,
-        });
-    }
+    let mut configs = question_configs(stages, dir, embed)?;
+    configs.extend(duplicates_config(stages, dir)?);
     let (variant_configs, variants) =
         crate::progress::timed("variants (write)", || write_variants(stages.variants, dir, embed))?;
     configs.extend(variant_configs);
+    Ok((configs, variants))
+}
+
+/// One config of questions: `rows` written to `file` under `dir`.
+fn samples_config(
+    dir: &Path,
+    (name, description, file): (&str, String, &str),
+    rows: &[crate::sample::Sample],
+    embed: MediaEmbed,
+) -> Result<ConfigInfo> {
+    let path = dir.join(file);
+    mkdir_for(&path)?;
+    let spinner = crate::progress::spinner(&format!("release · writing config {name} ({} rows)", rows.len()));
+    crate::progress::timed(&format!("write config {name} ({} rows)", rows.len()), || {
+        write_samples(&path, rows, embed)
+    })?;
+    spinner.finish_and_clear();
+    Ok(ConfigInfo {
+        name: name.into(),
+        description,
+        file: file.into(),
+        rows: rows.len(),
+        bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+        schema: ConfigSchema::Samples,
+        videos: crate::sample::has_videos(rows),
+    })
+}
+
+/// The questions' configs: `default` (what the release keeps); with
+/// something removed, also `full` and `removed`. A pruning run that removed
+/// nothing publishes one config: `full` and `removed` would be a copy and an
+/// empty table (which `datasets` cannot load).
+fn question_configs(stages: &BuildOutputs<'_>, dir: &Path, embed: MediaEmbed) -> Result<Vec<ConfigInfo>> {
+    let all = &stages.ingested.samples;
+    let kept: Vec<crate::sample::Sample> = stages.kept_samples().into_iter().cloned().collect();
+    let Some(description) = debiased_description(stages, kept.len()) else {
+        let description = match stages.pruned {
+            None => "Every question of the release.".into(),
+            Some(pr) => format!(
+                "Every question of the release: {} pruning removed none (report/prune.json says why).",
+                pr.method.as_str()
+            ),
+        };
+        return Ok(vec![samples_config(dir, ("default", description, DEFAULT_DATA_FILE), &kept, embed)?]);
+    };
+    let removed_ids = stages.removed_ids();
+    let removed: Vec<crate::sample::Sample> =
+        all.iter().filter(|s| removed_ids.contains(s.id.as_str())).cloned().collect();
+    let mut why = Vec::new();
+    if stages.pruned.is_some() {
+        why.push("report/prune.json and report/removed.csv");
+    }
+    if !stages.dedup_removed().is_empty() {
+        why.push("report/duplicates.json");
+    }
+    if !stages.filter_removed().is_empty() {
+        why.push("report/filter.json");
+    }
+    let removed_description = format!(
+        "The questions {} removed (reasons and removal order in {}).",
+        if stages.filter_removed().is_empty() { "pruning" } else { "the filter and pruning" },
+        why.join(" and ")
+    );
+    Ok(vec![
+        samples_config(dir, ("default", description, DEFAULT_DATA_FILE), &kept, embed)?,
+        samples_config(
+            dir,
+            (
+                "full",
+                "Every question before pruning, removed ones included.".into(),
+                "full/test-00000-of-00001.parquet",
+            ),
+            all,
+            embed,
+        )?,
+        samples_config(dir, ("removed", removed_description, "removed/test-00000-of-00001.parquet"), &removed, embed)?,
+    ])
+}
+
+/// The `default` config's description when something was removed (`None`
+/// when nothing was): what removed it, and whether the kept set is debiased
+/// (never called so while a group of it is still above its null).
+fn debiased_description(stages: &BuildOutputs<'_>, kept: usize) -> Option<String> {
+    if !stages.removes() {
+        return None;
+    }
+    let (pr, total) = (stages.pruned, stages.ingested.samples.len());
+    let mut before = Vec::new();
+    if !stages.dedup_removed().is_empty() {
+        before.push(format!("{} duplicate or leaked questions were dropped", stages.dedup_removed().len()));
+    }
+    let filtered = stages.filter_removed().len();
+    if filtered > 0 {
+        before.push(format!("{filtered} questions models answered without the image were filtered out"));
+    }
+    let before = before.join(" and ");
+    let what = match (pr, before.is_empty()) {
+        (Some(pr), true) => format!("what {} pruning kept", pr.method.as_str()),
+        (Some(pr), false) => format!("what {} pruning kept after {before}", pr.method.as_str()),
+        (None, _) => format!("what remains after {before}"),
+    };
+    let left = pr.and_then(|p| p.after_independent.as_ref()).map(|i| i.still_above_lines()).unwrap_or_default();
+    Some(if left.is_empty() {
+        format!("The debiased set: {what} ({kept} of {total}).")
+    } else {
+        format!(
+            "The pruned set, not debiased: {} ({}). It holds {what} ({kept} of {total}).",
+            left.join("; "),
+            pr.map_or(String::new(), |p| p.stopped_short()),
+        )
+    })
+}
+
+/// The `duplicates` config (with `[leakage]`).
+fn duplicates_config(stages: &BuildOutputs<'_>, dir: &Path) -> Result<Option<ConfigInfo>> {
+    let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) else { return Ok(None) };
+    let file = "duplicates/test-00000-of-00001.parquet";
+    let path = dir.join(file);
+    mkdir_for(&path)?;
+    write_batch(&path, &r.pairs_batch()?)?;
+    Ok(Some(ConfigInfo {
+        name: "duplicates".into(),
+        description: "Duplicate pairs: `exact` (same normalised text) and `near` (cosine of the question+options \
+                      embeddings at or above the threshold) within the benchmark, `train-exact` and `train-near` \
+                      between a benchmark question (`id_a`) and a training question (`id_b`); clusters in \
+                      report/duplicates.json."
+            .into(),
+        file: file.into(),
+        videos: false,
+        rows: r.pairs.len(),
+        bytes: std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len(),
+        schema: ConfigSchema::Duplicates,
+    }))
+}
+
+/// `report/`: each stage's report as the stages handed it over (metrics,
+/// rejected rows, the diagnosis's and pruning's rendered files, embeddings,
+/// B-Clean, the filter).
+fn write_reports(pipeline: &Pipeline, stages: &BuildOutputs<'_>, dir: &Path) -> Result<()> {
     if let Some(m) = stages.metrics {
         let path = dir.join("report/metrics.json");
         mkdir_for(&path)?;
@@ -385,7 +482,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
             crate::metrics::evidence::audit_csv(&m.label_audit).as_bytes(),
         )?;
     }
-
+    let ingested = stages.ingested;
     if !ingested.rejected.is_empty() {
         let path = dir.join("report/rejected.jsonl");
         mkdir_for(&path)?;
@@ -396,21 +493,9 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
         }
         write_bytes(&path, text.as_bytes())?;
     }
-    if let Some(d) = stages.diagnosis {
-        let embed_d = stages.embed.and_then(|e| e.tst_embed.as_ref());
-        // Pruning ran: the s(x) histogram marks what it (and deduplication) removed.
-        let removed = (stages.pruned.is_some() || stages.removes()).then(|| stages.removed_ids());
-        crate::progress::timed("diagnose report", || {
-            crate::diagnose::report::write_report(&dir.join("report"), d, &pipeline.diagnose, embed_d, removed.as_ref())
-        })?;
-    }
+    crate::io::rendered::write_all(&dir.join("report"), stages.reports)?;
     if let Some(e) = stages.embed {
         write_embed_report(&dir.join("report"), pipeline, stages, e)?;
-    }
-    if let Some(pr) = stages.pruned {
-        crate::progress::timed("prune report", || {
-            crate::prune::report::write_report(&dir.join("report"), pr, stages.control)
-        })?;
     }
     if let Some(b) = stages.bclean {
         write_json(&dir.join("report/bclean.json"), &b.file())?;
@@ -420,14 +505,27 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
         mkdir_for(&path)?;
         write_json(&path, f)?;
     }
+    Ok(())
+}
+
+/// What a person and a loader read, written last because they describe the
+/// rest: the report page, the card, `croissant.json` and `manifest.json`.
+/// Returns every file's (sha256, bytes), each hashed once, and the manifest.
+fn write_presentation(
+    pipeline: &Pipeline,
+    stages: &BuildOutputs<'_>,
+    configs: &[ConfigInfo],
+    variants: &[VariantInfo],
+    dir: &Path,
+) -> Result<(FileHashes, manifest::Manifest)> {
     let report_dir = dir.join("report");
     std::fs::create_dir_all(&report_dir).map_err(|e| Error::io(&report_dir, e))?;
     let report_files: Vec<String> = hash_tree(&report_dir)?.into_keys().collect();
     write_bytes(
         &report_dir.join("index.html"),
-        html::render(pipeline, stages, &configs, &variants, &report_files).as_bytes(),
+        html::render(pipeline, stages, configs, variants, &report_files).as_bytes(),
     )?;
-    let card = card::render(pipeline, stages, &configs, &variants);
+    let card = card::render(pipeline, stages, configs, variants);
     write_bytes(&dir.join("README.md"), card.as_bytes())?;
     // Every file is hashed once: the tree so far, then croissant.json and the
     // manifest as they are written.
@@ -445,14 +543,27 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
     let croissant = croissant::render(pipeline, stages, &croissant_configs)?;
     write_bytes(&dir.join(croissant::FILE), croissant.as_bytes())?;
     files.insert(croissant::FILE.to_string(), content_hash(croissant.as_bytes()));
-    let manifest = manifest::render(pipeline, ingested, &files)?;
-    write_bytes(&dir.join(manifest::FILE), manifest.as_bytes())?;
-    files.insert(manifest::FILE.to_string(), content_hash(manifest.as_bytes()));
+    let manifest = manifest::build(pipeline, stages.ingested, &files)?;
+    let text = manifest::to_text(&manifest)?;
+    write_bytes(&dir.join(manifest::FILE), text.as_bytes())?;
+    files.insert(manifest::FILE.to_string(), content_hash(text.as_bytes()));
+    Ok((files, manifest))
+}
 
+/// Renames the staged release to `target`, or finds it there already with the
+/// same bytes; a published version is never overwritten with other bytes.
+fn put_in_place(
+    pipeline: &Pipeline,
+    configs: &[ConfigInfo],
+    files: &BTreeMap<String, (String, u64)>,
+    staging: &mut build_lock::Staging,
+    target: &Path,
+) -> Result<Written> {
+    let ds = &pipeline.dataset;
     if target.exists() {
-        let existing = hash_tree(&target)?;
-        if existing == files {
-            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        let existing = hash_tree(target)?;
+        if existing == *files {
+            return Ok(Written::UpToDate);
         }
         let differing = files
             .keys()
@@ -462,7 +573,7 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
             .unwrap_or_default();
         return Err(Error::one(
             Problem::new(
-                Location::file(&target),
+                Location::file(target),
                 format!(
                     "release {}/{} already exists with different content (first difference: {differing})",
                     ds.name, ds.version
@@ -475,19 +586,21 @@ pub fn write_release(pipeline: &Pipeline, stages: &BuildOutputs<'_>, out_root: &
         ));
     }
     let written = configs.iter().map(|c| c.file.as_str()).chain(["README.md", croissant::FILE, manifest::FILE]);
-    check_staged(dir, &files, written)?;
+    check_staged(staging.path(), files, written)?;
     let kept = staging.keep();
-    if let Err(e) = std::fs::rename(&kept, &target) {
+    if let Err(e) = std::fs::rename(&kept, target) {
         let _ = std::fs::remove_dir_all(&kept);
         // A build that did not see this one's lock (its lock file was deleted)
         // published the same bytes between the check above and the rename.
-        if target.is_dir() && hash_tree(&target).is_ok_and(|existing| existing == files) {
-            return Ok(ReleaseOutcome { dir: target, written: Written::UpToDate, files, variants });
+        if target.is_dir() && hash_tree(target).is_ok_and(|existing| existing == *files) {
+            return Ok(Written::UpToDate);
         }
-        return Err(Error::io(&target, e));
+        return Err(Error::io(target, e));
     }
-    sync_dir(&parent);
-    Ok(ReleaseOutcome { dir: target, written: Written::Created, files, variants })
+    if let Some(parent) = target.parent() {
+        sync_dir(parent);
+    }
+    Ok(Written::Created)
 }
 
 /// Publish only a complete release: every file the build wrote (`written`) is

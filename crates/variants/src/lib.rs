@@ -382,8 +382,9 @@ pub enum CaptionSource {
 pub struct VariantsConfig {
     /// Kinds to generate (default: all).
     pub kinds: Vec<KindSel>,
-    /// Overrides the pipeline seed for variants only.
-    pub seed: Option<u64>,
+    /// The seed of every random choice, resolved once with the settings
+    /// (`[variants] seed`, else `[dataset] seed`, else 42).
+    pub seed: u64,
     pub captions: Option<CaptionSource>,
     /// A caption naming an unknown sample id: an error, or skipped and counted.
     pub on_invalid: OnInvalid,
@@ -391,7 +392,12 @@ pub struct VariantsConfig {
 
 impl Default for VariantsConfig {
     fn default() -> Self {
-        VariantsConfig { kinds: KindSel::all(), seed: None, captions: None, on_invalid: OnInvalid::Error }
+        VariantsConfig {
+            kinds: KindSel::all(),
+            seed: blindspot_core::context::DEFAULT_SEED,
+            captions: None,
+            on_invalid: OnInvalid::Error,
+        }
     }
 }
 
@@ -408,7 +414,7 @@ pub struct KindRows {
 /// Everything [`generate`] produced.
 #[derive(Debug, Clone)]
 pub struct Variants {
-    /// The seed used (the config's override, else the caller's).
+    /// The seed used (the config's).
     pub seed: u64,
     /// One entry per concrete kind, in kind order.
     pub kinds: Vec<KindRows>,
@@ -456,17 +462,17 @@ pub struct Ctx<'a> {
 }
 
 /// Generates the configured variants of `samples` (sorted canonical samples,
-/// as ingest returns them). `seed` is the pipeline seed; `cfg.seed` overrides it.
+/// as ingest returns them) with `cfg.seed`.
 /// Errors only on invalid user input (a caption file naming unknown ids, unless
 /// `on_invalid` is skip; noise images past [`null::MAX_NOISE_BYTES`]); kinds
 /// that do not apply are skipped and counted.
-pub fn generate(samples: &[Sample], cfg: &VariantsConfig, seed: u64) -> Result<Variants> {
-    generate_from(&samples.iter().collect::<Vec<_>>(), cfg, seed)
+pub fn generate(samples: &[Sample], cfg: &VariantsConfig) -> Result<Variants> {
+    generate_from(&samples.iter().collect::<Vec<_>>(), cfg)
 }
 
 /// [`generate`] over references to the samples (a build's kept questions, not copied).
-pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig, seed: u64) -> Result<Variants> {
-    let seed = cfg.seed.unwrap_or(seed);
+pub fn generate_from(samples: &[&Sample], cfg: &VariantsConfig) -> Result<Variants> {
+    let seed = cfg.seed;
     let kinds = expand_kinds(&cfg.kinds, samples.iter().copied());
     let mut warnings = Vec::new();
     let (captions, caption_source) = if kinds.contains(&Kind::Caption) {
@@ -729,7 +735,7 @@ mod video_tests {
     fn video_questions_get_video_variants() {
         let (file, frames) = (video_question("1", 0), video_question("2", 3));
         let samples = [&file, &frames];
-        let v = generate_from(&samples, &VariantsConfig::default(), 7).unwrap();
+        let v = generate_from(&samples, &VariantsConfig { seed: 7, ..Default::default() }).unwrap();
         let nv = rows(&v, Kind::NoVideo);
         assert_eq!(nv.rows.len(), 2);
         assert!(nv.rows.iter().all(|r| r.videos.is_empty() && r.images.is_empty()));
@@ -755,7 +761,7 @@ mod video_tests {
         }
         let noise = &rows(&v, Kind::NoiseImage).rows[0].videos[0].frames;
         assert_ne!(noise[0].sha256, noise[1].sha256);
-        let again = generate_from(&samples, &VariantsConfig::default(), 7).unwrap();
+        let again = generate_from(&samples, &VariantsConfig { seed: 7, ..Default::default() }).unwrap();
         assert_eq!(rows(&again, Kind::NoiseImage).rows, rows(&v, Kind::NoiseImage).rows);
         // An image benchmark gets no `no_video` config.
         let image = Sample::new("3", "q", "a");
@@ -769,7 +775,7 @@ mod video_tests {
     #[test]
     fn video_questions_get_the_phantom0_video_probes() {
         let video = video_question("1", 0);
-        let v = generate_from(&[&video], &VariantsConfig::default(), 7).unwrap();
+        let v = generate_from(&[&video], &VariantsConfig { seed: 7, ..Default::default() }).unwrap();
         let probes = rows(&v, Kind::Phantom0Video);
         assert_eq!(probes.rows.len(), 100);
         assert!(probes.rows.iter().all(|r| r.expected.as_deref() == Some("abstain") && r.videos.is_empty()));

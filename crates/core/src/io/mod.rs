@@ -9,6 +9,7 @@ pub mod fs;
 pub mod hash;
 pub mod parquet;
 pub mod release_dir;
+pub mod rendered;
 
 /// Rounds for readable, stable JSON (6 decimals; a non-finite value is 0).
 pub fn r6(v: f64) -> f64 {

@@ -12,14 +12,21 @@ pub struct MetricsPlan {
     pub written: Vec<String>,
     pub manifests: Vec<PathBuf>,
     pub config: crate::metrics::MetricsConfig,
+    /// `config` without `strict`: how predictions are scored against every
+    /// question, removed ones included, where ids of variant rows are not
+    /// among the questions and must not be an error.
+    pub lenient: crate::metrics::MetricsConfig,
     /// The gold-label audit's agreement rule.
     pub audit: crate::metrics::evidence::AuditRule,
 }
 
+/// `[predictions]` and `[metrics]` with the dataset's seed and its one scoring
+/// of numeric answers (`scoring`).
 pub(super) fn metrics_plan(
     p: Option<&crate::wire::PredictionsWire>,
     m: Option<&crate::wire::MetricsWire>,
     seed: u64,
+    scoring: (crate::sample::NumericScoring, crate::sample::MraRule),
     ctx: &mut Ctx<'_>,
 ) -> Option<MetricsPlan> {
     use crate::metrics::{GroupKey, MetricsConfig};
@@ -39,7 +46,14 @@ pub(super) fn metrics_plan(
         files: Vec::new(),
         written: Vec::new(),
         manifests: Vec::new(),
-        config: MetricsConfig { seed, strict: p.strict, ..MetricsConfig::default() },
+        config: MetricsConfig {
+            seed,
+            strict: p.strict,
+            numeric: scoring.0,
+            mra: scoring.1,
+            ..MetricsConfig::default()
+        },
+        lenient: MetricsConfig::default(),
         audit: crate::metrics::evidence::AuditRule::default(),
     };
     for (i, f) in p.files.iter().enumerate() {
@@ -100,6 +114,7 @@ pub(super) fn metrics_plan(
             }
         }
     }
+    plan.lenient = MetricsConfig { strict: false, ..plan.config.clone() };
     Some(plan)
 }
 
@@ -230,5 +245,29 @@ mod tests {
             e.to_string(),
             "error: command line: --resamples must be between 1 and 100000 (each resample re-scores every cell); found 0"
         );
+    }
+
+    /// A pipeline's `[metrics]` resolves once, with the dataset's seed and
+    /// scoring: `config` is strict as `[predictions] strict` says, and the
+    /// scoring of every question (variant ids not among them) is the same
+    /// config without `strict`.
+    #[test]
+    fn the_lenient_metrics_config_resolves_with_the_strict_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.jsonl"), "{\"id\": \"q1\", \"question\": \"Q?\", \"answer\": \"1\"}\n")
+            .unwrap();
+        std::fs::write(dir.path().join("preds.jsonl"), "").unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(
+            &path,
+            "[dataset]\nname = \"b\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\nseed = 7\nnumeric = \"mra\"\n\n\
+             [ingest]\npath = \"b.jsonl\"\n\n[predictions]\nstrict = true\nfiles = [{ path = \"preds.jsonl\", model = \
+             \"m\" }]\n\n[metrics]\nresamples = 50\n",
+        )
+        .unwrap();
+        let plan = Pipeline::load(&path).unwrap().metrics.unwrap();
+        let c = &plan.config;
+        assert_eq!((c.strict, c.seed, c.resamples, c.numeric), (true, 7, 50, crate::sample::NumericScoring::Mra));
+        assert_eq!(plan.lenient, crate::metrics::MetricsConfig { strict: false, ..c.clone() });
     }
 }

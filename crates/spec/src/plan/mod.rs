@@ -21,6 +21,7 @@ pub use crate::context::DEFAULT_SEED;
 
 mod fields;
 mod ingest;
+mod input;
 mod metrics;
 mod stages;
 mod variants;
@@ -28,6 +29,9 @@ mod variants;
 use fields::*;
 pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
+pub use input::{
+    DiagnoseSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings, input_plan, prune_settings,
+};
 use metrics::metrics_plan;
 pub use metrics::{MetricsFlags, MetricsPlan, MetricsSettings, metrics_settings};
 pub use stages::{PrunePlan, StageSettings, flag_settings};
@@ -398,12 +402,8 @@ impl Pipeline {
         let StageSettings { diagnose, prune } =
             stage_settings(dataset.seed, (d.numeric.as_deref(), d.mra), w.diagnose.as_ref(), w.prune.as_ref(), ctx);
         let variants = w.variants.as_ref().map(|v| variants_config(v, dataset.seed, ctx));
-        let mut metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, ctx);
-        let (numeric, mra) = (diagnose.numeric, diagnose.mra);
-        if let Some(m) = metrics.as_mut() {
-            m.config.numeric = numeric;
-            m.config.mra = mra;
-        }
+        let scoring = (diagnose.numeric, diagnose.mra);
+        let metrics = metrics_plan(w.predictions.as_ref(), w.metrics.as_ref(), dataset.seed, scoring, ctx);
         if prune.as_ref().is_some_and(|p| p.config.method == crate::prune::Method::Bclean) && metrics.is_none() {
             ctx.err("prune.method", "B-Clean needs model predictions").help =
                 Some("add [predictions] with the models' mirage-mode prediction files".into());

@@ -11,7 +11,7 @@ pub(super) fn variants_config(
 ) -> crate::variants::VariantsConfig {
     use crate::variants::{CaptionSource, VariantsConfig, parse_kind};
     let mut cfg =
-        VariantsConfig { seed: Some(w.seed.unwrap_or(seed)), on_invalid: w.on_invalid.into(), ..Default::default() };
+        VariantsConfig { seed: w.seed.unwrap_or(seed), on_invalid: w.on_invalid.into(), ..Default::default() };
     if let Some(kinds) = &w.kinds {
         if kinds.is_empty() {
             ctx.err("variants.kinds", "no kinds listed").help =
@@ -73,9 +73,8 @@ pub struct VariantsFlags {
 /// The settings `blindspot variants` runs with.
 #[derive(Debug, Clone)]
 pub struct VariantsSettings {
-    /// Its `seed` is [`VariantsSettings::seed`].
+    /// Its `seed` is the resolved seed of every random choice.
     pub config: crate::variants::VariantsConfig,
-    pub seed: u64,
 }
 
 /// The settings `blindspot variants` runs with, resolved once: the pipeline's
@@ -84,7 +83,13 @@ pub struct VariantsSettings {
 /// seed`, else 42.
 pub fn variants_settings(pipeline: Option<&Pipeline>, flags: &VariantsFlags) -> Result<VariantsSettings> {
     use crate::variants::CaptionSource;
-    let mut cfg = pipeline.and_then(|p| p.variants.clone()).unwrap_or_default();
+    // A pipeline's `[variants]` seed is resolved already (its own, else the dataset's).
+    let mut cfg = match pipeline {
+        Some(p) => {
+            p.variants.clone().unwrap_or(crate::variants::VariantsConfig { seed: p.dataset.seed, ..Default::default() })
+        }
+        None => crate::variants::VariantsConfig::default(),
+    };
     if !flags.kinds.is_empty() {
         cfg.kinds = flags.kinds.clone();
     }
@@ -103,9 +108,10 @@ pub fn variants_settings(pipeline: Option<&Pipeline>, flags: &VariantsFlags) -> 
     if flags.skip_invalid_captions {
         cfg.on_invalid = OnInvalid::Skip;
     }
-    let seed = flags.seed.or(cfg.seed).or(pipeline.map(|p| p.dataset.seed)).unwrap_or(DEFAULT_SEED);
-    cfg.seed = Some(seed);
-    Ok(VariantsSettings { config: cfg, seed })
+    if let Some(seed) = flags.seed {
+        cfg.seed = seed;
+    }
+    Ok(VariantsSettings { config: cfg })
 }
 
 #[cfg(test)]
@@ -132,13 +138,11 @@ mod tests {
     fn the_variants_seed_resolves_once_from_flag_section_dataset_default() {
         let dir = tempfile::tempdir().unwrap();
         let own = pipeline(dir.path(), Some(11));
-        assert_eq!(own.variants.as_ref().unwrap().seed, Some(11));
+        assert_eq!(own.variants.as_ref().unwrap().seed, 11);
         let inherited = pipeline(dir.path(), Some(7)).variants.unwrap().seed;
-        assert_eq!(inherited, Some(7));
+        assert_eq!(inherited, 7);
         let resolve = |p: Option<&Pipeline>, seed: Option<u64>| {
-            let s = variants_settings(p, &VariantsFlags { seed, ..Default::default() }).unwrap();
-            assert_eq!(s.config.seed, Some(s.seed));
-            s.seed
+            variants_settings(p, &VariantsFlags { seed, ..Default::default() }).unwrap().config.seed
         };
         assert_eq!(resolve(Some(&own), Some(3)), 3);
         assert_eq!(resolve(Some(&own), None), 11);

@@ -626,6 +626,27 @@ mod tests {
         assert!(text.contains("3 problems found"), "{text}");
     }
 
+    /// A config whose `data_files` is one pattern (the short form the Hub
+    /// reads too) is checked like one with a list.
+    #[test]
+    fn a_config_in_the_short_form_is_checked() {
+        let card = b"---\nconfigs:\n- config_name: full\n  data_files: full/*.parquet\n---\n# card\n";
+        let dir = release(&[("README.md", card)]);
+        let v = verify(dir.path()).unwrap();
+        let stated: Vec<String> = v
+            .differences
+            .iter()
+            .filter_map(|d| match d {
+                Difference::Stated { what, .. } => Some(what.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stated,
+            vec!["lists config \"full\" with data files full/*.parquet, but the release has no such file".to_string()]
+        );
+    }
+
     #[test]
     fn a_damaged_manifest_is_located() {
         let dir = release(&[("README.md", b"card")]);

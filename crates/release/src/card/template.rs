@@ -4,9 +4,10 @@
 //! Markdown is the templates' target syntax, and it escapes by construction:
 //! every value a template prints is written as a Markdown literal
 //! ([`md::literal`]) unless a filter says otherwise: `code` (an inline code
-//! span), `text` (the publisher's own prose), `literal` (for `map`), `pct` (a
-//! rate as a percentage with one decimal), `number` (a float as Rust writes
-//! it), `autolink` (a URL the pipeline's check let through), `fenced` (a code
+//! span; `code_cell` in a table), `text` (the publisher's own prose),
+//! `literal` (for `map`), `pct` (a rate as a percentage with one decimal),
+//! `pts` (a difference of rates in signed percentage points), `number` (a
+//! float as Rust writes it), `autolink` (a URL the pipeline's check let through), `fenced` (a code
 //! block in a fence longer than any backtick run inside), `shell` and
 //! `shell_in_single_quotes` (a word of a shell command in that block), and the
 //! built-in `safe`, which marks prose blindspot wrote itself (a stop reason, a
@@ -32,6 +33,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("sources.md", include_str!("../../templates/sources.md")),
     ("contents.md", include_str!("../../templates/contents.md")),
     ("citation.md", include_str!("../../templates/citation.md")),
+    ("diagnosis.md", include_str!("../../templates/diagnosis.md")),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -50,8 +52,10 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     env.add_filter("code", |s: &str| Value::from_safe_string(md::code(s)));
     env.add_filter("text", |s: &str| Value::from_safe_string(md::text(s)));
     env.add_filter("literal", |s: &str| Value::from_safe_string(md::literal(s)));
+    env.add_filter("code_cell", |s: &str| Value::from_safe_string(md::code_cell(s)));
     env.add_filter("pct", |v: f64| Value::from_safe_string(format!("{:.1}%", v * 100.0)));
     env.add_filter("number", |v: f64| Value::from_safe_string(v.to_string()));
+    env.add_filter("pts", |v: f64| Value::from_safe_string(format!("{:+.1}", v * 100.0)));
     // The pipeline's URLs are checked to hold only RFC 3986 characters, none
     // of which ends an autolink (and a backslash escape would be shown in one).
     env.add_filter("autolink", |s: &str| Value::from_safe_string(format!("<{s}>")));

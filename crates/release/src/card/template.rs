@@ -6,8 +6,8 @@
 //! ([`md::literal`]) unless a filter says otherwise: `code` (an inline code
 //! span; `code_cell` in a table), `text` (the publisher's own prose),
 //! `literal` (for `map`), `pct` (a rate as a percentage with one decimal),
-//! `pts` (a difference of rates in signed percentage points), `number` (a
-//! float as Rust writes it), `autolink` (a URL the pipeline's check let through), `fenced` (a code
+//! `pts` (a difference of rates in signed percentage points), `fixed3` (three
+//! decimals), `number` (a float as Rust writes it), `autolink` (a URL the pipeline's check let through), `fenced` (a code
 //! block in a fence longer than any backtick run inside), `shell` and
 //! `shell_in_single_quotes` (a word of a shell command in that block), and the
 //! built-in `safe`, which marks prose blindspot wrote itself (a stop reason, a
@@ -34,6 +34,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("contents.md", include_str!("../../templates/contents.md")),
     ("citation.md", include_str!("../../templates/citation.md")),
     ("diagnosis.md", include_str!("../../templates/diagnosis.md")),
+    ("prune.md", include_str!("../../templates/prune.md")),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -55,6 +56,7 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     env.add_filter("code_cell", |s: &str| Value::from_safe_string(md::code_cell(s)));
     env.add_filter("pct", |v: f64| Value::from_safe_string(format!("{:.1}%", v * 100.0)));
     env.add_filter("number", |v: f64| Value::from_safe_string(v.to_string()));
+    env.add_filter("fixed3", |v: f64| Value::from_safe_string(format!("{v:.3}")));
     env.add_filter("pts", |v: f64| Value::from_safe_string(format!("{:+.1}", v * 100.0)));
     // The pipeline's URLs are checked to hold only RFC 3986 characters, none
     // of which ends an autolink (and a backslash escape would be shown in one).

@@ -1,11 +1,8 @@
 //! The card's blind-answerability section: TsT-RF (or TsT-Embed) overall and
 //! per group, and the groups cross-validated with fewer folds.
 
-use std::fmt::Write;
-
 use serde::Serialize;
 
-use super::pct;
 use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::io::escape::markdown as md;
 
@@ -264,49 +261,44 @@ impl<'a> DiagnosisView<'a> {
     }
 }
 
-/// TsT-Embed as the pipeline's diagnostic.
+/// TsT-Embed as the pipeline's diagnostic (`templates/diagnosis-embed.md`).
 fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
-    out.push_str("## Blind answerability (TsT-Embed)\n\n");
-    let _ = writeln!(
-        out,
-        "A linear probe on sentence embeddings (all-MiniLM-L6-v2) of the question and its options, trained with \
-         {}-fold cross-validation ({} repeat(s), seed {}), answers **{}** of the {} multiple-choice and yes/no \
-         questions without the image (95% CI {}-{}); chance is {} and always giving the most frequent answer \
-         scores {}. Open and numeric questions are not scored. Per-question bias scores s(x) are in \
-         `report/scores.parquet`.\n",
-        cfg.folds,
-        cfg.repeats,
-        cfg.seed,
-        pct(d.weighted),
-        d.n_samples,
-        pct(d.ci95.0),
-        pct(d.ci95.1),
-        pct(d.chance),
-        pct(d.majority)
-    );
-    out.push_str("| question type | format | questions | blind | chance | majority |\n|---|---|---:|---:|---:|---:|\n");
-    for g in &d.groups {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            md::literal(g.question_type.as_deref().unwrap_or("(none)")),
-            g.format.as_str(),
-            g.n,
-            pct(g.blind_accuracy),
-            pct(g.chance),
-            pct(g.majority)
-        );
-    }
-    fewer_folds_note(out, d, cfg);
-    out.push('\n');
+    let view = EmbedView {
+        folds: cfg.folds,
+        repeats: cfg.repeats,
+        seed: cfg.seed,
+        blind: Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority },
+        questions: d.n_samples,
+        groups: d
+            .groups
+            .iter()
+            .map(|g| GroupRow {
+                question_type: g.question_type.as_deref().unwrap_or("(none)"),
+                format: g.format.as_str(),
+                n: g.n,
+                blind: g.blind_accuracy,
+                chance: g.chance,
+                majority: g.majority,
+                null: None,
+                top_feature: None,
+            })
+            .collect(),
+        fewer_folds: fewer_folds_sentence(d, cfg),
+    };
+    out.push_str(&super::template::render("diagnosis-embed.md", &view));
 }
 
-/// The groups cross-validated with fewer folds than configured (fewer questions,
-/// or fold groups, than folds), after the table that lists them.
-fn fewer_folds_note(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
-    if let Some(s) = fewer_folds_sentence(d, cfg) {
-        let _ = writeln!(out, "\n{s}");
-    }
+/// What `templates/diagnosis-embed.md` shows.
+#[derive(Serialize)]
+struct EmbedView<'a> {
+    folds: usize,
+    repeats: usize,
+    seed: u64,
+    blind: Measured,
+    /// The multiple-choice and yes/no questions the probe scores.
+    questions: usize,
+    groups: Vec<GroupRow<'a>>,
+    fewer_folds: Option<String>,
 }
 
 /// "Groups with fewer questions (or fold groups) than 5 were cross-validated

@@ -34,6 +34,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("contents.md", include_str!("../../templates/contents.md")),
     ("citation.md", include_str!("../../templates/citation.md")),
     ("diagnosis.md", include_str!("../../templates/diagnosis.md")),
+    ("diagnosis-embed.md", include_str!("../../templates/diagnosis-embed.md")),
     ("prune.md", include_str!("../../templates/prune.md")),
 ];
 

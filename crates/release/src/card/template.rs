@@ -7,13 +7,14 @@
 //! span; `code_cell` in a table), `text` (the publisher's own prose),
 //! `literal` (for `map`), `pct` (a rate as a percentage with one decimal),
 //! `pts` (a difference of rates in signed percentage points), `fixed3` (three
-//! decimals), `number` (a float as Rust writes it), `autolink` (a URL the pipeline's check let through), `fenced` (a code
-//! block in a fence longer than any backtick run inside), `shell` and
-//! `shell_in_single_quotes` (a word of a shell command in that block), and the
-//! built-in `safe`, which marks prose blindspot wrote itself (a stop reason, a
-//! setting described in words). A float printed without a
-//! filter is an error rather than MiniJinja's own formatting, so a number
-//! cannot change its digits by moving into a template.
+//! decimals), `number` (a float as Rust writes it), `autolink` (a URL the
+//! pipeline's check let through), `fenced` (a code block in a fence longer
+//! than any backtick run inside), `shell` and `shell_in_single_quotes` (a word
+//! of a shell command in that block), and the built-in `safe`, which marks
+//! prose blindspot wrote itself (a stop reason, a setting described in
+//! words). A float printed without a filter is an error rather than
+//! MiniJinja's own formatting, so a number cannot change its digits by moving
+//! into a template.
 //!
 //! Whitespace: a line holding only a tag leaves nothing behind (`trim_blocks`
 //! and `lstrip_blocks`), and a template's final newline is kept.

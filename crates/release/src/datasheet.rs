@@ -10,10 +10,10 @@
 //! as a warning.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+
+use serde::Serialize;
 
 use crate::diagnose::GroupBy;
-use crate::io::escape::markdown as md;
 use crate::sample::AnswerFormat;
 use crate::spec::Pipeline;
 
@@ -45,41 +45,28 @@ pub(crate) fn images_phrase(ing: &crate::ingest::Ingested) -> String {
     }
 }
 
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
 /// Writes the datasheet (a `## Datasheet` section with one `###` per Gebru section).
 pub fn render(out: &mut String, p: &Pipeline, stages: &super::BuildOutputs<'_>) {
     let computed = computed_answers(p, stages);
-    out.push_str("## Datasheet\n\n");
-    out.push_str(
-        "Answers marked *computed* were filled in by blindspot from the data and the pipeline; the others are the \
-         publisher's, from the pipeline's `[datasheet]` table.\n\n",
-    );
-    for (s, section) in SECTIONS.iter().enumerate() {
-        let _ = writeln!(out, "### {section}\n");
-        for q in QUESTIONS.iter().filter(|q| q.section == s) {
-            let _ = writeln!(out, "**{}** <a id=\"{}\"></a>\n", q.text, q.id);
-            let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
-            if let Some(h) = human {
-                let _ = writeln!(out, "{}\n", md::text(h));
-            }
-            match computed.get(q.id) {
-                Some(c) => {
-                    let _ = writeln!(out, "*Computed:* {c}\n");
-                }
-                None if human.is_none() => {
-                    let _ = writeln!(
-                        out,
-                        "**Unanswered.** The publisher has not answered this question (`{}`).\n",
-                        how_to_answer(q)
-                    );
-                }
-                None => {}
-            }
-        }
-    }
+    let sections: Vec<SectionView> = SECTIONS
+        .iter()
+        .enumerate()
+        .map(|(s, title)| SectionView {
+            title,
+            questions: QUESTIONS
+                .iter()
+                .filter(|q| q.section == s)
+                .map(|q| QuestionView {
+                    id: q.id,
+                    text: q.text,
+                    publisher: publisher_answer(p, q),
+                    computed: computed.get(q.id).map(String::as_str),
+                    how_to_answer: how_to_answer(q),
+                })
+                .collect(),
+        })
+        .collect();
+    out.push_str(&crate::card::template::render("datasheet.md", &DatasheetView { sections }));
 }
 
 /// Every answered question's text (the publisher's answer, then the computed one), by id.
@@ -88,502 +75,479 @@ pub fn answers(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> BTreeMap<&'sta
     QUESTIONS
         .iter()
         .filter_map(|q| {
-            let human = p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty());
-            let parts: Vec<&str> = human.into_iter().chain(computed.get(q.id).map(String::as_str)).collect();
+            let parts: Vec<&str> =
+                publisher_answer(p, q).into_iter().chain(computed.get(q.id).map(String::as_str)).collect();
             (!parts.is_empty()).then(|| (q.id, parts.join(" ")))
         })
         .collect()
 }
 
-/// The computed answers, by question id.
-fn computed_answers(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> BTreeMap<&'static str, String> {
-    let ing = stages.ingested;
-    let n = ing.samples.len();
-    let mut a = BTreeMap::new();
-    let formats: Vec<String> = ing.format_counts().iter().map(|(f, c)| format!("{c} {}", f.as_str())).collect();
-    if let Some(m) = stages.metrics {
-        let models: Vec<&String> = m.file.models.keys().collect();
-        let names: Vec<String> = models.iter().map(|s| md::code(s)).collect();
-        a.insert(
-            "uses-so-far",
-            format!(
-                "This release was scored against the predictions of {} model(s) ({}); accuracy per condition, \
-                 abstention and the derived measures (visual dependence, mirage score, robustness) are under \
-                 [Model results](#model-results) and in `report/metrics.json`.",
-                models.len(),
-                names.join(", ")
-            ),
-        );
-    }
-    a.insert(
-        "instances",
-        format!(
-            "Each instance is one question about zero or more images (`images`), with its options for multiple choice, \
-             its gold answer (`answer`, and `answer_index` for multiple choice), its answer format, question type and \
-             the source's other fields (`meta`). Formats: {}.",
-            formats.join(", ")
-        ),
-    );
-    let n_types =
-        ing.samples.iter().filter_map(|s| s.question_type.as_deref()).collect::<std::collections::BTreeSet<_>>();
-    a.insert(
-        "count",
-        format!(
-            "{n} questions about {}, in {} question types; the counts per answer format and per question type are \
-             under [Contents](#contents).",
-            images_phrase(ing),
-            n_types.len()
-        ),
-    );
-    a.insert("sample", sample(p, stages));
-    let counts = ing.format_counts();
-    let count = |f: AnswerFormat| counts.iter().find(|(g, _)| *g == f).map_or(0, |(_, c)| *c);
-    a.insert(
-        "labels",
-        format!(
-            "Yes: every instance has a gold answer. {} multiple-choice questions carry the gold option's position; \
-             {} yes/no, {} numeric and {} open-ended questions carry the answer text.",
-            count(AnswerFormat::MultipleChoice),
-            count(AnswerFormat::YesNo),
-            count(AnswerFormat::Numeric),
-            count(AnswerFormat::Open)
-        ),
-    );
-    let no_image = ing.samples.iter().filter(|s| s.images.is_empty()).count();
-    let no_type = ing.samples.iter().filter(|s| s.question_type.is_none()).count();
-    let no_context = ing.samples.iter().filter(|s| s.context.is_none()).count();
-    a.insert(
-        "missing",
-        format!(
-            "{no_image} questions have no image (text-only), {no_type} have no question type and {no_context} have no \
-             context."
-        ),
-    );
-    let per_image = distinct_images(&ing.samples.iter().collect::<Vec<_>>());
-    let shared = per_image.values().filter(|&&c| c > 1).count();
-    a.insert(
-        "relationships",
-        format!(
-            "Questions that share an image are related through the image's `sha256`: {shared} of the {} distinct \
-             images are asked about more than once. The source's linking fields, if any, are kept in `meta`.",
-            per_image.len()
-        ),
-    );
-    a.insert(
-        "splits",
-        format!(
-            "One split, {}: this is an evaluation set and is meant to be used whole, not split for training.",
-            md::code(&p.ingest.split)
-        ),
-    );
-    a.insert("errors", errors(p, stages));
-    a.insert("external", external(p, stages));
-    a.insert("preprocessing", preprocessing(p, stages));
-    let base = p.path.parent().unwrap_or(std::path::Path::new("."));
-    let sources: Vec<String> = ing
-        .inputs
-        .iter()
-        .map(|i| format!("{} (sha256 `{}`)", md::code(&super::manifest::relative_to(&i.path, base)), i.sha256))
-        .collect();
-    a.insert(
-        "raw-data",
-        format!(
-            "The release is derived from these source files, unchanged: {}. Their hashes are in `manifest.json`, so \
-             anyone holding them can check they rebuild this release.",
-            sources.join(", ")
-        ),
-    );
-    a.insert(
-        "software",
-        format!(
-            "Yes: blindspot {} (Apache-2.0), from the declarative pipeline {} (sha256 `{}`). `blindspot build` on \
-             that pipeline rebuilds this release byte for byte.",
-            env!("CARGO_PKG_VERSION"),
-            md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
-            p.hash
-        ),
-    );
-    a.insert("use-risks", use_risks(stages));
-    a.insert(
-        "distribution",
-        "As a Hugging Face-compatible folder: Parquet files (zstd) typed for `datasets` (images load as images), this \
-         card with its YAML configuration, `croissant.json` (Croissant 1.1 with RAI fields) and `manifest.json` (sha256 \
-         of every file)."
-            .to_string(),
-    );
-    a.insert(
-        "license",
-        format!(
-            "{} (SPDX), as declared in the pipeline for the source data; blindspot adds no terms.",
-            md::literal(&p.dataset.license)
-        ),
-    );
-    a.insert(
-        "updates",
-        format!(
-            "Versions are immutable: blindspot never overwrites a built version with different bytes, so a change \
-             gets a new version next to this one ({}). `blindspot diff` shows what changed between two versions.",
-            p.dataset.version
-        ),
-    );
-    a
+/// The publisher's answer to `q` from `[datasheet]`, when it says something.
+fn publisher_answer<'p>(p: &'p Pipeline, q: &Question) -> Option<&'p str> {
+    p.datasheet.get(q.id).map(|a| a.trim()).filter(|a| !a.is_empty())
 }
 
-/// Filter values, each shown as written.
-/// "Is it a sample of a larger set?": the source's records, what the
-/// filters, validation, near-duplicate removal and pruning took, what is left.
-fn sample(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
-    let ing = stages.ingested;
-    let n = ing.samples.len();
-    let filters: Vec<String> = p
-        .ingest
-        .filters
+/// The datasheet as `templates/datasheet.md` lays it out.
+#[derive(Serialize)]
+struct DatasheetView<'a> {
+    sections: Vec<SectionView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SectionView<'a> {
+    title: &'a str,
+    questions: Vec<QuestionView<'a>>,
+}
+
+#[derive(Serialize)]
+struct QuestionView<'a> {
+    id: &'a str,
+    text: &'a str,
+    publisher: Option<&'a str>,
+    /// Markdown rendered by `templates/datasheet-answers.md`.
+    computed: Option<&'a str>,
+    how_to_answer: String,
+}
+
+/// The computed answers, by question id: each question's block of
+/// `templates/datasheet-answers.md` that renders to something.
+fn computed_answers(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> BTreeMap<&'static str, String> {
+    let facts = Facts::of(p, stages);
+    let blocks: Vec<String> = QUESTIONS.iter().map(|q| q.id.replace('-', "_")).collect();
+    let names: Vec<&str> = blocks.iter().map(String::as_str).collect();
+    QUESTIONS
         .iter()
-        .map(|f| match (&f.any_of, &f.not_in) {
-            (Some(v), _) => format!("{} in [{}]", md::code(&f.field), values(v)),
-            (None, Some(v)) => format!("{} not in [{}]", md::code(&f.field), values(v)),
-            (None, None) => md::code(&f.field),
-        })
-        .collect();
-    format!(
-        "The source holds {} records; {} were left out by the pipeline's filters{}, {} were rejected as invalid{}, \
-             and {n} are in the release.",
-        ing.stats.records,
-        ing.stats.filtered,
-        if filters.is_empty() { String::new() } else { format!(" ({})", filters.join("; ")) },
-        ing.stats.rejected,
-        if ing.stats.rejected > 0 { " (each listed with its reasons in `report/rejected.jsonl`)" } else { "" },
-    ) + &match (stages.pruned.zip(stages.pruning_counts()), stages.dedup_removed().len()) {
-        (None, 0) => String::new(),
-        (None, d) => format!(
-            " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`; each with its reason \
-                 in `report/duplicates.json`; config `removed`), so the default config holds {} (config `full` keeps \
-                 all {n}).",
-            stages.kept_samples().len()
-        ),
-        (Some((pr, c)), d) if d > 0 => format!(
-            " Of those, {d} duplicate or leaked questions were dropped (`prune-duplicates`, reasons in \
-                 `report/duplicates.json`) and {} pruning removed {} questions a blind model answers (reasons in \
-                 `report/prune.json`); config `removed` holds both, the default config the {} kept (config `full` \
-                 keeps all {n}).",
-            pr.method.as_str(),
-            c.removed,
-            stages.kept_samples().len()
-        ),
-        (Some((pr, c)), _) if c.removed == 0 => format!(
-            " {} pruning removed none of them ({}), so the default config holds all {n}.",
-            pr.method.as_str(),
-            pr.stop
-        ),
-        (Some((pr, c)), _) => format!(
-            " Of those, {} pruning removed {} questions a blind model answers (each with its reason in \
-                 `report/prune.json`; config `removed`), so the default config holds {} (config `full` keeps all {n}).",
-            pr.method.as_str(),
-            c.removed,
-            c.kept
-        ),
+        .zip(crate::card::template::render_blocks("datasheet-answers.md", &facts, &names))
+        .filter_map(|(q, text)| text.filter(|t| !t.is_empty()).map(|t| (q.id, t)))
+        .collect()
+}
+
+/// What the computed answers say, as `templates/datasheet-answers.md` reads it.
+#[derive(Serialize)]
+struct Facts<'a> {
+    /// The models whose predictions were scored, when the release has metrics.
+    models: Option<Vec<&'a str>>,
+    formats: Vec<FormatCount>,
+    /// Questions in the release (before pruning).
+    questions: usize,
+    /// "N distinct image files", in words ([`images_phrase`]).
+    images: String,
+    question_types: usize,
+    sample: SampleFacts<'a>,
+    /// Questions `prune-duplicates` dropped.
+    dropped: usize,
+    /// Questions the default config keeps.
+    kept: usize,
+    pruning: Option<PruningFacts<'a>>,
+    labels: Labels,
+    missing: Missing,
+    shared_images: usize,
+    distinct_images: usize,
+    split: &'a str,
+    errors: ErrorFacts,
+    external: External,
+    preprocessing: Preprocessing<'a>,
+    sources: Vec<SourceFile>,
+    tool_version: &'static str,
+    pipeline_file: String,
+    pipeline_sha256: &'a str,
+    /// The question types answered blind above their null; `None` without a diagnosis.
+    risky: Option<Vec<Risky<'a>>>,
+    license: &'a str,
+    version: &'a str,
+}
+
+#[derive(Serialize)]
+struct FormatCount {
+    format: &'static str,
+    questions: usize,
+}
+
+/// The source's records, what the filters and validation took.
+#[derive(Serialize)]
+struct SampleFacts<'a> {
+    records: usize,
+    filtered: usize,
+    rejected: usize,
+    filters: Vec<FilterRule<'a>>,
+}
+
+/// A filter of `[ingest]`: its field, and `in` or `not in` its values.
+#[derive(Serialize)]
+struct FilterRule<'a> {
+    field: &'a str,
+    op: Option<&'static str>,
+    values: &'a [String],
+}
+
+/// What pruning removed and why it stopped.
+#[derive(Serialize)]
+struct PruningFacts<'a> {
+    method: &'static str,
+    removed: usize,
+    kept: usize,
+    stop: &'a str,
+}
+
+#[derive(Serialize)]
+struct Labels {
+    multiple_choice: usize,
+    yes_no: usize,
+    numeric: usize,
+    open: usize,
+}
+
+/// Questions without an image, a question type, a context.
+#[derive(Serialize)]
+struct Missing {
+    image: usize,
+    question_type: usize,
+    context: usize,
+}
+
+#[derive(Serialize)]
+struct ErrorFacts {
+    /// Questions repeating another's text about the same image.
+    repeated: usize,
+    duplicates: Option<Duplicates>,
+    /// Who measured blind answerability: `tst-embed`, `tst-rf`, `pruning`, or `none`.
+    blind_by: &'static str,
+    blind: Option<Measured>,
+    /// After pruning, re-run on fresh seeds.
+    after_fresh: Option<Fresh>,
+    /// After pruning, with the folds that chose the removals (no fresh seeds).
+    after_selection: Option<Measured>,
+}
+
+#[derive(Serialize)]
+struct Duplicates {
+    exact_clusters: usize,
+    exact_questions: usize,
+    near: Option<Near>,
+    train: Option<Train>,
+}
+
+#[derive(Serialize)]
+struct Near {
+    clusters: usize,
+    questions: usize,
+    threshold: f64,
+}
+
+#[derive(Serialize)]
+struct Train {
+    questions: usize,
+    exact: usize,
+    /// Questions with a near copy in the training split, when near copies are looked for.
+    near: Option<usize>,
+}
+
+/// A blind accuracy with its 95% interval and its baselines.
+#[derive(Serialize)]
+struct Measured {
+    accuracy: f64,
+    low: f64,
+    high: f64,
+    chance: f64,
+    majority: f64,
+}
+
+impl Measured {
+    fn of(d: &crate::diagnose::Diagnosis) -> Self {
+        Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority }
+    }
+}
+
+#[derive(Serialize)]
+struct Fresh {
+    /// "N fresh seeds".
+    seeds: String,
+    accuracy: f64,
+    low: f64,
+    high: f64,
+    chance: f64,
+}
+
+/// The default config's images (and videos), counted as the card counts the
+/// source's.
+#[derive(Serialize)]
+struct External {
+    images: usize,
+    distinct: usize,
+    source_distinct: usize,
+    embedded: bool,
+    /// The videos' sentence, when the questions have videos.
+    videos: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Preprocessing<'a> {
+    skip_invalid: bool,
+    rejected: usize,
+    shuffle_options: bool,
+    diagnose: Option<DiagnoseFacts<'a>>,
+    variants: Option<VariantsFacts>,
+    pruning: Option<PruneSettings>,
+}
+
+#[derive(Serialize)]
+struct DiagnoseFacts<'a> {
+    /// `tst-rf`, `tst-embed` or `both`.
+    method: &'static str,
+    combine: &'static str,
+    folds: usize,
+    /// `image`, `image-cluster`, `video`, `question`, `meta`; `None`: stratified.
+    group_by: Option<&'static str>,
+    bits: Option<u32>,
+    meta_field: Option<&'a str>,
+    repeats: usize,
+    seed: u64,
+    trees: usize,
+    regression_trees: usize,
+    recipes: usize,
+    fewer_folds: Option<String>,
+}
+
+#[derive(Serialize)]
+struct VariantsFacts {
+    kinds: Vec<String>,
+    seed: u64,
+}
+
+/// Pruning's settings, each in words.
+#[derive(Serialize)]
+struct PruneSettings {
+    seed: u64,
+    budget: String,
+    batch: String,
+    floor: usize,
+    allocation: &'static str,
+    rank: String,
+    threshold: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SourceFile {
+    path: String,
+    sha256: String,
+}
+
+#[derive(Serialize)]
+struct Risky<'a> {
+    question_type: &'a str,
+    format: &'a str,
+    blind: f64,
+    chance: f64,
+    majority: f64,
+}
+
+impl<'a> Facts<'a> {
+    fn of<'s: 'a>(p: &'a Pipeline, stages: &'a super::BuildOutputs<'s>) -> Self {
+        let ing = stages.ingested;
+        let counts = ing.format_counts();
+        let count = |f: AnswerFormat| counts.iter().find(|(g, _)| *g == f).map_or(0, |(_, c)| *c);
+        let all: Vec<&crate::sample::Sample> = ing.samples.iter().collect();
+        let per_image = distinct_images(&all);
+        let base = p.path.parent().unwrap_or(std::path::Path::new("."));
+        let pruned = stages.pruned.zip(stages.pruning_counts());
+        Facts {
+            models: stages.metrics.map(|m| m.file.models.keys().map(String::as_str).collect()),
+            formats: counts.iter().map(|(f, c)| FormatCount { format: f.as_str(), questions: *c }).collect(),
+            questions: ing.samples.len(),
+            images: images_phrase(ing),
+            question_types: ing
+                .samples
+                .iter()
+                .filter_map(|s| s.question_type.as_deref())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            sample: SampleFacts {
+                records: ing.stats.records,
+                filtered: ing.stats.filtered,
+                rejected: ing.stats.rejected,
+                filters: p
+                    .ingest
+                    .filters
+                    .iter()
+                    .map(|f| match (&f.any_of, &f.not_in) {
+                        (Some(v), _) => FilterRule { field: &f.field, op: Some("in"), values: v },
+                        (None, Some(v)) => FilterRule { field: &f.field, op: Some("not in"), values: v },
+                        (None, None) => FilterRule { field: &f.field, op: None, values: &[] },
+                    })
+                    .collect(),
+            },
+            dropped: stages.dedup_removed().len(),
+            kept: stages.kept_samples().len(),
+            pruning: pruned.map(|(pr, c)| PruningFacts {
+                method: pr.method.as_str(),
+                removed: c.removed,
+                kept: c.kept,
+                stop: &pr.stop,
+            }),
+            labels: Labels {
+                multiple_choice: count(AnswerFormat::MultipleChoice),
+                yes_no: count(AnswerFormat::YesNo),
+                numeric: count(AnswerFormat::Numeric),
+                open: count(AnswerFormat::Open),
+            },
+            missing: Missing {
+                image: ing.samples.iter().filter(|s| s.images.is_empty()).count(),
+                question_type: ing.samples.iter().filter(|s| s.question_type.is_none()).count(),
+                context: ing.samples.iter().filter(|s| s.context.is_none()).count(),
+            },
+            shared_images: per_image.values().filter(|&&c| c > 1).count(),
+            distinct_images: per_image.len(),
+            split: &p.ingest.split,
+            errors: errors(p, stages),
+            external: external(p, stages),
+            preprocessing: preprocessing(p, stages),
+            sources: ing
+                .inputs
+                .iter()
+                .map(|i| SourceFile { path: super::manifest::relative_to(&i.path, base), sha256: i.sha256.clone() })
+                .collect(),
+            tool_version: env!("CARGO_PKG_VERSION"),
+            pipeline_file: p.path.file_name().map_or("?".into(), |f| f.to_string_lossy().to_string()),
+            pipeline_sha256: &p.hash,
+            risky: stages.diagnosis.map(|d| {
+                crate::blind_groups::group_lines(d)
+                    .into_iter()
+                    .filter(|g| g.above)
+                    .map(|g| Risky {
+                        question_type: g.question_type,
+                        format: g.format,
+                        blind: g.blind,
+                        chance: g.chance,
+                        majority: g.majority,
+                    })
+                    .collect()
+            }),
+            license: &p.dataset.license,
+            version: &p.dataset.version,
+        }
     }
 }
 
 /// "Is the dataset self-contained?": the default config's images (and
-/// videos), counted as the card counts the source's, and where their bytes are.
-fn external(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
-    let ing = stages.ingested;
-    // Said of the images the default config holds, which the release writer
-    // checked are all there (bytes embedded, or files hashed).
+/// videos), counted as the card counts the source's; the release writer
+/// checked they are all there (bytes embedded, or files hashed).
+fn external(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> External {
     let kept = stages.kept_samples();
-    let images: usize = kept.iter().map(|s| s.images.len()).sum();
-    let (kept_distinct, all_distinct) =
-        (distinct_images(&kept).len(), distinct_images(&ing.samples.iter().collect::<Vec<_>>()).len());
-    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
-    // The default config's distinct images, and how they relate to the
-    // source's count given under "count".
-    let distinct = if kept_distinct < all_distinct {
-        format!(
-            "{kept_distinct} of the source's {all_distinct} distinct images; the others are only in removed questions"
-        )
-    } else {
-        plural(kept_distinct, "distinct image", "distinct images")
-    };
-    let videos = crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples));
-    let images = match (images, p.release.embed_images) {
-        (0, _) if videos.is_some() => "The questions have no images.".to_string(),
-        (0, _) => "Self-contained: the questions have no images; the Parquet files hold everything.".to_string(),
-        (n, true) => format!(
-            "Self-contained: the default config's {} ({distinct}) are embedded in the Parquet files.",
-            plural(n, "image", "images"),
-        ),
-        (n, false) => format!(
-            "Not self-contained: the Parquet files hold the paths of the default config's {} ({distinct}, each \
-                 with its sha256 in `image_facts`), not their bytes (`[release] embed-images = false`); the images \
-                 must be obtained from the source.",
-            plural(n, "image", "images"),
-        ),
-    };
-    images + &videos.map(|v| format!(" {v}")).unwrap_or_default()
+    External {
+        images: kept.iter().map(|s| s.images.len()).sum(),
+        distinct: distinct_images(&kept).len(),
+        source_distinct: distinct_images(&stages.ingested.samples.iter().collect::<Vec<_>>()).len(),
+        embedded: p.release.embed_images,
+        videos: crate::videos::card_sentence(&kept, crate::videos::carry(p.release.videos, &stages.ingested.samples)),
+    }
 }
 
 /// "Any errors, sources of noise, or redundancies?": repeated questions,
 /// near-duplicates, and the blind answerability measured before and after
 /// pruning.
-fn errors(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
-    let ing = stages.ingested;
+fn errors(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> ErrorFacts {
     let mut questions: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for s in &ing.samples {
+    for s in &stages.ingested.samples {
         let image = s.images.first().map_or("", |i| i.sha256.as_deref().or(i.path.as_deref()).unwrap_or(""));
         *questions.entry((s.question.trim(), image)).or_default() += 1;
     }
-    let repeated: usize = questions.values().filter(|&&c| c > 1).map(|c| c - 1).sum();
-    let mut errors =
-        format!("{repeated} questions repeat the text of another question about the same image (or about no image). ");
-    if let Some(r) = stages.embed.and_then(|e| e.dups.as_ref()) {
+    let duplicates = stages.embed.and_then(|e| e.dups.as_ref()).map(|r| {
         let j = r.summary();
-        let _ = write!(
-            errors,
-            "Redundancies: {} clusters of exact duplicates ({} questions)",
-            j.exact.clusters, j.exact.samples_in_clusters
-        );
-        if let Some(t) = r.threshold {
-            let _ = write!(
-                errors,
-                " and {} clusters of near-duplicates ({} questions whose question+options embeddings have cosine >= {t} \
-                 with another's)",
-                j.near.as_ref().map_or(0, |n| n.clusters),
-                j.near.as_ref().map_or(0, |n| n.samples_in_clusters)
-            );
+        Duplicates {
+            exact_clusters: j.exact.clusters,
+            exact_questions: j.exact.samples_in_clusters,
+            near: r.threshold.map(|threshold| Near {
+                clusters: j.near.as_ref().map_or(0, |n| n.clusters),
+                questions: j.near.as_ref().map_or(0, |n| n.samples_in_clusters),
+                threshold,
+            }),
+            train: r.n_train.map(|questions| Train {
+                questions,
+                exact: j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
+                near: r.threshold.map(|_| crate::card::near_copies(&j)),
+            }),
         }
-        if let Some(n) = r.n_train {
-            let _ = write!(
-                errors,
-                "; leakage from the training split ({n} questions): {} questions have an exact copy there",
-                j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy)
-            );
-            if r.threshold.is_some() {
-                let _ = write!(errors, " and {} a near copy", crate::card::near_copies(&j));
-            }
-        }
-        let dropped = stages.dedup_removed().len();
-        let _ = write!(
-            errors,
-            ". Every pair is in config `duplicates`, see [Duplicates and leakage](#duplicates-and-leakage){}. ",
-            if dropped > 0 {
-                format!("; {dropped} of these questions were dropped (`prune-duplicates`)")
-            } else {
-                String::new()
-            }
-        );
-    }
-    match stages.diagnosis {
-        Some(d) if p.diagnose.method == crate::diagnose::Method::TstEmbed => {
-            let _ = write!(
-                errors,
-                "Blind answerability is a known source of noise in what the set measures: a linear probe on sentence \
-                 embeddings of the question and options, never seeing the images, answers {} of the multiple-choice \
-                 and yes/no questions (95% CI {}-{}; chance {}, majority answer {}), see \
-                 [Blind answerability](#blind-answerability-tst-embed).",
-                pct(d.weighted),
-                pct(d.ci95.0),
-                pct(d.ci95.1),
-                pct(d.chance),
-                pct(d.majority)
-            );
-        }
-        Some(d) => {
-            let _ = write!(
-                errors,
-                "Blind answerability is a known source of noise in what the set measures: a random forest that never \
-                 sees the images answers {} of the questions (95% CI {}-{}; chance {}, majority answer {}), see \
-                 [Blind answerability](#blind-answerability-tst-rf).",
-                pct(d.weighted),
-                pct(d.ci95.0),
-                pct(d.ci95.1),
-                pct(d.chance),
-                pct(d.majority)
-            );
-        }
-        // No `[diagnose]`, but pruning diagnosed the set before removing anything:
-        // that measurement is the one the after-pruning figure compares with.
+    });
+    // Without `[diagnose]`, pruning diagnosed the set before removing anything:
+    // that measurement is the one the after-pruning figure compares with.
+    let (blind_by, blind) = match stages.diagnosis {
+        Some(d) if p.diagnose.method == crate::diagnose::Method::TstEmbed => ("tst-embed", Some(Measured::of(d))),
+        Some(d) => ("tst-rf", Some(Measured::of(d))),
         None => match stages.pruned.and_then(|p| p.before.as_ref()) {
-            Some(d) => {
-                let _ = write!(
-                    errors,
-                    "Blind answerability was measured by pruning only (the pipeline has no `[diagnose]` section): \
-                     before pruning, a random forest that never sees the images answers {} of the questions (95% CI \
-                     {}-{}; chance {}, majority answer {}), see [Pruning](#pruning).",
-                    pct(d.weighted),
-                    pct(d.ci95.0),
-                    pct(d.ci95.1),
-                    pct(d.chance),
-                    pct(d.majority)
-                );
-            }
-            None => errors.push_str("Blind answerability was not measured (the pipeline has no `[diagnose]` section)."),
+            Some(d) => ("pruning", Some(Measured::of(d))),
+            None => ("none", None),
         },
+    };
+    // The fresh-seed figure first: the selection-seed one is biased by the selection itself.
+    let after_fresh = stages.pruned.and_then(|pr| pr.after_independent.as_ref()).map(|i| Fresh {
+        seeds: crate::prune::fresh_seeds(i.seeds.len()),
+        accuracy: i.blind_accuracy,
+        low: i.ci95.0,
+        high: i.ci95.1,
+        chance: i.chance,
+    });
+    let after_selection = stages.pruned.and_then(|pr| pr.after.as_ref()).map(Measured::of);
+    ErrorFacts {
+        repeated: questions.values().filter(|&&c| c > 1).map(|c| c - 1).sum(),
+        duplicates,
+        blind_by,
+        blind,
+        after_fresh,
+        after_selection,
     }
-    if let Some(pr) = stages.pruned {
-        // The fresh-seed figure: the selection-seed one is biased by the selection itself.
-        match (&pr.after_independent, &pr.after) {
-            (Some(i), _) => {
-                let _ = write!(
-                    errors,
-                    " After pruning, the same blind model, re-run on {}, answers {} of the kept questions \
-                     (95% CI {}-{}; chance {}), see [Pruning](#pruning).",
-                    crate::prune::fresh_seeds(i.seeds.len()),
-                    pct(i.blind_accuracy),
-                    pct(i.ci95.0),
-                    pct(i.ci95.1),
-                    pct(i.chance)
-                );
-            }
-            (None, Some(after)) => {
-                let _ = write!(
-                    errors,
-                    " After pruning, the same blind model answers {} of the kept questions (95% CI {}-{}; chance {}; \
-                     measured with the folds that chose the removals), see [Pruning](#pruning).",
-                    pct(after.weighted),
-                    pct(after.ci95.0),
-                    pct(after.ci95.1),
-                    pct(after.chance)
-                );
-            }
-            (None, None) => {}
-        }
-    }
-    errors
 }
 
-/// "Any risks in using the data?": the question types answered blind above
-/// their null.
-fn use_risks(stages: &super::BuildOutputs<'_>) -> String {
-    let mut risks = String::new();
-    if let Some(d) = stages.diagnosis {
-        let above: Vec<String> = crate::blind_groups::group_lines(d)
-            .iter()
-            .filter(|g| g.above)
-            .map(|g| {
-                format!(
-                    "{} ({}: {} blind vs {} chance, {} majority)",
-                    md::literal(g.question_type),
-                    g.format,
-                    pct(g.blind),
-                    pct(g.chance),
-                    pct(g.majority)
-                )
-            })
-            .collect();
-        if above.is_empty() {
-            risks.push_str(
-                "No question type is answered blind above what its answer distribution alone gives (its \
-                 label-permutation null). ",
-            );
-        } else {
-            let _ = write!(
-                risks,
-                "Scores on these question types partly measure text-only priors rather than visual understanding: {}. \
-                 Report them with the blind baseline. ",
-                above.join("; ")
-            );
-        }
-    }
-    risks.push_str("Accuracy on a benchmark is only meaningful with the image-free baseline next to it.");
-    risks
-}
-
-fn values(v: &[String]) -> String {
-    v.iter().map(|x| md::literal(x)).collect::<Vec<_>>().join(", ")
-}
-
-/// Each stage's settings, in words.
-fn preprocessing(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> String {
-    let ing = stages.ingested;
-    let mut out = format!(
-        "Ingest mapped the source's fields onto blindspot's canonical record (the mapping is in the pipeline file), \
-         checked every record (a gold answer among the options, a known answer format, existing images) and sorted \
-         the records by id; invalid records were {} ({} rejected). ",
-        match p.ingest.on_invalid {
-            crate::error::OnInvalid::Error => "an error",
-            crate::error::OnInvalid::Skip => "skipped",
-        },
-        ing.stats.rejected
-    );
-    if p.ingest.shuffle_options {
-        out.push_str("Options were shuffled with a seeded permutation (the source lists the gold first). ");
-    }
-    if stages.diagnosis.is_some() {
+/// Each stage's settings, as the "preprocessing" answer says them.
+fn preprocessing<'a>(p: &'a Pipeline, stages: &super::BuildOutputs<'_>) -> Preprocessing<'a> {
+    let diagnose = stages.diagnosis.map(|dg| {
         let d = &p.diagnose;
-        let grouping = match &d.group_by {
-            None => "stratified".to_string(),
-            Some(GroupBy::Image) => "grouped by image".to_string(),
-            Some(GroupBy::ImageCluster(t)) => {
-                format!("grouped by near-duplicate image (phash and dhash within {t} bits)")
-            }
-            Some(GroupBy::Video) => "grouped by video".to_string(),
-            Some(GroupBy::Question) => "grouped by question text".to_string(),
-            Some(GroupBy::Meta(f)) => format!("grouped by {}", md::code(f)),
+        let (group_by, bits, meta_field) = match &d.group_by {
+            None => (None, None, None),
+            Some(GroupBy::Image) => (Some("image"), None, None),
+            Some(GroupBy::ImageCluster(t)) => (Some("image-cluster"), Some(*t), None),
+            Some(GroupBy::Video) => (Some("video"), None, None),
+            Some(GroupBy::Question) => (Some("question"), None, None),
+            Some(GroupBy::Meta(f)) => (Some("meta"), None, Some(f.as_str())),
         };
-        let _ = write!(
-            out,
-            "Diagnose ({}) ran {}-fold cross-validation ({grouping}), {} repeat(s), seed {}, {} trees per \
-             classifier and {} per regressor, {} declarative recipe(s); it labelled nothing and removed nothing. ",
-            match d.method {
-                crate::diagnose::Method::TstRf => "TsT-RF".to_string(),
-                crate::diagnose::Method::TstEmbed =>
-                    "TsT-Embed: a linear probe on all-MiniLM-L6-v2 sentence embeddings".to_string(),
-                crate::diagnose::Method::Both => format!(
-                    "TsT-RF and TsT-Embed, a linear probe on all-MiniLM-L6-v2 sentence embeddings; s(x) their {}",
-                    d.combine.as_str()
-                ),
+        DiagnoseFacts {
+            method: match d.method {
+                crate::diagnose::Method::TstRf => "tst-rf",
+                crate::diagnose::Method::TstEmbed => "tst-embed",
+                crate::diagnose::Method::Both => "both",
             },
-            d.folds,
-            d.repeats,
-            d.seed,
-            d.trees,
-            d.regression_trees,
-            d.features.recipes.len()
-        );
-        if let Some(s) = stages.diagnosis.and_then(|dg| super::card::fewer_folds_sentence(dg, d)) {
-            let _ = write!(out, "{s} ");
+            combine: d.combine.as_str(),
+            folds: d.folds,
+            group_by,
+            bits,
+            meta_field,
+            repeats: d.repeats,
+            seed: d.seed,
+            trees: d.trees,
+            regression_trees: d.regression_trees,
+            recipes: d.features.recipes.len(),
+            fewer_folds: super::card::fewer_folds_sentence(dg, d),
         }
-    }
-    if let Some(v) = &p.variants {
-        let kinds: Vec<String> = v.kinds.iter().map(|k| k.name()).collect();
-        let _ = write!(
-            out,
-            "Variants ({}) were generated from the questions with seed {} as separate configs; the default config \
-             is untouched. ",
-            kinds.join(", "),
-            v.seed
-        );
-    }
-    let dropped = stages.dedup_removed().len();
-    if dropped > 0 {
-        let _ = write!(
-            out,
-            "Duplicates were dropped before the other stages (`[leakage] prune-duplicates`): {dropped} questions, \
-             keeping the first by id of each duplicate cluster and removing every question copied from the training \
-             split. "
-        );
-    }
-    match stages.pruned.zip(stages.pruning_counts()) {
-        None => out.push_str("No question was removed by a pruning stage and no answer was changed."),
-        Some((pr, counts)) => {
+    });
+    Preprocessing {
+        skip_invalid: p.ingest.on_invalid == crate::error::OnInvalid::Skip,
+        rejected: stages.ingested.stats.rejected,
+        shuffle_options: p.ingest.shuffle_options,
+        diagnose,
+        variants: p.variants.as_ref().map(|v| VariantsFacts {
+            kinds: v.kinds.iter().map(|k| k.name()).collect(),
+            seed: v.seed,
+        }),
+        pruning: stages.pruned.map(|pr| {
             let c = &pr.config;
-            let _ = write!(
-                out,
-                "Pruning ({}, seed {}) removed {} questions: budget {}, batch {}, floor {} per question type, \
-                 allocation {}, ranked by {}{}; it stopped because: {}. No answer was changed.",
-                pr.method.as_str(),
-                c.seed,
-                counts.removed,
-                c.budget.describe(),
-                c.batch.describe(),
-                c.floor,
-                c.allocation.as_str(),
-                c.rank.describe(),
-                c.threshold.map_or(String::new(), |t| format!(", threshold {t}")),
-                pr.stop
-            );
-        }
+            PruneSettings {
+                seed: c.seed,
+                budget: c.budget.describe(),
+                batch: c.batch.describe(),
+                floor: c.floor,
+                allocation: c.allocation.as_str(),
+                rank: c.rank.describe().to_string(),
+                threshold: c.threshold,
+            }
+        }),
     }
-    out
 }

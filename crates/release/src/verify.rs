@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use super::manifest::{FILE as MANIFEST, Manifest, missing_field, without_position};
+use crate::card::front_matter::FrontMatter;
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
 
 /// What `manifest.json` says about one file.
@@ -236,14 +237,14 @@ struct CardConfig {
 /// The card's front matter (`None` without one) and body, read only when
 /// the card is a regular file (a pipe would never end; the hash comparison
 /// names it).
-fn card_text(dir: &Path) -> Option<(serde_yaml_ng::Value, String)> {
+fn card_text(dir: &Path) -> Option<(FrontMatter, String)> {
     let card = dir.join(CARD);
     if !regular(&card) {
         return None;
     }
     let text = std::fs::read_to_string(&card).ok()?;
     let (front, body) = text.strip_prefix("---\n").and_then(|t| t.split_once("\n---\n"))?;
-    let front = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front).ok()?;
+    let front = serde_yaml_ng::from_str::<FrontMatter>(front).ok()?;
     Some((front, body.to_string()))
 }
 
@@ -251,13 +252,11 @@ fn card_text(dir: &Path) -> Option<(serde_yaml_ng::Value, String)> {
 fn card_configs(dir: &Path) -> Result<Vec<CardConfig>> {
     let Some((front, _)) = card_text(dir) else { return Ok(Vec::new()) };
     let mut out = Vec::new();
-    for c in front["configs"].as_sequence().into_iter().flatten() {
-        let (Some(name), Some(pattern)) = (c["config_name"].as_str(), c["data_files"][0]["path"].as_str()) else {
-            continue;
-        };
+    for c in front.configs.iter().flatten() {
+        let Some(pattern) = c.first_pattern() else { continue };
         let files = config_files_of(dir, pattern);
         let rows = if files.is_empty() { None } else { config_rows(dir, &files)? };
-        out.push(CardConfig { name: name.to_string(), pattern: pattern.to_string(), files, rows });
+        out.push(CardConfig { name: c.config_name.clone(), pattern: pattern.to_string(), files, rows });
     }
     Ok(out)
 }
@@ -291,10 +290,8 @@ fn config_files(
         }
     }
     if let Some((front, _)) = card_text(dir) {
-        for c in front["dataset_info"].as_sequence().into_iter().flatten() {
-            if let Some(name) = c["config_name"].as_str()
-                && !configs.iter().any(|k| k.name == name)
-            {
+        for name in front.dataset_info.iter().map(|c| &c.config_name) {
+            if !configs.iter().any(|k| k.name == *name) {
                 out.push(Difference::Stated {
                     path: CARD.into(),
                     what: format!("dataset_info states the size of config \"{name}\", which its configs do not list"),
@@ -424,10 +421,9 @@ fn card_counts(dir: &Path, configs: &[CardConfig]) -> Result<Vec<Difference>> {
     let mut out = Vec::new();
     let rows: BTreeMap<String, u64> = configs.iter().filter_map(|c| Some((c.name.clone(), c.rows?))).collect();
     let mut differ = |what: String| out.push(Difference::Count { path: CARD.into(), what });
-    for c in front["dataset_info"].as_sequence().into_iter().flatten() {
-        let (Some(name), Some(claimed)) = (c["config_name"].as_str(), c["splits"][0]["num_examples"].as_u64()) else {
-            continue;
-        };
+    for c in &front.dataset_info {
+        let Some(claimed) = c.info.splits.first().map(|s| s.num_examples as u64) else { continue };
+        let name = &c.config_name;
         if let Some(&actual) = rows.get(name)
             && actual != claimed
         {
@@ -628,6 +624,27 @@ mod tests {
         let text = verify_or_problems(dir.path()).unwrap_err().to_string();
         assert!(text.lines().next().unwrap().contains("data/a.parquet: changed"), "{text}");
         assert!(text.contains("3 problems found"), "{text}");
+    }
+
+    /// A config whose `data_files` is one pattern (the short form the Hub
+    /// reads too) is checked like one with a list.
+    #[test]
+    fn a_config_in_the_short_form_is_checked() {
+        let card = b"---\nconfigs:\n- config_name: full\n  data_files: full/*.parquet\n---\n# card\n";
+        let dir = release(&[("README.md", card)]);
+        let v = verify(dir.path()).unwrap();
+        let stated: Vec<String> = v
+            .differences
+            .iter()
+            .filter_map(|d| match d {
+                Difference::Stated { what, .. } => Some(what.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stated,
+            vec!["lists config \"full\" with data files full/*.parquet, but the release has no such file".to_string()]
+        );
     }
 
     #[test]

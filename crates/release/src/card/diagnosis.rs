@@ -1,241 +1,304 @@
 //! The card's blind-answerability section: TsT-RF (or TsT-Embed) overall and
 //! per group, and the groups cross-validated with fewer folds.
 
-use std::fmt::Write;
+use serde::Serialize;
 
-use super::pct;
 use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::io::escape::markdown as md;
 
-/// How much of the set a blind model answers (TsT-RF), overall and per group.
+/// How much of the set a blind model answers (TsT-RF), overall and per group
+/// (`templates/diagnosis.md`).
 pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig, embed: Option<&Diagnosis>) {
     if cfg.method == crate::diagnose::Method::TstEmbed {
         return embed_section(out, d, cfg);
     }
-    out.push_str("## Blind answerability (TsT-RF)\n\n");
-    let grouping = match &cfg.group_by {
-        None => "stratified folds".to_string(),
-        Some(GroupBy::Image) => "folds grouped by image".to_string(),
-        Some(GroupBy::ImageCluster(t)) => {
-            format!("folds grouped by near-duplicate image (phash and dhash within {t} bits)")
-        }
-        Some(GroupBy::Video) => "folds grouped by video".to_string(),
-        Some(GroupBy::Question) => "folds grouped by question text".to_string(),
-        Some(GroupBy::Meta(f)) => format!("folds grouped by {}", md::code(f)),
-    };
-    let _ = writeln!(
-        out,
-        "A random forest trained with {}-fold cross-validation ({grouping}, {} repeat(s), seed {}) on non-visual \
-         features of this set answers **{}** of the questions without the image (95% CI {}-{}; macro over question \
-         types {}); chance is {} and always giving the most frequent answer scores {}. Per-question bias scores \
-         s(x) are in `report/scores.parquet`. Departures from the TsT protocol: {}.\n",
-        cfg.folds,
-        cfg.repeats,
-        cfg.seed,
-        pct(d.weighted),
-        pct(d.ci95.0),
-        pct(d.ci95.1),
-        pct(d.macro_by_type),
-        pct(d.chance),
-        pct(d.majority),
-        crate::diagnose::report::departures(cfg).join("; ")
-    );
-    if let Some(c) = &d.image_clusters {
-        let _ = writeln!(
-            out,
-            "Near-duplicate images (both perceptual hashes within {} bits of 64): {} cluster(s) join more than one image \
-             ({} of the {} distinct images; {} images have a hash), so their questions share a fold. {}\n",
-            c.threshold,
-            c.joining,
-            c.images_joined,
-            c.images,
-            c.hashed,
-            match c.blind_grouped_by_image {
-                Some(b) => format!(
-                    "With folds grouped by image instead, blind accuracy would be {} ({} here).",
-                    pct(b),
-                    pct(d.weighted)
-                ),
-                None => "No cluster joins two images, so the folds are those of grouping by image.".to_string(),
+    out.push_str(&super::template::render("diagnosis.md", &DiagnosisView::of(d, cfg, embed)));
+}
+
+/// What `templates/diagnosis.md` shows.
+#[derive(Serialize)]
+struct DiagnosisView<'a> {
+    folds: usize,
+    /// `image`, `image-cluster`, `video`, `question`, `meta`; `None`: stratified.
+    group_by: Option<&'static str>,
+    bits: Option<u32>,
+    meta_field: Option<&'a str>,
+    repeats: usize,
+    seed: u64,
+    blind: Measured,
+    macro_by_type: f64,
+    /// The departures from the TsT protocol, in words.
+    departures: String,
+    clusters: Option<Clusters>,
+    verdict: String,
+    groups: Vec<GroupRow<'a>>,
+    rare_vocab: usize,
+    null_trees: usize,
+    max_permutations: usize,
+    alpha: f64,
+    /// The top features the table shows, each once, with what it measures.
+    features: Vec<FeatureMeaning<'a>>,
+    shortcuts: Vec<ShortcutLine<'a>>,
+    pooled_name: &'static str,
+    min_group: usize,
+    pooled: Vec<Pooled<'a>>,
+    fewer_folds: Option<String>,
+    embed: Option<EmbedLine>,
+    combine: &'static str,
+    outside: Option<OutsideLine<'a>>,
+}
+
+/// A blind accuracy with its 95% interval and its baselines.
+#[derive(Serialize)]
+struct Measured {
+    accuracy: f64,
+    low: f64,
+    high: f64,
+    chance: f64,
+    majority: f64,
+}
+
+/// The near-duplicate image clusters the folds were grouped by.
+#[derive(Serialize)]
+struct Clusters {
+    threshold: u32,
+    joining: usize,
+    images_joined: usize,
+    images: usize,
+    hashed: usize,
+    /// Blind accuracy with folds grouped by image instead.
+    by_image: Option<f64>,
+}
+
+/// A row of the per-group table.
+#[derive(Serialize)]
+struct GroupRow<'a> {
+    question_type: &'a str,
+    format: &'static str,
+    n: usize,
+    blind: f64,
+    chance: f64,
+    majority: f64,
+    null: Option<NullCell>,
+    top_feature: Option<&'a str>,
+}
+
+/// The group's label-permutation null: its mean, 95th percentile and p.
+#[derive(Serialize)]
+struct NullCell {
+    mean: f64,
+    q95: Option<f64>,
+    /// Questions the null was tested on, when a sample of the group.
+    sample: Option<usize>,
+    p: String,
+}
+
+#[derive(Serialize)]
+struct FeatureMeaning<'a> {
+    name: &'a str,
+    meaning: String,
+}
+
+/// The shortcut a multiple-choice group's forest leans on most.
+#[derive(Serialize)]
+struct ShortcutLine<'a> {
+    question_type: &'a str,
+    sentence: &'a str,
+    gold_share: f64,
+    n: usize,
+    option_share: f64,
+    feature: &'a str,
+}
+
+/// A pooled group: its format and the question types fit together.
+#[derive(Serialize)]
+struct Pooled<'a> {
+    format: &'static str,
+    types: &'a [String],
+}
+
+/// TsT-Embed beside TsT-RF.
+#[derive(Serialize)]
+struct EmbedLine {
+    accuracy: f64,
+    questions: usize,
+    low: f64,
+    high: f64,
+    chance: f64,
+}
+
+/// Outside scores applied on the forest's folds.
+#[derive(Serialize)]
+struct OutsideLine<'a> {
+    file: &'a str,
+    sha256: &'a str,
+    mean_gold_probability: f64,
+    prior_mean_gold_probability: f64,
+    difference_low: f64,
+    difference_high: f64,
+    accuracy: f64,
+    questions: usize,
+    prior_accuracy: f64,
+    combine: &'static str,
+    warning: Option<String>,
+}
+
+impl<'a> DiagnosisView<'a> {
+    fn of(d: &'a Diagnosis, cfg: &'a DiagnoseConfig, embed: Option<&Diagnosis>) -> Self {
+        let (group_by, bits, meta_field) = match &cfg.group_by {
+            None => (None, None, None),
+            Some(GroupBy::Image) => (Some("image"), None, None),
+            Some(GroupBy::ImageCluster(t)) => (Some("image-cluster"), Some(*t), None),
+            Some(GroupBy::Video) => (Some("video"), None, None),
+            Some(GroupBy::Question) => (Some("question"), None, None),
+            Some(GroupBy::Meta(f)) => (Some("meta"), None, Some(f.as_str())),
+        };
+        let lines = crate::blind_groups::group_lines(d);
+        let mut features: Vec<FeatureMeaning<'a>> = Vec::new();
+        for f in lines.iter().filter_map(|g| g.top_feature) {
+            if !features.iter().any(|s| s.name == f) {
+                features.push(FeatureMeaning { name: f, meaning: crate::diagnose::glossary::describe(f) });
             }
-        );
-    }
-    let _ = writeln!(out, "**Verdict:** {}\n", crate::diagnose::verdict::Verdict::of(d).sentence);
-    out.push_str(
-        "| question type | format | questions | blind | chance | majority | null mean (95th pct) | p | top feature |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---|\n",
-    );
-    let mut shown: Vec<&str> = Vec::new();
-    for g in crate::blind_groups::group_lines(d) {
-        if let Some(f) = g.top_feature
-            && !shown.contains(&f)
-        {
-            shown.push(f);
         }
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            md::literal(g.question_type),
-            g.format,
-            g.n,
-            pct(g.blind),
-            pct(g.chance),
-            pct(g.majority),
-            g.null.map_or("–".to_string(), |n| format!(
-                "{} ({}){}",
-                pct(n.test.mean),
-                n.test.q95.map_or("–".to_string(), pct),
-                if n.test.tested < n.n { format!(", sample of {}", n.test.tested) } else { String::new() }
-            )),
-            g.null.map_or("–".to_string(), |n| n.test.p_cell()),
-            g.top_feature.map_or("–".to_string(), md::code_cell)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\n*chance*: guessing among the options (yes/no: one in two; open and numeric answers: what the training \
-         folds' most common answer scores there). *majority*: what always giving the training folds' most common \
-         answer scores on the held-out questions, fold by fold as the forest is scored (an open answer seen fewer \
-         than {} times in training counts as no answer). *null*: the blind accuracy of the same folds and features \
-         with forests of {} trees, the golds permuted among questions of the same type, format and option count \
-         ({} permutations at most, stopped once p is decided at {}); its 95th percentile comes from 20 draws or \
-         more, else from a t-fit to them. *p*: Besag and Clifford's sequential Monte Carlo p-value of the same \
-         small forests' blind accuracy on the real golds (h/L at the h-th of L permutations reaching it, h the \
-         fewest that keep p above alpha; (1 + k)/(1 + L) when every permutation is drawn), or p <= 0.001 when a \
-         t-fit to at least 5 draws places it that far beyond them. A group is above its null when p is at most \
-         that level and its blind accuracy is above its majority baseline; top features are shown only for such \
-         groups.",
-        cfg.features.rare_vocab, cfg.null.trees, cfg.null.max_permutations, cfg.null.alpha
-    );
-    if !shown.is_empty() {
-        out.push_str("\nWhat the top features measure:\n\n");
-        for f in shown {
-            let _ = writeln!(out, "- `{f}`: {}", crate::diagnose::glossary::describe(f));
-        }
-    }
-    // Multiple choice: the shortcut of each group above its null, once and in words.
-    let shortcuts: Vec<String> = crate::blind_groups::group_lines(d)
-        .into_iter()
-        .filter(|g| g.top_feature.is_some())
-        .filter_map(|g| {
-            let c = g.group.shortcut.as_ref()?;
-            Some(format!(
-                "- {}: {} in {} of the held-out questions it tells apart (n = {}), against {} for an option drawn \
-                 at random (`{}`).",
-                md::literal(g.question_type),
-                md::text(&c.sentence),
-                pct(c.gold_share),
-                c.n,
-                pct(c.option_share),
-                c.feature
-            ))
-        })
-        .collect();
-    if !shortcuts.is_empty() {
-        out.push_str("\nThe shortcut each such multiple-choice group's forest leans on most:\n\n");
-        for l in shortcuts {
-            let _ = writeln!(out, "{l}");
-        }
-    }
-    for g in d.groups.iter().filter(|g| !g.pooled_types.is_empty()) {
-        let _ = writeln!(
-            out,
-            "\n{} ({}): the question types with fewer than {} {} questions, fit as one group: {}.",
-            md::text(crate::diagnose::POOLED),
-            g.format.as_str(),
-            cfg.min_group,
-            g.format.as_str(),
-            g.pooled_types.iter().map(|t| format!("\"{}\"", md::literal(t))).collect::<Vec<_>>().join(", ")
-        );
-    }
-    fewer_folds_note(out, d, cfg);
-    out.push('\n');
-    if let Some(e) = embed {
-        let _ = writeln!(
-            out,
-            "A linear probe on sentence embeddings of the question and options (TsT-Embed, all-MiniLM-L6-v2, same \
-             folds) answers **{}** of the {} multiple-choice and yes/no questions blind (95% CI {}-{}; chance {}). \
-             The bias score s(x) in `report/scores.parquet` is the {} of the two models' probabilities of the gold \
-             answer where both score a question.\n",
-            pct(e.weighted),
-            e.n_samples,
-            pct(e.ci95.0),
-            pct(e.ci95.1),
-            pct(e.chance),
-            cfg.combine.as_str()
-        );
-    }
-    if let Some(o) = &d.outside {
-        let f = &o.figures;
-        let _ = writeln!(
-            out,
-            "Outside scores from {} (sha256 `{}`), made on the forest's own folds, give a mean held-out probability \
-             of the gold of {} against {} for the training folds' answer distribution alone (difference 95% CI {:+.1} \
-             to {:+.1} pts). The outside scorer's most probable answer is right on {} of the {} questions, the \
-             forest's on {} and the training folds' most frequent answer on {}. The bias score s(x) in \
-             `report/scores.parquet` is the {} of the forest's and the outside score; blind accuracy and the verdict \
-             are the forest's.\n",
-            md::code(&o.file),
-            o.sha256,
-            pct(f.mean_gold_probability),
-            pct(f.answer_prior_mean_gold_probability),
-            f.difference_ci95[0] * 100.0,
-            f.difference_ci95[1] * 100.0,
-            pct(f.accuracy),
-            f.n,
-            pct(d.weighted),
-            pct(f.answer_prior_accuracy),
-            o.combine.as_str()
-        );
-        if let Some(w) = crate::diagnose::outside::implausible(&md::code(&o.file), f, d.weighted) {
-            let _ = writeln!(out, "**Warning:** {w}.\n");
+        DiagnosisView {
+            folds: cfg.folds,
+            group_by,
+            bits,
+            meta_field,
+            repeats: cfg.repeats,
+            seed: cfg.seed,
+            blind: Measured {
+                accuracy: d.weighted,
+                low: d.ci95.0,
+                high: d.ci95.1,
+                chance: d.chance,
+                majority: d.majority,
+            },
+            macro_by_type: d.macro_by_type,
+            departures: crate::diagnose::report::departures(cfg).join("; "),
+            clusters: d.image_clusters.as_ref().map(|c| Clusters {
+                threshold: c.threshold,
+                joining: c.joining,
+                images_joined: c.images_joined,
+                images: c.images,
+                hashed: c.hashed,
+                by_image: c.blind_grouped_by_image,
+            }),
+            verdict: crate::diagnose::verdict::Verdict::of(d).sentence,
+            groups: lines
+                .iter()
+                .map(|g| GroupRow {
+                    question_type: g.question_type,
+                    format: g.format,
+                    n: g.n,
+                    blind: g.blind,
+                    chance: g.chance,
+                    majority: g.majority,
+                    null: g.null.map(|n| NullCell {
+                        mean: n.test.mean,
+                        q95: n.test.q95,
+                        sample: (n.test.tested < n.n).then_some(n.test.tested),
+                        p: n.test.p_cell(),
+                    }),
+                    top_feature: g.top_feature,
+                })
+                .collect(),
+            rare_vocab: cfg.features.rare_vocab,
+            null_trees: cfg.null.trees,
+            max_permutations: cfg.null.max_permutations,
+            alpha: cfg.null.alpha,
+            features,
+            // Multiple choice: the shortcut of each group above its null, once and in words.
+            shortcuts: lines
+                .iter()
+                .filter(|g| g.top_feature.is_some())
+                .filter_map(|g| {
+                    let c = g.group.shortcut.as_ref()?;
+                    Some(ShortcutLine {
+                        question_type: g.question_type,
+                        sentence: &c.sentence,
+                        gold_share: c.gold_share,
+                        n: c.n,
+                        option_share: c.option_share,
+                        feature: &c.feature,
+                    })
+                })
+                .collect(),
+            pooled_name: crate::diagnose::POOLED,
+            min_group: cfg.min_group,
+            pooled: d
+                .groups
+                .iter()
+                .filter(|g| !g.pooled_types.is_empty())
+                .map(|g| Pooled { format: g.format.as_str(), types: &g.pooled_types })
+                .collect(),
+            fewer_folds: fewer_folds_sentence(d, cfg),
+            embed: embed.map(|e| EmbedLine {
+                accuracy: e.weighted,
+                questions: e.n_samples,
+                low: e.ci95.0,
+                high: e.ci95.1,
+                chance: e.chance,
+            }),
+            combine: cfg.combine.as_str(),
+            outside: d.outside.as_ref().map(|o| {
+                let f = &o.figures;
+                OutsideLine {
+                    file: &o.file,
+                    sha256: &o.sha256,
+                    mean_gold_probability: f.mean_gold_probability,
+                    prior_mean_gold_probability: f.answer_prior_mean_gold_probability,
+                    difference_low: f.difference_ci95[0],
+                    difference_high: f.difference_ci95[1],
+                    accuracy: f.accuracy,
+                    questions: f.n,
+                    prior_accuracy: f.answer_prior_accuracy,
+                    combine: o.combine.as_str(),
+                    warning: crate::diagnose::outside::implausible(&md::code(&o.file), f, d.weighted),
+                }
+            }),
         }
     }
 }
 
-/// TsT-Embed as the pipeline's diagnostic.
+/// TsT-Embed as the pipeline's diagnostic (`templates/diagnosis-embed.md`).
 fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
-    out.push_str("## Blind answerability (TsT-Embed)\n\n");
-    let _ = writeln!(
-        out,
-        "A linear probe on sentence embeddings (all-MiniLM-L6-v2) of the question and its options, trained with \
-         {}-fold cross-validation ({} repeat(s), seed {}), answers **{}** of the {} multiple-choice and yes/no \
-         questions without the image (95% CI {}-{}); chance is {} and always giving the most frequent answer \
-         scores {}. Open and numeric questions are not scored. Per-question bias scores s(x) are in \
-         `report/scores.parquet`.\n",
-        cfg.folds,
-        cfg.repeats,
-        cfg.seed,
-        pct(d.weighted),
-        d.n_samples,
-        pct(d.ci95.0),
-        pct(d.ci95.1),
-        pct(d.chance),
-        pct(d.majority)
-    );
-    out.push_str("| question type | format | questions | blind | chance | majority |\n|---|---|---:|---:|---:|---:|\n");
-    for g in &d.groups {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            md::literal(g.question_type.as_deref().unwrap_or("(none)")),
-            g.format.as_str(),
-            g.n,
-            pct(g.blind_accuracy),
-            pct(g.chance),
-            pct(g.majority)
-        );
-    }
-    fewer_folds_note(out, d, cfg);
-    out.push('\n');
+    let view = EmbedView {
+        folds: cfg.folds,
+        repeats: cfg.repeats,
+        seed: cfg.seed,
+        blind: Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority },
+        questions: d.n_samples,
+        groups: d
+            .groups
+            .iter()
+            .map(|g| GroupRow {
+                question_type: g.question_type.as_deref().unwrap_or("(none)"),
+                format: g.format.as_str(),
+                n: g.n,
+                blind: g.blind_accuracy,
+                chance: g.chance,
+                majority: g.majority,
+                null: None,
+                top_feature: None,
+            })
+            .collect(),
+        fewer_folds: fewer_folds_sentence(d, cfg),
+    };
+    out.push_str(&super::template::render("diagnosis-embed.md", &view));
 }
 
-/// The groups cross-validated with fewer folds than configured (fewer questions,
-/// or fold groups, than folds), after the table that lists them.
-fn fewer_folds_note(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
-    if let Some(s) = fewer_folds_sentence(d, cfg) {
-        let _ = writeln!(out, "\n{s}");
-    }
+/// What `templates/diagnosis-embed.md` shows.
+#[derive(Serialize)]
+struct EmbedView<'a> {
+    folds: usize,
+    repeats: usize,
+    seed: u64,
+    blind: Measured,
+    /// The multiple-choice and yes/no questions the probe scores.
+    questions: usize,
+    groups: Vec<GroupRow<'a>>,
+    fewer_folds: Option<String>,
 }
 
 /// "Groups with fewer questions (or fold groups) than 5 were cross-validated

@@ -3,22 +3,24 @@
 
 mod diagnosis;
 mod duplicates;
-mod front_matter;
+pub(crate) mod front_matter;
 mod metrics;
 mod pruning;
 mod sources;
+pub(crate) mod template;
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-use crate::io::escape::markdown as md;
+use serde::Serialize;
+
 use crate::spec::Pipeline;
 // The sections the report page renders too (crate::html).
 pub(crate) use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
 pub(crate) use duplicates::{duplicates_section, near_copies};
 use front_matter::{
-    ConfigInfo, Feature, Kind, Split, config_info_yaml, duplicates_features, features, size_category, y,
+    ConfigEntry, ConfigInfo, DataFileEntry, DataFiles, DatasetInfo, Feature, FrontMatter, Kind, Patterns, Split,
+    duplicates_features, features, size_category,
 };
 pub(crate) use metrics::{audit_section, gap_section, metrics_section, variants_section};
 pub(crate) use pruning::{filter_section, prune_section};
@@ -26,6 +28,135 @@ use sources::sources_section;
 
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
+}
+
+/// The card's title, provenance line and contents (`templates/contents.md`).
+#[derive(Serialize)]
+struct ContentsView<'a> {
+    name: &'a str,
+    version: &'a str,
+    description: Option<&'a str>,
+    tool_version: &'static str,
+    pipeline_file: String,
+    seed: u64,
+    questions: usize,
+    records: usize,
+    filtered: usize,
+    rejected: usize,
+    /// Questions the default config keeps.
+    kept: usize,
+    filtered_by_model: bool,
+    pruned: bool,
+    notes: Vec<NoteView<'a>>,
+    formats: Vec<Count<&'static str>>,
+    question_types: Vec<Count<&'a str>>,
+    /// "N distinct image files", in words.
+    images: String,
+}
+
+/// A data-quality note of ingest: how many questions, what, and where first.
+#[derive(Serialize)]
+struct NoteView<'a> {
+    rows: usize,
+    what: &'a str,
+    first: &'a str,
+}
+
+/// A table row: a name and its number of questions.
+#[derive(Serialize)]
+struct Count<T> {
+    name: T,
+    questions: usize,
+}
+
+impl<'a> ContentsView<'a> {
+    fn of(p: &'a Pipeline, stages: &'a super::BuildOutputs<'_>) -> Self {
+        let ing = stages.ingested;
+        let mut types: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in &ing.samples {
+            *types.entry(s.question_type.as_deref().unwrap_or("(none)")).or_default() += 1;
+        }
+        ContentsView {
+            name: &p.dataset.name,
+            version: &p.dataset.version,
+            description: p.dataset.description.as_deref().map(str::trim),
+            tool_version: env!("CARGO_PKG_VERSION"),
+            pipeline_file: p.path.file_name().map_or("?".into(), |f| f.to_string_lossy().to_string()),
+            seed: p.dataset.seed,
+            questions: ing.samples.len(),
+            records: ing.stats.records,
+            filtered: ing.stats.filtered,
+            rejected: ing.stats.rejected,
+            kept: stages.kept_samples().len(),
+            filtered_by_model: stages.filter.is_some(),
+            pruned: stages.pruned.is_some(),
+            notes: ing.stats.notes.iter().map(|n| NoteView { rows: n.rows, what: &n.what, first: &n.first }).collect(),
+            formats: ing.format_counts().into_iter().map(|(f, c)| Count { name: f.as_str(), questions: c }).collect(),
+            question_types: types.into_iter().map(|(t, c)| Count { name: t, questions: c }).collect(),
+            images: super::datasheet::images_phrase(ing),
+        }
+    }
+}
+
+/// The citation, shown as written (BibTeX braces and all) in a fenced block.
+#[derive(Serialize)]
+struct CitationView {
+    citation: String,
+}
+
+/// A config's `dataset_info` entry but its name: its rows' features and its
+/// one split's size.
+fn config_info(c: &super::ConfigInfo) -> ConfigInfo {
+    let features = match c.schema {
+        super::ConfigSchema::Samples => features(c.videos),
+        super::ConfigSchema::Duplicates => duplicates_features(),
+        super::ConfigSchema::Rotations => {
+            let mut f = features(c.videos);
+            f.extend(
+                super::extra_columns(c.schema)
+                    .iter()
+                    .map(|c| Feature { name: c.name.to_string(), kind: Kind::Dtype("int32".into()) }),
+            );
+            f
+        }
+    };
+    ConfigInfo {
+        features,
+        splits: vec![Split { name: "test".into(), num_bytes: c.bytes, num_examples: c.rows }],
+        download_size: c.bytes,
+        dataset_size: c.bytes,
+    }
+}
+
+/// The card's front matter: the release's name, licence and size, and each
+/// config's files and `dataset_info`.
+fn front_matter_of(p: &Pipeline, kept: usize, configs: &[super::ConfigInfo]) -> FrontMatter {
+    FrontMatter {
+        pretty_name: Some(p.dataset.name.clone()),
+        license: Some(p.dataset.license.to_ascii_lowercase()),
+        task_categories: vec!["visual-question-answering".into()],
+        size_categories: vec![size_category(kept).into()],
+        configs: Some(
+            configs
+                .iter()
+                .map(|c| {
+                    let dir = c.file.rsplit_once('/').map_or("", |(d, _)| d);
+                    ConfigEntry {
+                        config_name: c.name.clone(),
+                        default: c.name == "default",
+                        data_files: Some(DataFiles::Many(vec![DataFileEntry::Split {
+                            split: "test".into(),
+                            path: Patterns::One(format!("{dir}/test-*.parquet")),
+                        }])),
+                    }
+                })
+                .collect(),
+        ),
+        dataset_info: configs
+            .iter()
+            .map(|c| DatasetInfo { config_name: c.name.clone(), info: config_info(c) })
+            .collect(),
+    }
 }
 
 /// Renders the dataset card.
@@ -37,103 +168,10 @@ pub fn render(
 ) -> String {
     let ing = stages.ingested;
     let ds = &p.dataset;
-    let n = ing.samples.len();
-    let kept = stages.kept_samples().len();
-    let mut out = String::new();
-    out.push_str("---\n");
-    let _ = writeln!(out, "pretty_name: {}", y(&ds.name));
-    let _ = writeln!(out, "license: {}", y(&ds.license.to_ascii_lowercase()));
-    out.push_str("task_categories:\n- visual-question-answering\n");
-    let _ = writeln!(out, "size_categories:\n- {}", y(size_category(kept)));
-    out.push_str("configs:\n");
-    for c in configs {
-        let _ = writeln!(out, "- config_name: {}", y(&c.name));
-        if c.name == "default" {
-            out.push_str("  default: true\n");
-        }
-        let dir = c.file.rsplit_once('/').map_or("", |(d, _)| d);
-        let _ = writeln!(out, "  data_files:\n  - split: test\n    path: {}", y(&format!("{dir}/test-*.parquet")));
-    }
-    out.push_str("dataset_info:\n");
-    for c in configs {
-        let _ = writeln!(out, "- config_name: {}", y(&c.name));
-        let features = match c.schema {
-            super::ConfigSchema::Samples => features(c.videos),
-            super::ConfigSchema::Duplicates => duplicates_features(),
-            super::ConfigSchema::Rotations => {
-                let mut f = features(c.videos);
-                f.extend(
-                    super::extra_columns(c.schema)
-                        .iter()
-                        .map(|c| Feature { name: c.name.to_string(), kind: Kind::Dtype("int32".into()) }),
-                );
-                f
-            }
-        };
-        let splits = vec![Split { name: "test".into(), num_bytes: c.bytes, num_examples: c.rows }];
-        out.push_str(&config_info_yaml(&ConfigInfo {
-            features,
-            splits,
-            download_size: c.bytes,
-            dataset_size: c.bytes,
-        }));
-    }
-    out.push_str("---\n\n");
+    let front = front_matter_of(p, stages.kept_samples().len(), configs);
+    let mut out = format!("---\n{}---\n\n", front_matter::write(&front));
 
-    let _ = writeln!(out, "# {} {}\n", ds.name, ds.version);
-    if let Some(d) = &ds.description {
-        let _ = writeln!(out, "{}\n", md::text(d.trim()));
-    }
-    let _ = writeln!(
-        out,
-        "Built by blindspot {} from {} (seed {}).\n",
-        env!("CARGO_PKG_VERSION"),
-        md::code(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
-        ds.seed
-    );
-    out.push_str("## Contents\n\n");
-    let _ = writeln!(
-        out,
-        "{n} questions ({} records read, {} filtered out by the pipeline, {} rejected as invalid){}.\n",
-        ing.stats.records,
-        ing.stats.filtered,
-        ing.stats.rejected,
-        if kept < n {
-            format!(
-                "; {kept} remain in the default config after {}",
-                match (stages.filter.is_some(), stages.pruned.is_some()) {
-                    (true, true) =>
-                        "the filter and pruning (see [Blind-model filter](#blind-model-filter) and [Pruning](#pruning))",
-                    (true, false) => "the filter (see [Blind-model filter](#blind-model-filter))",
-                    _ => "pruning (see [Pruning](#pruning))",
-                }
-            )
-        } else {
-            String::new()
-        }
-    );
-    for note in &ing.stats.notes {
-        let _ = writeln!(
-            out,
-            "Data quality: {} question(s): {} (first at {}).\n",
-            note.rows,
-            md::literal(&note.what),
-            md::code(&note.first)
-        );
-    }
-    out.push_str("| answer format | questions |\n|---|---:|\n");
-    for (f, c) in ing.format_counts() {
-        let _ = writeln!(out, "| {} | {c} |", f.as_str());
-    }
-    let mut types: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &ing.samples {
-        *types.entry(s.question_type.as_deref().unwrap_or("(none)")).or_default() += 1;
-    }
-    out.push_str("\n| question type | questions |\n|---|---:|\n");
-    for (t, c) in &types {
-        let _ = writeln!(out, "| {} | {c} |", md::literal(t));
-    }
-    let _ = writeln!(out, "\n{}.\n", super::datasheet::images_phrase(ing));
+    out.push_str(&template::render("contents.md", &ContentsView::of(p, stages)));
     if let Some(d) = stages.diagnosis {
         diagnosis_section(&mut out, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()));
     }
@@ -157,8 +195,7 @@ pub fn render(
     super::datasheet::render(&mut out, p, stages);
     sources_section(&mut out, p, ing);
     if let Some(c) = &ds.citation {
-        let fence = md::fence_for(c);
-        let _ = writeln!(out, "\n## Citation\n\n{fence}\n{}\n{fence}", c.trim());
+        out.push_str(&template::render("citation.md", &CitationView { citation: format!("{}\n", c.trim()) }));
     }
     out
 }

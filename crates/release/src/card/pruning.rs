@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use super::pct;
 use crate::io::escape::markdown as md;
 
-/// What pruning removed and what it did to blind accuracy.
+/// What pruning removed and what it did to blind accuracy (`templates/prune.md`).
 pub(crate) fn prune_section(
     out: &mut String,
     samples: &[crate::sample::Sample],
@@ -16,142 +18,174 @@ pub(crate) fn prune_section(
     counts: crate::PruningCounts,
     control: Option<&crate::prune::Pruned>,
 ) {
-    out.push_str(
-        "## Pruning
-\n",
-    );
     let c = &pr.config;
-    let method = match pr.method {
-        crate::prune::Method::Ibp => "Iterative Bias Pruning (TsT-RF re-run on what remains before every batch)",
-        crate::prune::Method::Aflite => "AFLite (linear probes on random partitions of the non-visual features)",
-        crate::prune::Method::Bclean => "B-Clean (questions candidate models answered correctly without the image)",
-        crate::prune::Method::Random => "random removal (a control, not a debiasing method)",
-    };
-    let configs = if counts.removed == 0 {
-        "The default config holds every question; `report/prune.json` records the run.".to_string()
-    } else {
-        format!(
-            "The default config holds the {} kept questions, `full` all of them and `removed` the removed ones; \
-             `report/prune.json` and `report/removed.csv` give each removal's iteration, score and reason.",
-            counts.kept
-        )
-    };
-    let unit = if pr.unit.is_empty() || pr.unit == "question" {
-        "one question at a time".to_string()
-    } else {
-        format!("whole units of one {} ({} unit(s) removed, none split)", pr.unit, pr.units_removed)
-    };
-    let _ = writeln!(
-        out,
-        "{method} removed **{}** of {} questions, {unit} (budget {}, batch {}, floor {} per question type, \
-         allocation {}, ranked by {}, stop rule `{}`); it stopped because: {}. {configs}\n",
-        counts.removed,
-        counts.input,
-        c.budget.describe(),
-        c.batch.describe(),
-        c.floor,
-        c.allocation.as_str(),
-        c.rank.describe(),
-        c.stop.as_str(),
-        md::text(&pr.stop),
-    );
     // The run's kept count is the data's; the control's is its own (no config holds its set).
-    let row = |out: &mut String, name: &str, q: &crate::prune::Pruned, kept: usize| {
-        if let Some(b) = &q.before {
-            let fresh = q.after_independent.as_ref().map_or("–".to_string(), |i| {
-                format!("**{}** ({}-{})", pct(i.blind_accuracy), pct(i.ci95.0), pct(i.ci95.1))
-            });
-            let selection = q
-                .after
-                .as_ref()
-                .map_or("–".to_string(), |a| format!("{} ({}-{})", pct(a.weighted), pct(a.ci95.0), pct(a.ci95.1)));
-            let chance = q.after.as_ref().map(|a| a.chance).or(q.after_independent.as_ref().map(|i| i.chance));
-            let _ = writeln!(
-                out,
-                "| {name} | {kept} | {} ({}-{}) | {fresh} | {selection} | {} |",
-                pct(b.weighted),
-                pct(b.ci95.0),
-                pct(b.ci95.1),
-                chance.map_or("–".to_string(), pct)
-            );
-        }
+    let runs =
+        [Some((pr.method.as_str(), pr, counts.kept)), control.map(|q| ("random (matched control)", q, q.kept.len()))]
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, q, kept)| RunRow::of(name, q, kept))
+            .collect();
+    let view = PruneView {
+        method: pr.method.as_str(),
+        removed: counts.removed,
+        input: counts.input,
+        kept: counts.kept,
+        unit: (!pr.unit.is_empty() && pr.unit != "question").then_some(pr.unit.as_str()),
+        units_removed: pr.units_removed,
+        budget: c.budget.describe(),
+        batch: c.batch.describe(),
+        floor: c.floor,
+        allocation: c.allocation.as_str(),
+        rank: c.rank.describe().to_string(),
+        stop_rule: c.stop.as_str(),
+        stop: &pr.stop,
+        runs,
+        fresh_only: std::iter::once(pr).chain(control).any(|q| q.fresh_only().is_some()),
+        iterations: iteration_rows(pr),
+        below_chance: pr
+            .after_independent
+            .as_ref()
+            .filter(|i| i.ci95.1 < i.chance)
+            .map(|i| BelowChance { accuracy: i.blind_accuracy, chance: i.chance }),
+        kept_groups: pr.after_independent.as_ref().filter(|i| !i.groups.is_empty()).map(|i| {
+            let mut s = String::new();
+            kept_groups(&mut s, pr, i);
+            s
+        }),
+        answer_mix: (counts.removed > 0).then(|| {
+            let mut s = String::new();
+            answer_mix(&mut s, samples, &pr.kept, control.map(|c| &c.kept[..]));
+            s
+        }),
+        per_type: pr.removed_per_type().into_iter().map(|(name, removed)| TypeRemoved { name, removed }).collect(),
     };
-    out.push_str(
-        "| run | kept | blind accuracy before (95% CI) | after, fresh seeds (95% CI) | after, selection seed (95% CI) | \
-         chance after |\n|---|---:|---:|---:|---:|---:|\n",
-    );
-    row(out, pr.method.as_str(), pr, counts.kept);
-    if let Some(ctl) = control {
-        row(out, "random (matched control)", ctl, ctl.kept.len());
+    out.push_str(&super::template::render("prune.md", &view));
+}
+
+/// What `templates/prune.md` shows.
+#[derive(Serialize)]
+struct PruneView<'a> {
+    /// `ibp`, `aflite`, `bclean` or `random`.
+    method: &'static str,
+    removed: usize,
+    input: usize,
+    kept: usize,
+    /// The unit removed whole, when not one question.
+    unit: Option<&'a str>,
+    units_removed: usize,
+    budget: String,
+    batch: String,
+    floor: usize,
+    allocation: &'static str,
+    rank: String,
+    stop_rule: &'a str,
+    /// Why the run stopped, in words.
+    stop: &'a str,
+    runs: Vec<RunRow<'a>>,
+    /// Some run was measured on fresh seeds only.
+    fresh_only: bool,
+    /// The iterations shown, `None` for the row that stands for those left out.
+    iterations: Vec<Option<IterationRow>>,
+    below_chance: Option<BelowChance>,
+    /// The kept set's groups and the answer mix, as Markdown.
+    kept_groups: Option<String>,
+    answer_mix: Option<String>,
+    per_type: Vec<TypeRemoved>,
+}
+
+/// A run of the before/after table: pruning itself or its matched control.
+#[derive(Serialize)]
+struct RunRow<'a> {
+    name: &'a str,
+    kept: usize,
+    before: Interval,
+    fresh: Option<Interval>,
+    selection: Option<Interval>,
+    chance: Option<f64>,
+}
+
+/// A blind accuracy and its 95% interval.
+#[derive(Serialize)]
+struct Interval {
+    accuracy: f64,
+    low: f64,
+    high: f64,
+}
+
+impl<'a> RunRow<'a> {
+    /// The row of a run diagnosed before it removed anything.
+    fn of(name: &'a str, q: &crate::prune::Pruned, kept: usize) -> Option<Self> {
+        let b = q.before.as_ref()?;
+        Some(RunRow {
+            name,
+            kept,
+            before: Interval { accuracy: b.weighted, low: b.ci95.0, high: b.ci95.1 },
+            fresh: q.after_independent.as_ref().map(|i| Interval {
+                accuracy: i.blind_accuracy,
+                low: i.ci95.0,
+                high: i.ci95.1,
+            }),
+            selection: q.after.as_ref().map(|a| Interval { accuracy: a.weighted, low: a.ci95.0, high: a.ci95.1 }),
+            chance: q.after.as_ref().map(|a| a.chance).or(q.after_independent.as_ref().map(|i| i.chance)),
+        })
     }
-    out.push_str(
-        "\nThe fresh-seed figure re-diagnoses the kept set on fold assignments and forests that chose nothing: it is \
-         the one to quote and to compare with the matched random control. The selection-seed figure re-uses the \
-         folds and forests that chose the removals, so it is biased downward by the selection itself.",
-    );
-    if std::iter::once(pr).chain(control).any(|q| q.fresh_only().is_some()) {
-        out.push_str(
-            " A run that ends by spending its budget is not re-diagnosed at the selection seed (–): the fresh \
-             seeds measure its kept set.",
-        );
+}
+
+#[derive(Serialize)]
+struct IterationRow {
+    iteration: usize,
+    size: usize,
+    removed: usize,
+    blind: f64,
+    low: Option<f64>,
+    high: Option<f64>,
+    /// `None` where not finite.
+    max_bias: Option<f64>,
+    mean_bias: Option<f64>,
+}
+
+/// The iterations of a run that removed something: the first and last six
+/// of a long run, with one row for those between.
+fn iteration_rows(pr: &crate::prune::Pruned) -> Vec<Option<IterationRow>> {
+    let steps = &pr.iterations;
+    if !(steps.len() > 1 || steps.first().is_some_and(|i| i.removed > 0)) {
+        return Vec::new();
     }
-    out.push('\n');
-    let steps: Vec<&crate::prune::Iteration> = pr.iterations.iter().collect();
-    if steps.len() > 1 || steps.first().is_some_and(|i| i.removed > 0) {
-        out.push_str(
-            "\n| iteration | questions | removed | blind accuracy (95% CI) | largest s(x) | mean s(x) |\n\
-             |---:|---:|---:|---:|---:|---:|\n",
-        );
-        let shown = 12;
-        for (k, i) in steps.iter().enumerate() {
-            if steps.len() > shown && k >= shown / 2 && k < steps.len() - shown / 2 {
-                if k == shown / 2 {
-                    let _ = writeln!(out, "| … | | | | | |");
-                }
-                continue;
+    let shown = 12;
+    let mut out = Vec::new();
+    for (k, i) in steps.iter().enumerate() {
+        if steps.len() > shown && k >= shown / 2 && k < steps.len() - shown / 2 {
+            if k == shown / 2 {
+                out.push(None);
             }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {}{} | {} | {} |",
-                i.iteration,
-                i.size,
-                i.removed,
-                pct(i.blind_accuracy),
-                i.ci95.map_or(String::new(), |c| format!(" ({}-{})", pct(c.0), pct(c.1))),
-                if i.max_bias.is_finite() { format!("{:.3}", i.max_bias) } else { "–".into() },
-                if i.mean_bias.is_finite() { format!("{:.3}", i.mean_bias) } else { "–".into() },
-            );
+            continue;
         }
+        out.push(Some(IterationRow {
+            iteration: i.iteration,
+            size: i.size,
+            removed: i.removed,
+            blind: i.blind_accuracy,
+            low: i.ci95.map(|c| c.0),
+            high: i.ci95.map(|c| c.1),
+            max_bias: Some(i.max_bias).filter(|b| b.is_finite()),
+            mean_bias: Some(i.mean_bias).filter(|b| b.is_finite()),
+        }));
     }
-    if let Some(i) = &pr.after_independent
-        && i.ci95.1 < i.chance
-    {
-        let _ = writeln!(
-            out,
-            "\nAfter pruning, blind accuracy on fresh seeds ({}) is *below* chance ({}). That is not a success: \
-             when the questions a blind model answered are removed, the leftover answers are balanced against the \
-             features, and cross-validation on a balanced remainder anti-learns (each held-out fold's answers are \
-             the ones its training folds saw least). Pruning went past the point where questions were blind-answerable.",
-            pct(i.blind_accuracy),
-            pct(i.chance)
-        );
-    }
-    if let Some(i) = &pr.after_independent
-        && !i.groups.is_empty()
-    {
-        kept_groups(out, pr, i);
-    }
-    if counts.removed > 0 {
-        answer_mix(out, samples, &pr.kept, control.map(|c| &c.kept[..]));
-    }
-    let per_type = pr.removed_per_type();
-    if !per_type.is_empty() {
-        out.push_str("\n| question type | removed |\n|---|---:|\n");
-        for (t, n) in per_type {
-            let _ = writeln!(out, "| {} | {n} |", md::literal(&t));
-        }
-    }
-    out.push('\n');
+    out
+}
+
+/// Blind accuracy on fresh seeds below chance after pruning.
+#[derive(Serialize)]
+struct BelowChance {
+    accuracy: f64,
+    chance: f64,
+}
+
+#[derive(Serialize)]
+struct TypeRemoved {
+    name: String,
+    removed: usize,
 }
 
 /// `## Blind-model filter`: the rule, each model's part, and the count removed.

@@ -5,56 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path};
 
-use serde::Deserialize;
-
 use super::SplitFiles;
+use crate::card::front_matter::{DataFileEntry, DataFiles, FrontMatter};
 use crate::error::{Error, Location, Problem, Result, line_col};
 
 /// The card of a release.
 const CARD: &str = "README.md";
-
-#[derive(Debug, Deserialize)]
-struct FrontMatter {
-    #[serde(default)]
-    configs: Option<Vec<ConfigEntry>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ConfigEntry {
-    config_name: String,
-    #[serde(default)]
-    data_files: Option<DataFiles>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum DataFiles {
-    One(String),
-    Many(Vec<DataFileEntry>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum DataFileEntry {
-    Split { split: String, path: Patterns },
-    Path(String),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Patterns {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Patterns {
-    fn list(&self) -> Vec<String> {
-        match self {
-            Patterns::One(p) => vec![p.clone()],
-            Patterns::Many(p) => p.clone(),
-        }
-    }
-}
 
 /// The YAML front matter of a card and the line it starts on (1-based line of
 /// its first YAML line), or `None` when the card has none.
@@ -201,6 +157,7 @@ fn expand(dir: &Path, pattern: &str) -> std::result::Result<Vec<String>, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::card::front_matter::Patterns;
 
     #[test]
     fn front_matter_is_found() {

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diagnose::GroupBy;
 use crate::sample::AnswerFormat;
 use crate::spec::Pipeline;
 
@@ -295,13 +294,8 @@ struct DiagnoseFacts<'a> {
     /// `tst-rf`, `tst-embed` or `both`.
     method: &'static str,
     combine: &'static str,
-    folds: usize,
-    /// `image`, `image-cluster`, `video`, `question`, `meta`; `None`: stratified.
-    group_by: Option<&'static str>,
-    bits: Option<u32>,
-    meta_field: Option<&'a str>,
-    repeats: usize,
-    seed: u64,
+    #[serde(flatten)]
+    folds: crate::card::Folds<'a>,
     trees: usize,
     regression_trees: usize,
     recipes: usize,
@@ -501,14 +495,6 @@ fn errors(p: &Pipeline, stages: &super::BuildOutputs<'_>) -> ErrorFacts {
 fn preprocessing<'a>(p: &'a Pipeline, stages: &super::BuildOutputs<'_>) -> Preprocessing<'a> {
     let diagnose = stages.diagnosis.map(|dg| {
         let d = &p.diagnose;
-        let (group_by, bits, meta_field) = match &d.group_by {
-            None => (None, None, None),
-            Some(GroupBy::Image) => (Some("image"), None, None),
-            Some(GroupBy::ImageCluster(t)) => (Some("image-cluster"), Some(*t), None),
-            Some(GroupBy::Video) => (Some("video"), None, None),
-            Some(GroupBy::Question) => (Some("question"), None, None),
-            Some(GroupBy::Meta(f)) => (Some("meta"), None, Some(f.as_str())),
-        };
         DiagnoseFacts {
             method: match d.method {
                 crate::diagnose::Method::TstRf => "tst-rf",
@@ -516,12 +502,7 @@ fn preprocessing<'a>(p: &'a Pipeline, stages: &super::BuildOutputs<'_>) -> Prepr
                 crate::diagnose::Method::Both => "both",
             },
             combine: d.combine.as_str(),
-            folds: d.folds,
-            group_by,
-            bits,
-            meta_field,
-            repeats: d.repeats,
-            seed: d.seed,
+            folds: crate::card::Folds::of(d),
             trees: d.trees,
             regression_trees: d.regression_trees,
             recipes: d.features.recipes.len(),
@@ -533,10 +514,10 @@ fn preprocessing<'a>(p: &'a Pipeline, stages: &super::BuildOutputs<'_>) -> Prepr
         rejected: stages.ingested.stats.rejected,
         shuffle_options: p.ingest.shuffle_options,
         diagnose,
-        variants: p.variants.as_ref().map(|v| VariantsFacts {
-            kinds: v.kinds.iter().map(|k| k.name()).collect(),
-            seed: v.seed,
-        }),
+        variants: p
+            .variants
+            .as_ref()
+            .map(|v| VariantsFacts { kinds: v.kinds.iter().map(|k| k.name()).collect(), seed: v.seed }),
         pruning: stages.pruned.map(|pr| {
             let c = &pr.config;
             PruneSettings {

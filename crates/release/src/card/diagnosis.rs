@@ -18,13 +18,8 @@ pub(crate) fn diagnosis_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseC
 /// What `templates/diagnosis.md` shows.
 #[derive(Serialize)]
 struct DiagnosisView<'a> {
-    folds: usize,
-    /// `image`, `image-cluster`, `video`, `question`, `meta`; `None`: stratified.
-    group_by: Option<&'static str>,
-    bits: Option<u32>,
-    meta_field: Option<&'a str>,
-    repeats: usize,
-    seed: u64,
+    #[serde(flatten)]
+    folds: Folds<'a>,
     blind: Measured,
     macro_by_type: f64,
     /// The departures from the TsT protocol, in words.
@@ -143,8 +138,20 @@ struct OutsideLine<'a> {
     warning: Option<String>,
 }
 
-impl<'a> DiagnosisView<'a> {
-    fn of(d: &'a Diagnosis, cfg: &'a DiagnoseConfig, embed: Option<&Diagnosis>) -> Self {
+/// How the folds were made, as the card's diagnosis section and the datasheet say it.
+#[derive(Serialize)]
+pub(crate) struct Folds<'a> {
+    folds: usize,
+    /// `image`, `image-cluster`, `video`, `question`, `meta`; `None`: stratified.
+    group_by: Option<&'static str>,
+    bits: Option<u32>,
+    meta_field: Option<&'a str>,
+    repeats: usize,
+    seed: u64,
+}
+
+impl<'a> Folds<'a> {
+    pub(crate) fn of(cfg: &'a DiagnoseConfig) -> Self {
         let (group_by, bits, meta_field) = match &cfg.group_by {
             None => (None, None, None),
             Some(GroupBy::Image) => (Some("image"), None, None),
@@ -153,6 +160,12 @@ impl<'a> DiagnosisView<'a> {
             Some(GroupBy::Question) => (Some("question"), None, None),
             Some(GroupBy::Meta(f)) => (Some("meta"), None, Some(f.as_str())),
         };
+        Folds { folds: cfg.folds, group_by, bits, meta_field, repeats: cfg.repeats, seed: cfg.seed }
+    }
+}
+
+impl<'a> DiagnosisView<'a> {
+    fn of(d: &'a Diagnosis, cfg: &'a DiagnoseConfig, embed: Option<&Diagnosis>) -> Self {
         let lines = crate::blind_groups::group_lines(d);
         let mut features: Vec<FeatureMeaning<'a>> = Vec::new();
         for f in lines.iter().filter_map(|g| g.top_feature) {
@@ -161,12 +174,7 @@ impl<'a> DiagnosisView<'a> {
             }
         }
         DiagnosisView {
-            folds: cfg.folds,
-            group_by,
-            bits,
-            meta_field,
-            repeats: cfg.repeats,
-            seed: cfg.seed,
+            folds: Folds::of(cfg),
             blind: Measured {
                 accuracy: d.weighted,
                 low: d.ci95.0,

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::spec::Pipeline;
 // The sections the report page renders too (crate::html).
+pub(crate) use diagnosis::Folds;
 pub(crate) use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
 pub(crate) use duplicates::{duplicates_section, near_copies};

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::card::Measured;
 use crate::sample::AnswerFormat;
 use crate::spec::Pipeline;
 
@@ -239,22 +240,6 @@ struct Train {
     exact: usize,
     /// Questions with a near copy in the training split, when near copies are looked for.
     near: Option<usize>,
-}
-
-/// A blind accuracy with its 95% interval and its baselines.
-#[derive(Serialize)]
-struct Measured {
-    accuracy: f64,
-    low: f64,
-    high: f64,
-    chance: f64,
-    majority: f64,
-}
-
-impl Measured {
-    fn of(d: &crate::diagnose::Diagnosis) -> Self {
-        Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority }
-    }
 }
 
 #[derive(Serialize)]

@@ -45,12 +45,18 @@ struct DiagnosisView<'a> {
 
 /// A blind accuracy with its 95% interval and its baselines.
 #[derive(Serialize)]
-struct Measured {
+pub(crate) struct Measured {
     accuracy: f64,
     low: f64,
     high: f64,
     chance: f64,
     majority: f64,
+}
+
+impl Measured {
+    pub(crate) fn of(d: &Diagnosis) -> Self {
+        Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority }
+    }
 }
 
 /// The near-duplicate image clusters the folds were grouped by.
@@ -175,13 +181,7 @@ impl<'a> DiagnosisView<'a> {
         }
         DiagnosisView {
             folds: Folds::of(cfg),
-            blind: Measured {
-                accuracy: d.weighted,
-                low: d.ci95.0,
-                high: d.ci95.1,
-                chance: d.chance,
-                majority: d.majority,
-            },
+            blind: Measured::of(d),
             macro_by_type: d.macro_by_type,
             departures: crate::diagnose::report::departures(cfg).join("; "),
             clusters: d.image_clusters.as_ref().map(|c| Clusters {
@@ -275,7 +275,7 @@ fn embed_section(out: &mut String, d: &Diagnosis, cfg: &DiagnoseConfig) {
         folds: cfg.folds,
         repeats: cfg.repeats,
         seed: cfg.seed,
-        blind: Measured { accuracy: d.weighted, low: d.ci95.0, high: d.ci95.1, chance: d.chance, majority: d.majority },
+        blind: Measured::of(d),
         questions: d.n_samples,
         groups: d
             .groups

@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use crate::spec::Pipeline;
 // The sections the report page renders too (crate::html).
-pub(crate) use diagnosis::Folds;
 pub(crate) use diagnosis::diagnosis_section;
 pub(super) use diagnosis::fewer_folds_sentence;
+pub(crate) use diagnosis::{Folds, Measured};
 pub(crate) use duplicates::{duplicates_section, near_copies};
 use front_matter::{
     ConfigEntry, ConfigInfo, DataFileEntry, DataFiles, DatasetInfo, Feature, FrontMatter, Kind, Patterns, Split,

@@ -301,14 +301,19 @@ pub(crate) fn link_outside(dir: &Path, real_dir: &Path, file: &Path) -> Option<(
     Some((file.to_path_buf(), real))
 }
 
-fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
+/// Which file each image named by path is, per sample (`None` for an image given
+/// otherwise, one that escapes its folder, or one not found); what is wrong with a
+/// path goes to `problems`, and paths kept as names because they are not beside the
+/// input to `unread` (sample index, spec index).
+fn locate(
+    mapped: &[Mapped],
+    r: &mut Resolver,
+    problems: &mut Vec<(usize, Problem)>,
+    unread: &mut std::collections::BTreeSet<(usize, usize)>,
+) -> Vec<Vec<Option<PathBuf>>> {
     let dir = r.dir.clone();
     let dir = dir.as_deref();
-    let (names_only, max_pixels, beside) = (r.names_only, r.max_pixels, r.beside);
-    let mut problems = Vec::new();
-    // Paths kept as names: not found beside the input (sample index, spec index).
-    let mut unread: std::collections::BTreeSet<(usize, usize)> = std::collections::BTreeSet::new();
-    // Which file each path-named image is, per sample.
+    let beside = r.beside;
     let mut located: Vec<Vec<Option<PathBuf>>> = Vec::with_capacity(mapped.len());
     for (i, m) in mapped.iter().enumerate() {
         let mut row = Vec::new();
@@ -416,6 +421,18 @@ fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
         }
         located.push(row);
     }
+    located
+}
+
+fn resolve(mapped: &mut [Mapped], r: &mut Resolver) -> Vec<(usize, Problem)> {
+    let dir = r.dir.clone();
+    let dir = dir.as_deref();
+    let (names_only, max_pixels) = (r.names_only, r.max_pixels);
+    let mut problems = Vec::new();
+    // Paths kept as names: not found beside the input (sample index, spec index).
+    let mut unread: std::collections::BTreeSet<(usize, usize)> = std::collections::BTreeSet::new();
+    // Which file each path-named image is, per sample.
+    let located = locate(mapped, r, &mut problems, &mut unread);
 
     // Facts once per distinct file, in parallel.
     let files: BTreeMap<PathBuf, ()> = located.iter().flatten().flatten().map(|p| (p.clone(), ())).collect();

@@ -46,14 +46,19 @@ impl Verdict {
                 } else {
                     String::new()
                 };
+                // The count of permutations once: p's own text names it when drawing
+                // stopped early (by fit or as futile).
+                let p = if o.p_by_fit || o.p_futile {
+                    o.p_text()
+                } else {
+                    format!("{} after {} permutation(s)", o.p_text(), o.permutations)
+                };
                 let reference = format!(
-                    "label-permutation null: mean {}{}, {}, {} permutation(s) of {}-tree forests, whose blind \
-                     accuracy on the real answers is {}{sample_note}",
+                    "label-permutation null of {}-tree forests: mean {}{}, {p}; those forests score {} blind on the \
+                     real answers{sample_note}",
+                    null.trees,
                     pct(o.mean),
                     o.q95.map_or(String::new(), |q| format!(", 95th percentile {}", pct(q))),
-                    o.p_text(),
-                    o.permutations,
-                    null.trees,
                     pct(o.observed)
                 );
                 let has_mc = d.groups.iter().any(|g| g.format == AnswerFormat::MultipleChoice);

@@ -358,6 +358,22 @@ fn media_bytes<'a>(
     }
 }
 
+/// The bytes of a video or frame (`bytes`, `source`, `path`) as [`media_bytes`]
+/// gives them, except that carried as files, one with a path travels as that file:
+/// its bytes are not written twice even when in memory (a release read back). One
+/// without a path (a frame a variant drew) has no file, so its bytes stay.
+fn video_bytes<'a>(
+    (bytes, source, path): (&'a Option<Vec<u8>>, &Option<PathBuf>, Option<&str>),
+    carry: EmbedVideos,
+    embed: bool,
+    loaded: &'a mut Option<Vec<u8>>,
+) -> Result<Option<&'a [u8]>> {
+    if carry == EmbedVideos::PathsOnly && path.is_some() {
+        return Ok(None);
+    }
+    media_bytes(bytes, source, embed, loaded)
+}
+
 /// Whether image bytes are written into the batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Embed {
@@ -374,7 +390,8 @@ pub enum EmbedVideos {
     /// As images are: embedded exactly when images are.
     #[default]
     AsImages,
-    /// Paths only (the files travel beside the data file), unless in memory.
+    /// Paths only (the files travel beside the data file); bytes in memory are
+    /// written only for media without a path, which no file carries.
     PathsOnly,
 }
 
@@ -471,7 +488,8 @@ pub fn to_record_batch_with(
         for v in &s.videos {
             let st = video_files.values();
             let mut loaded = None;
-            let bytes = media_bytes(&v.bytes, &v.source, embed_video_bytes, &mut loaded)?;
+            let bytes =
+                video_bytes((&v.bytes, &v.source, v.path.as_deref()), embed_videos, embed_video_bytes, &mut loaded)?;
             field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
             field_builder::<StringBuilder>(st, 1).append_option(v.path.as_deref());
             st.append(true);
@@ -479,7 +497,12 @@ pub fn to_record_batch_with(
             for f in &v.frames {
                 let st = frames.values();
                 let mut loaded = None;
-                let bytes = media_bytes(&f.bytes, &f.source, embed_video_bytes, &mut loaded)?;
+                let bytes = video_bytes(
+                    (&f.bytes, &f.source, f.path.as_deref()),
+                    embed_videos,
+                    embed_video_bytes,
+                    &mut loaded,
+                )?;
                 field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
                 field_builder::<StringBuilder>(st, 1).append_option(f.path.as_deref());
                 st.append(true);
@@ -580,5 +603,42 @@ mod tests {
         let batch = to_record_batch(&[s], Embed::PathsOnly).unwrap();
         assert_eq!(batch.num_rows(), 1);
         assert_eq!(batch.schema(), arrow_schema());
+    }
+
+    /// Videos carried as files beside the data file: a video or frame with a path
+    /// travels as that file only, even when its bytes are in memory (a release read
+    /// back); a frame without a path (drawn by a variant) has no file, so its bytes
+    /// stay in the batch.
+    #[test]
+    fn videos_carried_as_files_keep_bytes_only_where_no_file_travels() {
+        use arrow::array::{Array, BinaryArray, ListArray, StructArray};
+        let mut s = Sample::new("1", "What happens?", "yes");
+        s.videos.push(VideoRef {
+            path: Some("clip.mp4".into()),
+            bytes: Some(b"mp4 bytes".to_vec()),
+            frames: vec![
+                ImageRef { path: Some("clip/0.png".into()), bytes: Some(b"png 0".to_vec()), ..Default::default() },
+                ImageRef { path: None, bytes: Some(b"drawn".to_vec()), ..Default::default() },
+            ],
+            ..Default::default()
+        });
+        let bytes_of = |list: &ListArray| -> Vec<Option<Vec<u8>>> {
+            let items = list.value(0);
+            let items = items.as_any().downcast_ref::<StructArray>().unwrap();
+            let b = items.column(0).as_any().downcast_ref::<BinaryArray>().unwrap();
+            (0..b.len()).map(|i| b.is_valid(i).then(|| b.value(i).to_vec())).collect()
+        };
+        let batch =
+            to_record_batch_with(std::slice::from_ref(&s), Embed::Images, EmbedVideos::PathsOnly, true).unwrap();
+        let videos = batch.column_by_name("videos").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(bytes_of(videos), vec![None]);
+        let frames = batch.column_by_name("video_frames").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+        let per_video = frames.value(0);
+        let per_video = per_video.as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(bytes_of(per_video), vec![None, Some(b"drawn".to_vec())]);
+        // Embedded as images are: every byte in memory is written.
+        let batch = to_record_batch_with(&[s], Embed::Images, EmbedVideos::AsImages, true).unwrap();
+        let videos = batch.column_by_name("videos").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(bytes_of(videos), vec![Some(b"mp4 bytes".to_vec())]);
     }
 }

@@ -426,28 +426,10 @@ pub fn to_record_batch_with(
     let mut answer = StringBuilder::with_capacity(n, n * 8);
     let mut answer_index = Int32Builder::with_capacity(n);
     let mut answer_format = StringBuilder::with_capacity(n, n * 8);
-    let mut images = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
-        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true)));
-    let mut image_facts = ListBuilder::new(StructBuilder::from_fields(image_fact_fields(), 0))
-        .with_field(Arc::new(Field::new("item", DataType::Struct(image_fact_fields()), false)));
+    let mut image_columns = ImageColumns::new();
     let mut meta = ListBuilder::new(StructBuilder::from_fields(meta_struct_fields(), 0))
         .with_field(Arc::new(Field::new("item", DataType::Struct(meta_struct_fields()), false)));
-    let mut video_files = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
-        .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true)));
-    let frame_list = || {
-        ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0)).with_field(Arc::new(Field::new(
-            "item",
-            DataType::Struct(image_struct_fields()),
-            true,
-        )))
-    };
-    let mut video_frames = ListBuilder::new(frame_list()).with_field(Arc::new(Field::new(
-        "item",
-        list_of(DataType::Struct(image_struct_fields()), true),
-        false,
-    )));
-    let mut video_facts = ListBuilder::new(StructBuilder::from_fields(video_fact_fields(), 0))
-        .with_field(Arc::new(Field::new("item", DataType::Struct(video_fact_fields()), false)));
+    let mut video_columns = VideoColumns::new();
     let mut parent_id = StringBuilder::new();
     let mut variant = StringBuilder::new();
     let mut variant_params = StringBuilder::new();
@@ -468,71 +450,8 @@ pub fn to_record_batch_with(
         answer.append_value(&s.answer);
         answer_index.append_option(s.answer_index);
         answer_format.append_value(s.answer_format.as_str());
-        for img in &s.images {
-            let st = images.values();
-            let mut loaded = None;
-            let bytes = media_bytes(&img.bytes, &img.source, embed == Embed::Images, &mut loaded)?;
-            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
-            field_builder::<StringBuilder>(st, 1).append_option(img.path.as_deref());
-            st.append(true);
-            let facts = image_facts.values();
-            field_builder::<StringBuilder>(facts, 0).append_option(img.sha256.as_deref());
-            field_builder::<Int32Builder>(facts, 1).append_option(img.width.map(|w| w as i32));
-            field_builder::<Int32Builder>(facts, 2).append_option(img.height.map(|h| h as i32));
-            field_builder::<StringBuilder>(facts, 3).append_option(img.phash.as_deref());
-            field_builder::<StringBuilder>(facts, 4).append_option(img.dhash.as_deref());
-            facts.append(true);
-        }
-        images.append(true);
-        image_facts.append(true);
-        for v in &s.videos {
-            let st = video_files.values();
-            let mut loaded = None;
-            let bytes =
-                video_bytes((&v.bytes, &v.source, v.path.as_deref()), embed_videos, embed_video_bytes, &mut loaded)?;
-            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
-            field_builder::<StringBuilder>(st, 1).append_option(v.path.as_deref());
-            st.append(true);
-            let frames = video_frames.values();
-            for f in &v.frames {
-                let st = frames.values();
-                let mut loaded = None;
-                let bytes = video_bytes(
-                    (&f.bytes, &f.source, f.path.as_deref()),
-                    embed_videos,
-                    embed_video_bytes,
-                    &mut loaded,
-                )?;
-                field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
-                field_builder::<StringBuilder>(st, 1).append_option(f.path.as_deref());
-                st.append(true);
-            }
-            frames.append(true);
-            let facts = video_facts.values();
-            field_builder::<StringBuilder>(facts, 0).append_option(v.sha256.as_deref());
-            field_builder::<Int64Builder>(facts, 1).append_option(v.size.map(|n| n as i64));
-            field_builder::<Float64Builder>(facts, 2).append_option(v.duration);
-            field_builder::<Float64Builder>(facts, 3).append_option(v.fps);
-            field_builder::<Int64Builder>(facts, 4).append_option(v.frame_count.map(|n| n as i64));
-            field_builder::<Int32Builder>(facts, 5).append_option(v.width.map(|w| w as i32));
-            field_builder::<Int32Builder>(facts, 6).append_option(v.height.map(|h| h as i32));
-            field_builder::<StringBuilder>(facts, 7).append_option(v.codec.as_deref());
-            let shas = facts
-                .field_builder::<ListBuilder<Box<dyn arrow::array::ArrayBuilder>>>(8)
-                .expect("frame_sha256 is a list of strings");
-            for f in &v.frames {
-                shas.values()
-                    .as_any_mut()
-                    .downcast_mut::<StringBuilder>()
-                    .expect("frame_sha256 items are strings")
-                    .append_option(f.sha256.as_deref());
-            }
-            shas.append(true);
-            facts.append(true);
-        }
-        video_files.append(true);
-        video_frames.append(true);
-        video_facts.append(true);
+        image_columns.push(&s.images, embed == Embed::Images)?;
+        video_columns.push(&s.videos, embed_videos, embed_video_bytes)?;
         for (k, v) in &s.meta {
             let st = meta.values();
             field_builder::<StringBuilder>(st, 0).append_value(k);
@@ -558,15 +477,10 @@ pub fn to_record_batch_with(
         Arc::new(answer.finish()),
         Arc::new(answer_index.finish()),
         Arc::new(answer_format.finish()),
-        Arc::new(images.finish()),
-        Arc::new(image_facts.finish()),
     ];
+    columns.extend(image_columns.finish());
     if videos {
-        columns.extend([
-            Arc::new(video_files.finish()) as ArrayRef,
-            Arc::new(video_frames.finish()),
-            Arc::new(video_facts.finish()),
-        ]);
+        columns.extend(video_columns.finish());
     }
     columns.extend([
         Arc::new(meta.finish()) as ArrayRef,
@@ -577,6 +491,126 @@ pub fn to_record_batch_with(
         Arc::new(expected.finish()),
     ]);
     RecordBatch::try_new(arrow_schema_with(videos), columns).map_err(|e| Error::Bug(format!("canonical batch: {e}")))
+}
+
+/// The image columns of a canonical batch: `images` (bytes, path) and `image_facts`.
+struct ImageColumns {
+    images: ListBuilder<StructBuilder>,
+    facts: ListBuilder<StructBuilder>,
+}
+
+impl ImageColumns {
+    fn new() -> ImageColumns {
+        ImageColumns {
+            images: ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
+                .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true))),
+            facts: ListBuilder::new(StructBuilder::from_fields(image_fact_fields(), 0))
+                .with_field(Arc::new(Field::new("item", DataType::Struct(image_fact_fields()), false))),
+        }
+    }
+
+    /// One row's images; their bytes read from `source` when `embed` and not in memory.
+    fn push(&mut self, images: &[ImageRef], embed: bool) -> Result<()> {
+        for img in images {
+            let st = self.images.values();
+            let mut loaded = None;
+            let bytes = media_bytes(&img.bytes, &img.source, embed, &mut loaded)?;
+            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+            field_builder::<StringBuilder>(st, 1).append_option(img.path.as_deref());
+            st.append(true);
+            let facts = self.facts.values();
+            field_builder::<StringBuilder>(facts, 0).append_option(img.sha256.as_deref());
+            field_builder::<Int32Builder>(facts, 1).append_option(img.width.map(|w| w as i32));
+            field_builder::<Int32Builder>(facts, 2).append_option(img.height.map(|h| h as i32));
+            field_builder::<StringBuilder>(facts, 3).append_option(img.phash.as_deref());
+            field_builder::<StringBuilder>(facts, 4).append_option(img.dhash.as_deref());
+            facts.append(true);
+        }
+        self.images.append(true);
+        self.facts.append(true);
+        Ok(())
+    }
+
+    fn finish(mut self) -> [ArrayRef; 2] {
+        [Arc::new(self.images.finish()), Arc::new(self.facts.finish())]
+    }
+}
+
+/// The video columns of a canonical batch: `videos` (bytes, path), `video_frames`
+/// and `video_facts`.
+struct VideoColumns {
+    files: ListBuilder<StructBuilder>,
+    frames: ListBuilder<ListBuilder<StructBuilder>>,
+    facts: ListBuilder<StructBuilder>,
+}
+
+impl VideoColumns {
+    fn new() -> VideoColumns {
+        let frame_list = ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
+            .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true)));
+        VideoColumns {
+            files: ListBuilder::new(StructBuilder::from_fields(image_struct_fields(), 0))
+                .with_field(Arc::new(Field::new("item", DataType::Struct(image_struct_fields()), true))),
+            frames: ListBuilder::new(frame_list).with_field(Arc::new(Field::new(
+                "item",
+                list_of(DataType::Struct(image_struct_fields()), true),
+                false,
+            ))),
+            facts: ListBuilder::new(StructBuilder::from_fields(video_fact_fields(), 0))
+                .with_field(Arc::new(Field::new("item", DataType::Struct(video_fact_fields()), false))),
+        }
+    }
+
+    /// One row's videos, their bytes as [`video_bytes`] gives them.
+    fn push(&mut self, videos: &[VideoRef], carry: EmbedVideos, embed: bool) -> Result<()> {
+        for v in videos {
+            let st = self.files.values();
+            let mut loaded = None;
+            let bytes = video_bytes((&v.bytes, &v.source, v.path.as_deref()), carry, embed, &mut loaded)?;
+            field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+            field_builder::<StringBuilder>(st, 1).append_option(v.path.as_deref());
+            st.append(true);
+            let frames = self.frames.values();
+            for f in &v.frames {
+                let st = frames.values();
+                let mut loaded = None;
+                let bytes = video_bytes((&f.bytes, &f.source, f.path.as_deref()), carry, embed, &mut loaded)?;
+                field_builder::<BinaryBuilder>(st, 0).append_option(bytes);
+                field_builder::<StringBuilder>(st, 1).append_option(f.path.as_deref());
+                st.append(true);
+            }
+            frames.append(true);
+            let facts = self.facts.values();
+            field_builder::<StringBuilder>(facts, 0).append_option(v.sha256.as_deref());
+            field_builder::<Int64Builder>(facts, 1).append_option(v.size.map(|n| n as i64));
+            field_builder::<Float64Builder>(facts, 2).append_option(v.duration);
+            field_builder::<Float64Builder>(facts, 3).append_option(v.fps);
+            field_builder::<Int64Builder>(facts, 4).append_option(v.frame_count.map(|n| n as i64));
+            field_builder::<Int32Builder>(facts, 5).append_option(v.width.map(|w| w as i32));
+            field_builder::<Int32Builder>(facts, 6).append_option(v.height.map(|h| h as i32));
+            field_builder::<StringBuilder>(facts, 7).append_option(v.codec.as_deref());
+            let shas = facts
+                .field_builder::<ListBuilder<Box<dyn arrow::array::ArrayBuilder>>>(8)
+                .expect("frame_sha256 is a list of strings");
+            for f in &v.frames {
+                shas.values()
+                    .as_any_mut()
+                    .downcast_mut::<StringBuilder>()
+                    .expect("frame_sha256 items are strings")
+                    .append_option(f.sha256.as_deref());
+            }
+            shas.append(true);
+            facts.append(true);
+        }
+        self.files.append(true);
+        self.frames.append(true);
+        self.facts.append(true);
+        Ok(())
+    }
+
+    fn finish(mut self) -> [ArrayRef; 3] {
+        [Arc::new(self.files.finish()), Arc::new(self.frames.finish()), Arc::new(self.facts.finish())]
+    }
 }
 
 fn field_builder<T: arrow::array::ArrayBuilder>(st: &mut StructBuilder, i: usize) -> &mut T {

@@ -90,9 +90,13 @@ pub fn build(flags: &BuildFlags, mut each: impl FnMut(String)) -> Result<()> {
 
 /// Runs one pipeline's stages (diagnose and prune through the stage cache)
 /// and writes its release under `out_dir`, doing with its lock file what
-/// `lock_file` says. Each stage crate is entered once, in flow order:
-/// ingest, embed (when a setting needs it), predictions, prune, diagnose,
-/// variants, metrics, release.
+/// `lock_file` says. The stages run in flow order: ingest, embed (when a
+/// setting needs it), predictions, prune, diagnose, variants, metrics,
+/// release. Diagnose is entered twice: its settings are checked against the
+/// questions (and outside scores loaded) before pruning, because the pruner
+/// re-diagnoses with them, and the diagnosis is completed after it, because
+/// its report marks what pruning removed; with `[filter]`, prune is entered
+/// before that check too (the check is of the questions the filter kept).
 pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
     let p = &target.pipeline;
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };

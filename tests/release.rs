@@ -244,6 +244,24 @@ fn the_lock_file_proves_a_rebuild() {
     assert_eq!(common::files_below(work.path()), before);
 }
 
+/// `--check` of several pipelines names every missing lock file at once,
+/// before any pipeline is rebuilt.
+#[test]
+fn a_check_names_every_missing_lock_file_before_rebuilding() {
+    let work = common::fixture_workspace();
+    let text = std::fs::read_to_string(work.path().join("canonical.toml")).unwrap();
+    std::fs::write(work.path().join("other.toml"), text.replace("name = \"canonical\"", "name = \"other\"")).unwrap();
+    let out = blindspot()
+        .current_dir(work.path())
+        .args(["build", "canonical.toml", "other.toml", "--check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("canonical.lock.json: no lock file to check against"), "{stderr}");
+    assert!(stderr.contains("other.lock.json: no lock file to check against"), "{stderr}");
+}
+
 /// `[predictions]` in a pipeline: `build` scores the files against the
 /// release and writes `report/metrics.json`, with the pipeline's own paths
 /// (never the build machine's) and unknown ids counted.

@@ -1,10 +1,11 @@
-//! `blindspot build [PIPELINE...]`: validate every pipeline first, then run
-//! each through [`crate::pipeline::build`] and print a summary per release.
+//! `blindspot build [PIPELINE...]`: one call into [`crate::pipeline::build`],
+//! which validates every pipeline first, then builds (or, with `--check`,
+//! rebuilds and compares) each; this prints what it reports.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::error::{Result, display_path};
-use crate::pipeline::cache::{StageCache, default_dir};
+use crate::error::Result;
+use crate::spec::plan::{BuildFlags, DEFAULT_OUT};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,45 +28,15 @@ pub struct Args {
     pub timings: bool,
 }
 
-const DEFAULT_OUT: &str = "releases";
-
 pub fn run(args: &Args) -> Result<()> {
-    // Validate all before touching any data.
-    let pipelines = crate::pipeline::load_all(&super::pipeline_files(&args.pipelines)?)?;
     if args.timings {
         crate::progress::enable_timings();
     }
-    if args.check {
-        // A check recomputes everything: it must not trust earlier results.
-        for line in crate::pipeline::check(&pipelines)? {
-            super::say(&line);
-        }
-        return Ok(());
-    }
-    // Each pipeline's outputs against its inputs, then every output against
-    // every other: one pipeline's release must not replace another's (same
-    // name and version) or its lock file.
-    let mut all = Vec::new();
-    for p in &pipelines {
-        let of = display_path(&p.path);
-        let mut written = vec![super::outputs::Output::folder(
-            format!("the release of {of}"),
-            args.out_dir.join(&p.dataset.name).join(&p.dataset.version),
-        )];
-        if args.out_dir == Path::new(DEFAULT_OUT) {
-            written.push(super::outputs::Output::file(
-                format!("the lock file of {of}"),
-                crate::release::lock::path_for(&p.path),
-            ));
-        }
-        super::outputs::check(&super::outputs::pipeline_inputs(p), &written)?;
-        all.extend(written);
-    }
-    super::outputs::check(&[], &all)?;
-    let cache = if args.no_cache { StageCache::disabled() } else { StageCache::new(default_dir()) };
-    for p in &pipelines {
-        let lock = args.out_dir == Path::new(DEFAULT_OUT);
-        super::say(&crate::pipeline::build(p, &args.out_dir, &cache, lock)?);
-    }
-    Ok(())
+    let flags = BuildFlags {
+        files: super::pipeline_files(&args.pipelines)?,
+        out_dir: args.out_dir.clone(),
+        check: args.check,
+        no_cache: args.no_cache,
+    };
+    crate::pipeline::build(&flags, |line| super::say(&line))
 }

@@ -12,57 +12,25 @@ use crate::embed::minilm::MiniLm;
 use crate::embed::{
     EmbedSettings, Embedder, SampleEmbeddings, embed_texts, question_options_matrix, question_with_options,
 };
-use crate::error::{Error, Problem, Result};
+use crate::error::Result;
 use crate::prune::Removed;
 use crate::sample::Sample;
 use crate::spec::Pipeline;
 
-/// The model folder of a pipeline that needs embeddings (`None`: it needs
-/// none); a missing model is an error at the pipeline key that asked for it,
-/// saying how to obtain the model.
-pub fn check_model(p: &Pipeline) -> Result<Option<std::path::PathBuf>> {
-    let Some((key, loc)) = &p.embed.requested_by else { return Ok(None) };
-    match crate::embed::model::resolve_model_dir(p.embed.model_dir.as_deref()) {
-        Ok(d) => Ok(Some(d)),
-        Err(Error::Invalid(problems)) => {
-            let why = problems.first().map_or(String::new(), |pr| format!("{}: {}", pr.loc, pr.message));
-            let dir = crate::embed::model::model_dir(p.embed.model_dir.as_deref());
-            Err(Error::one(
-                Problem::new(loc.clone(), format!("`{key}` needs the sentence-embedding model ({why})")).help(format!(
-                    "{}; or set [embed] model-dir in the pipeline. Pipelines without embedding settings need no model",
-                    crate::embed::model::how_to_obtain(&dir)
-                )),
-            ))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Loads the pipeline's model when it needs one (see [`check_model`]).
-pub fn load_model(p: &Pipeline) -> Result<Option<MiniLm>> {
-    match check_model(p)? {
-        Some(dir) => MiniLm::load(&dir, p.embed.max_length).map(Some),
-        None => Ok(None),
-    }
-}
-
 /// Runs `[leakage]`: exact duplicates always, near-duplicates with the model,
-/// both within `samples` and against the training split; with `prune`, the
-/// questions to drop.
+/// both within `samples` and against the training split (`train`, ingested
+/// with the benchmark); with `prune`, the questions to drop.
 pub fn leakage(
     p: &Pipeline,
     samples: &[Sample],
+    train: Option<&[Sample]>,
     emb: Option<&SampleEmbeddings>,
     model: Option<&MiniLm>,
     settings: &EmbedSettings,
 ) -> Result<Option<(DupsReport, Vec<Removed>)>> {
     let Some(plan) = &p.leakage else { return Ok(None) };
-    let train = match &plan.train {
-        Some(t) => Some(crate::ingest::ingest(t)?.samples),
-        None => None,
-    };
     let test_e = emb.map(question_options_matrix);
-    let train_e = match (&train, model) {
+    let train_e = match (train, model) {
         (Some(tr), Some(m)) if !plan.exact_only => {
             let texts: Vec<String> = tr.iter().map(question_with_options).collect();
             Some(embed_texts(m, &texts.iter().map(String::as_str).collect::<Vec<_>>(), settings, "embed train")?)
@@ -78,15 +46,11 @@ pub fn leakage(
         }),
         _ => None,
     };
-    let mut report = crate::embed::dups::find(samples, train.as_deref(), near)?;
+    let mut report = crate::embed::dups::find(samples, train, near)?;
     // Near-duplicate images, reported (never pruned): a benchmark with images only.
     if samples.iter().any(|s| !s.images.is_empty()) {
-        report.images = Some(crate::embed::image_dups::find(
-            samples,
-            train.as_deref(),
-            None,
-            crate::sample::image_hash::DEFAULT_THRESHOLD,
-        ));
+        report.images =
+            Some(crate::embed::image_dups::find(samples, train, None, crate::sample::image_hash::DEFAULT_THRESHOLD));
     }
     report.videos = super::video_dups::find(samples);
     let removed = if plan.prune { dedup(samples, &report) } else { Vec::new() };
@@ -159,7 +123,7 @@ pub fn dedup(samples: &[Sample], report: &DupsReport) -> Vec<Removed> {
 
 /// Each embedded question on the first two principal axes of the question
 /// embeddings, in the embeddings' order: the release's projection plot.
-pub(crate) fn project(e: &crate::embed::SampleEmbeddings) -> Vec<(f64, f64)> {
+fn project(e: &crate::embed::SampleEmbeddings) -> Vec<(f64, f64)> {
     let rows: Vec<&[f32]> = e.rows.iter().map(|r| r.question.as_slice()).collect();
     let (mean, axes) = crate::ml::pca::pca2(&rows, e.dim);
     rows.iter()
@@ -172,27 +136,38 @@ pub(crate) fn project(e: &crate::embed::SampleEmbeddings) -> Vec<(f64, f64)> {
 }
 
 /// What the embedding step produced: the embeddings (when a setting needs
-/// them), the duplicates `[leakage]` found, and what `prune-duplicates` drops.
+/// them) and their projection, the duplicates `[leakage]` found, and what
+/// `prune-duplicates` drops.
 pub(crate) struct Embedded {
     pub embeddings: Option<SampleEmbeddings>,
+    /// [`project`] of the embeddings (empty without them).
+    pub projection: Vec<(f64, f64)>,
     pub dups: Option<DupsReport>,
     pub dedup_removed: Vec<Removed>,
 }
 
-/// The embedding step: the model loaded (when the pipeline needs it), every
-/// ingested question embedded with it (cached beside the stage cache), then
-/// `[leakage]`.
-pub(crate) fn embed(p: &Pipeline, samples: &[Sample], cache: &crate::cache::StageCache) -> Result<Embedded> {
-    let model = load_model(p)?;
+/// The embedding step: the model loaded from `model_dir` (the folder the
+/// build's settings found, when the pipeline needs it), every ingested
+/// question embedded with it (cached beside the stage cache), `[leakage]`
+/// against `train`, and the embeddings' projection.
+pub(crate) fn embed(
+    p: &Pipeline,
+    model_dir: Option<&std::path::Path>,
+    samples: &[Sample],
+    train: Option<&[Sample]>,
+    cache: &crate::cache::StageCache,
+) -> Result<Embedded> {
+    let model = model_dir.map(|dir| MiniLm::load(dir, p.embed.max_length)).transpose()?;
     let model = model.as_ref();
     let settings = EmbedSettings { cache_dir: cache.enabled().then(|| crate::cache::default_dir().join("embed")) };
     let embeddings = match model {
         Some(m) => Some(crate::embed::embed_samples(samples, m, &settings)?),
         None => None,
     };
-    let (dups, dedup_removed) = match leakage(p, samples, embeddings.as_ref(), model, &settings)? {
+    let (dups, dedup_removed) = match leakage(p, samples, train, embeddings.as_ref(), model, &settings)? {
         Some((d, r)) => (Some(d), r),
         None => (None, Vec::new()),
     };
-    Ok(Embedded { embeddings, dups, dedup_removed })
+    let projection = embeddings.as_ref().map(project).unwrap_or_default();
+    Ok(Embedded { embeddings, projection, dups, dedup_removed })
 }

@@ -2,9 +2,10 @@
 //! order and the only one that consults the stage cache.
 //!
 //! ```text
-//! plan (spec) ─▶ ingest ─▶ (embed, leakage) ─▶ prune or B-Clean (+ control)
-//!             ─▶ diagnose (reused from the pruner's `before`) ─▶ variants
-//!             ─▶ predictions ─▶ metrics ─▶ release (writes what it is handed)
+//! settings (spec) ─▶ ingest ─▶ (embed, leakage) ─▶ predictions ─▶ filter,
+//!   prune or B-Clean (+ control) ─▶ diagnose (reused from the pruner's
+//!   `before`) ─▶ variants ─▶ metrics ─▶ release (writes what it is handed,
+//!   then writes or compares the lock file)
 //! ```
 //! Each step is a call into its stage with typed inputs; the stages do not
 //! know each other's order, and `release` computes nothing.
@@ -36,7 +37,7 @@ pub mod video_dups;
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::context::RunContext;
 use crate::error::{Error, Location, Problem, Result, display_path};
@@ -46,8 +47,9 @@ use crate::progress::timed;
 use crate::prune::{Method, PruneConfig, Pruned};
 use crate::release::{LockFile, LockOutcome, ReleaseOutcome, write_release};
 use crate::sample::Sample;
+use crate::spec::plan::{BuildFlags, BuildTarget, LockUse};
 use crate::spec::{MetricsPlan, Pipeline};
-use cache::{StageCache, config_bytes, samples_digest};
+use cache::{StageCache, config_bytes, default_dir, samples_digest};
 
 /// What one pipeline's stages produced, and where its release went.
 pub struct Built {
@@ -58,54 +60,59 @@ pub struct Built {
     pub outcome: ReleaseOutcome,
 }
 
-/// Loads and validates every pipeline file before any data is touched: every
-/// problem of every file at once, including a missing embedding model; then
-/// warns of the datasheet questions each leaves open.
-pub fn load_all(files: &[PathBuf]) -> Result<Vec<Pipeline>> {
-    let mut pipelines = Vec::new();
-    let mut problems = Vec::new();
-    for file in files {
-        match Pipeline::load(file) {
-            Ok(p) => pipelines.push(p),
-            Err(Error::Invalid(ps)) => problems.extend(ps),
-            Err(e) => return Err(e),
-        }
-    }
-    // A pipeline that needs the embedding model fails here, before any data is read.
-    for p in &pipelines {
-        match embedding::check_model(p) {
-            Ok(_) => {}
-            Err(Error::Invalid(ps)) => problems.extend(ps),
-            Err(e) => return Err(e),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems));
-    }
-    for w in pipelines.iter().filter_map(crate::spec::datasheet::unanswered_warning) {
+/// `blindspot build`: the command's settings resolved once (every pipeline
+/// validated, its model found, its outputs checked against its inputs and
+/// one another, before any data is read), then each pipeline run ([`run`]).
+/// `each` gets what the command prints: the summary of each release as it is
+/// written, or with `--check` one line per pipeline once every rebuild
+/// matches its lock file.
+pub fn build(flags: &BuildFlags, mut each: impl FnMut(String)) -> Result<()> {
+    let settings = crate::spec::plan::build_settings(flags)?;
+    for w in &settings.warnings {
         eprintln!("{w}");
     }
-    Ok(pipelines)
-}
-
-/// `blindspot build` of one pipeline: its stages and release ([`run`]), its
-/// lock file when `lock` (only when the lock's content changes), and the
-/// summary a person reads.
-pub fn build(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock: bool) -> Result<String> {
-    let lock_file = if lock { LockFile::Write } else { LockFile::Leave };
-    Ok(run(p, out_dir, cache, lock_file)?.summary(p))
+    let Some(out_dir) = &settings.out_dir else {
+        // A check recomputes everything: it must not trust earlier results.
+        check(&settings.targets)?.into_iter().for_each(each);
+        return Ok(());
+    };
+    let cache = if settings.cache { StageCache::new(default_dir()) } else { StageCache::disabled() };
+    for t in &settings.targets {
+        let lock_file = match settings.lock {
+            LockUse::Write => LockFile::Write(t.lock_path.clone()),
+            LockUse::Leave => LockFile::Leave,
+            LockUse::Check => return Err(Error::Bug("a check with an output folder".into())),
+        };
+        each(run(t, out_dir, &cache, lock_file)?.summary(&t.pipeline));
+    }
+    Ok(())
 }
 
 /// Runs one pipeline's stages (diagnose and prune through the stage cache)
 /// and writes its release under `out_dir`, doing with its lock file what
-/// `lock_file` says.
-pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
+/// `lock_file` says. The stages run in flow order: ingest, embed (when a
+/// setting needs it), predictions, prune, diagnose, variants, metrics,
+/// release. Diagnose is entered twice: its settings are checked against the
+/// questions (and outside scores loaded) before pruning, because the pruner
+/// re-diagnoses with them, and the diagnosis is completed after it, because
+/// its report marks what pruning removed; with `[filter]`, prune is entered
+/// before that check too (the check is of the questions the filter kept).
+pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
+    let p = &target.pipeline;
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };
     refuse_image_names_only(p)?;
-    // A pipeline that needs the model and lacks it was refused by `load_all`,
-    // before any data was read; the embed step loads it.
-    let ingested = timed("ingest", || ingest(&p.ingest))?;
-    let embedded = embedding::embed(p, &ingested.samples, cache)?;
+    // The benchmark, and the training split `[leakage]` compares it with.
+    let (ingested, train) = timed("ingest", || -> Result<_> {
+        let train = match p.leakage.as_ref().and_then(|l| l.train.as_ref()) {
+            Some(t) => Some(ingest(t)?.samples),
+            None => None,
+        };
+        Ok((ingest(&p.ingest)?, train))
+    })?;
+    // A pipeline that needs the model and lacks it was refused with its
+    // settings, before any data was read; the embed step loads it.
+    let embedded = embedding::embed(p, target.model_dir.as_deref(), &ingested.samples, train.as_deref(), cache)?;
+    drop(train);
     // `prune-duplicates`: the later stages see the benchmark without the dropped copies.
     let work =
         without(Cow::Borrowed(&ingested.samples), embedded.dedup_removed.iter().map(|r| r.id.as_str()).collect());
@@ -114,11 +121,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile
     // `[filter]`: the later stages see the benchmark without what blind models answer.
     let filter_report = filter(p, &work, imported.as_ref())?;
     let work = without(work, filter_report.as_ref().map(|r| r.removed_ids()).unwrap_or_default());
-    let (emb, dups, dedup_removed) = (embedded.embeddings, embedded.dups, embedded.dedup_removed);
-    // Folds the pipeline sets must not outnumber the questions diagnosed.
-    if let Some(plan) = &p.prune {
-        plan.config.unit.check_rows(&work, &Location::file(&p.path))?;
-    }
+    let embedding::Embedded { embeddings: emb, dups, dedup_removed, projection } = embedded;
     let diagnose_cfg = steps::check_diagnose(&p.diagnose, &work, &Location::file(&p.path))?;
     let diagnose_cfg = diagnose_cfg.as_ref();
     let mut tst = config_bytes(diagnose_cfg)?;
@@ -128,12 +131,15 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile
     let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))?, tst };
     let Pruning { pruned, control, bclean: bclean_report, before, report: prune_report } =
         prune(p, &work, imported.as_ref(), diagnose_cfg, emb.as_ref(), &cached)?;
+    // What the release keeps and removes, and what the s(x) histogram marks.
+    let removals = Removals { pruned: pruned.as_ref(), filter: filter_report.as_ref(), dedup: &dedup_removed };
+    let removed = (pruned.is_some() || removals.removes()).then(|| removals.removed_ids());
+    // Variants stress the set being published: the kept questions.
+    let kept = removals.kept(&ingested.samples);
+    let removes = removals.removes();
     let mut reports = prune_report;
     let diagnosis = match p.run_diagnose {
         true => {
-            // Pruning ran: the s(x) histogram marks what it (and deduplication) removed.
-            let removals = Removals { pruned: pruned.as_ref(), filter: filter_report.as_ref(), dedup: &dedup_removed };
-            let removed = (pruned.is_some() || removals.removes()).then(|| removals.removed_ids());
             let d = steps::diagnose(&work, diagnose_cfg, emb.as_ref(), Some(&cached), before, removed.as_ref())?;
             for w in &d.warnings {
                 eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
@@ -143,24 +149,10 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile
         }
         false => None,
     };
+    drop(removed);
     // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
     let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());
     drop(work);
-    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
-        projection: emb.as_ref().map(embedding::project).unwrap_or_default(),
-        embeddings: emb,
-        tst_embed,
-        dups,
-        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
-        dedup_removed,
-    });
-    let removals = Removals {
-        pruned: pruned.as_ref(),
-        filter: filter_report.as_ref(),
-        dedup: embed_stage.as_ref().map_or(&[], |e| e.dedup_removed.as_slice()),
-    };
-    // Variants stress the set being published: the kept questions.
-    let kept = removals.kept(&ingested.samples);
     let variants = variants(p, &kept)?;
     let metrics = match (&p.metrics, &imported) {
         (Some(plan), Some(imported)) => {
@@ -170,13 +162,21 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile
                 all: &ingested.samples,
                 kept: &kept,
                 control_kept: control_kept.as_ref(),
-                removes: removals.removes(),
+                removes,
                 variants: &variants,
             };
             Some(steps::metrics(plan, imported, &inputs)?)
         }
         _ => None,
     };
+    let embed_stage = (emb.is_some() || dups.is_some()).then(|| EmbedStage {
+        projection,
+        embeddings: emb,
+        tst_embed,
+        dups,
+        train_written: p.leakage.as_ref().and_then(|l| l.train_written.clone()),
+        dedup_removed,
+    });
     let outputs = BuildOutputs {
         ingested: &ingested,
         diagnosis: diagnosis.as_ref(),
@@ -190,6 +190,7 @@ pub fn run(p: &Pipeline, out_dir: &Path, cache: &StageCache, lock_file: LockFile
         reports: &reports,
     };
     let outcome = timed("release (total)", || write_release(p, &outputs, out_dir, lock_file))?;
+    drop(kept);
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
 }
 
@@ -258,6 +259,10 @@ fn prune(
     emb: Option<&crate::embed::SampleEmbeddings>,
     cached: &steps::Cached<'_>,
 ) -> Result<Pruning> {
+    // Folds the pipeline sets must not outnumber the questions pruned.
+    if let Some(plan) = &p.prune {
+        plan.config.unit.check_rows(work, &Location::file(&p.path))?;
+    }
     let (mut pruned, mut control, bclean_report, report) = match p.prune.as_ref() {
         Some(plan) if plan.config.method == Method::Bclean => {
             let (m, imported) = p
@@ -366,28 +371,29 @@ pub fn import_predictions(plan: &MetricsPlan) -> Result<crate::predictions::Impo
 }
 
 /// `build --check`: rebuilds every pipeline in a temporary folder, with no
-/// cache, and compares it with its lock file. Returns one line per pipeline.
-pub fn check(pipelines: &[Pipeline]) -> Result<Vec<String>> {
+/// cache, and compares it with its lock file (which the settings found).
+/// Returns one line per pipeline.
+fn check(targets: &[BuildTarget]) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     let mut lines = Vec::new();
-    for p in pipelines {
-        // A check without a lock to compare with fails before any work.
-        let locked = crate::release::lock::read(&crate::release::lock::path_for(&p.path))?;
+    for t in targets {
+        let p = &t.pipeline;
         let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("(temporary folder)"), e))?;
-        let outcome = run(p, tmp.path(), &StageCache::disabled(), LockFile::Check(Box::new(locked)))?.outcome;
-        let lock_path = &outcome.lock_path;
+        let lock_file = LockFile::Check(t.lock_path.clone());
+        let outcome = run(t, tmp.path(), &StageCache::disabled(), lock_file)?.outcome;
         match outcome.lock {
             LockOutcome::Identical => lines.push(format!(
                 "{} {}: rebuilt {} files, identical to {}",
                 p.dataset.name,
                 p.dataset.version,
                 outcome.files.len(),
-                display_path(lock_path)
+                display_path(&t.lock_path)
             )),
             LockOutcome::Differs(diff) => problems.push(
-                Problem::new(Location::file(lock_path), format!("the rebuild does not match the lock: {diff}")).help(
-                    "if the change is intended, bump [dataset] version and run `blindspot build` to write a new lock",
-                ),
+                Problem::new(Location::file(&t.lock_path), format!("the rebuild does not match the lock: {diff}"))
+                    .help(
+                        "if the change is intended, bump [dataset] version and run `blindspot build` to write a new lock",
+                    ),
             ),
             LockOutcome::Left | LockOutcome::Written => {
                 return Err(Error::Bug("a check wrote or left the lock file".into()));

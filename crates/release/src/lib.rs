@@ -66,9 +66,8 @@ pub struct ReleaseOutcome {
     pub files: BTreeMap<String, (String, u64)>,
     /// The variant kinds generated.
     pub variants: Vec<VariantInfo>,
-    /// What became of the lock file, at `lock_path`.
+    /// What became of the lock file.
     pub lock: LockOutcome,
-    pub lock_path: PathBuf,
 }
 
 /// The data file of the default config.
@@ -236,16 +235,16 @@ fn images_held(samples: &[crate::sample::Sample], embed: Embed) -> Result<()> {
     Ok(())
 }
 
-/// What a build does with the pipeline's lock file (`<name>.lock.json` beside it).
+/// What a build does with the pipeline's lock file (at the path spec resolved,
+/// `<name>.lock.json` beside it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LockFile {
     /// Leave it alone (a build into another folder than the default).
     Leave,
-    /// Write it when its content changes.
-    Write,
-    /// Compare the build with this lock (`build --check`), read before
-    /// anything was built.
-    Check(Box<lock::Lock>),
+    /// Write the lock file at this path when its content changes.
+    Write(PathBuf),
+    /// Compare the build with the lock file at this path (`build --check`).
+    Check(PathBuf),
 }
 
 /// What became of the lock file.
@@ -269,7 +268,12 @@ pub fn write_release(
     out_root: &Path,
     lock_file: LockFile,
 ) -> Result<ReleaseOutcome> {
-    let lock_path = lock::path_for(&pipeline.path);
+    // A check compares with a lock that reads back: a malformed one stops the
+    // build before anything is written.
+    let locked = match &lock_file {
+        LockFile::Check(path) => Some(lock::read(path)?),
+        LockFile::Write(_) | LockFile::Leave => None,
+    };
     let ds = &pipeline.dataset;
     let parent = out_root.join(&ds.name);
     let target = parent.join(&ds.version);
@@ -285,18 +289,19 @@ pub fn write_release(
     let (files, manifest) = write_presentation(pipeline, stages, &configs, &variants, dir)?;
     let written = put_in_place(pipeline, &configs, &files, &mut staging, &target)?;
     drop(held);
-    let lock = match lock_file {
-        LockFile::Check(locked) => match lock::first_difference(&locked, &manifest, &files) {
+    let lock = match (lock_file, locked) {
+        (LockFile::Check(_), Some(locked)) => match lock::first_difference(&locked, &manifest, &files) {
             None => LockOutcome::Identical,
             Some(diff) => LockOutcome::Differs(diff),
         },
-        LockFile::Write => {
-            write_lock(&lock_path, &lock::render(&files, &manifest)?)?;
+        (LockFile::Write(path), _) => {
+            write_lock(&path, &lock::render(&files, &manifest)?)?;
             LockOutcome::Written
         }
-        LockFile::Leave => LockOutcome::Left,
+        (LockFile::Leave, _) => LockOutcome::Left,
+        (LockFile::Check(_), None) => return Err(Error::Bug("a check without the lock it read".into())),
     };
-    Ok(ReleaseOutcome { dir: target, written, files, variants, lock, lock_path })
+    Ok(ReleaseOutcome { dir: target, written, files, variants, lock })
 }
 
 /// Writes `text` to the lock file at `path`, only when its content changes.

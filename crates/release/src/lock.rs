@@ -5,7 +5,7 @@
 //! pipeline still rebuilds the published bytes.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,12 +27,6 @@ pub struct Lock {
     pub outputs: BTreeMap<String, FileEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predictions: Option<Vec<PredictionInput>>,
-}
-
-/// `pipelines/vqa-rad.toml` → `pipelines/vqa-rad.lock.json`.
-pub fn path_for(pipeline: &Path) -> PathBuf {
-    let stem = pipeline.file_stem().map_or("pipeline".into(), |s| s.to_string_lossy().to_string());
-    pipeline.with_file_name(format!("{stem}.lock.json"))
 }
 
 /// The lock of a built release: its manifest's provenance and every file's hash
@@ -68,10 +62,7 @@ pub fn manifest_of(dir: &Path) -> Result<Manifest> {
 pub fn read(path: &Path) -> Result<Lock> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            Error::one(
-                Problem::new(Location::file(path), "no lock file to check against")
-                    .help("run `blindspot build` once (into the default releases/ folder) to write it, and commit it"),
-            )
+            Error::one(crate::spec::plan::no_lock_file(path))
         } else {
             Error::io(path, e)
         }

@@ -47,7 +47,7 @@ pub(super) fn sources_section(out: &mut String, p: &Pipeline, ing: &crate::inges
         Some(d) if d == "pipelines" => format!("pipelines/{file}"),
         _ => file,
     };
-    let lock = crate::lock::path_for(std::path::Path::new(&pipeline)).to_string_lossy().replace('\\', "/");
+    let lock = crate::spec::plan::lock_path(std::path::Path::new(&pipeline)).to_string_lossy().replace('\\', "/");
     let view = SourcesView {
         homepage: p.dataset.homepage.as_deref(),
         inputs: ing

@@ -19,6 +19,7 @@ use crate::wire::{IngestWire, PipelineWire};
 
 pub use crate::context::DEFAULT_SEED;
 
+mod build;
 mod fields;
 mod ingest;
 mod input;
@@ -26,6 +27,9 @@ mod metrics;
 mod stages;
 mod variants;
 
+pub use build::{
+    BuildFlags, BuildSettings, BuildTarget, DEFAULT_OUT, LockUse, build_settings, lock_path, no_lock_file,
+};
 use fields::*;
 pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};

@@ -302,13 +302,67 @@ pub fn apply(
         crate::predictions::check_models(models, "models")
             .map_err(|m| Error::one(Problem::new(here(), m).field("models")))?;
     }
+    let Tallied { tally, unknown, unknown_first } = tally(questions, predictions, rule, cfg);
+    let models: Vec<String> = match &rule.models {
+        Some(m) => m.clone(),
+        None => tally.keys().map(|m| m.to_string()).collect(),
+    };
+    let min_models = match rule.min_models {
+        MinModels::All => models.len(),
+        MinModels::Count(k) => k,
+    };
+    let problems = rule_problems(rule, predictions, &tally, &models, min_models, origin);
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    let (stats, answered_by) = answered(&tally, &models, rule.min_correct);
+    let predicted: BTreeSet<usize> = tally.values().flat_map(|q| q.keys().copied()).collect();
+    let mut removed: Vec<FilterRemoved> = answered_by
+        .into_iter()
+        .filter(|(_, ms)| ms.len() >= min_models)
+        .map(|(row, models)| FilterRemoved { id: questions[row].id.clone(), models })
+        .collect();
+    removed.sort_by(|a, b| id_cmp(&a.id, &b.id));
+    Ok(FilterReport {
+        rule: RuleOut {
+            preset: rule.preset,
+            source: rule.preset.map(|p| p.source().to_string()),
+            conditions: rule.conditions.clone(),
+            min_models,
+            min_correct: match rule.min_correct {
+                MinCorrect::Count(m) => m.to_string(),
+                MinCorrect::Any => "any".into(),
+                MinCorrect::Majority => "majority".into(),
+                MinCorrect::All => "all".into(),
+            },
+            text: rule_text(rule, &models, min_models),
+        },
+        n_questions: questions.len(),
+        models: stats,
+        unknown_predictions: unknown,
+        unknown_first,
+        unpredicted: questions.len() - predicted.len(),
+        kept_count: questions.len() - removed.len(),
+        removed,
+    })
+}
+
+/// Per model, per question row: condition → (right, samples).
+type Tally<'p> = BTreeMap<&'p str, BTreeMap<usize, BTreeMap<String, (usize, usize)>>>;
+
+/// The rule's predictions scored and counted, and those whose id names no question.
+struct Tallied<'p> {
+    tally: Tally<'p>,
+    unknown: usize,
+    unknown_first: Vec<crate::metrics::Located>,
+}
+
+/// Scores every prediction the rule reads (its conditions, its models) against
+/// its question.
+fn tally<'p>(questions: &[Sample], predictions: &'p [Prediction], rule: &Rule, cfg: &MetricsConfig) -> Tallied<'p> {
     let index: HashMap<&str, usize> = questions.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
     let wanted: BTreeSet<&str> = rule.conditions.iter().map(String::as_str).collect();
-    /// Per question row: condition → (right, samples).
-    type Rows = BTreeMap<usize, BTreeMap<String, (usize, usize)>>;
-    let mut tally: BTreeMap<&str, Rows> = BTreeMap::new();
-    let mut unknown = 0;
-    let mut unknown_first = Vec::new();
+    let mut out = Tallied { tally: BTreeMap::new(), unknown: 0, unknown_first: Vec::new() };
     for p in predictions {
         let condition = match p.id.rsplit_once("::") {
             Some((_, kind)) if !index.contains_key(p.id.as_str()) => kind,
@@ -318,9 +372,9 @@ pub fn apply(
             continue;
         }
         let Some((row, condition)) = crate::metrics::resolve(&index, questions, &p.id) else {
-            unknown += 1;
-            if unknown_first.len() < crate::metrics::LISTED {
-                unknown_first.push(crate::metrics::Located {
+            out.unknown += 1;
+            if out.unknown_first.len() < crate::metrics::LISTED {
+                out.unknown_first.push(crate::metrics::Located {
                     location: p.loc.to_string(),
                     model: p.model.clone(),
                     id: p.id.clone(),
@@ -329,16 +383,27 @@ pub fn apply(
             continue;
         };
         let outcome = crate::predictions::parse::score_with(&questions[row], &p.response, cfg.numeric, cfg.mra);
-        let e = tally.entry(p.model.as_str()).or_default().entry(row).or_default().entry(condition).or_default();
+        let e = out.tally.entry(p.model.as_str()).or_default().entry(row).or_default().entry(condition).or_default();
         e.0 += usize::from(outcome.score >= CORRECT);
         e.1 += 1;
     }
-    let models: Vec<String> = match &rule.models {
-        Some(m) => m.clone(),
-        None => tally.keys().map(|m| m.to_string()).collect(),
-    };
+    out
+}
+
+/// What keeps the rule from meaning what it says on these predictions: a model
+/// without predictions under its conditions, more models needed than there are,
+/// a min-correct no model's samples can reach.
+fn rule_problems(
+    rule: &Rule,
+    predictions: &[Prediction],
+    tally: &Tally<'_>,
+    models: &[String],
+    min_models: usize,
+    origin: &Location,
+) -> Vec<Problem> {
+    let here = || origin.clone();
     let mut problems = Vec::new();
-    for m in &models {
+    for m in models {
         if !tally.contains_key(m.as_str()) {
             let known: BTreeSet<&str> = predictions.iter().map(|p| p.model.as_str()).collect();
             let mut p = Problem::new(
@@ -362,10 +427,6 @@ pub fn apply(
             "a condition's predictions answer ids <id>::<condition> (e.g. q1::no_image); import them in [predictions]",
         ));
     }
-    let min_models = match rule.min_models {
-        MinModels::All => models.len(),
-        MinModels::Count(k) => k,
-    };
     if !models.is_empty() && min_models > models.len() {
         problems.push(
             Problem::new(
@@ -407,12 +468,19 @@ pub fn apply(
             )),
         );
     }
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems));
-    }
+    problems
+}
+
+/// Each model's counts, and per question row the models that answer it as the
+/// rule's min-correct asks.
+fn answered(
+    tally: &Tally<'_>,
+    models: &[String],
+    min_correct: MinCorrect,
+) -> (Vec<ModelStats>, BTreeMap<usize, Vec<String>>) {
     let mut answered_by: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     let mut stats = Vec::new();
-    for m in &models {
+    for m in models {
         let per_q = &tally[m.as_str()];
         let mut st = ModelStats {
             model: m.clone(),
@@ -426,7 +494,7 @@ pub fn apply(
                 st.samples_min = st.samples_min.min(n);
                 st.samples_max = st.samples_max.max(n);
             }
-            if conds.values().any(|&(right, n)| rule.min_correct.holds(right, n)) {
+            if conds.values().any(|&(right, n)| min_correct.holds(right, n)) {
                 st.answered += 1;
                 answered_by.entry(row).or_default().push(m.clone());
             }
@@ -436,13 +504,11 @@ pub fn apply(
         }
         stats.push(st);
     }
-    let predicted: BTreeSet<usize> = tally.values().flat_map(|q| q.keys().copied()).collect();
-    let mut removed: Vec<FilterRemoved> = answered_by
-        .into_iter()
-        .filter(|(_, ms)| ms.len() >= min_models)
-        .map(|(row, models)| FilterRemoved { id: questions[row].id.clone(), models })
-        .collect();
-    removed.sort_by(|a, b| id_cmp(&a.id, &b.id));
+    (stats, answered_by)
+}
+
+/// The rule in words, as the report states it.
+fn rule_text(rule: &Rule, models: &[String], min_models: usize) -> String {
     let conditions_text = rule
         .conditions
         .iter()
@@ -462,33 +528,11 @@ pub fn apply(
     } else {
         format!("at least {min_models} of the {} models", models.len())
     };
-    let text = format!(
+    format!(
         "removed when {who} ({}) answer it {conditions_text}, a model answering when {}",
         models.join(", "),
         rule.min_correct.text()
-    );
-    Ok(FilterReport {
-        rule: RuleOut {
-            preset: rule.preset,
-            source: rule.preset.map(|p| p.source().to_string()),
-            conditions: rule.conditions.clone(),
-            min_models,
-            min_correct: match rule.min_correct {
-                MinCorrect::Count(m) => m.to_string(),
-                MinCorrect::Any => "any".into(),
-                MinCorrect::Majority => "majority".into(),
-                MinCorrect::All => "all".into(),
-            },
-            text,
-        },
-        n_questions: questions.len(),
-        models: stats,
-        unknown_predictions: unknown,
-        unknown_first,
-        unpredicted: questions.len() - predicted.len(),
-        kept_count: questions.len() - removed.len(),
-        removed,
-    })
+    )
 }
 
 #[cfg(test)]

@@ -217,88 +217,11 @@ impl Run<'_> {
 /// in file order. With `on-invalid = "error"`, any invalid sample fails the
 /// whole ingest with every problem listed (what the sink got is then void).
 pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>) -> Result<Summary> {
-    // Images: resolve against the image folder (an ImageFolder input is its own).
-    let image_dir = plan
-        .images_dir
-        .clone()
-        .or_else(|| plan.inputs.iter().find(|i| i.format == Format::Imagefolder).map(|i| i.path.clone()));
-    let sources = plan.fields.optional_sources();
-    let mut run = Run {
-        plan,
-        resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels)
-            .beside(plan.images_beside),
-        video_resolver: crate::videos::VideoResolver::new(plan.videos_dir.clone()),
-        filter_seen: vec![false; plan.filters.len()],
-        sources_seen: vec![SourceSeen::default(); sources.len()],
-        sources,
-        parse_problems: Vec::new(),
-        invalid: Vec::new(),
-        rejected: Vec::new(),
-        ids: IdSet::new(),
-        notes: BTreeMap::new(),
-        read_notes: Vec::new(),
-        images: BTreeMap::new(),
-        stats: IngestStats::default(),
-        readings: u8::MAX,
-        reading_rows: BTreeMap::new(),
-    };
+    let mut run = Run::new(plan);
     let mut inputs = Vec::new();
     let mut read_problems = Vec::new();
     for input in &plan.inputs {
-        let spinner = progress::spinner(&format!("reading {}", display_path(&input.path)));
-        let mut found_at = Vec::new();
-        let opened = open_input(&input.path, input.format, plan, &mut inputs, &mut found_at);
-        spinner.finish_and_clear();
-        let source = match opened {
-            Ok(s) => s,
-            Err(Error::Invalid(p)) => {
-                read_problems.extend(p);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let records_before = run.stats.records;
-        match source {
-            Source::Whole(records) => {
-                let bar = progress::bar(records.len() as u64, "mapping");
-                let batch = batch_size();
-                for start in (0..records.len()).step_by(batch) {
-                    let range = start..(start + batch).min(records.len());
-                    bar.inc(range.len() as u64);
-                    run.batch(&records, range, input.format, sink)?;
-                }
-                bar.finish_and_clear();
-            }
-            Source::Delimited(mut rows) => {
-                let bar = progress::spinner("mapping");
-                let next = || {
-                    let batch = rows.next_batch(batch_size())?;
-                    bar.inc(batch.as_ref().map_or(0, Vec::len) as u64);
-                    Ok(batch.map(Records::Parsed))
-                };
-                run.blocks(next, input.format, sink, &mut read_problems)?;
-                bar.finish_and_clear();
-            }
-            Source::Lines(mut lines) => {
-                let bar = progress::bar(lines.size_hint(), "mapping (bytes)");
-                let next = || {
-                    let block = lines.next_block()?.map(Records::Json);
-                    bar.set_position(lines.bytes_read());
-                    Ok(block)
-                };
-                run.blocks(next, input.format, sink, &mut read_problems)?;
-                bar.finish_and_clear();
-                let path = lines.path().to_path_buf();
-                let (sha256, bytes) = lines.finish();
-                inputs.push(InputFile { path, sha256, bytes });
-            }
-        }
-        // How the file was read, when that is not its plain shape: for every record of it.
-        for note in found_at {
-            let file = display_path(&input.path);
-            run.read_notes.push(format!("{file}: {note}"));
-            run.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, file)).0 += run.stats.records - records_before;
-        }
+        run.read_input(input, sink, &mut inputs, &mut read_problems)?;
     }
     if !read_problems.is_empty() {
         return Err(Error::Invalid(read_problems));
@@ -309,58 +232,15 @@ pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -
     check_filter_fields(plan, &run.filter_seen)?;
     check_mapped_sources(plan, &run.sources, &run.sources_seen, &mut run.notes)?;
     check_one_reading(&run)?;
-
     if !run.invalid.is_empty() {
-        let mut problems = run.invalid;
-        if let Some(last) = problems.last_mut() {
-            // Rows that do not fit the mapping may come from the wrong part of a file.
-            let mut help = last.help.take();
-            for note in &run.read_notes {
-                let read = format!("note: {note}");
-                help = Some(match help {
-                    Some(h) => format!("{h}\n  help: {read}"),
-                    None => read,
-                });
-            }
-            last.help = Some(match help {
-                Some(h) => format!(
-                    "{h}\n  help: or set [ingest] on-invalid = \"skip\" to reject invalid rows into the release's rejected file"
-                ),
-                None => {
-                    "set [ingest] on-invalid = \"skip\" to reject invalid rows into the release's rejected file".into()
-                }
-            });
-        }
-        return Err(Error::Invalid(problems));
+        return Err(invalid_rows(run.invalid, &run.read_notes));
     }
     let mut stats = run.stats;
     stats.rejected = run.rejected.len();
     for line in rejected_summary(&run.rejected) {
         eprintln!("warning: ingest: {line}");
     }
-    let undecodable = &run.resolver.undecodable;
-    if !undecodable.is_empty() {
-        let names: Vec<String> = undecodable.iter().take(10).map(|(f, why)| format!("{f} ({why})")).collect();
-        eprintln!(
-            "warning: ingest: {} image{} do not decode past their header: {}{}",
-            undecodable.len(),
-            if undecodable.len() == 1 { "" } else { "s" },
-            names.join(", "),
-            if undecodable.len() > 10 { ", ..." } else { "" }
-        );
-    }
-    let unhashed = &run.resolver.unhashed;
-    if !unhashed.is_empty() {
-        let names: Vec<String> = unhashed.iter().take(10).map(|(f, format)| format!("{f} ({format})")).collect();
-        eprintln!(
-            "warning: ingest: {} image{} in a format blindspot reads the size of but does not decode, so without a \
-             perceptual hash (near-duplicate search and group-by \"image-cluster\" treat each as unique): {}{}",
-            unhashed.len(),
-            if unhashed.len() == 1 { "" } else { "s" },
-            names.join(", "),
-            if unhashed.len() > 10 { ", ..." } else { "" }
-        );
-    }
+    warn_unread_images(&run.resolver);
     stats.notes = run.notes.into_iter().map(|(what, (rows, first))| IngestNote { what, rows, first }).collect();
     for n in &stats.notes {
         eprintln!(
@@ -384,4 +264,156 @@ pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -
         ));
     }
     Ok(Summary { rejected: run.rejected, inputs, images: run.images, stats })
+}
+
+impl<'p> Run<'p> {
+    /// A run over `plan`, nothing read yet. Images resolve against the image
+    /// folder (an ImageFolder input is its own).
+    fn new(plan: &'p IngestPlan) -> Run<'p> {
+        let image_dir = plan
+            .images_dir
+            .clone()
+            .or_else(|| plan.inputs.iter().find(|i| i.format == Format::Imagefolder).map(|i| i.path.clone()));
+        let sources = plan.fields.optional_sources();
+        Run {
+            plan,
+            resolver: images::Resolver::new(image_dir, plan.image_names_only, plan.max_image_pixels)
+                .beside(plan.images_beside),
+            video_resolver: crate::videos::VideoResolver::new(plan.videos_dir.clone()),
+            filter_seen: vec![false; plan.filters.len()],
+            sources_seen: vec![SourceSeen::default(); sources.len()],
+            sources,
+            parse_problems: Vec::new(),
+            invalid: Vec::new(),
+            rejected: Vec::new(),
+            ids: IdSet::new(),
+            notes: BTreeMap::new(),
+            read_notes: Vec::new(),
+            images: BTreeMap::new(),
+            stats: IngestStats::default(),
+            readings: u8::MAX,
+            reading_rows: BTreeMap::new(),
+        }
+    }
+
+    /// Reads one input file into `sink`: a file that cannot be read adds its
+    /// problems to `read_problems`, and the files read as a stream are listed in
+    /// `inputs` with their hash.
+    fn read_input(
+        &mut self,
+        input: &crate::plan::Input,
+        sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>,
+        inputs: &mut Vec<InputFile>,
+        read_problems: &mut Vec<Problem>,
+    ) -> Result<()> {
+        let plan = self.plan;
+        let spinner = progress::spinner(&format!("reading {}", display_path(&input.path)));
+        let mut found_at = Vec::new();
+        let opened = open_input(&input.path, input.format, plan, inputs, &mut found_at);
+        spinner.finish_and_clear();
+        let source = match opened {
+            Ok(s) => s,
+            Err(Error::Invalid(p)) => {
+                read_problems.extend(p);
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let records_before = self.stats.records;
+        match source {
+            Source::Whole(records) => {
+                let bar = progress::bar(records.len() as u64, "mapping");
+                let batch = batch_size();
+                for start in (0..records.len()).step_by(batch) {
+                    let range = start..(start + batch).min(records.len());
+                    bar.inc(range.len() as u64);
+                    self.batch(&records, range, input.format, sink)?;
+                }
+                bar.finish_and_clear();
+            }
+            Source::Delimited(mut rows) => {
+                let bar = progress::spinner("mapping");
+                let next = || {
+                    let batch = rows.next_batch(batch_size())?;
+                    bar.inc(batch.as_ref().map_or(0, Vec::len) as u64);
+                    Ok(batch.map(Records::Parsed))
+                };
+                self.blocks(next, input.format, sink, read_problems)?;
+                bar.finish_and_clear();
+            }
+            Source::Lines(mut lines) => {
+                let bar = progress::bar(lines.size_hint(), "mapping (bytes)");
+                let next = || {
+                    let block = lines.next_block()?.map(Records::Json);
+                    bar.set_position(lines.bytes_read());
+                    Ok(block)
+                };
+                self.blocks(next, input.format, sink, read_problems)?;
+                bar.finish_and_clear();
+                let path = lines.path().to_path_buf();
+                let (sha256, bytes) = lines.finish();
+                inputs.push(InputFile { path, sha256, bytes });
+            }
+        }
+        // How the file was read, when that is not its plain shape: for every record of it.
+        for note in found_at {
+            let file = display_path(&input.path);
+            self.read_notes.push(format!("{file}: {note}"));
+            self.notes.entry(std::borrow::Cow::Owned(note)).or_insert((0, file)).0 +=
+                self.stats.records - records_before;
+        }
+        Ok(())
+    }
+}
+
+/// The error for rows that do not fit the mapping: every row's problem, the last
+/// with how the files were read (the rows may come from the wrong part of a file)
+/// and how to reject such rows instead.
+fn invalid_rows(mut problems: Vec<Problem>, read_notes: &[String]) -> Error {
+    if let Some(last) = problems.last_mut() {
+        // Rows that do not fit the mapping may come from the wrong part of a file.
+        let mut help = last.help.take();
+        for note in read_notes {
+            let read = format!("note: {note}");
+            help = Some(match help {
+                Some(h) => format!("{h}\n  help: {read}"),
+                None => read,
+            });
+        }
+        last.help = Some(match help {
+            Some(h) => format!(
+                "{h}\n  help: or set [ingest] on-invalid = \"skip\" to reject invalid rows into the release's rejected file"
+            ),
+            None => "set [ingest] on-invalid = \"skip\" to reject invalid rows into the release's rejected file".into(),
+        });
+    }
+    Error::Invalid(problems)
+}
+
+/// Warns of images that do not decode past their header and of images in a
+/// format without a perceptual hash, ten named of each.
+fn warn_unread_images(resolver: &images::Resolver) {
+    let undecodable = &resolver.undecodable;
+    if !undecodable.is_empty() {
+        let names: Vec<String> = undecodable.iter().take(10).map(|(f, why)| format!("{f} ({why})")).collect();
+        eprintln!(
+            "warning: ingest: {} image{} do not decode past their header: {}{}",
+            undecodable.len(),
+            if undecodable.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if undecodable.len() > 10 { ", ..." } else { "" }
+        );
+    }
+    let unhashed = &resolver.unhashed;
+    if !unhashed.is_empty() {
+        let names: Vec<String> = unhashed.iter().take(10).map(|(f, format)| format!("{f} ({format})")).collect();
+        eprintln!(
+            "warning: ingest: {} image{} in a format blindspot reads the size of but does not decode, so without a \
+             perceptual hash (near-duplicate search and group-by \"image-cluster\" treat each as unique): {}{}",
+            unhashed.len(),
+            if unhashed.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if unhashed.len() > 10 { ", ..." } else { "" }
+        );
+    }
 }

@@ -20,6 +20,7 @@ use crate::wire::{IngestWire, PipelineWire};
 pub use crate::context::DEFAULT_SEED;
 
 mod fields;
+mod filter;
 mod ingest;
 mod input;
 mod metrics;
@@ -27,10 +28,12 @@ mod stages;
 mod variants;
 
 use fields::*;
+pub use filter::{FilterFlags, FilterSettings, filter_settings};
 pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
 pub use input::{
-    DiagnoseSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings, input_plan, prune_settings,
+    DiagnoseSettings, DupsFlags, DupsSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings,
+    dups_settings, input_plan, prune_settings,
 };
 use metrics::metrics_plan;
 pub use metrics::{MetricsFlags, MetricsPlan, MetricsSettings, metrics_settings};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::outputs::{self, Output};
 use crate::diagnose::report;
-use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::error::{Location, Result, display_path};
 use crate::ingest::ingest;
 use crate::pipeline::steps;
 use crate::spec::plan::{DiagnoseSettings, InputFlags, diagnose_settings};
@@ -67,11 +67,6 @@ impl TstArgs {
     pub fn flags(&self, prune: Option<&PruneWire>) -> Flags {
         Flags { dataset: self.dataset.clone(), diagnose: self.diagnose.clone(), prune: prune.cloned() }
     }
-}
-
-/// A command-line mistake, located at "command line".
-pub fn flag_error(msg: String) -> Error {
-    Error::one(Problem::new(Location::file("command line"), msg))
 }
 
 impl InputArgs {

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
+use crate::embed::EmbedSettings;
 use crate::embed::minilm::MiniLm;
-use crate::embed::{EmbedSettings, embed_samples, output};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::spec::Flags;
-use crate::spec::plan::{InputFlags, InputPlan, ModelPlan, input_plan};
+use crate::spec::plan::{InputFlags, InputPlan, input_plan, model_plan};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -52,12 +52,7 @@ impl Args {
 impl ModelArgs {
     /// Loads the model, or explains how to obtain it (exit 1).
     pub fn load(&self) -> Result<MiniLm> {
-        if let Some(v) =
-            self.max_length.and_then(|n| crate::spec::bounds::check_count(&crate::spec::bounds::MAX_LENGTH, n))
-        {
-            return Err(super::diagnose::flag_error(v.for_flag()));
-        }
-        crate::pipeline::steps::load_model(&ModelPlan { dir: self.model_dir.clone(), max_length: self.max_length })
+        crate::pipeline::steps::load_model(&model_plan(self.model_dir.clone(), self.max_length)?)
     }
     pub fn settings(&self) -> EmbedSettings {
         if self.no_cache { EmbedSettings { cache_dir: None } } else { EmbedSettings::default() }
@@ -74,8 +69,7 @@ pub fn run(args: &Args) -> Result<()> {
     let model = args.model.load()?;
     let ingested = ingest(&plan)?;
     let start = std::time::Instant::now();
-    let e = embed_samples(&ingested.samples, &model, &args.model.settings())?;
-    crate::io::fs::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;
+    let e = crate::pipeline::steps::embed_to_file(&ingested.samples, &model, &args.model.settings(), &args.output)?;
     let texts: usize = ingested.samples.iter().map(|s| s.options.len() + 2).sum();
     super::say(&format!(
         "{}: {} samples, {} texts embedded with {} in {:.1}s",

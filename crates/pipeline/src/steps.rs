@@ -701,3 +701,17 @@ pub fn prune_samples(
     };
     prune(samples, cfg, *control, &dcfg, emb.as_ref(), None)
 }
+
+/// The embed step by hand (`blindspot embed`): every question, option and
+/// question+options of `samples` embedded with `model` (through the cache
+/// `settings` names), written as one Parquet file at `out`.
+pub fn embed_to_file(
+    samples: &[Sample],
+    model: &dyn crate::embed::Embedder,
+    settings: &crate::embed::EmbedSettings,
+    out: &std::path::Path,
+) -> Result<SampleEmbeddings> {
+    let e = crate::embed::embed_samples(samples, model, settings)?;
+    crate::io::fs::atomic_write(out, |tmp| crate::embed::output::write(tmp, &e))?;
+    Ok(e)
+}

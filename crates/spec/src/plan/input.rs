@@ -128,6 +128,33 @@ pub struct ModelPlan {
     pub max_length: Option<usize>,
 }
 
+/// The model `--model-dir` and `--max-length` name (`blindspot embed`,
+/// `blindspot dups`), `--max-length` checked against its bound.
+pub fn model_plan(dir: Option<PathBuf>, max_length: Option<usize>) -> Result<ModelPlan> {
+    if let Some(v) = max_length.and_then(|n| crate::bounds::check_count(&crate::bounds::MAX_LENGTH, n)) {
+        return Err(Error::one(Problem::new(Location::file(COMMAND_LINE), v.for_flag())));
+    }
+    Ok(ModelPlan { dir, max_length })
+}
+
+/// The pipeline files named, or every `pipelines/*.toml` (sorted).
+pub fn pipeline_files(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    let dir = PathBuf::from("pipelines");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(&dir), "no pipeline files (*.toml) found")));
+    }
+    Ok(files)
+}
+
 /// The settings `blindspot prune` runs with.
 #[derive(Debug, Clone)]
 pub struct PruneSettings {

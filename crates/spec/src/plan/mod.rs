@@ -33,7 +33,7 @@ pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
 pub use input::{
     DiagnoseSettings, DupsFlags, DupsSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings,
-    dups_settings, input_plan, prune_settings,
+    dups_settings, input_plan, model_plan, pipeline_files, prune_settings,
 };
 use metrics::metrics_plan;
 pub use metrics::{MetricsFlags, MetricsPlan, MetricsSettings, metrics_settings};

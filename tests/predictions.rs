@@ -19,7 +19,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn questions() -> Vec<Sample> {
-    blindspot::cli::metrics::read_rows(&fixture("questions.jsonl")).unwrap()
+    blindspot::pipeline::rows::read_rows(&fixture("questions.jsonl")).unwrap()
 }
 
 #[test]

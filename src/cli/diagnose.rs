@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::outputs::{self, Output};
-use crate::diagnose::{check_leakage, report};
-use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::diagnose::report;
+use crate::error::{Location, Result, display_path};
 use crate::ingest::ingest;
 use crate::pipeline::steps;
 use crate::spec::plan::{DiagnoseSettings, InputFlags, diagnose_settings};
@@ -69,11 +69,6 @@ impl TstArgs {
     }
 }
 
-/// A command-line mistake, located at "command line".
-pub fn flag_error(msg: String) -> Error {
-    Error::one(Problem::new(Location::file("command line"), msg))
-}
-
 impl InputArgs {
     /// INPUT as the settings take it.
     pub fn flags(&self) -> InputFlags {
@@ -96,19 +91,7 @@ pub fn run(args: &Args) -> Result<()> {
     // Outside scores are checked against this run's folds before any forest is fit.
     let cfg = steps::check_diagnose(&cfg, &ingested.samples, &at)?;
     if args.check_leakage {
-        let leaks = check_leakage(&ingested.samples, &cfg);
-        if !leaks.is_empty() {
-            let at = crate::error::Location::file(&args.input.input);
-            return Err(Error::Invalid(
-                leaks
-                    .iter()
-                    .map(|l| {
-                        crate::error::Problem::new(at.clone(), format!("leak: {l} when only the held-out answers changed"))
-                            .help("a feature reads the answer: drop the meta field or recipe it comes from (meta-features, recipes), or report a bug if it is a built-in feature")
-                    })
-                    .collect(),
-            ));
-        }
+        steps::check_leakage(&ingested.samples, &cfg, &Location::file(&args.input.input))?;
         super::say(
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
@@ -120,19 +103,15 @@ pub fn run(args: &Args) -> Result<()> {
     let d = diagnosed.diagnosis;
     crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &diagnosed.report))?;
     if let Some(dir) = &args.export_features {
-        crate::io::fs::atomic_dir(dir, |tmp| report::export_features(tmp, &ingested.samples, &cfg).map(|_| ()))?;
+        steps::export_features(&ingested.samples, &cfg, dir)?;
     }
     if let Some(dir) = &args.export_folds {
-        let a = crate::diagnose::outside::Assignment::of(&ingested.samples, &cfg);
-        let mut k = 0;
-        crate::io::fs::atomic_dir(dir, |tmp| {
-            k = crate::diagnose::outside::write_folds(tmp, &a, &cfg, &crate::variants::render_prompt)?;
-            Ok(())
-        })?;
+        let f = steps::export_folds(&ingested.samples, &cfg, dir)?;
         super::say(&format!(
-            "folds: {} questions in {k} folds (assignment {}) -> {}",
-            a.rows.len(),
-            &a.hash[..12],
+            "folds: {} questions in {} folds (assignment {}) -> {}",
+            f.questions,
+            f.folds,
+            &f.hash[..12],
             display_path(dir)
         ));
     }

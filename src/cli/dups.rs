@@ -7,11 +7,10 @@
 
 use std::path::PathBuf;
 
-use super::embed::{ModelArgs, input_plan};
-use crate::embed::dups::{self, DEFAULT_THRESHOLD, NearInput};
-use crate::embed::{Embedder, embed_texts, question_with_options};
-use crate::error::{Error, Location, Problem, Result, display_path};
-use crate::sample::Sample;
+use super::embed::ModelArgs;
+use crate::embed::dups::DEFAULT_THRESHOLD;
+use crate::error::{Result, display_path};
+use crate::spec::plan::{DupsFlags, DupsSettings, InputFlags, dups_settings};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -49,79 +48,45 @@ pub struct Args {
     pub model: ModelArgs,
 }
 
-fn texts(samples: &[Sample]) -> Vec<String> {
-    samples.iter().map(question_with_options).collect()
+impl Args {
+    /// The command line in the settings' terms, for spec to resolve.
+    fn flags(&self) -> DupsFlags {
+        DupsFlags {
+            input: InputFlags { pipeline: self.pipeline.clone(), ..self.bare.of(&self.input) },
+            train: self.train.as_ref().map(|t| InputFlags {
+                input: t.clone(),
+                pipeline: self.train_pipeline.clone(),
+                ..Default::default()
+            }),
+            threshold: self.threshold,
+            image_threshold: self.image_threshold,
+        }
+    }
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    if let Some(v) = crate::spec::bounds::check_share("leakage.threshold", args.threshold) {
-        return Err(Error::one(
-            Problem::new(Location::file("command line"), v.for_flag()).help("a cosine similarity threshold, e.g. 0.85"),
-        ));
+    let DupsSettings { input, train, threshold, image_threshold } = dups_settings(&args.flags())?;
+    let mut inputs = super::outputs::inputs_of(input.pipeline.as_ref(), &input.ingest);
+    if let Some(t) = &train {
+        inputs.extend(super::outputs::inputs_of(t.pipeline.as_ref(), &t.ingest));
     }
-    if args.image_threshold > crate::sample::image_hash::MAX_THRESHOLD {
-        return Err(Error::one(
-            Problem::new(
-                Location::file("command line"),
-                format!(
-                    "--image-threshold {} is more than {} bits: unrelated images would join",
-                    args.image_threshold,
-                    crate::sample::image_hash::MAX_THRESHOLD
-                ),
-            )
-            .help(format!(
-                "give 0 to {} (default {})",
-                crate::sample::image_hash::MAX_THRESHOLD,
-                crate::sample::image_hash::DEFAULT_THRESHOLD
-            )),
-        ));
-    }
-    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref(), &args.bare)?;
-    let mut inputs = super::outputs::inputs_of(pipeline.as_ref(), &plan);
-    let train_plan = match &args.train {
-        Some(p) => {
-            let (train_pipeline, train_plan) =
-                input_plan(p, args.train_pipeline.as_deref(), &super::input::BareArgs::default())?;
-            inputs.extend(super::outputs::inputs_of(train_pipeline.as_ref(), &train_plan));
-            Some(train_plan)
-        }
-        None => None,
-    };
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
     let listed = args.hashes.as_deref().map(crate::embed::image_dups::HashList::read).transpose()?;
     let model = if args.exact_only { None } else { Some(args.model.load()?) };
-    let test = crate::ingest::ingest(&plan)?.samples;
-    let train = match &train_plan {
-        Some(plan) => Some(crate::ingest::ingest(plan)?.samples),
+    let test = crate::ingest::ingest(&input.ingest)?.samples;
+    let train = match &train {
+        Some(t) => Some(crate::ingest::ingest(&t.ingest)?.samples),
         None => None,
     };
-    let settings = args.model.settings();
-    let (test_e, train_e) = match &model {
-        Some(m) => {
-            let t = texts(&test);
-            let te = embed_texts(m, &t.iter().map(String::as_str).collect::<Vec<_>>(), &settings, "embed")?;
-            let tr = match &train {
-                Some(tr) => {
-                    let t = texts(tr);
-                    Some(embed_texts(m, &t.iter().map(String::as_str).collect::<Vec<_>>(), &settings, "embed train")?)
-                }
-                None => None,
-            };
-            (Some(te), tr)
-        }
-        None => (None, None),
-    };
-    let near = match (&model, &test_e) {
-        (Some(m), Some(te)) => Some(NearInput {
-            test: te,
-            train: train_e.as_ref(),
-            threshold: args.threshold,
-            model: m.fingerprint().into(),
-        }),
-        _ => None,
-    };
-    let mut report = dups::find(&test, train.as_deref(), near)?;
-    let images = crate::embed::image_dups::find(&test, train.as_deref(), listed.as_ref(), args.image_threshold);
+    let report = crate::pipeline::steps::dups(&crate::pipeline::steps::DupsInputs {
+        test: &test,
+        train: train.as_deref(),
+        listed: listed.as_ref(),
+        model: model.as_ref().map(|m| m as &dyn crate::embed::Embedder),
+        embed: &args.model.settings(),
+        threshold,
+        image_threshold,
+    })?;
     let summary = report.summary();
     let mut line = format!(
         "{} questions: {} exact-duplicate clusters ({} questions)",
@@ -139,23 +104,23 @@ pub fn run(args: &Args) -> Result<()> {
             line.push_str(&format!(", {n} with a near copy"));
         }
     }
-    line.push_str(&format!(
-        "; {} images ({} hashed): {} near-duplicate clusters at phash distance <= {}",
-        images.images,
-        images.hashed,
-        images.clusters.len(),
-        images.threshold
-    ));
-    if let Some((n, m)) = &images.train {
-        line.push_str(&format!(", {} pairs with the {n} training images", m.len()));
+    if let Some(images) = &report.images {
+        line.push_str(&format!(
+            "; {} images ({} hashed): {} near-duplicate clusters at phash distance <= {}",
+            images.images,
+            images.hashed,
+            images.clusters.len(),
+            images.threshold
+        ));
+        if let Some((n, m)) = &images.train {
+            line.push_str(&format!(", {} pairs with the {n} training images", m.len()));
+        }
+        if let Some((_, n, m)) = &images.listed {
+            line.push_str(&format!(", {} pairs with the {n} listed hashes", m.len()));
+        }
     }
-    if let Some((_, n, m)) = &images.listed {
-        line.push_str(&format!(", {} pairs with the {n} listed hashes", m.len()));
-    }
-    report.images = Some(images);
-    if let Some(videos) = crate::pipeline::video_dups::find(&test) {
+    if let Some(videos) = &report.videos {
         line.push_str(&format!("; {}", videos.summary()));
-        report.videos = Some(videos);
     }
     crate::io::fs::atomic_dir(&args.output, |tmp| report.write(tmp))?;
     super::say(&format!("{line} -> {}", display_path(&args.output)));

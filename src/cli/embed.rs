@@ -3,14 +3,14 @@
 //! installed beforehand (`just model`); cached by content under
 //! `.blindspot/cache/embed/`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::embed::EmbedSettings;
 use crate::embed::minilm::MiniLm;
-use crate::embed::model::resolve_model_dir;
-use crate::embed::{EmbedSettings, embed_samples, output};
 use crate::error::{Result, display_path};
-use crate::ingest::{Ingested, ingest};
-use crate::spec::{IngestPlan, Pipeline};
+use crate::ingest::ingest;
+use crate::spec::Flags;
+use crate::spec::plan::{InputFlags, InputPlan, input_plan, model_plan};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,58 +42,26 @@ pub struct ModelArgs {
     pub no_cache: bool,
 }
 
+impl Args {
+    /// INPUT as the plan takes it.
+    fn input_flags(&self) -> InputFlags {
+        InputFlags { pipeline: self.pipeline.clone(), ..self.bare.of(&self.input) }
+    }
+}
+
 impl ModelArgs {
     /// Loads the model, or explains how to obtain it (exit 1).
     pub fn load(&self) -> Result<MiniLm> {
-        if let Some(v) =
-            self.max_length.and_then(|n| crate::spec::bounds::check_count(&crate::spec::bounds::MAX_LENGTH, n))
-        {
-            return Err(super::diagnose::flag_error(v.for_flag()));
-        }
-        let dir = resolve_model_dir(self.model_dir.as_deref())?;
-        MiniLm::load(&dir, self.max_length)
+        crate::pipeline::steps::load_model(&model_plan(self.model_dir.clone(), self.max_length)?)
     }
     pub fn settings(&self) -> EmbedSettings {
         if self.no_cache { EmbedSettings { cache_dir: None } } else { EmbedSettings::default() }
     }
 }
 
-/// Ingests INPUT: a pipeline file, a data file read through `--pipeline`'s
-/// mapping, or a data file with canonical fields.
-pub fn ingest_input(input: &Path, pipeline: Option<&Path>) -> Result<Ingested> {
-    ingest(&input_plan(input, pipeline, &super::input::BareArgs::default())?.1)
-}
-
-/// How INPUT is read (see [`ingest_input`]), and the pipeline file that says so.
-pub fn input_plan(
-    input: &Path,
-    pipeline: Option<&Path>,
-    bare: &super::input::BareArgs,
-) -> Result<(Option<Pipeline>, IngestPlan)> {
-    let is_toml = input.extension().and_then(|e| e.to_str()) == Some("toml");
-    if pipeline.is_some() || is_toml {
-        bare.check_no_pipeline()?;
-    }
-    Ok(match (pipeline, is_toml) {
-        (Some(p), false) => {
-            let p = Pipeline::load(p)?;
-            let mut plan = p.ingest.clone();
-            let format = crate::spec::Format::infer(input).unwrap_or(crate::spec::Format::Json);
-            plan.inputs = vec![crate::spec::Input { path: input.to_path_buf(), format }];
-            (Some(p), plan)
-        }
-        (_, true) => {
-            let p = Pipeline::load(input)?;
-            let plan = p.ingest.clone();
-            (Some(p), plan)
-        }
-        (None, false) => (None, bare.plan(input)?),
-    })
-}
-
 pub fn run(args: &Args) -> Result<()> {
     // The model first: without it nothing is read or written.
-    let (pipeline, plan) = input_plan(&args.input, args.pipeline.as_deref(), &args.bare)?;
+    let InputPlan { pipeline, ingest: plan } = input_plan(&args.input_flags(), &Flags::default())?;
     super::outputs::check(
         &super::outputs::inputs_of(pipeline.as_ref(), &plan),
         &[super::outputs::Output::file("--out", &args.output)],
@@ -101,8 +69,7 @@ pub fn run(args: &Args) -> Result<()> {
     let model = args.model.load()?;
     let ingested = ingest(&plan)?;
     let start = std::time::Instant::now();
-    let e = embed_samples(&ingested.samples, &model, &args.model.settings())?;
-    crate::io::fs::atomic_write(&args.output, |tmp| output::write(tmp, &e))?;
+    let e = crate::pipeline::steps::embed_to_file(&ingested.samples, &model, &args.model.settings(), &args.output)?;
     let texts: usize = ingested.samples.iter().map(|s| s.options.len() + 2).sum();
     super::say(&format!(
         "{}: {} samples, {} texts embedded with {} in {:.1}s",

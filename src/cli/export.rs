@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Result, display_path};
-use crate::export::{export_name, lmms_eval, vlmevalkit};
-use crate::io::release_dir::read_configs;
+use crate::pipeline::steps;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Harness {
@@ -39,62 +38,26 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    // Every CircularEval rotation is one `circular` config, whatever folder it came from.
-    let mut configs = crate::export::merge_rotations(read_configs(&args.dir)?)?;
-    // A release that carries its videos as files holds them under `videos/`.
-    crate::export::load_carried_videos(&mut configs, &args.dir)?;
+    let mut configs = steps::export_configs(&args.dir)?;
     // A release is read whole (its manifest lists every file); so is a
     // variants folder (every Parquet file in it is a config).
     super::outputs::check(
         &[super::outputs::Input::Whole(args.dir.clone())],
         &[super::outputs::Output::folder("--out", &args.output)],
     )?;
-    if args.to == Harness::LmmsEval {
-        let missing = crate::export::images_without_bytes(&configs);
-        if !missing.is_empty() && !args.allow_missing_images {
-            let first: Vec<String> = missing.iter().take(10).map(|(c, id, p)| format!("{c}: \"{id}\" → {p}")).collect();
-            return Err(crate::error::Error::one(
-                crate::error::Problem::new(
-                    crate::error::Location::file(&args.dir),
-                    format!(
-                        "{} image(s) are named by path but not stored in the data, so lmms-eval could not read them (first: {})",
-                        missing.len(),
-                        first.join("; ")
-                    ),
-                )
-                .help("build the release with [release] embed-images = true (or make variants from a pipeline whose images are found), or pass --allow-missing-images to export those rows text-only"),
-            ));
-        }
-        let dropped = crate::export::drop_images_without_bytes(&mut configs);
-        if dropped > 0 {
-            eprintln!("warning: export: {dropped} row(s) exported without their images (--allow-missing-images)");
-        }
-    }
-    let name = export_name(&configs, args.name.as_deref());
-    // The name is in every file and task name the export writes.
-    let limit = crate::spec::bounds::NAME_LENGTH;
-    if name.chars().count() > limit {
-        let (loc, what, help) = match &args.name {
-            Some(_) => ("command line", "--name", format!("give a --name of at most {limit} characters")),
-            None => ("", "the rows' benchmark name", format!("give --name, at most {limit} characters")),
-        };
-        let loc = if loc.is_empty() { &args.dir } else { std::path::Path::new(loc) };
-        return Err(crate::error::Error::one(
-            crate::error::Problem::new(
-                crate::error::Location::file(loc),
-                format!("{what} has {} characters, more than the {limit} a file name may take", name.chars().count()),
-            )
-            .help(help),
-        ));
-    }
-    let mut manifest = serde_json::Value::Null;
-    crate::io::fs::atomic_dir(&args.output, |tmp| {
-        manifest = match args.to {
-            Harness::Vlmevalkit => vlmevalkit::export(&configs, &name, tmp)?,
-            Harness::LmmsEval => lmms_eval::export(&configs, &name, tmp)?,
-        };
-        Ok(())
-    })?;
+    let to = match args.to {
+        Harness::LmmsEval => steps::Harness::LmmsEval,
+        Harness::Vlmevalkit => steps::Harness::Vlmevalkit,
+    };
+    let steps::Exported { manifest, .. } = steps::export(
+        &mut configs,
+        &args.dir,
+        &args.output,
+        to,
+        args.name.as_deref(),
+        args.allow_missing_images,
+        |w| eprintln!("{w}"),
+    )?;
     let exported = configs.iter().filter(|c| !c.rows.is_empty()).count();
     let empty: Vec<&str> = configs.iter().filter(|c| c.rows.is_empty()).map(|c| c.name.as_str()).collect();
     let rows: usize = configs.iter().map(|c| c.rows.len()).sum();

@@ -2,13 +2,9 @@
 //! the questions models answer without the image, by a published preset or a
 //! rule of your own. Writes `filter.json` and `kept_ids.txt` into DIR, atomically.
 
-use std::fmt::Write as _;
-
-use crate::error::{Location, Result, display_path};
-use crate::metrics::MetricsConfig;
-use crate::prune::filter::{MinCorrect, MinModels, Preset, Rule, apply};
-
-use super::metrics::{Inputs, flag};
+use super::metrics::Inputs;
+use crate::error::{Result, display_path};
+use crate::spec::plan::{FilterFlags, filter_settings};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,42 +30,27 @@ pub struct Args {
     pub out: std::path::PathBuf,
 }
 
-pub fn run(args: &Args) -> Result<()> {
-    crate::predictions::check_models(&args.models, "--models").map_err(flag)?;
-    let models = (!args.models.is_empty()).then(|| args.models.clone());
-    let rule = match &args.preset {
-        Some(p) => Preset::parse(p).map_err(flag)?.rule(models),
-        None => {
-            Rule::check_conditions(&args.conditions).map_err(flag)?;
-            let min_correct = MinCorrect::parse(&args.min_correct).map_err(flag)?;
-            if let MinCorrect::Count(m) = min_correct
-                && let Some(v) = crate::spec::bounds::check_count(&crate::spec::bounds::MIN_CORRECT, m)
-            {
-                return Err(flag(v.for_flag()));
-            }
-            Rule {
-                preset: None,
-                models,
-                conditions: args.conditions.clone(),
-                min_models: MinModels::parse(&args.min_models).map_err(flag)?,
-                min_correct,
-            }
+impl Args {
+    /// The flags in the settings' terms, for spec to resolve.
+    fn flags(&self) -> FilterFlags {
+        FilterFlags {
+            preset: self.preset.clone(),
+            conditions: self.conditions.clone(),
+            models: self.models.clone(),
+            min_models: self.min_models.clone(),
+            min_correct: self.min_correct.clone(),
+            numeric: self.inputs.numeric.clone(),
+            mra: self.inputs.mra.clone(),
         }
-    };
-    let (numeric, mra) = args.inputs.scoring()?;
-    let cfg = MetricsConfig { numeric, mra, ..MetricsConfig::default() };
-    let (rows, imported) = args.inputs.load(&args.out)?;
-    let questions: Vec<_> = rows.into_iter().filter(|r| r.variant.is_none()).collect();
-    let report = apply(&questions, &imported.predictions, &rule, &cfg, &Location::file("command line"))?;
-    let gone = report.removed_ids();
-    let mut kept = String::new();
-    for s in questions.iter().filter(|s| !gone.contains(s.id.as_str())) {
-        let _ = writeln!(kept, "{}", s.id);
     }
-    crate::io::fs::atomic_dir(&args.out, |tmp| {
-        crate::io::fs::write_json(&tmp.join("filter.json"), &report)?;
-        crate::io::fs::write_bytes(&tmp.join("kept_ids.txt"), kept.as_bytes())
-    })?;
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let settings = filter_settings(&args.flags())?;
+    let (rows, imported) = args.inputs.load(&args.out)?;
+    let filtered = crate::pipeline::steps::filter(rows, &imported, &settings)?;
+    filtered.write(&args.out)?;
+    let report = &filtered.report;
     for m in &report.models {
         super::say(&format!(
             "{}: {} questions predicted ({}-{} samples each), {} answered by the rule",

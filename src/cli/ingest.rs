@@ -5,11 +5,10 @@
 use std::path::PathBuf;
 
 use super::outputs::{self, Output};
-use crate::error::{Error, Result, display_path};
-use crate::ingest::ingest_to_parquet;
-use crate::io::fs::{atomic_write, write_bytes};
+use crate::error::{Result, display_path};
 use crate::sample::Embed;
-use crate::spec::Pipeline;
+use crate::spec::Flags;
+use crate::spec::plan::{InputPlan, input_plan};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,37 +25,14 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let (plan, inputs) = if args.input.extension().and_then(|e| e.to_str()) == Some("toml") {
-        args.bare.check_no_pipeline()?;
-        let p = Pipeline::load(&args.input)?;
-        let inputs = outputs::pipeline_inputs(&p);
-        (p.ingest, inputs)
-    } else {
-        let plan = args.bare.plan(&args.input)?;
-        let inputs = outputs::plan_inputs(&plan);
-        (plan, inputs)
-    };
-    let rejected_path = args.output.with_extension("rejected.jsonl");
+    let InputPlan { pipeline, ingest: plan } = input_plan(&args.bare.of(&args.input), &Flags::default())?;
+    let rejected = args.output.with_extension("rejected.jsonl");
     outputs::check(
-        &inputs,
-        &[Output::file("--out", &args.output), Output::file("the rejected rows' file", &rejected_path)],
+        &outputs::inputs_of(pipeline.as_ref(), &plan),
+        &[Output::file("--out", &args.output), Output::file("the rejected rows' file", &rejected)],
     )?;
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
-    let mut summary = None;
-    atomic_write(&args.output, |tmp| {
-        summary = Some(ingest_to_parquet(&plan, tmp, embed)?);
-        Ok(())
-    })?;
-    let ingested = summary.ok_or_else(|| Error::Bug("ingest wrote no summary".into()))?;
-    if !ingested.rejected.is_empty() {
-        let path = rejected_path;
-        let mut text = String::new();
-        for r in &ingested.rejected {
-            text.push_str(&serde_json::to_string(r).map_err(|e| Error::Bug(e.to_string()))?);
-            text.push('\n');
-        }
-        atomic_write(&path, |tmp| write_bytes(tmp, text.as_bytes()))?;
-    }
+    let ingested = crate::pipeline::steps::ingest_to_file(&plan, &args.output, &rejected, embed)?;
     let s = &ingested.stats;
     super::say(&format!(
         "{}: {} samples ({} records read, {} filtered out, {} rejected)",

@@ -29,12 +29,6 @@ impl BareArgs {
         crate::spec::plan::bare_input_plan(input, &self.fields, self.images.as_deref())
     }
 
-    /// The flags apply to a data file read without a pipeline: with one, its
-    /// `[ingest]` section says how the file is read.
-    pub fn check_no_pipeline(&self) -> Result<()> {
-        self.of(Path::new("")).check_no_pipeline()
-    }
-
     /// INPUT read with these flags (and no `--pipeline`).
     pub fn of(&self, input: &Path) -> InputFlags {
         InputFlags {

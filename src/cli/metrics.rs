@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::metrics::percent2;
-use crate::predictions::{Manifest, PredictionFile, Source, import_all};
-use crate::sample::{Sample, id_cmp};
-use crate::spec::{IngestPlan, Pipeline};
+use crate::pipeline::rows::Sources;
+use crate::predictions::{PredictionFile, Source};
+use crate::sample::Sample;
 
 /// The rows and the predictions that answer them (shared by `metrics` and `filter`).
 #[derive(Debug, clap::Args)]
@@ -76,23 +76,17 @@ impl Inputs {
         inputs.extend(self.predictions.iter().map(|p| Input::File(PredictionFile::parse(p).path)));
         inputs.extend(self.manifest.iter().map(|p| Input::File(p.clone())));
         super::outputs::check(&inputs, &[Output::folder("--out", out)])?;
-        let mut files: Vec<PathBuf> = self.samples.clone();
-        if let Some(dir) = &self.release {
-            files.extend(release_files(dir)?);
-        }
         let pfiles: Vec<PredictionFile> = self
             .predictions
             .iter()
             .map(|p| PredictionFile { source, fields: fields.clone(), ..PredictionFile::parse(p) })
             .collect();
-        // The list of files is checked before any row is read.
-        crate::predictions::check_files(&pfiles)?;
-        let rows = load_rows(&files)?;
-        let mut manifest: Option<Manifest> = None;
-        for m in &self.manifest {
-            manifest.get_or_insert_with(Manifest::default).merge(Manifest::load(m)?);
-        }
-        let imported = import_all(&pfiles, manifest.as_ref())?;
+        let (rows, imported) = crate::pipeline::rows::load(&Sources {
+            samples: &self.samples,
+            release: self.release.as_deref(),
+            predictions: &pfiles,
+            manifests: &self.manifest,
+        })?;
         if let Some(w) = imported.several_warning() {
             eprintln!("{w}");
         }
@@ -148,109 +142,6 @@ pub fn flag(msg: String) -> Error {
     Error::one(Problem::new(Location::file("command line"), msg))
 }
 
-/// Every Parquet file below `dir` except `report/`, sorted.
-fn release_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        return Err(Error::one(
-            Problem::new(Location::file(dir), "not a folder")
-                .help("give a release folder or `blindspot variants -o DIR`'s folder"),
-        ));
-    }
-    let mut files = Vec::new();
-    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let e = e.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
-        let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
-        let hidden = rel.components().any(|c| {
-            let s = c.as_os_str().to_string_lossy();
-            s == "report" || s.starts_with('.')
-        });
-        if e.file_type().is_file() && !hidden && e.path().extension().and_then(|x| x.to_str()) == Some("parquet") {
-            files.push(e.path().to_path_buf());
-        }
-    }
-    if files.is_empty() {
-        return Err(Error::one(Problem::new(Location::file(dir), "no Parquet files found below this folder")));
-    }
-    Ok(files)
-}
-
-/// Reads one rows file: canonical Parquet, a pipeline, or canonical-field data.
-pub fn read_rows(path: &Path) -> Result<Vec<Sample>> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("parquet") => crate::io::parquet::read_samples(path),
-        Some("toml") => Ok(crate::ingest::ingest(&Pipeline::load(path)?.ingest)?.samples),
-        _ => {
-            if !path.exists() {
-                return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-            }
-            Ok(crate::ingest::ingest(&IngestPlan::for_canonical_input(path)?)?.samples)
-        }
-    }
-}
-
-/// Rows of every file, sorted by id. A row given by two files (a release's
-/// `full` config repeats `data`'s rows) is read once when both copies agree on
-/// what scoring and grouping read; copies that differ are an error, since
-/// which gold to score against is unknown.
-pub fn load_rows(files: &[PathBuf]) -> Result<Vec<Sample>> {
-    let mut seen: std::collections::HashMap<String, (usize, usize)> = std::collections::HashMap::new();
-    let mut rows = Vec::new();
-    let mut problems = crate::error::Capped::default();
-    for (f, file) in files.iter().enumerate() {
-        for s in read_rows(file)? {
-            match seen.get(&s.id).copied() {
-                None => {
-                    seen.insert(s.id.clone(), (f, rows.len()));
-                    rows.push(s);
-                }
-                Some((first_file, at)) => {
-                    if let Some((field, a, b)) = first_difference(&rows[at], &s) {
-                        problems.push(
-                            Problem::new(
-                                Location::file(file),
-                                format!(
-                                    "id \"{}\" is also in {}, with another {field}: {a} there, {b} here; which one \
-                                     to score against is unknown",
-                                    s.id,
-                                    display_path(&files[first_file])
-                                ),
-                            )
-                            .field(field)
-                            .help("give each question once: drop the stale file, or give the files of one version"),
-                        );
-                    }
-                }
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems.into_vec()));
-    }
-    rows.sort_by(|a, b| id_cmp(&a.id, &b.id));
-    Ok(rows)
-}
-
-/// The first field two copies of one row disagree on, among those scoring,
-/// grouping and the audit read, with both values as JSON.
-fn first_difference(a: &Sample, b: &Sample) -> Option<(&'static str, String, String)> {
-    fn json<T: serde::Serialize>(v: &T) -> String {
-        serde_json::to_string(v).unwrap_or_default()
-    }
-    let pairs: [(&'static str, String, String); 10] = [
-        ("answer", json(&a.answer), json(&b.answer)),
-        ("answer_index", json(&a.answer_index), json(&b.answer_index)),
-        ("options", json(&a.options), json(&b.options)),
-        ("answer_format", json(&a.answer_format), json(&b.answer_format)),
-        ("question", json(&a.question), json(&b.question)),
-        ("context", json(&a.context), json(&b.context)),
-        ("question_type", json(&a.question_type), json(&b.question_type)),
-        ("meta", json(&a.meta), json(&b.meta)),
-        ("parent_id", json(&a.parent_id), json(&b.parent_id)),
-        ("variant", json(&a.variant), json(&b.variant)),
-    ];
-    pairs.into_iter().find(|(_, x, y)| x != y)
-}
-
 impl Args {
     /// The flags in `[metrics]`' terms, for spec to resolve.
     fn flags(&self) -> Result<crate::spec::plan::MetricsFlags> {
@@ -277,25 +168,9 @@ pub fn run(args: &Args) -> Result<()> {
     let measured = crate::pipeline::steps::measure(&rows, &imported, &settings, args.prune.as_deref(), |w| {
         eprintln!("{w}");
     })?;
+    measured.write(&args.out, &rows, &imported)?;
     let crate::pipeline::steps::Measured { report, audit, bclean: bclean_report, gap } = measured;
     let audit_rule = settings.audit;
-    let file = report.file(&imported);
-    let per_question = report.per_question_batch(&rows)?;
-    crate::io::fs::atomic_dir(&args.out, |tmp| {
-        crate::io::fs::write_json(&tmp.join("metrics.json"), &file)?;
-        crate::io::parquet::write_batch(&tmp.join("per_question.parquet"), &per_question)?;
-        crate::io::fs::write_bytes(
-            &tmp.join("label_audit.csv"),
-            crate::metrics::evidence::audit_csv(&audit).as_bytes(),
-        )?;
-        if let Some(b) = &bclean_report {
-            crate::io::fs::write_json(&tmp.join("bclean.json"), &b.file())?;
-        }
-        if let Some(g) = &gap {
-            crate::io::fs::write_json(&tmp.join("gap.json"), g)?;
-        }
-        Ok(())
-    })?;
     for (m, conds) in &report.cells {
         for (c, s) in conds {
             super::say(&format!(

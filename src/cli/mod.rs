@@ -20,8 +20,6 @@ pub mod validate;
 pub mod variants;
 pub mod verify;
 
-use std::path::PathBuf;
-
 use clap::{Parser, Subcommand};
 
 use crate::error::Result;
@@ -98,26 +96,7 @@ impl Cli {
     }
 }
 
-/// The pipeline files named, or every `pipelines/*.toml` (sorted).
-pub fn pipeline_files(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    if !given.is_empty() {
-        return Ok(given.to_vec());
-    }
-    let dir = PathBuf::from("pipelines");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| crate::error::Error::io(&dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(crate::error::Error::one(crate::error::Problem::new(
-            crate::error::Location::file(&dir),
-            "no pipeline files (*.toml) found",
-        )));
-    }
-    Ok(files)
-}
+pub use crate::spec::plan::pipeline_files;
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub fn say(text: &str) {

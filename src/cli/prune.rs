@@ -7,8 +7,7 @@ use super::diagnose::{InputArgs, TstArgs};
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
 use crate::pipeline::steps;
-use crate::spec::PrunePlan;
-use crate::spec::plan::{PruneSettings, prune_settings};
+use crate::spec::plan::prune_settings;
 use crate::spec::wire::PruneWire;
 
 #[derive(Debug, clap::Args)]
@@ -31,23 +30,17 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let PruneSettings { input, diagnose: dcfg, prune: PrunePlan { config: cfg, control }, at, unit_at, model } =
-        prune_settings(&args.input.flags(), &args.tst.flags(Some(&args.prune)), args.model_dir.clone())?;
+    let settings = prune_settings(&args.input.flags(), &args.tst.flags(Some(&args.prune)), args.model_dir.clone())?;
+    let input = &settings.input;
     let mut inputs = super::outputs::inputs_of(input.pipeline.as_ref(), &input.ingest);
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
-    inputs.extend(dcfg.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
+    inputs.extend(settings.diagnose.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.out)])?;
     // The model before the data: without it nothing is read.
-    let model = model.as_ref().map(steps::load_model).transpose()?;
+    let model = settings.model.as_ref().map(steps::load_model).transpose()?;
     let ingested = ingest(&input.ingest)?;
-    cfg.unit.check_rows(&ingested.samples, &unit_at)?;
-    let dcfg = steps::check_diagnose(&dcfg, &ingested.samples, &at)?;
-    let emb = match &model {
-        Some(m) => Some(crate::embed::embed_samples(&ingested.samples, m, &crate::embed::EmbedSettings::default())?),
-        None => None,
-    };
     let steps::PruneRuns { pruned: run, control: ctl, report } =
-        steps::prune(&ingested.samples, &cfg, control, &dcfg, emb.as_ref(), None)?;
+        steps::prune_samples(&ingested.samples, &settings, model.as_ref())?;
     crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
     super::say(&run.summary());
     if let Some(c) = &ctl {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::error::{Result, display_path};
 use crate::ingest::ingest;
-use crate::io::parquet::write_samples;
+use crate::pipeline::steps::{self, VariantsWritten};
 use crate::sample::Embed;
 use crate::variants::{CaptionSource, KindSel, expand_kinds, parse_kind};
 
@@ -65,35 +65,18 @@ pub fn run(args: &Args) -> Result<()> {
     let samples = &ingested.samples;
     let kinds = expand_kinds(&cfg.kinds, samples);
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
-    let mut lines = Vec::new();
-    let mut summary = serde_json::Map::new();
-    let mut warnings: Vec<String> = Vec::new();
-    crate::io::fs::atomic_dir(&args.output, |tmp| {
-        let kept: Vec<&crate::sample::Sample> = samples.iter().collect();
-        crate::pipeline::steps::variants(&kept, &cfg, |v| {
-            warnings.extend(v.warnings.iter().cloned());
-            for k in &v.kinds {
-                write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
-                let skipped: usize = k.skipped.values().sum();
-                let mut line = format!("  {}: {} rows, {skipped} skipped", k.kind.name(), k.rows.len());
-                for (reason, n) in &k.skipped {
-                    line.push_str(&format!("\n      {n} {reason}"));
-                }
-                lines.push(line);
+    let VariantsWritten { kinds: written, warnings } = steps::variants_to_dir(samples, &cfg, &args.output, embed)?;
+    let lines: Vec<String> = written
+        .iter()
+        .map(|k| {
+            let skipped: usize = k.skipped.values().sum();
+            let mut line = format!("  {}: {} rows, {skipped} skipped", k.kind, k.rows);
+            for (reason, n) in &k.skipped {
+                line.push_str(&format!("\n      {n} {reason}"));
             }
-            if let Some(serde_json::Value::Object(m)) = v.summary().get("kinds") {
-                summary.extend(m.clone());
-            }
-            Ok(())
-        })?;
-        let doc = serde_json::json!({
-            "samples": samples.len(),
-            "seed": seed,
-            "kinds": summary,
-            "warnings": warnings,
-        });
-        crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
-    })?;
+            line
+        })
+        .collect();
     for w in &warnings {
         eprintln!("warning: {w}");
     }

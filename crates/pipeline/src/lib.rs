@@ -14,6 +14,7 @@
 use blindspot_core::{context, error, io, progress, sample};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
+use blindspot_export as export;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
@@ -31,6 +32,7 @@ pub const CODE_FINGERPRINT: &str = env!("BLINDSPOT_CODE_FINGERPRINT");
 
 pub mod cache;
 mod embedding;
+pub mod rows;
 pub mod steps;
 pub mod summary;
 pub mod video_dups;

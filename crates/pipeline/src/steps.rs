@@ -234,6 +234,32 @@ pub struct Measured {
     pub gap: Option<crate::metrics::evidence::GapReport>,
 }
 
+impl Measured {
+    /// Writes what was measured into the folder `dir`, replaced whole:
+    /// `metrics.json`, `per_question.parquet` (one row per prediction of
+    /// `rows`), `label_audit.csv`, and `bclean.json` and `gap.json` when they
+    /// were measured.
+    pub fn write(&self, dir: &std::path::Path, rows: &[Sample], imported: &crate::predictions::Imported) -> Result<()> {
+        let file = self.report.file(imported);
+        let per_question = self.report.per_question_batch(rows)?;
+        crate::io::fs::atomic_dir(dir, |tmp| {
+            crate::io::fs::write_json(&tmp.join("metrics.json"), &file)?;
+            crate::io::parquet::write_batch(&tmp.join("per_question.parquet"), &per_question)?;
+            crate::io::fs::write_bytes(
+                &tmp.join("label_audit.csv"),
+                crate::metrics::evidence::audit_csv(&self.audit).as_bytes(),
+            )?;
+            if let Some(b) = &self.bclean {
+                crate::io::fs::write_json(&tmp.join("bclean.json"), &b.file())?;
+            }
+            if let Some(g) = &self.gap {
+                crate::io::fs::write_json(&tmp.join("gap.json"), g)?;
+            }
+            Ok(())
+        })
+    }
+}
+
 /// The metrics step on rows read from files (`blindspot metrics`): `rows`
 /// (questions and variant rows) scored with `settings`, B-Clean on the
 /// questions when asked for, the gold-label audit over the questions, and,
@@ -314,4 +340,378 @@ fn gap_from_prune(
     let control = report.control.as_ref().map(|c| kept_of(&c.removed));
     let sets = crate::metrics::evidence::Sets { kept: &kept, control_kept: control.as_ref() };
     Ok(crate::metrics::evidence::gap(questions, scored, &sets, cfg))
+}
+
+/// The ingest step by hand (`blindspot ingest`): `plan` into canonical
+/// Parquet at `out`, and the rows rejected (`on-invalid = "skip"`), when
+/// there are any, as JSON lines at `rejected`; each file written whole or not
+/// at all.
+pub fn ingest_to_file(
+    plan: &crate::spec::IngestPlan,
+    out: &std::path::Path,
+    rejected: &std::path::Path,
+    embed: crate::sample::Embed,
+) -> Result<crate::ingest::Summary> {
+    use crate::error::Error;
+    use crate::io::fs::{atomic_write, write_bytes};
+    let mut summary = None;
+    atomic_write(out, |tmp| {
+        summary = Some(crate::ingest::ingest_to_parquet(plan, tmp, embed)?);
+        Ok(())
+    })?;
+    let ingested = summary.ok_or_else(|| Error::Bug("ingest wrote no summary".into()))?;
+    if !ingested.rejected.is_empty() {
+        let mut text = String::new();
+        for r in &ingested.rejected {
+            text.push_str(&serde_json::to_string(r).map_err(|e| Error::Bug(e.to_string()))?);
+            text.push('\n');
+        }
+        atomic_write(rejected, |tmp| write_bytes(tmp, text.as_bytes()))?;
+    }
+    Ok(ingested)
+}
+
+/// What the dups step compares.
+pub struct DupsInputs<'a> {
+    /// The benchmark's questions.
+    pub test: &'a [Sample],
+    /// A training split's questions, when one is given.
+    pub train: Option<&'a [Sample]>,
+    /// A published list of image hashes, when one is given.
+    pub listed: Option<&'a crate::embed::image_dups::HashList>,
+    /// The sentence-embedding model; without one, exact duplicates only.
+    pub model: Option<&'a dyn crate::embed::Embedder>,
+    pub embed: &'a crate::embed::EmbedSettings,
+    /// Cosine similarity at or above which two questions are near-duplicates.
+    pub threshold: f64,
+    /// phash distance (bits) at or below which two images are near-duplicates.
+    pub image_threshold: u32,
+}
+
+/// The dups step: exact duplicate questions, near-duplicate ones (cosine of
+/// the question-with-options embeddings, when a model is given) within the
+/// benchmark and against the training split, near-duplicate images (phash)
+/// within it, against the training split's and against the listed hashes,
+/// and near-duplicate videos (sampled frames) when the questions carry any.
+pub fn dups(inputs: &DupsInputs<'_>) -> Result<crate::embed::dups::DupsReport> {
+    use crate::embed::{embed_texts, question_with_options};
+    let embed = |samples: &[Sample], m: &dyn crate::embed::Embedder, bar: &'static str| {
+        let texts: Vec<String> = samples.iter().map(question_with_options).collect();
+        embed_texts(m, &texts.iter().map(String::as_str).collect::<Vec<_>>(), inputs.embed, bar)
+    };
+    let (test_e, train_e) = match inputs.model {
+        Some(m) => {
+            let te = embed(inputs.test, m, "embed")?;
+            let tr = inputs.train.map(|tr| embed(tr, m, "embed train")).transpose()?;
+            (Some(te), tr)
+        }
+        None => (None, None),
+    };
+    let near = match (inputs.model, &test_e) {
+        (Some(m), Some(te)) => Some(crate::embed::dups::NearInput {
+            test: te,
+            train: train_e.as_ref(),
+            threshold: inputs.threshold,
+            model: m.fingerprint().into(),
+        }),
+        _ => None,
+    };
+    let mut report = crate::embed::dups::find(inputs.test, inputs.train, near)?;
+    report.images =
+        Some(crate::embed::image_dups::find(inputs.test, inputs.train, inputs.listed, inputs.image_threshold));
+    report.videos = crate::video_dups::find(inputs.test);
+    Ok(report)
+}
+
+/// The leakage check of the diagnose step (`blindspot diagnose
+/// --check-leakage`): the folds are refit with the held-out answers changed,
+/// and any feature column or held-out prediction that moves is a leak, each
+/// one a problem located at `at` (the benchmark read).
+pub fn check_leakage(samples: &[Sample], cfg: &DiagnoseConfig, at: &Location) -> Result<()> {
+    let leaks = crate::diagnose::check_leakage(samples, cfg);
+    if leaks.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::Invalid(
+        leaks
+            .iter()
+            .map(|l| {
+                crate::error::Problem::new(at.clone(), format!("leak: {l} when only the held-out answers changed"))
+                    .help("a feature reads the answer: drop the meta field or recipe it comes from (meta-features, recipes), or report a bug if it is a built-in feature")
+            })
+            .collect(),
+    ))
+}
+
+/// Each fold's feature matrices of the diagnosis of `samples`, as Parquet
+/// into the folder `dir` (replaced whole).
+pub fn export_features(samples: &[Sample], cfg: &DiagnoseConfig, dir: &std::path::Path) -> Result<()> {
+    crate::io::fs::atomic_dir(dir, |tmp| crate::diagnose::report::export_features(tmp, samples, cfg).map(|_| ()))
+}
+
+/// What [`export_folds`] wrote.
+pub struct FoldsExported {
+    /// Questions assigned to a fold.
+    pub questions: usize,
+    /// Folds written.
+    pub folds: usize,
+    /// The assignment's hash, which an outside scorer's file must carry.
+    pub hash: String,
+}
+
+/// The fold assignment of the diagnosis of `samples` and each fold's training
+/// and held-out questions with their prompts, as JSON lines into the folder
+/// `dir` (replaced whole), for an outside scorer.
+pub fn export_folds(samples: &[Sample], cfg: &DiagnoseConfig, dir: &std::path::Path) -> Result<FoldsExported> {
+    let a = crate::diagnose::outside::Assignment::of(samples, cfg);
+    let mut folds = 0;
+    crate::io::fs::atomic_dir(dir, |tmp| {
+        folds = crate::diagnose::outside::write_folds(tmp, &a, cfg, &crate::variants::render_prompt)?;
+        Ok(())
+    })?;
+    Ok(FoldsExported { questions: a.rows.len(), folds, hash: a.hash.clone() })
+}
+
+/// What the blind-model filter step decided (`blindspot filter`).
+pub struct Filtered {
+    pub report: crate::prune::filter::FilterReport,
+    /// The ids of the questions the rule keeps, in the rows' order.
+    pub kept: Vec<String>,
+}
+
+/// The blind-model filter step: the questions among `rows` (variant rows
+/// aside) that the rule of `settings` says models answer without the image,
+/// removed; the rest kept.
+pub fn filter(
+    rows: Vec<Sample>,
+    imported: &crate::predictions::Imported,
+    settings: &crate::spec::plan::FilterSettings,
+) -> Result<Filtered> {
+    let questions: Vec<Sample> = rows.into_iter().filter(|r| r.variant.is_none()).collect();
+    let report = crate::prune::filter::apply(
+        &questions,
+        &imported.predictions,
+        &settings.rule,
+        &settings.config,
+        &Location::file("command line"),
+    )?;
+    let gone = report.removed_ids();
+    let kept = questions.iter().filter(|s| !gone.contains(s.id.as_str())).map(|s| s.id.clone()).collect();
+    Ok(Filtered { report, kept })
+}
+
+impl Filtered {
+    /// Writes `filter.json` and `kept_ids.txt` (one id a line) into the folder
+    /// `dir`, replaced whole.
+    pub fn write(&self, dir: &std::path::Path) -> Result<()> {
+        let mut kept = String::new();
+        for id in &self.kept {
+            kept.push_str(id);
+            kept.push('\n');
+        }
+        crate::io::fs::atomic_dir(dir, |tmp| {
+            crate::io::fs::write_json(&tmp.join("filter.json"), &self.report)?;
+            crate::io::fs::write_bytes(&tmp.join("kept_ids.txt"), kept.as_bytes())
+        })
+    }
+}
+
+/// One kind [`variants_to_dir`] wrote.
+pub struct KindWritten {
+    pub kind: String,
+    pub rows: usize,
+    /// Reason → number of questions skipped for it.
+    pub skipped: std::collections::BTreeMap<String, usize>,
+}
+
+/// What [`variants_to_dir`] wrote.
+pub struct VariantsWritten {
+    pub kinds: Vec<KindWritten>,
+    /// Every kind's warnings, in the kinds' order.
+    pub warnings: Vec<String>,
+}
+
+/// The variants step by hand (`blindspot variants`): each kind made from
+/// `samples` into `<kind>.parquet` in the folder `dir` (replaced whole), with
+/// `summary.json` (questions, seed, rows and skips by reason per kind,
+/// warnings).
+pub fn variants_to_dir(
+    samples: &[Sample],
+    cfg: &VariantsConfig,
+    dir: &std::path::Path,
+    embed: crate::sample::Embed,
+) -> Result<VariantsWritten> {
+    let mut kinds = Vec::new();
+    let mut summary = serde_json::Map::new();
+    let mut warnings: Vec<String> = Vec::new();
+    crate::io::fs::atomic_dir(dir, |tmp| {
+        let kept: Vec<&Sample> = samples.iter().collect();
+        variants(&kept, cfg, |v| {
+            warnings.extend(v.warnings.iter().cloned());
+            for k in &v.kinds {
+                crate::io::parquet::write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
+                kinds.push(KindWritten { kind: k.kind.name(), rows: k.rows.len(), skipped: k.skipped.clone() });
+            }
+            if let Some(serde_json::Value::Object(m)) = v.summary().get("kinds") {
+                summary.extend(m.clone());
+            }
+            Ok(())
+        })?;
+        let doc = serde_json::json!({
+            "samples": samples.len(),
+            "seed": cfg.seed,
+            "kinds": summary,
+            "warnings": warnings,
+        });
+        crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
+    })?;
+    Ok(VariantsWritten { kinds, warnings })
+}
+
+/// Whether the folds of the pipeline file at `path` (as `blindspot init`
+/// proposed it) can group by image: every diagnosed group needs at least as
+/// many distinct images as folds. The pipeline is read and its questions
+/// checked by the rule diagnose applies; `Some(why)` when they fail it, with
+/// diagnose's own reasons.
+pub fn init_group_by(path: &std::path::Path) -> Result<Option<String>> {
+    let p = crate::spec::Pipeline::load(path)?;
+    let ingested = crate::ingest::ingest(&p.ingest)?;
+    match p.diagnose.check_fold_groups(&ingested.samples, &Location::file(path)) {
+        Ok(()) => Ok(None),
+        // Each message starts with the setting ("group-by = \"image\": ..."), which the file says already.
+        Err(crate::error::Error::Invalid(ps)) => Ok(Some(
+            ps.iter()
+                .map(|p| p.message.split_once(": ").map_or(p.message.as_str(), |m| m.1))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+        Err(other) => Err(other),
+    }
+}
+
+/// The harnesses `blindspot export` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    /// A task folder for `lmms_eval --include_path`.
+    LmmsEval,
+    /// `<Name>_<variant>.tsv` files for VLMEvalKit's data root.
+    Vlmevalkit,
+}
+
+/// The configs of a variants or release folder `dir`, as the export step
+/// takes them: every CircularEval rotation one `circular` config, whatever
+/// folder it came from, and a release's videos carried as files under
+/// `videos/` loaded.
+pub fn export_configs(dir: &std::path::Path) -> Result<Vec<crate::io::release_dir::Config>> {
+    let mut configs = crate::export::merge_rotations(crate::io::release_dir::read_configs(dir)?)?;
+    crate::export::load_carried_videos(&mut configs, dir)?;
+    Ok(configs)
+}
+
+/// What the export step wrote.
+pub struct Exported {
+    /// The name in every file and task name.
+    pub name: String,
+    /// The export's manifest (harness rows → blindspot ids, and what was written).
+    pub manifest: serde_json::Value,
+}
+
+/// The export step: `configs` (from [`export_configs`] of `dir`) into the
+/// folder `out` (replaced whole) for harness `to`, under `name` (default:
+/// the rows' benchmark). lmms-eval reads images only from the data: rows
+/// whose images are named by path alone are an error, or with
+/// `allow_missing_images` exported text-only and counted through `warn`.
+pub fn export(
+    configs: &mut [crate::io::release_dir::Config],
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    to: Harness,
+    name: Option<&str>,
+    allow_missing_images: bool,
+    mut warn: impl FnMut(String),
+) -> Result<Exported> {
+    use crate::error::{Error, Problem};
+    if to == Harness::LmmsEval {
+        let missing = crate::export::images_without_bytes(configs);
+        if !missing.is_empty() && !allow_missing_images {
+            let first: Vec<String> = missing.iter().take(10).map(|(c, id, p)| format!("{c}: \"{id}\" → {p}")).collect();
+            return Err(Error::one(
+                Problem::new(
+                    Location::file(dir),
+                    format!(
+                        "{} image(s) are named by path but not stored in the data, so lmms-eval could not read them (first: {})",
+                        missing.len(),
+                        first.join("; ")
+                    ),
+                )
+                .help("build the release with [release] embed-images = true (or make variants from a pipeline whose images are found), or pass --allow-missing-images to export those rows text-only"),
+            ));
+        }
+        let dropped = crate::export::drop_images_without_bytes(configs);
+        if dropped > 0 {
+            warn(format!("warning: export: {dropped} row(s) exported without their images (--allow-missing-images)"));
+        }
+    }
+    let exported = crate::export::export_name(configs, name);
+    // The name is in every file and task name the export writes.
+    let limit = crate::spec::bounds::NAME_LENGTH;
+    if exported.chars().count() > limit {
+        let (loc, what, help) = match name {
+            Some(_) => ("command line", "--name", format!("give a --name of at most {limit} characters")),
+            None => ("", "the rows' benchmark name", format!("give --name, at most {limit} characters")),
+        };
+        let loc = if loc.is_empty() { dir } else { std::path::Path::new(loc) };
+        return Err(Error::one(
+            Problem::new(
+                Location::file(loc),
+                format!(
+                    "{what} has {} characters, more than the {limit} a file name may take",
+                    exported.chars().count()
+                ),
+            )
+            .help(help),
+        ));
+    }
+    let mut manifest = serde_json::Value::Null;
+    crate::io::fs::atomic_dir(out, |tmp| {
+        manifest = match to {
+            Harness::Vlmevalkit => crate::export::vlmevalkit::export(configs, &exported, tmp)?,
+            Harness::LmmsEval => crate::export::lmms_eval::export(configs, &exported, tmp)?,
+        };
+        Ok(())
+    })?;
+    Ok(Exported { name: exported, manifest })
+}
+
+/// The prune step by hand (`blindspot prune`): the questions checked against
+/// the settings (the pruning unit's rows, the diagnosis's folds, meta fields
+/// and outside scores), embedded with `model` when the settings use
+/// embeddings, then pruned (with the matched control when asked for).
+pub fn prune_samples(
+    samples: &[Sample],
+    settings: &crate::spec::plan::PruneSettings,
+    model: Option<&crate::embed::minilm::MiniLm>,
+) -> Result<PruneRuns> {
+    let crate::spec::PrunePlan { config: cfg, control } = &settings.prune;
+    cfg.unit.check_rows(samples, &settings.unit_at)?;
+    let dcfg = check_diagnose(&settings.diagnose, samples, &settings.at)?;
+    let emb = match model {
+        Some(m) => Some(crate::embed::embed_samples(samples, m, &crate::embed::EmbedSettings::default())?),
+        None => None,
+    };
+    prune(samples, cfg, *control, &dcfg, emb.as_ref(), None)
+}
+
+/// The embed step by hand (`blindspot embed`): every question, option and
+/// question+options of `samples` embedded with `model` (through the cache
+/// `settings` names), written as one Parquet file at `out`.
+pub fn embed_to_file(
+    samples: &[Sample],
+    model: &dyn crate::embed::Embedder,
+    settings: &crate::embed::EmbedSettings,
+    out: &std::path::Path,
+) -> Result<SampleEmbeddings> {
+    let e = crate::embed::embed_samples(samples, model, settings)?;
+    crate::io::fs::atomic_write(out, |tmp| crate::embed::output::write(tmp, &e))?;
+    Ok(e)
 }

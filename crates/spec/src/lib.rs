@@ -20,6 +20,7 @@ pub mod bounds;
 pub mod check;
 pub mod datasheet;
 pub mod flags;
+pub mod init;
 pub mod overlap;
 pub mod plan;
 pub mod wire;

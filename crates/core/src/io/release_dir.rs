@@ -101,3 +101,31 @@ pub fn read_configs(dir: &Path) -> Result<Vec<Config>> {
     }
     Ok(out)
 }
+
+/// Every Parquet file below `dir`, at any depth, but for `report/` and hidden
+/// folders, sorted: the rows a release (or `blindspot variants`' folder)
+/// holds, for scoring predictions against.
+pub fn data_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return Err(Error::one(
+            Problem::new(Location::file(dir), "not a folder")
+                .help("give a release folder or `blindspot variants -o DIR`'s folder"),
+        ));
+    }
+    let mut files = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.map_err(|e| Error::io(dir, std::io::Error::other(e.to_string())))?;
+        let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+        let hidden = rel.components().any(|c| {
+            let s = c.as_os_str().to_string_lossy();
+            s == "report" || s.starts_with('.')
+        });
+        if e.file_type().is_file() && !hidden && e.path().extension().and_then(|x| x.to_str()) == Some("parquet") {
+            files.push(e.path().to_path_buf());
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(dir), "no Parquet files found below this folder")));
+    }
+    Ok(files)
+}

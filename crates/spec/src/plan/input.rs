@@ -54,6 +54,11 @@ impl InputFlags {
 /// .toml file) with `flags` laid over it, reading INPUT through its
 /// `[ingest]`; else INPUT read with canonical names and the bare-input flags.
 pub fn input_plan(input: &InputFlags, flags: &Flags) -> Result<InputPlan> {
+    // The flags are checked before any file is read: a mistake on the command
+    // line is named whatever the pipeline file holds.
+    if input.pipeline.is_some() || input.is_pipeline_file() {
+        input.check_no_pipeline()?;
+    }
     let pipeline = match (&input.pipeline, input.is_pipeline_file()) {
         (Some(p), _) => Some(Pipeline::load_flagged(p, &env_vars, flags)?),
         (None, true) => Some(Pipeline::load_flagged(&input.input, &env_vars, flags)?),
@@ -69,9 +74,6 @@ pub fn input_plan(input: &InputFlags, flags: &Flags) -> Result<InputPlan> {
         Some(p) => p.ingest.clone(),
         None => bare_input_plan(&input.input, &input.fields, input.images.as_deref())?,
     };
-    if pipeline.is_some() {
-        input.check_no_pipeline()?;
-    }
     Ok(InputPlan { pipeline, ingest })
 }
 
@@ -126,6 +128,33 @@ pub struct ModelPlan {
     pub max_length: Option<usize>,
 }
 
+/// The model `--model-dir` and `--max-length` name (`blindspot embed`,
+/// `blindspot dups`), `--max-length` checked against its bound.
+pub fn model_plan(dir: Option<PathBuf>, max_length: Option<usize>) -> Result<ModelPlan> {
+    if let Some(v) = max_length.and_then(|n| crate::bounds::check_count(&crate::bounds::MAX_LENGTH, n)) {
+        return Err(Error::one(Problem::new(Location::file(COMMAND_LINE), v.for_flag())));
+    }
+    Ok(ModelPlan { dir, max_length })
+}
+
+/// The pipeline files named, or every `pipelines/*.toml` (sorted).
+pub fn pipeline_files(given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    let dir = PathBuf::from("pipelines");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::one(Problem::new(Location::file(&dir), "no pipeline files (*.toml) found")));
+    }
+    Ok(files)
+}
+
 /// The settings `blindspot prune` runs with.
 #[derive(Debug, Clone)]
 pub struct PruneSettings {
@@ -165,6 +194,54 @@ pub fn prune_settings(input: &InputFlags, flags: &Flags, model_dir: Option<PathB
     });
     let at = meta_fields_at(&plan, flags);
     Ok(PruneSettings { input: plan, diagnose, prune, at, unit_at, model })
+}
+
+/// `blindspot dups`' command line: the benchmark, a training split, and the
+/// thresholds.
+#[derive(Debug, Clone, Default)]
+pub struct DupsFlags {
+    pub input: InputFlags,
+    /// `--train` and `--train-pipeline`: a training split, read as INPUT is.
+    pub train: Option<InputFlags>,
+    /// `--threshold`: the cosine similarity of near-duplicate questions.
+    pub threshold: f64,
+    /// `--image-threshold`: the phash distance (bits) of near-duplicate images.
+    pub image_threshold: u32,
+}
+
+/// The settings `blindspot dups` runs with.
+#[derive(Debug, Clone)]
+pub struct DupsSettings {
+    pub input: InputPlan,
+    pub train: Option<InputPlan>,
+    pub threshold: f64,
+    pub image_threshold: u32,
+}
+
+/// `blindspot dups`' settings: the thresholds checked against their bounds,
+/// then INPUT's plan and the training split's.
+pub fn dups_settings(flags: &DupsFlags) -> Result<DupsSettings> {
+    if let Some(v) = crate::bounds::check_share("leakage.threshold", flags.threshold) {
+        return Err(Error::one(
+            Problem::new(Location::file(COMMAND_LINE), v.for_flag()).help("a cosine similarity threshold, e.g. 0.85"),
+        ));
+    }
+    let max = crate::sample::image_hash::MAX_THRESHOLD;
+    if flags.image_threshold > max {
+        return Err(Error::one(
+            Problem::new(
+                Location::file(COMMAND_LINE),
+                format!(
+                    "--image-threshold {} is more than {max} bits: unrelated images would join",
+                    flags.image_threshold
+                ),
+            )
+            .help(format!("give 0 to {max} (default {})", crate::sample::image_hash::DEFAULT_THRESHOLD)),
+        ));
+    }
+    let input = input_plan(&flags.input, &Flags::default())?;
+    let train = flags.train.as_ref().map(|t| input_plan(t, &Flags::default())).transpose()?;
+    Ok(DupsSettings { input, train, threshold: flags.threshold, image_threshold: flags.image_threshold })
 }
 
 #[cfg(test)]
@@ -276,5 +353,39 @@ mod tests {
             "error: command line: B-Clean needs model predictions: run `blindspot metrics --bclean`, or use a \
              pipeline with [predictions] and `blindspot build`"
         );
+    }
+
+    /// `blindspot dups`' thresholds are checked against their bounds before
+    /// any file is read, each refusal naming the flag; the training split is
+    /// read as INPUT is, through its own pipeline.
+    #[test]
+    fn the_dups_settings_check_the_thresholds_then_plan_both_splits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, pipeline) = files(dir.path(), "");
+        let flags = |threshold: f64, image_threshold: u32| DupsFlags {
+            input: InputFlags { input: dir.path().join("missing.jsonl"), ..Default::default() },
+            train: None,
+            threshold,
+            image_threshold,
+        };
+        assert_eq!(
+            dups_settings(&flags(0.85, 13)).unwrap_err().to_string(),
+            "error: command line: --image-threshold 13 is more than 12 bits: unrelated images would join\n  help: \
+             give 0 to 12 (default 6)"
+        );
+        let shares = dups_settings(&flags(1.5, 6)).unwrap_err().to_string();
+        assert!(shares.starts_with("error: command line: --threshold"), "{shares}");
+        assert!(shares.ends_with("help: a cosine similarity threshold, e.g. 0.85"), "{shares}");
+        let s = dups_settings(&DupsFlags {
+            input: InputFlags { input: data.clone(), ..Default::default() },
+            train: Some(InputFlags { input: data.clone(), pipeline: Some(pipeline.clone()), ..Default::default() }),
+            threshold: 0.9,
+            image_threshold: 4,
+        })
+        .unwrap();
+        assert!(s.input.pipeline.is_none());
+        assert_eq!(s.train.as_ref().and_then(|t| t.pipeline.as_ref()).map(|p| p.path.clone()), Some(pipeline));
+        assert_eq!(s.train.unwrap().ingest.inputs[0].path, data);
+        assert_eq!((s.threshold, s.image_threshold), (0.9, 4));
     }
 }

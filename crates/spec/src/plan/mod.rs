@@ -21,6 +21,7 @@ pub use crate::context::DEFAULT_SEED;
 
 mod build;
 mod fields;
+mod filter;
 mod ingest;
 mod input;
 mod metrics;
@@ -31,10 +32,12 @@ pub use build::{
     BuildFlags, BuildSettings, BuildTarget, DEFAULT_OUT, LockUse, build_settings, lock_path, no_lock_file,
 };
 use fields::*;
+pub use filter::{FilterFlags, FilterSettings, filter_settings};
 pub use ingest::{FIELD_KEYS, bare_input_plan, fields_from_flags};
 use ingest::{ingest_plan, leakage_plan};
 pub use input::{
-    DiagnoseSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings, input_plan, prune_settings,
+    DiagnoseSettings, DupsFlags, DupsSettings, InputFlags, InputPlan, ModelPlan, PruneSettings, diagnose_settings,
+    dups_settings, input_plan, model_plan, pipeline_files, prune_settings,
 };
 use metrics::metrics_plan;
 pub use metrics::{MetricsFlags, MetricsPlan, MetricsSettings, metrics_settings};

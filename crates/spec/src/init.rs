@@ -1,0 +1,507 @@
+//! The on-ramp (`blindspot init FILE`): a first pipeline file for a benchmark
+//! of one's own. The file's first records are surveyed, the field mapping is
+//! proposed (each canonical field with the source field chosen and why), and
+//! every section a release uses is written with the datasheet questions as
+//! comments. Nothing is guessed silently: a canonical field two source fields
+//! could be is left commented, naming both.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::survey::{FieldSurvey, Survey, survey};
+use crate::plan::IngestPlan;
+
+/// Records read to propose the mapping.
+const SURVEYED: usize = 1000;
+
+/// `blindspot init`'s command line.
+#[derive(Debug, Clone, Default)]
+pub struct InitFlags {
+    /// The benchmark: a data file or a Hugging Face folder.
+    pub input: PathBuf,
+    /// `-o`: the pipeline file to write (default: `<name>.toml` in the working folder).
+    pub output: Option<PathBuf>,
+    /// `--field KEY=SOURCE`: fields mapped by hand.
+    pub fields: Vec<String>,
+    /// `--images DIR`: the folder the image paths are relative to.
+    pub images: Option<PathBuf>,
+    /// `--force`: overwrite the pipeline file when it exists.
+    pub force: bool,
+}
+
+/// What `blindspot init` reads and writes, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct InitPlan {
+    /// The benchmark's name, from its file or folder.
+    pub name: String,
+    /// The pipeline file to write.
+    pub out: PathBuf,
+    /// How the benchmark is read: the canonical names and the `--field` mapping.
+    pub ingest: IngestPlan,
+    flags: InitFlags,
+    given: crate::wire::FieldsWire,
+}
+
+/// `blindspot init`'s plan: the name, the pipeline file (refused when it
+/// exists, unless `force`), the fields mapped by hand and how the file is read.
+pub fn init_plan(flags: &InitFlags) -> Result<InitPlan> {
+    let name = benchmark_name(&flags.input);
+    let out = flags.output.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.toml")));
+    if out.exists() && !flags.force {
+        return Err(Error::one(
+            Problem::new(Location::file(&out), "the pipeline file exists")
+                .help("choose another with -o, or pass --force to overwrite it"),
+        ));
+    }
+    let given = if flags.fields.is_empty() {
+        crate::wire::FieldsWire::default()
+    } else {
+        crate::plan::fields_from_flags(&flags.fields)?
+    };
+    let ingest = crate::plan::bare_input_plan(&flags.input, &flags.fields, flags.images.as_deref())?;
+    Ok(InitPlan { name, out, ingest, flags: flags.clone(), given })
+}
+
+/// A proposed pipeline file.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// The file's text.
+    pub text: String,
+    /// `[ingest.fields]`, one line per canonical field, in the file's order.
+    pub lines: Vec<Line>,
+    /// Records surveyed.
+    pub records: usize,
+    /// Source fields found in them.
+    pub fields: usize,
+}
+
+/// The line that groups folds by image, as the proposal writes it.
+fn group_by_image_line() -> String {
+    format!("{:<32} # questions about one image share a fold\n", "group-by = \"image\"")
+}
+
+impl Proposal {
+    /// Whether the proposal groups folds by image (it does when the
+    /// benchmark's images were mapped).
+    pub fn groups_by_image(&self) -> bool {
+        self.text.contains(&group_by_image_line())
+    }
+
+    /// Leaves `group-by = "image"` commented, with `why`.
+    pub fn leave_group_by_unset(&mut self, why: &str) {
+        self.text = self
+            .text
+            .replace(&group_by_image_line(), &format!("# group-by = \"image\"             # not set: {why}\n"));
+    }
+}
+
+/// Surveys the benchmark's first records and proposes its pipeline file.
+pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
+    let s = survey(&plan.ingest, SURVEYED)?;
+    let beside = plan.ingest.images_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let (lines, folder) = propose(&s, &plan.given, &beside);
+
+    let out_dir = match plan.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let rel = |p: &Path| relative_to(&out_dir, p).to_string_lossy().replace('\\', "/");
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# A pipeline for {}, proposed by `blindspot init` from its first {} records.\n\
+         # Check each line: a field init could not choose is commented out, with why.\n\
+         # Then answer the datasheet questions at the end, and run\n\
+         #   blindspot validate {}\n\
+         #   blindspot build {}\n",
+        display_path(&plan.flags.input),
+        s.records,
+        display_path(&plan.out),
+        display_path(&plan.out)
+    );
+    t.push_str("[dataset]\n");
+    entry(&mut t, "name", Some(&plan.name), "the release folder: releases/<name>/<version>/");
+    entry(&mut t, "version", Some("0.1.0"), "MAJOR.MINOR.PATCH; a built version is never overwritten");
+    entry(&mut t, "license", Some("other"), "the data's SPDX licence id, e.g. \"CC-BY-4.0\"");
+    t.push_str("# description = \"...\"\n# homepage = \"https://...\"\n# citation = \"@article{...}\"\n");
+    let _ = writeln!(t, "{:<32} # every random choice derives from (seed, stage, id)", "seed = 42");
+    t.push_str("\n[ingest]\n");
+    entry(&mut t, "path", Some(&rel(&plan.flags.input)), "relative to this file");
+    let images_dir = match (&plan.flags.images, &folder) {
+        (Some(d), _) => Some((rel(d), "the folder the image paths are relative to (--images)".to_string())),
+        (None, Some(first)) if first.is_empty() => {
+            Some((rel(&beside), "image paths are relative to the data file's folder".to_string()))
+        }
+        _ => None,
+    };
+    match (&images_dir, &folder) {
+        (Some((dir, why)), _) => entry(&mut t, "images", Some(dir), why),
+        (None, Some(first)) => entry(
+            &mut t,
+            "images",
+            None,
+            &format!("the image \"{first}\" is not beside the data file: give the folder its path is relative to"),
+        ),
+        (None, None) => {}
+    }
+    entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
+    t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
+    for l in &lines {
+        entry(&mut t, l.key, l.value.as_deref(), &l.why);
+    }
+    let chosen: Vec<&str> = lines.iter().filter_map(|l| l.value.as_deref()).collect();
+    let rest: Vec<String> =
+        s.fields.iter().filter(|f| !chosen.contains(&f.name.as_str())).map(|f| format!("\"{}\"", f.name)).collect();
+    if !rest.is_empty() {
+        let _ = writeln!(t, "# meta = [{}]   # default: every unmapped field is kept in meta", rest.join(", "));
+    }
+    let has_images = lines.iter().any(|l| l.key == "images" && l.value.is_some());
+    let has_options = lines.iter().any(|l| l.key == "options" && l.value.is_some());
+    t.push_str(
+        "\n# TsT-RF: how much of the benchmark a model answers without the image\n\
+         # (k-fold random forests on non-visual features).\n[diagnose]\n",
+    );
+    let _ = writeln!(t, "{:<32} # k-fold cross-validation", "folds = 5");
+    if has_images {
+        t.push_str(&group_by_image_line());
+    } else {
+        entry(&mut t, "group-by", None, "\"image\", \"question\" or \"meta:FIELD\": questions that must share a fold");
+    }
+    t.push_str(
+        "\n# Iterative Bias Pruning: remove what a blind model answers, only where blind\n\
+         # accuracy is above its label-permutation null.\n[prune]\n",
+    );
+    entry(&mut t, "method", Some("ibp"), "or \"aflite\", \"random\"");
+    let _ = writeln!(t, "{:<32} # questions to remove at most", "budget = \"10%\"");
+    let _ = writeln!(t, "{:<32} # fewest questions a question type keeps", "floor = 10");
+    t.push_str("\n# Stress-test variants, one release config per kind that applies.\n[variants]\n");
+    let mut kinds = vec!["no_image", "white_image", "mirage", "guess", "phantom", "phantom0"];
+    if has_options {
+        kinds.extend(["option_shuffle", "unknown_option", "gold_removed"]);
+    }
+    let kinds: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
+    let _ = writeln!(t, "kinds = [{}]", kinds.join(", "));
+    t.push_str("\n[release]\n");
+    let _ =
+        writeln!(t, "{:<32} # image bytes inside the Parquet: the release is self-contained", "embed-images = true");
+    t.push_str("\n# The datasheet questions only the publisher can answer (Gebru et al.); the card\n# marks each one left unanswered.\n[datasheet]\n");
+    for q in crate::datasheet::QUESTIONS.iter().filter(|q| !q.computed) {
+        let _ = writeln!(t, "# {} = \"\"\"...\"\"\"   # {}", q.id, q.text);
+    }
+
+    Ok(Proposal { text: t, lines, records: s.records, fields: s.fields.len() })
+}
+
+/// One canonical field's line: the source chosen and why, or why none was.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub key: &'static str,
+    /// The source field chosen; `None`: left commented, `why` says why.
+    pub value: Option<String>,
+    pub why: String,
+}
+
+fn parts(name: &str) -> Vec<String> {
+    name.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase).collect()
+}
+
+fn last_part_in(f: &FieldSurvey, words: &[&str]) -> bool {
+    parts(&f.name).last().is_some_and(|p| words.contains(&p.as_str()))
+}
+
+fn is_scalar(f: &FieldSurvey) -> bool {
+    !f.kinds.is_empty() && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer"))
+}
+
+fn is_text(f: &FieldSurvey) -> bool {
+    f.kinds.len() == 1 && f.kinds.contains("a string")
+}
+
+fn quoted(names: &[&FieldSurvey]) -> String {
+    let q: Vec<String> = names.iter().map(|f| format!("\"{}\"", f.name)).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        _ => format!("{} or {}", q[..q.len() - 1].join(", "), q[q.len() - 1]),
+    }
+}
+
+/// The canonical field `key`: the field named `exact` when there is one (and
+/// `fits`), else the one field the rule `like` finds; two or more are left for
+/// the user, named.
+fn choose<'a>(
+    s: &'a Survey,
+    taken: &[String],
+    key: &'static str,
+    exact: &[&str],
+    like: &dyn Fn(&FieldSurvey) -> bool,
+    why_like: &str,
+) -> (Line, Option<&'a FieldSurvey>) {
+    let free = |f: &&FieldSurvey| !taken.contains(&f.name) && f.present > 0;
+    if let Some(f) = exact.iter().find_map(|e| s.fields.iter().filter(free).find(|f| f.name == *e && like(f))) {
+        let line = Line { key, value: Some(f.name.clone()), why: format!("the canonical name; {why_like}") };
+        return (line, Some(f));
+    }
+    let found: Vec<&FieldSurvey> = s.fields.iter().filter(free).filter(|f| like(f)).collect();
+    match found[..] {
+        [f] => (Line { key, value: Some(f.name.clone()), why: why_like.to_string() }, Some(f)),
+        [] => (Line { key, value: None, why: format!("no field is {why_like}") }, None),
+        _ => (
+            Line {
+                key,
+                value: None,
+                why: format!("{} could each be the {key} ({why_like}): choose one", quoted(&found)),
+            },
+            None,
+        ),
+    }
+}
+
+/// The proposed `[ingest.fields]`, in the order a pipeline lists them; the
+/// fields `--field` maps are taken as given.
+fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<Line>, Option<String>) {
+    let n = s.records;
+    let mut taken: Vec<String> = Vec::new();
+    let mut lines = Vec::new();
+    let take = |line: (Line, Option<&FieldSurvey>), given: Option<&String>, taken: &mut Vec<String>| {
+        let mut line = line.0;
+        if let Some(g) = given {
+            line.value = Some(g.clone());
+            line.why = "given with --field".into();
+        }
+        if let Some(v) = &line.value {
+            taken.push(v.clone());
+        }
+        line
+    };
+    let id = choose(
+        s,
+        &taken,
+        "id",
+        &["id"],
+        &|f| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"])),
+        &format!("named like an id, with a distinct value in each of the {n} records read"),
+    );
+    // An id must be unique: a field named like one that repeats is not one.
+    let id = match id {
+        (_, Some(f)) if f.distinct < n || f.present < n => (
+            Line {
+                key: "id",
+                value: None,
+                why: format!(
+                    "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \
+                     \"_row\" (the row number, stable for a fixed file)",
+                    f.name, f.distinct
+                ),
+            },
+            None,
+        ),
+        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") => {
+            line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the \
+                        row number, stable for a fixed file)"
+                .to_string();
+            (line, None)
+        }
+        other => other,
+    };
+    lines.push(take(id, given.id.as_ref(), &mut taken));
+    let question = choose(
+        s,
+        &taken,
+        "question",
+        &["question"],
+        &|f| is_text(f) && last_part_in(f, &["question", "prompt", "query", "instruction"]),
+        "text named like a question",
+    );
+    lines.push(take(question, given.question.as_ref(), &mut taken));
+    let context = choose(
+        s,
+        &taken,
+        "context",
+        &["context", "hint"],
+        &|f| is_text(f) && last_part_in(f, &["context", "hint"]),
+        "text named like a context or hint",
+    );
+    // Optional: left out without a candidate.
+    let context = take(context, given.context.as_ref(), &mut taken);
+    if context.value.is_some() || context.why.contains("choose one") {
+        lines.push(context);
+    }
+    let options = choose(
+        s,
+        &taken,
+        "options",
+        &["options", "choices"],
+        &|f| f.list_of_text && !f.image_like,
+        "a list of texts in every record that has it",
+    );
+    let options_given = match &given.options {
+        Some(crate::wire::OptionsWire::One(o)) => Some(o.clone()),
+        _ => None,
+    };
+    let options = take(options, options_given.as_ref(), &mut taken);
+    let has_options = options.value.is_some();
+    lines.push(options);
+    let answer = choose(
+        s,
+        &taken,
+        "answer",
+        &["answer_index", "answer"],
+        &|f| is_scalar(f) && last_part_in(f, &["answer", "label", "gold", "target", "solution", "correct"]),
+        "named like an answer",
+    );
+    let answer_field = answer.1;
+    lines.push(take(answer, given.answer.as_ref(), &mut taken));
+    // How the gold names its option, from the column's values.
+    if has_options && given.answer.is_none() {
+        let kind = match answer_field {
+            Some(f) if f.name == "answer_index" => None,
+            Some(f) if f.letters => Some(Line {
+                key: "answer-kind",
+                value: Some("letter".into()),
+                why: format!("every \"{}\" read is one letter A-Z", f.name),
+            }),
+            Some(f) => match f.int_range {
+                Some((0, _)) => Some(Line {
+                    key: "answer-kind",
+                    value: Some("index".into()),
+                    why: format!("\"{}\" holds integers from 0: a 0-based position", f.name),
+                }),
+                Some((lo, hi)) => Some(Line {
+                    key: "answer-kind",
+                    value: None,
+                    why: format!(
+                        "\"{}\" holds integers {lo} to {hi}: \"index\" (0-based) or \"index1\" (1-based)? choose one",
+                        f.name
+                    ),
+                }),
+                None => None,
+            },
+            None => None,
+        };
+        lines.extend(kind);
+    }
+    let qtype = choose(
+        s,
+        &taken,
+        "question-type",
+        &["question_type"],
+        &|f| {
+            is_text(f)
+                && f.distinct >= 1
+                && f.distinct * 2 <= f.present.max(2)
+                && last_part_in(f, &["type", "category", "task", "subject", "skill", "subtask", "domain", "topic"])
+        },
+        "text named like a type or category, with few distinct values",
+    );
+    lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
+    let images = choose(
+        s,
+        &taken,
+        "images",
+        &["images", "image"],
+        &|f| f.image_like,
+        "images (a {bytes, path} struct, bytes, or image file names) in every record that has it",
+    );
+    let image_field = images.1.cloned();
+    let images_given = match &given.images {
+        Some(crate::wire::OneOrMany::One(o)) => Some(o.clone()),
+        _ => None,
+    };
+    lines.push(take(images, images_given.as_ref(), &mut taken));
+    // Image files named by path: found beside the data file (Some("")), or not
+    // (Some(the first path)); None when the images are not named by path.
+    let folder_line = image_field.filter(|f| f.kinds.contains("a string")).map(|f| {
+        let first = f.examples.first().cloned().unwrap_or_default();
+        if beside.join(&first).is_file() { String::new() } else { first }
+    });
+    (lines, folder_line)
+}
+
+/// `to` relative to the folder `from` (both made absolute first).
+fn relative_to(from: &Path, to: &Path) -> PathBuf {
+    let abs = |p: &Path| {
+        let p = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+        std::fs::canonicalize(&p).unwrap_or(p)
+    };
+    let (from, to) = (abs(from), abs(to));
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c.as_os_str());
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+}
+
+/// A TOML basic string: JSON's escapes are TOML's, but for DEL, which TOML
+/// must see escaped.
+fn toml_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string().replace('\u{7f}', "\\u007F")
+}
+
+/// `key = value   # why`, or the key commented out when there is no value.
+fn entry(out: &mut String, key: &str, value: Option<&str>, why: &str) {
+    let head = match value {
+        Some(v) => format!("{key} = {}", toml_str(v)),
+        None => format!("# {key} = \"...\""),
+    };
+    let _ = writeln!(out, "{head:<32} # {why}");
+}
+
+/// The benchmark's name: the file's stem, or for a Hub shard
+/// (`<name>/data/test-00000-of-00001.parquet`) and a folder, the folder's name;
+/// letters, digits and dashes.
+pub fn benchmark_name(input: &Path) -> String {
+    let abs = std::fs::canonicalize(input).unwrap_or_else(|_| input.to_path_buf());
+    let named = if abs.is_dir() {
+        abs.file_name()
+    } else if abs.parent().and_then(Path::file_name).is_some_and(|d| d == "data") {
+        abs.parent().and_then(Path::parent).and_then(Path::file_name)
+    } else if abs.file_stem().and_then(|s| s.to_str()).is_some_and(names_a_split) {
+        // `my-bench/test.jsonl`: the file names the split, its folder the benchmark.
+        abs.parent().and_then(Path::file_name).or(abs.file_stem())
+    } else {
+        abs.file_stem()
+    };
+    let name: String = named
+        .and_then(|s| s.to_str())
+        .unwrap_or("benchmark")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    let name = name.trim_matches('-').to_string();
+    if name.is_empty() { "benchmark".to_string() } else { name }
+}
+
+/// Whether a file stem names a split (`test`, `validation-00000-of-00001`,
+/// `dev_v2`) rather than a benchmark.
+fn names_a_split(stem: &str) -> bool {
+    let first = stem.split(['-', '_', '.']).next().unwrap_or_default().to_ascii_lowercase();
+    ["test", "testmini", "train", "validation", "val", "dev", "eval"].contains(&first.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file named for its split takes its folder's name; others their own.
+    #[test]
+    fn a_benchmark_is_named_by_its_folder_when_its_file_names_a_split() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("My Bench");
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        for f in ["test.jsonl", "validation-00000-of-00001.parquet", "questions.json", "data/x.parquet"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        assert_eq!(benchmark_name(&dir.join("test.jsonl")), "my-bench");
+        assert_eq!(benchmark_name(&dir.join("validation-00000-of-00001.parquet")), "my-bench");
+        assert_eq!(benchmark_name(&dir.join("questions.json")), "questions");
+        assert_eq!(benchmark_name(&dir.join("data/x.parquet")), "my-bench");
+    }
+}

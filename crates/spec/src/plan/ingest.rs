@@ -131,6 +131,43 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
     let k = |s: &str| {
         if section == "leakage" && s == "path" { "leakage.train".to_string() } else { format!("{section}.{s}") }
     };
+    let inputs = input_files(w, ctx, &k);
+    let images_dir = w.images.as_ref().and_then(|raw| folder(ctx, &k("images"), raw, "image"));
+    let videos_dir = w.videos.as_ref().and_then(|raw| folder(ctx, &k("videos"), raw, "video"));
+    let fields = field_map(ctx, &k, &w.fields);
+    check_settings(w, &fields, &inputs, ctx, &k);
+    let columns = headerless_columns(w, &inputs, ctx, &k);
+    IngestPlan {
+        inputs,
+        records: w.records.clone(),
+        sheet: w.sheet.clone(),
+        columns,
+        images_dir,
+        videos_dir,
+        image_names_only: w.image_names_only,
+        images_beside: false,
+        max_image_pixels: max_image_pixels(w, ctx, &k),
+        split: w.split.clone().unwrap_or_else(|| "test".into()),
+        benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
+        on_invalid: w.on_invalid.into(),
+        missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
+        fields,
+        answer_map: w.answer_map.clone(),
+        filters: w
+            .filter
+            .iter()
+            .map(|f| Filter { field: f.field.clone(), any_of: f.any_of.clone(), not_in: f.not_in.clone() })
+            .collect(),
+        shuffle_options: w.shuffle_options,
+        question_text: w.question_text.clone(),
+        options_in_question: w.options_in_question,
+        answer_format: w.answer_format,
+        seed: dataset.seed,
+    }
+}
+
+/// The input files `path` names (globs expanded, sorted), each with its format.
+fn input_files(w: &IngestWire, ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) -> Vec<Input> {
     let mut inputs = Vec::new();
     for raw in w.path.to_vec() {
         let Some(p) = ctx.resolve(&k("path"), &raw) else { continue };
@@ -167,26 +204,26 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
             }
         }
     }
-    let images_dir = w.images.as_ref().and_then(|raw| {
-        let p = ctx.resolve(&k("images"), raw)?;
-        if !p.is_dir() {
-            ctx.err(&k("images"), format!("image folder {} does not exist", display_path(&p)));
-        }
-        Some(p)
-    });
-    let videos_dir = w.videos.as_ref().and_then(|raw| {
-        let p = ctx.resolve(&k("videos"), raw)?;
-        if !p.is_dir() {
-            ctx.err(&k("videos"), format!("video folder {} does not exist", display_path(&p)));
-        }
-        Some(p)
-    });
+    inputs
+}
+
+/// The `what` folder (image or video) at `raw`, resolved; an error at `key` when
+/// it is not a folder.
+fn folder(ctx: &mut Ctx<'_>, key: &str, raw: &str, what: &str) -> Option<PathBuf> {
+    let p = ctx.resolve(key, raw)?;
+    if !p.is_dir() {
+        ctx.err(key, format!("{what} folder {} does not exist", display_path(&p)));
+    }
+    Some(p)
+}
+
+/// Settings that contradict each other or the input files.
+fn check_settings(w: &IngestWire, fields: &FieldMap, inputs: &[Input], ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) {
     if w.image_names_only && w.images.is_some() {
         ctx.err(&k("image-names-only"), "image-names-only is set, and so is an images folder").help = Some(
             "keep images (the folder the images are read from), or image-names-only when they are not at hand".into(),
         );
     }
-    let fields = field_map(ctx, &k, &w.fields);
     let f = &w.fields;
     if (fields.videos.is_some() || fields.video_frames.is_some()) && w.videos.is_none() {
         ctx.err(&k("fields.videos"), "a video field is mapped, but no video folder is set").help =
@@ -224,6 +261,15 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         ctx.err(&k("sheet"), format!("sheet is set but {} is not a spreadsheet", display_path(&input.path))).help =
             Some("sheet picks the sheet of a .xlsx, .xls or .ods workbook that holds the questions".into());
     }
+}
+
+/// The column names of a headerless CSV/TSV (`header = false` with `columns`).
+fn headerless_columns(
+    w: &IngestWire,
+    inputs: &[Input],
+    ctx: &mut Ctx<'_>,
+    k: &dyn Fn(&str) -> String,
+) -> Option<Vec<String>> {
     let columns = match (w.header, &w.columns) {
         (Some(false), Some(c)) if !c.is_empty() => Some(c.clone()),
         (Some(false), _) => {
@@ -247,44 +293,20 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         )
         .help = Some("a headerless file is read with format = \"csv\" or \"tsv\"".into());
     }
-    IngestPlan {
-        inputs,
-        records: w.records.clone(),
-        sheet: w.sheet.clone(),
-        columns,
-        images_dir,
-        videos_dir,
-        image_names_only: w.image_names_only,
-        images_beside: false,
-        max_image_pixels: match w.max_image_pixels {
-            Some(n) => {
-                let bound = crate::bounds::MAX_IMAGE_PIXELS;
-                if n < bound.min || n > bound.max {
-                    ctx.err(
-                        &k("max-image-pixels"),
-                        format!("must be between {} and {}; found {n}", bound.min, bound.max),
-                    );
-                }
-                n
+    columns
+}
+
+/// `max-image-pixels` within its bound, or the default.
+fn max_image_pixels(w: &IngestWire, ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) -> u64 {
+    match w.max_image_pixels {
+        Some(n) => {
+            let bound = crate::bounds::MAX_IMAGE_PIXELS;
+            if n < bound.min || n > bound.max {
+                ctx.err(&k("max-image-pixels"), format!("must be between {} and {}; found {n}", bound.min, bound.max));
             }
-            None => crate::ingest::images::MAX_PIXELS,
-        },
-        split: w.split.clone().unwrap_or_else(|| "test".into()),
-        benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
-        on_invalid: w.on_invalid.into(),
-        missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
-        fields,
-        answer_map: w.answer_map.clone(),
-        filters: w
-            .filter
-            .iter()
-            .map(|f| Filter { field: f.field.clone(), any_of: f.any_of.clone(), not_in: f.not_in.clone() })
-            .collect(),
-        shuffle_options: w.shuffle_options,
-        question_text: w.question_text.clone(),
-        options_in_question: w.options_in_question,
-        answer_format: w.answer_format,
-        seed: dataset.seed,
+            n
+        }
+        None => crate::ingest::images::MAX_PIXELS,
     }
 }
 

@@ -23,6 +23,7 @@ pub use blindspot_core::{Error, Problem, Result, context, error, io, memory, par
 pub use blindspot_diagnose as diagnose;
 pub use blindspot_embed as embed;
 pub use blindspot_export as export;
+pub use blindspot_filter as filter;
 pub use blindspot_ingest as ingest;
 pub use blindspot_metrics as metrics;
 pub use blindspot_ml as ml;

@@ -27,7 +27,7 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("prune.schema.json", render(schemars::schema_for!(crate::prune::report::PruneReport))),
         ("metrics.schema.json", render(schemars::schema_for!(crate::metrics::MetricsFile))),
         ("bclean.schema.json", render(schemars::schema_for!(crate::prune::bclean::BCleanFile))),
-        ("filter.schema.json", render(schemars::schema_for!(crate::prune::filter::FilterReport))),
+        ("filter.schema.json", render(schemars::schema_for!(crate::filter::FilterReport))),
         ("duplicates.schema.json", render(schemars::schema_for!(crate::embed::dups::DupsFile))),
         ("fold-row.schema.json", render(schemars::schema_for!(crate::diagnose::outside::FoldRow<'static>))),
         ("outside-scores.schema.json", render(schemars::schema_for!(crate::diagnose::outside::ScoreLine))),

@@ -8,6 +8,7 @@
 use blindspot_core::sample;
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
+use blindspot_filter as filter;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_prune as prune;
@@ -31,7 +32,7 @@ pub struct BuildOutputs<'a> {
     /// B-Clean's own report, when it pruned.
     pub bclean: Option<&'a crate::prune::bclean::BCleanReport>,
     /// `[filter]`: what blind models answered, removed before pruning.
-    pub filter: Option<&'a crate::prune::filter::FilterReport>,
+    pub filter: Option<&'a crate::filter::FilterReport>,
     /// `report/metrics.json` and `report/per_question.parquet`, when the pipeline
     /// scores model predictions.
     pub metrics: Option<&'a MetricsOut>,
@@ -82,7 +83,7 @@ pub struct EmbedStage {
 #[derive(Clone, Copy, Default)]
 pub struct Removals<'a> {
     pub pruned: Option<&'a crate::prune::Pruned>,
-    pub filter: Option<&'a crate::prune::filter::FilterReport>,
+    pub filter: Option<&'a crate::filter::FilterReport>,
     /// `prune-duplicates`: the questions dropped as duplicates or leaked.
     pub dedup: &'a [crate::prune::Removed],
 }
@@ -98,7 +99,7 @@ impl<'a> Removals<'a> {
 
     /// Questions `[filter]` removed.
     pub fn filter_removed(&self) -> BTreeSet<&'a str> {
-        self.filter.map(crate::prune::filter::FilterReport::removed_ids).unwrap_or_default()
+        self.filter.map(crate::filter::FilterReport::removed_ids).unwrap_or_default()
     }
 
     /// The questions of `samples` the default config holds: all but the removed ones.

@@ -15,6 +15,7 @@ use blindspot_core::{context, error, io, progress, sample};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
 use blindspot_export as export;
+use blindspot_filter as filter;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
@@ -226,14 +227,14 @@ fn filter(
     p: &Pipeline,
     work: &[Sample],
     imported: Option<&crate::predictions::Imported>,
-) -> Result<Option<crate::prune::filter::FilterReport>> {
+) -> Result<Option<crate::filter::FilterReport>> {
     let Some(rule) = &p.filter else { return Ok(None) };
     let (m, imported) = p
         .metrics
         .as_ref()
         .zip(imported)
         .ok_or_else(|| Error::Bug("[filter] without [predictions] passed validation".into()))?;
-    let r = crate::prune::filter::apply(work, &imported.predictions, rule, &m.config, &Location::file(&p.path))?;
+    let r = crate::filter::apply(work, &imported.predictions, rule, &m.config, &Location::file(&p.path))?;
     eprintln!("{}", r.summary());
     if let Some(w) = r.unknown_warning() {
         eprintln!("{w}");

@@ -474,7 +474,7 @@ pub fn export_folds(samples: &[Sample], cfg: &DiagnoseConfig, dir: &std::path::P
 
 /// What the blind-model filter step decided (`blindspot filter`).
 pub struct Filtered {
-    pub report: crate::prune::filter::FilterReport,
+    pub report: crate::filter::FilterReport,
     /// The ids of the questions the rule keeps, in the rows' order.
     pub kept: Vec<String>,
 }
@@ -488,7 +488,7 @@ pub fn filter(
     settings: &crate::spec::plan::FilterSettings,
 ) -> Result<Filtered> {
     let questions: Vec<Sample> = rows.into_iter().filter(|r| r.variant.is_none()).collect();
-    let report = crate::prune::filter::apply(
+    let report = crate::filter::apply(
         &questions,
         &imported.predictions,
         &settings.rule,

@@ -22,9 +22,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::filter::Preset;
 use crate::diagnose::DiagnoseConfig;
 use crate::error::{Location, Result};
+use crate::filter::Preset;
 use crate::metrics::{MetricsConfig, ORIGINAL, score_all};
 use crate::ml::features::Featurizer;
 use crate::ml::forest::{self, Binner, ForestParams};
@@ -206,7 +206,7 @@ pub fn bclean(
 ) -> Result<BCleanReport> {
     let mut rule = Preset::Bclean.rule(cfg.models.clone());
     rule.conditions = vec![cfg.mirage_condition.clone()];
-    let step1 = super::filter::apply(questions, predictions, &rule, metrics, &Location::file("bclean"))?;
+    let step1 = crate::filter::apply(questions, predictions, &rule, metrics, &Location::file("bclean"))?;
     let candidates: Vec<String> = step1.models.iter().map(|m| m.model.clone()).collect();
     let compromised_counts: Vec<(usize, usize)> =
         step1.models.iter().map(|m| (m.answered, m.questions_predicted)).collect();

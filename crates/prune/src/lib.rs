@@ -14,6 +14,7 @@
 use blindspot_core::{context, error, io, progress, sample, seed, stats};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
+use blindspot_filter as filter;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
 use blindspot_plots as plots;
@@ -23,7 +24,6 @@ pub mod aflite;
 pub mod bclean;
 mod budget;
 mod config;
-pub mod filter;
 pub mod ibp;
 mod pruned;
 pub mod report;

@@ -10,6 +10,7 @@
 use blindspot_core::{error, io, par, progress, sample};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
+use blindspot_filter as filter;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_outputs as outputs;

@@ -9,6 +9,7 @@
 use blindspot_core::{context, error, sample, stats};
 use blindspot_diagnose as diagnose;
 use blindspot_embed as embed;
+use blindspot_filter as filter;
 use blindspot_ingest as ingest;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;

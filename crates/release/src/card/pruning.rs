@@ -189,7 +189,7 @@ struct TypeRemoved {
 }
 
 /// `## Blind-model filter`: the rule, each model's part, and the count removed.
-pub(crate) fn filter_section(out: &mut String, f: &crate::prune::filter::FilterReport) {
+pub(crate) fn filter_section(out: &mut String, f: &crate::filter::FilterReport) {
     out.push_str("## Blind-model filter\n\n");
     let _ = writeln!(
         out,

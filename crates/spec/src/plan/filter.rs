@@ -24,7 +24,7 @@ pub struct FilterFlags {
 /// The settings `blindspot filter` runs with.
 #[derive(Debug, Clone)]
 pub struct FilterSettings {
-    pub rule: crate::prune::filter::Rule,
+    pub rule: crate::filter::Rule,
     /// How answers are scored: the flags' numeric scoring, the defaults else.
     pub config: crate::metrics::MetricsConfig,
 }
@@ -37,7 +37,7 @@ fn flag(msg: String) -> Error {
 /// `blindspot filter`'s settings: the models, the rule, then the scoring,
 /// each checked in that order.
 pub fn filter_settings(flags: &FilterFlags) -> Result<FilterSettings> {
-    use crate::prune::filter::{MinCorrect, MinModels, Preset, Rule};
+    use crate::filter::{MinCorrect, MinModels, Preset, Rule};
     crate::predictions::check_models(&flags.models, "--models").map_err(flag)?;
     let models = (!flags.models.is_empty()).then(|| flags.models.clone());
     let rule = match &flags.preset {

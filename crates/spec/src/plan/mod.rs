@@ -103,7 +103,7 @@ pub struct Pipeline {
     /// Pruning (`None` when the `[prune]` section is absent).
     pub prune: Option<PrunePlan>,
     /// Blind-model filter over the imported predictions (`None` without `[filter]`).
-    pub filter: Option<crate::prune::filter::Rule>,
+    pub filter: Option<crate::filter::Rule>,
     /// Metrics from model predictions (`None` without `[predictions]`).
     pub metrics: Option<MetricsPlan>,
     /// The sentence-embedding model, and which setting asks for embeddings.

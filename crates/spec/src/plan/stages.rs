@@ -359,8 +359,8 @@ pub(super) fn prune_plan(w: &crate::wire::PruneWire, seed: u64, ctx: &mut Ctx<'_
 }
 
 /// `[filter]`: a preset (its rule fixed) or a rule written out.
-pub(super) fn filter_rule(w: &crate::wire::BlindFilterWire, ctx: &mut Ctx<'_>) -> Option<crate::prune::filter::Rule> {
-    use crate::prune::filter::{MinCorrect, MinModels, Preset, Rule};
+pub(super) fn filter_rule(w: &crate::wire::BlindFilterWire, ctx: &mut Ctx<'_>) -> Option<crate::filter::Rule> {
+    use crate::filter::{MinCorrect, MinModels, Preset, Rule};
     let models = w.models.clone();
     if let Some(name) = &w.preset {
         let preset = match Preset::parse(name) {

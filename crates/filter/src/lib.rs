@@ -23,6 +23,11 @@
 //! - `bclean`: B-Clean's step 1 — removed when any model answers it in mirage
 //!   mode (the image withheld, its absence unsaid).
 
+// The crates below this one, under the module names the code uses.
+use blindspot_core::{error, sample};
+use blindspot_metrics as metrics;
+use blindspot_predictions as predictions;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};

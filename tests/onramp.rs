@@ -293,6 +293,34 @@ fn a_pipeline_without_diagnose_states_what_pruning_measured() {
     assert!(card.contains("Blind answerability was measured by pruning only"), "{card}");
 }
 
+/// Folds grouped by near-duplicate image clusters, with pruning: the release's
+/// diagnosis states how the images clustered (`image_clusters` in
+/// `report/diagnose.json`, the sentence on the card), as `blindspot diagnose`
+/// does; the diagnosis is IBP's first iteration, not a second measurement.
+#[test]
+fn a_pruned_release_states_its_image_clusters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write_jsonl(d);
+    ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    assert!(toml.contains("group-by = \"image\"") && toml.contains("[prune]"), "{toml}");
+    let toml = toml.replacen("group-by = \"image\"", "group-by = \"image-cluster\"", 1);
+    let toml = toml.replacen("[prune]\n", "[prune]\nstop = \"budget\"\n", 1);
+    std::fs::write(d.join("bench.toml"), toml).unwrap();
+    ok(d, &["build", "bench.toml", "--out-dir", "out"]);
+    let release = d.join("out/bench/0.1.0");
+    let removed = std::fs::read_to_string(release.join("report/removed.csv")).unwrap();
+    assert!(removed.lines().count() > 1, "{removed}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(release.join("report/diagnose.json")).unwrap()).unwrap();
+    let clusters = &report["image_clusters"];
+    assert_eq!(clusters["images"], 20, "{report}");
+    assert_eq!(clusters["hashed"], 20, "{report}");
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("Near-duplicate images (both perceptual hashes within"), "{card}");
+}
+
 /// A JSON line with its `image` pointing at the first picture.
 fn on_first_picture(line: &str) -> String {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();

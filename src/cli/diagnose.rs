@@ -96,12 +96,13 @@ pub fn run(args: &Args) -> Result<()> {
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
     }
-    let diagnosed = steps::diagnose(&ingested.samples, &cfg, None, None, None, None)?;
+    let diagnosed = steps::diagnose(&ingested.samples, &cfg, &at, None, None, true)?;
     for w in &diagnosed.warnings {
         eprintln!("warning: diagnose: {w}");
     }
+    let report = steps::diagnose_report(&diagnosed)?;
+    crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
     let d = diagnosed.diagnosis;
-    crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &diagnosed.report))?;
     if let Some(dir) = &args.export_features {
         steps::export_features(&ingested.samples, &cfg, dir)?;
     }

@@ -20,11 +20,9 @@
 use blindspot_core::{context, error, io, memory, par, progress, sample, seed, stats};
 use blindspot_embed as embed;
 use blindspot_ml as ml;
-use blindspot_plots as plots;
 
 pub mod audit;
 mod config;
-pub mod figures;
 pub mod folds;
 mod leakage;
 pub mod null;

@@ -1,7 +1,8 @@
-//! Diagnose outputs: `scores.parquet` (one row per question and repeat),
-//! `diagnose.json` (headline numbers and per-group summaries), SVG plots, and
-//! the per-fold feature matrices for running any other learner on exactly
-//! the same input.
+//! Diagnose outputs as data: the rows of `scores.parquet` (one per question
+//! and repeat), `diagnose.json`'s document (headline numbers and per-group
+//! summaries), and the per-fold feature matrices for running any other
+//! learner on exactly the same input. The release crate renders the report
+//! files and plots from them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,7 +16,6 @@ use super::{DiagnoseConfig, Diagnosis, GroupBy};
 use crate::error::{Error, Result};
 use crate::io::parquet::write_batch;
 use crate::io::r6;
-use crate::io::rendered::Rendered;
 use crate::sample::{MraRule, NumericScoring};
 
 /// The scores table as one Arrow batch.
@@ -542,40 +542,6 @@ pub fn departures(cfg: &DiagnoseConfig) -> Vec<String> {
         cfg.null.trees, cfg.null.alpha
     ));
     out
-}
-
-/// Writes `scores.parquet`, `diagnose.json` and the plots into `dir`.
-/// `removed`: the questions pruning removed, when it ran (a release); the
-/// s(x) histogram then marks them.
-pub fn write_report(
-    dir: &Path,
-    d: &Diagnosis,
-    cfg: &DiagnoseConfig,
-    embed: Option<&Diagnosis>,
-    removed: Option<&std::collections::BTreeSet<&str>>,
-) -> Result<()> {
-    crate::io::rendered::write_all(dir, &render_report(d, cfg, embed, removed)?)
-}
-
-/// The files [`write_report`] writes, rendered: `scores.parquet`,
-/// `diagnose.json` and the plots.
-pub fn render_report(
-    d: &Diagnosis,
-    cfg: &DiagnoseConfig,
-    embed: Option<&Diagnosis>,
-    removed: Option<&std::collections::BTreeSet<&str>>,
-) -> Result<Vec<Rendered>> {
-    let mut files = vec![
-        Rendered::table("scores.parquet", scores_batch(d)?),
-        Rendered::json("diagnose.json", &DiagnoseReport::of(d, cfg, embed))?,
-    ];
-    let model = match cfg.method {
-        super::Method::TstEmbed => "TsT-Embed",
-        // With both, the rows' predictions and accuracy are TsT-RF's.
-        super::Method::TstRf | super::Method::Both => "TsT-RF",
-    };
-    files.extend(super::figures::render_all(d, model, removed)?);
-    Ok(files)
 }
 
 /// Writes every fold's train and test feature matrices with ids and labels as

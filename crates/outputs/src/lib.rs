@@ -25,6 +25,9 @@ pub struct BuildOutputs<'a> {
     pub ingested: &'a Ingested,
     /// TsT-RF on every ingested question.
     pub diagnosis: Option<&'a crate::diagnose::Diagnosis>,
+    /// The settings it was measured with, as checked against the questions
+    /// (outside scores loaded): its report states them.
+    pub diagnose_config: Option<&'a crate::diagnose::DiagnoseConfig>,
     /// The pruning run: the default config holds what it kept.
     pub pruned: Option<&'a crate::prune::Pruned>,
     /// The matched random control, when asked for.
@@ -40,8 +43,7 @@ pub struct BuildOutputs<'a> {
     pub embed: Option<&'a EmbedStage>,
     /// The variant rows of each kind the pipeline asked for, made from the kept questions.
     pub variants: &'a [crate::variants::KindRows],
-    /// The files of `report/` the diagnose and prune steps rendered (the
-    /// diagnosis's scores and plots, pruning's removals and curve).
+    /// The files of `report/` the prune step rendered (pruning's removals and curve).
     pub reports: &'a [blindspot_core::io::rendered::Rendered],
 }
 
@@ -137,6 +139,13 @@ impl<'a> BuildOutputs<'a> {
     /// Every removed id: pruning's, the filter's and `prune-duplicates`'.
     pub fn removed_ids(&self) -> BTreeSet<&'a str> {
         self.removals().removed_ids()
+    }
+
+    /// What the diagnosis's s(x) histogram marks as removed: every removal,
+    /// when pruning ran or anything was removed (`None`: a plain histogram).
+    pub fn histogram_removed(&self) -> Option<BTreeSet<&'a str>> {
+        let r = self.removals();
+        (r.pruned.is_some() || r.removes()).then(|| r.removed_ids())
     }
 
     /// Questions `[filter]` removed.

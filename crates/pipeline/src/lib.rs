@@ -2,10 +2,10 @@
 //! order and the only one that consults the stage cache.
 //!
 //! ```text
-//! settings (spec) ─▶ ingest ─▶ (embed, leakage) ─▶ predictions ─▶ filter,
-//!   prune or B-Clean (+ control) ─▶ diagnose (reused from the pruner's
-//!   `before`) ─▶ variants ─▶ metrics ─▶ release (writes what it is handed,
-//!   then writes or compares the lock file)
+//! settings (spec) ─▶ ingest ─▶ (embed, leakage) ─▶ predictions ─▶ filter
+//!   ─▶ diagnose ─▶ prune or B-Clean (+ control; the diagnosis is their first
+//!   iteration) ─▶ variants ─▶ metrics ─▶ release (renders and writes what it
+//!   is handed, then writes or compares the lock file)
 //! ```
 //! Each step is a call into its stage with typed inputs; the stages do not
 //! know each other's order, and `release` computes nothing.
@@ -52,7 +52,7 @@ use crate::release::{LockFile, LockOutcome, ReleaseOutcome, write_release};
 use crate::sample::Sample;
 use crate::spec::plan::{BuildFlags, BuildTarget, LockUse};
 use crate::spec::{MetricsPlan, Pipeline};
-use cache::{StageCache, config_bytes, default_dir, samples_digest};
+use cache::{StageCache, default_dir, samples_digest};
 
 /// What one pipeline's stages produced, and where its release went.
 pub struct Built {
@@ -93,13 +93,10 @@ pub fn build(flags: &BuildFlags, mut each: impl FnMut(String)) -> Result<()> {
 
 /// Runs one pipeline's stages (diagnose and prune through the stage cache)
 /// and writes its release under `out_dir`, doing with its lock file what
-/// `lock_file` says. The stages run in flow order: ingest, embed (when a
-/// setting needs it), predictions, prune, diagnose, variants, metrics,
-/// release. Diagnose is entered twice: its settings are checked against the
-/// questions (and outside scores loaded) before pruning, because the pruner
-/// re-diagnoses with them, and the diagnosis is completed after it, because
-/// its report marks what pruning removed; with `[filter]`, prune is entered
-/// before that check too (the check is of the questions the filter kept).
+/// `lock_file` says. The stages run in flow order, each entered once: ingest,
+/// embed (when a setting needs it), predictions, filter, diagnose, prune (its
+/// first iteration the diagnosis), variants, metrics, release (which renders
+/// the diagnosis's report with pruning's removals marked).
 pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: LockFile) -> Result<Built> {
     let p = &target.pipeline;
     let ctx = RunContext { code: CODE_FINGERPRINT, ..RunContext::new(p.dataset.seed) };
@@ -125,37 +122,19 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
     let filter_report = filter(p, &work, imported.as_ref())?;
     let work = without(work, filter_report.as_ref().map(|r| r.removed_ids()).unwrap_or_default());
     let embedding::Embedded { embeddings: emb, dups, dedup_removed, projection } = embedded;
-    let diagnose_cfg = steps::check_diagnose(&p.diagnose, &work, &Location::file(&p.path))?;
-    let diagnose_cfg = diagnose_cfg.as_ref();
-    let mut tst = config_bytes(diagnose_cfg)?;
-    if let Some(e) = &emb {
-        tst.extend_from_slice(e.model.as_bytes());
-    }
-    let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))?, tst };
-    let Pruning { pruned, control, bclean: bclean_report, before, report: prune_report } =
-        prune(p, &work, imported.as_ref(), diagnose_cfg, emb.as_ref(), &cached)?;
-    // What the release keeps and removes, and what the s(x) histogram marks.
+    let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))? };
+    let mut diagnosed = diagnose(p, &work, emb.as_ref(), &cached)?;
+    let Pruning { pruned, control, bclean: bclean_report, report: prune_report } =
+        prune(p, &work, imported.as_ref(), diagnosed.as_mut(), emb.as_ref(), &cached)?;
+    drop(work);
+    // The diagnosis the release reports (a pruner's first iteration only, without `run-diagnose`).
+    let diagnosed = diagnosed.filter(|_| p.run_diagnose);
+    // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
+    let tst_embed = diagnosed.as_ref().and_then(|d| d.diagnosis.tst_embed.as_deref().cloned());
+    // What the release keeps and removes; variants stress the set being published.
     let removals = Removals { pruned: pruned.as_ref(), filter: filter_report.as_ref(), dedup: &dedup_removed };
-    let removed = (pruned.is_some() || removals.removes()).then(|| removals.removed_ids());
-    // Variants stress the set being published: the kept questions.
     let kept = removals.kept(&ingested.samples);
     let removes = removals.removes();
-    let mut reports = prune_report;
-    let diagnosis = match p.run_diagnose {
-        true => {
-            let d = steps::diagnose(&work, diagnose_cfg, emb.as_ref(), Some(&cached), before, removed.as_ref())?;
-            for w in &d.warnings {
-                eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
-            }
-            reports.extend(d.report);
-            Some(d.diagnosis)
-        }
-        false => None,
-    };
-    drop(removed);
-    // With `method = "both"` the diagnosis carries TsT-Embed's own, reported beside it.
-    let tst_embed = diagnosis.as_ref().and_then(|d| d.tst_embed.as_deref().cloned());
-    drop(work);
     let variants = variants(p, &kept)?;
     let metrics = match (&p.metrics, &imported) {
         (Some(plan), Some(imported)) => {
@@ -182,7 +161,8 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
     });
     let outputs = BuildOutputs {
         ingested: &ingested,
-        diagnosis: diagnosis.as_ref(),
+        diagnosis: diagnosed.as_ref().map(|d| &d.diagnosis),
+        diagnose_config: diagnosed.as_ref().map(|d| d.config.as_ref()),
         pruned: pruned.as_ref(),
         control: control.as_ref(),
         bclean: bclean_report.as_ref(),
@@ -190,11 +170,36 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
         metrics: metrics.as_ref(),
         embed: embed_stage.as_ref(),
         variants: &variants,
-        reports: &reports,
+        reports: &prune_report,
     };
     let outcome = timed("release (total)", || write_release(p, &outputs, out_dir, lock_file))?;
     drop(kept);
+    let diagnosis = diagnosed.map(|d| d.diagnosis);
     Ok(Built { ingested, diagnosis, pruned, embed: embed_stage, outcome })
+}
+
+/// `[diagnose]` on the questions the filter kept: the diagnosis the release
+/// reports (with the null its verdict reads), and the first iteration of a
+/// pruner that diagnoses (with the null when its stop rule reads it).
+/// `None` when neither needs it.
+fn diagnose<'p>(
+    p: &'p Pipeline,
+    work: &[Sample],
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cached: &steps::Cached<'_>,
+) -> Result<Option<steps::Diagnosed<'p>>> {
+    let pruner = p.prune.as_ref().map(|plan| &plan.config).filter(|c| c.method != Method::Bclean);
+    if !p.run_diagnose && pruner.is_none() {
+        return Ok(None);
+    }
+    let null = p.run_diagnose || pruner.is_some_and(PruneConfig::reads_null);
+    let d = steps::diagnose(work, &p.diagnose, &Location::file(&p.path), emb, Some(cached), null)?;
+    if p.run_diagnose {
+        for w in &d.warnings {
+            eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
+        }
+    }
+    Ok(Some(d))
 }
 
 /// A release holds its images: names without the files would publish a set
@@ -242,58 +247,57 @@ fn filter(
     Ok(Some(r))
 }
 
-/// What pruning produced: the run and its control, B-Clean's report when it
-/// pruned, and the diagnosis of the whole set the pruner measured first.
+/// What pruning produced: the run and its control, and B-Clean's report when it pruned.
 struct Pruning {
     pruned: Option<Pruned>,
     control: Option<Pruned>,
     bclean: Option<crate::prune::bclean::BCleanReport>,
-    before: Option<crate::diagnose::Diagnosis>,
     /// The pruning run's report files (empty without `[prune]`).
     report: Vec<crate::io::rendered::Rendered>,
 }
 
-/// `[prune]`: B-Clean, or the prune step (with its control) through the cache.
+/// `[prune]`: B-Clean, or the prune step (with its control) through the
+/// cache, starting from the diagnosis (`diagnosed`, which every pruner but
+/// B-Clean has).
 fn prune(
     p: &Pipeline,
     work: &[Sample],
     imported: Option<&crate::predictions::Imported>,
-    diagnose_cfg: &crate::diagnose::DiagnoseConfig,
+    diagnosed: Option<&mut steps::Diagnosed<'_>>,
     emb: Option<&crate::embed::SampleEmbeddings>,
     cached: &steps::Cached<'_>,
 ) -> Result<Pruning> {
-    // Folds the pipeline sets must not outnumber the questions pruned.
-    if let Some(plan) = &p.prune {
-        plan.config.unit.check_rows(work, &Location::file(&p.path))?;
-    }
-    let (mut pruned, mut control, bclean_report, report) = match p.prune.as_ref() {
-        Some(plan) if plan.config.method == Method::Bclean => {
+    let Some(plan) = &p.prune else {
+        return Ok(Pruning { pruned: None, control: None, bclean: None, report: Vec::new() });
+    };
+    // A unit the questions cannot form is refused before anything is removed.
+    plan.config.unit.check_rows(work, &Location::file(&p.path))?;
+    let (mut pruned, mut control, bclean_report, report) = match (plan.config.method, diagnosed) {
+        (Method::Bclean, diagnosed) => {
             let (m, imported) = p
                 .metrics
                 .as_ref()
                 .zip(imported)
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
-            let (pr, report) =
-                bclean(work, &plan.config, &imported.predictions, &m.config, diagnose_cfg, p.run_diagnose)?;
+            let (pr, report) = bclean(work, &plan.config, &imported.predictions, &m.config, p, diagnosed)?;
             let files = timed("prune report", || crate::prune::report::render_report(&pr, None))?;
-            (Some(pr), None, Some(report), files)
+            (pr, None, Some(report), files)
         }
-        Some(plan) => {
-            let runs = steps::prune(work, &plan.config, plan.control, diagnose_cfg, emb, Some(cached))?;
-            (Some(runs.pruned), runs.control, None, runs.report)
+        (_, Some(d)) => {
+            let dcfg = d.config.clone();
+            let runs = steps::prune(work, &plan.config, plan.control, &dcfg, emb, Some(cached), Some(d.first()))?;
+            (runs.pruned, runs.control, None, runs.report)
         }
-        None => (None, None, None, Vec::new()),
+        (_, None) => return Err(Error::Bug("a pruner ran without the diagnosis of its first iteration".into())),
     };
-    // Every pruner measures the diagnostic on the whole set first (`before`): reuse it,
-    // its per-question rows moved, not copied. The release reads the pruners' own
-    // diagnoses as summaries only, so their rows (a row per question) go here.
-    let before = pruned.as_mut().and_then(|pr| pr.before.as_mut().map(take_rows));
-    for pr in pruned.iter_mut().chain(control.iter_mut()) {
+    // The release reads the pruners' own diagnoses as summaries only (the
+    // diagnosis it reports keeps its rows), so their rows (a row per question) go.
+    for pr in std::iter::once(&mut pruned).chain(control.iter_mut()) {
         for d in [pr.before.as_mut(), pr.after.as_mut()].into_iter().flatten() {
             d.rows = Vec::new();
         }
     }
-    Ok(Pruning { pruned, control, bclean: bclean_report, before, report })
+    Ok(Pruning { pruned: Some(pruned), control, bclean: bclean_report, report })
 }
 
 /// `[variants]`: every kind asked for, made from the kept questions (their
@@ -316,30 +320,36 @@ fn variants(p: &Pipeline, kept: &[&Sample]) -> Result<Vec<crate::variants::KindR
 
 /// B-Clean on the mirage predictions: its report, and the pruning run it makes
 /// of it (what it kept and removed, with TsT-RF before and after when the
-/// pipeline diagnoses).
+/// pipeline diagnoses: `diagnosed`, the before).
 fn bclean(
     work: &[Sample],
     cfg: &PruneConfig,
     predictions: &[crate::predictions::Prediction],
     metrics: &crate::metrics::MetricsConfig,
-    diagnose_cfg: &crate::diagnose::DiagnoseConfig,
-    run_diagnose: bool,
+    p: &Pipeline,
+    diagnosed: Option<&mut steps::Diagnosed<'_>>,
 ) -> Result<(Pruned, crate::prune::bclean::BCleanReport)> {
+    // Step 3's blind model runs with the diagnosis settings, checked against the questions.
+    let step3 = match (cfg.bclean_step3, &diagnosed) {
+        (false, _) => None,
+        (true, Some(d)) => Some(d.config.clone().into_owned()),
+        (true, None) => Some(steps::check_diagnose(&p.diagnose, work, &Location::file(&p.path))?.into_owned()),
+    };
     let bcfg = crate::prune::bclean::BCleanConfig {
         models: cfg.bclean_models.clone(),
-        step3: cfg.bclean_step3.then(|| diagnose_cfg.clone()),
+        step3,
         remove_imageless: cfg.bclean_remove_imageless,
         ..Default::default()
     };
     let report = crate::prune::bclean::bclean(work, predictions, metrics, &bcfg)?;
-    let pr = crate::prune::bclean_pruned(work, &report, cfg, run_diagnose.then_some(diagnose_cfg));
+    let pr = match diagnosed {
+        Some(d) => {
+            let dcfg = d.config.clone();
+            crate::prune::bclean_pruned(work, &report, cfg, Some(&dcfg), Some(d.first()))
+        }
+        None => crate::prune::bclean_pruned(work, &report, cfg, None, None),
+    };
     Ok((pr, report))
-}
-
-/// A copy of `d` that takes its per-question rows, leaving `d` a summary.
-fn take_rows(d: &mut crate::diagnose::Diagnosis) -> crate::diagnose::Diagnosis {
-    let rows = std::mem::take(&mut d.rows);
-    crate::diagnose::Diagnosis { rows, ..d.clone() }
 }
 
 /// Imports the pipeline's prediction files; paths in what is imported are the

@@ -7,38 +7,41 @@ use std::borrow::Cow;
 
 use crate::cache::StageCache;
 use crate::context::RunContext;
-use crate::diagnose::{DiagnoseConfig, Diagnosis};
+use crate::diagnose::{DiagnoseConfig, Diagnosis, GroupCache};
 use crate::embed::SampleEmbeddings;
 use crate::error::{Location, Result};
 use crate::progress::timed;
-use crate::prune::{PruneConfig, Pruned, prune_with};
+use crate::prune::{First, PruneConfig, Pruned, prune_with};
 use crate::sample::Sample;
 use crate::variants::{KindSel, Variants, VariantsConfig, expand_kinds, generate_from};
 
-/// The stage cache and the keys of what a step runs on: the questions'
-/// digest and the diagnosis settings (with the embedding model, when one is
-/// used). `build` reuses unchanged results through it; the subcommands run
-/// without it.
+/// The stage cache and the key of the questions a step runs on. `build`
+/// reuses unchanged results through it; the subcommands run without it.
 pub struct Cached<'a> {
     pub cache: &'a StageCache,
     pub ctx: &'a RunContext,
     /// [`crate::cache::samples_digest`] of the questions the steps run on.
     pub samples: [u8; 32],
-    /// The diagnosis settings' canonical JSON, then the embedding model's name.
-    pub tst: Vec<u8>,
 }
 
 impl Cached<'_> {
     /// `compute`'s result for `stage` (keyed by the questions, the diagnosis
-    /// settings and `extra`), from the cache when `check` accepts what it holds.
+    /// settings `dcfg` with the embedding model `emb` was made with, and
+    /// `extra`), from the cache when `check` accepts what it holds.
     fn get_or<T: serde::Serialize + serde::de::DeserializeOwned>(
         &self,
         stage: &str,
+        dcfg: &DiagnoseConfig,
+        emb: Option<&SampleEmbeddings>,
         extra: &[&[u8]],
         check: impl FnOnce(&T) -> std::result::Result<(), String>,
         compute: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
-        let mut parts: Vec<&[u8]> = vec![&self.samples, &self.tst];
+        let mut tst = crate::cache::config_bytes(dcfg)?;
+        if let Some(e) = emb {
+            tst.extend_from_slice(e.model.as_bytes());
+        }
+        let mut parts: Vec<&[u8]> = vec![&self.samples, &tst];
         parts.extend_from_slice(extra);
         let key = StageCache::key(self.ctx, stage, &parts);
         self.cache.try_get_or(stage, &key, check, compute)
@@ -57,7 +60,8 @@ pub fn check_diagnose<'c>(
     cfg.check_folds(samples.len())?;
     cfg.check_meta_fields(samples, at)?;
     cfg.check_fold_groups(samples, at)?;
-    if cfg.outside_source.is_none() {
+    // Settings this step checked already carry their scores.
+    if cfg.outside_source.is_none() || cfg.outside.is_some() {
         return Ok(Cow::Borrowed(cfg));
     }
     let mut loaded = cfg.clone();
@@ -73,52 +77,66 @@ pub fn load_model(plan: &crate::spec::plan::ModelPlan) -> Result<crate::embed::m
 }
 
 /// What the diagnose step produced.
-pub struct Diagnosed {
-    /// The diagnosis, with its label-permutation null and the meta fields that
-    /// carry the answer named.
+pub struct Diagnosed<'c> {
+    /// The diagnosis, with the meta fields that carry the answer named, and
+    /// its label-permutation null when it was asked for.
     pub diagnosis: Diagnosis,
     /// The meta-field audit's warnings, for the caller to print.
     pub warnings: Vec<String>,
-    /// Its report files (`scores.parquet`, `diagnose.json`, the plots).
-    pub report: Vec<crate::io::rendered::Rendered>,
+    /// The settings as checked against the questions, outside scores loaded:
+    /// what a pruner re-diagnoses with and what the report states.
+    pub config: Cow<'c, DiagnoseConfig>,
+    /// TsT-RF's groups as fit here (none when the diagnosis was read from the
+    /// stage cache): a pruner's second iteration reuses those its first batch
+    /// left unchanged.
+    pub groups: GroupCache,
 }
 
-/// The diagnose step: TsT-RF (or TsT-Embed, or both) on `samples`, the
-/// label-permutation null its verdict reads, and the audit of meta fields that
-/// carry the answer. `measured` is a diagnosis of the same questions with the
-/// same settings already made (the pruner's `before`): it is completed, not
-/// measured again. `removed`: what pruning removed, when it ran; the report's
-/// s(x) histogram marks it.
-pub fn diagnose(
+impl Diagnosed<'_> {
+    /// The diagnosis as a pruner's first iteration ([`crate::prune::First`]);
+    /// the groups it fit move with it.
+    pub fn first(&mut self) -> crate::prune::First<'_> {
+        crate::prune::First { diagnosis: &self.diagnosis, groups: std::mem::take(&mut self.groups) }
+    }
+}
+
+/// The diagnose step: `cfg` checked against `samples` ([`check_diagnose`]:
+/// `at` is where its meta fields were named), then TsT-RF (or TsT-Embed, or
+/// both) on them, the label-permutation null its verdict reads (when `null`),
+/// and the audit of meta fields that carry the answer.
+pub fn diagnose<'c>(
     samples: &[Sample],
-    cfg: &DiagnoseConfig,
+    cfg: &'c DiagnoseConfig,
+    at: &Location,
     emb: Option<&SampleEmbeddings>,
     cached: Option<&Cached<'_>>,
-    measured: Option<Diagnosis>,
-    removed: Option<&std::collections::BTreeSet<&str>>,
-) -> Result<Diagnosed> {
+    null: bool,
+) -> Result<Diagnosed<'c>> {
+    let config = check_diagnose(cfg, samples, at)?;
+    let mut groups = GroupCache::default();
     let compute = || {
-        let mut d = crate::diagnose::diagnose_with(samples, cfg, emb)?;
-        measure_null(samples, cfg, &mut d);
+        let mut d = crate::diagnose::diagnose_keeping(samples, &config, emb, &mut groups)?;
+        if null {
+            measure_null(samples, &config, &mut d);
+        }
         Ok(d)
     };
-    let mut d = match (measured, cached) {
-        (Some(d), _) => d,
-        (None, Some(c)) => {
-            timed("diagnose", || c.get_or("diagnose", &[], |d: &Diagnosis| d.check_samples(samples), compute))?
-        }
-        (None, None) => timed("diagnose", compute)?,
+    let mut d = match cached {
+        Some(c) => timed("diagnose", || {
+            c.get_or("diagnose", &config, emb, &[&[u8::from(null)]], |d: &Diagnosis| d.check_samples(samples), compute)
+        })?,
+        None => timed("diagnose", compute)?,
     };
-    // The verdict reads the label-permutation null: a pruner that did not measure it
-    // (another stop rule, B-Clean) leaves it to be measured here.
-    if d.null.is_none() {
-        timed("null (label permutations)", || measure_null(samples, cfg, &mut d));
-    }
     // Meta fields that carry the answer are named, used as features or not.
-    let warnings = crate::diagnose::audit::attach(&mut d, samples, cfg);
-    let report =
-        timed("diagnose report", || crate::diagnose::report::render_report(&d, cfg, d.tst_embed.as_deref(), removed))?;
-    Ok(Diagnosed { diagnosis: d, warnings, report })
+    let warnings = crate::diagnose::audit::attach(&mut d, samples, &config);
+    Ok(Diagnosed { diagnosis: d, warnings, config, groups })
+}
+
+/// The diagnosis's report files by hand (`blindspot diagnose`): nothing
+/// pruned, so nothing marked removed.
+pub fn diagnose_report(d: &Diagnosed<'_>) -> Result<Vec<crate::io::rendered::Rendered>> {
+    let Diagnosed { diagnosis, config, .. } = d;
+    crate::release::diagnosis_report::render(diagnosis, config, diagnosis.tst_embed.as_deref(), None)
 }
 
 /// Measures the label-permutation null of `d`, the diagnosis of `samples`, into it.
@@ -138,7 +156,9 @@ pub struct PruneRuns {
 
 /// The prune step (IBP, AFLite or the random control): `cfg` on `samples`,
 /// then, with `control`, the control that removes at random exactly what the
-/// pruner removed, key by key.
+/// pruner removed, key by key. `dcfg` are the diagnosis settings checked
+/// against `samples`; `first`, the diagnosis of `samples` made with them
+/// (the diagnose step's), is both runs' first iteration.
 pub fn prune(
     samples: &[Sample],
     cfg: &PruneConfig,
@@ -146,19 +166,25 @@ pub fn prune(
     dcfg: &DiagnoseConfig,
     emb: Option<&SampleEmbeddings>,
     cached: Option<&Cached<'_>>,
+    first: Option<First<'_>>,
 ) -> Result<PruneRuns> {
-    let run = |cfg: &PruneConfig| match cached {
+    let run = |cfg: &PruneConfig, first: Option<First<'_>>| match cached {
         Some(c) => c.get_or(
             "prune",
+            dcfg,
+            emb,
             &[&crate::cache::config_bytes(cfg)?],
             |pr: &Pruned| pr.check_partition(samples),
-            || prune_with(samples, cfg, dcfg, emb),
+            || prune_with(samples, cfg, dcfg, emb, first),
         ),
-        None => prune_with(samples, cfg, dcfg, emb),
+        None => prune_with(samples, cfg, dcfg, emb, first),
     };
-    let pruned = timed("prune (diagnose before, IBP iterations, after)", || run(cfg))?;
+    // The control starts from the same diagnosis (the groups fit for it copied).
+    let control_first =
+        first.as_ref().filter(|_| control).map(|f| First { diagnosis: f.diagnosis, groups: f.groups.clone() });
+    let pruned = timed("prune (IBP iterations, after)", || run(cfg, first))?;
     let control = match control {
-        true => Some(timed("prune control", || run(&pruned.matched_control()))?),
+        true => Some(timed("prune control", || run(&pruned.matched_control(), control_first))?),
         false => None,
     };
     let report = timed("prune report", || crate::prune::report::render_report(&pruned, control.as_ref()))?;
@@ -699,7 +725,7 @@ pub fn prune_samples(
         Some(m) => Some(crate::embed::embed_samples(samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,
     };
-    prune(samples, cfg, *control, &dcfg, emb.as_ref(), None)
+    prune(samples, cfg, *control, &dcfg, emb.as_ref(), None, None)
 }
 
 /// The embed step by hand (`blindspot embed`): every question, option and

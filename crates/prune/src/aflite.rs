@@ -122,6 +122,7 @@ pub fn run(
     cfg: &PruneConfig,
     dcfg: &DiagnoseConfig,
     emb: Option<&SampleEmbeddings>,
+    first: Option<super::First<'_>>,
 ) -> Result<Pruned> {
     let rep = match (cfg.aflite.representation, emb) {
         (Representation::Features, _) => None,
@@ -136,7 +137,10 @@ pub fn run(
     sizes.insert("all".to_string(), n0);
     let budgets = split_budget(&sizes, cfg.budget.resolve(n0));
     let budget = budgets["all"];
-    let mut before = diagnose_with(samples, dcfg, emb)?;
+    let mut before = match first {
+        Some(f) => f.before(cfg.reads_null()),
+        None => diagnose_with(samples, dcfg, emb)?,
+    };
     // The verdict decides: a set whose blind accuracy is not above its null loses nothing.
     let gate = super::null_gate(samples, cfg, dcfg, &mut before);
     let mut types = type_counts(samples);

@@ -385,6 +385,15 @@ pub struct PruneConfig {
     pub matched: Option<BTreeMap<String, usize>>,
 }
 
+impl PruneConfig {
+    /// Whether the run reads the label-permutation null of the set it prunes:
+    /// IBP and AFLite under `stop = "null"` (the random control and B-Clean
+    /// never do).
+    pub fn reads_null(&self) -> bool {
+        self.stop == StopRule::Null && matches!(self.method, Method::Ibp | Method::Aflite)
+    }
+}
+
 impl Default for PruneConfig {
     fn default() -> Self {
         PruneConfig {

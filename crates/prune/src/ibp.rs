@@ -72,6 +72,7 @@ pub fn run(
     cfg: &PruneConfig,
     dcfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
+    mut first: Option<super::First<'_>>,
 ) -> crate::error::Result<Pruned> {
     let n0 = samples.len();
     let batch = cfg.batch.resolve(n0).max(1);
@@ -99,18 +100,24 @@ pub fn run(
     let mut iteration = 1;
     // A batch often takes questions of a few types only: the others' TsT-RF results
     // are reused, bit for bit, in the next iteration.
-    let mut cache = GroupCache::default();
+    let mut cache = first.as_mut().map(|f| std::mem::take(&mut f.groups)).unwrap_or_default();
     // At most one iteration per batch, and the last diagnose.
     let most = budgets.values().sum::<usize>().div_ceil(batch) + 1;
     let name = if cfg.method == Method::Random { "random control" } else { "ibp" };
-    let null_rule = cfg.method == Method::Ibp && cfg.stop == StopRule::Null;
+    let null_rule = cfg.reads_null();
     loop {
         let _stage = crate::progress::stage(format!("{name} {iteration}/≤{most}"));
         let current: Vec<&Sample> = taken.current().collect();
-        let mut d = diagnose_iteration(&current, dcfg, emb, &mut cache, iteration)?;
+        let mut d = match first.take() {
+            Some(f) => f.before(null_rule),
+            None => diagnose_iteration(&current, dcfg, emb, &mut cache, iteration)?,
+        };
         if null_rule && before.is_none() {
-            // The one null: the verdict's, measured on the whole set before anything goes.
-            d.null = Some(crate::diagnose::null::measure(&current, dcfg, &d, &dcfg.null));
+            // The one null: the verdict's, measured on the whole set before anything goes
+            // (unless the first diagnosis came with it).
+            if d.null.is_none() {
+                d.null = Some(crate::diagnose::null::measure(&current, dcfg, &d, &dcfg.null));
+            }
             open_groups = Some(groups_above_their_null(&d));
         }
         let per_id = d.sample_scores();

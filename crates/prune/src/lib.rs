@@ -39,6 +39,30 @@ pub use pruned::{
     FRESH_SEED_HALF_WIDTH, Independent, Iteration, KeptGroup, Pruned, Removed, fresh_seed_count, fresh_seeds,
 };
 
+/// The diagnosis of the whole set a pruner runs on, made by its caller with
+/// the pruner's diagnose settings: the pruner's first iteration and its
+/// `before`, not measured again. `groups` holds the TsT-RF groups fit for it
+/// (empty when the diagnosis was read from a cache), for IBP's second
+/// iteration to reuse where its first batch left a group unchanged.
+pub struct First<'a> {
+    pub diagnosis: &'a Diagnosis,
+    pub groups: crate::diagnose::GroupCache,
+}
+
+impl First<'_> {
+    /// The run's `before`: the diagnosis, with its label-permutation null only
+    /// when the run reads it (`reads_null`, the null stop rule); a run that does
+    /// not read it reports the set it pruned without it, as one that measured
+    /// its own first iteration does.
+    fn before(&self, reads_null: bool) -> Diagnosis {
+        let mut d = self.diagnosis.clone();
+        if !reads_null {
+            d.null = None;
+        }
+        d
+    }
+}
+
 /// Under `stop = "null"`, measures the label-permutation null of `before`
 /// (the diagnosis of `samples`) into it and returns why nothing may be removed
 /// when blind accuracy is not above it; `None` when pruning may go on (or
@@ -78,26 +102,28 @@ pub fn needs_embeddings(cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> bool {
 /// Runs the configured pruner with TsT-RF and the features representation.
 /// B-Clean needs model predictions: use [`bclean_pruned`] for it.
 pub fn prune(samples: &[Sample], cfg: &PruneConfig, diagnose: &DiagnoseConfig) -> Pruned {
-    match prune_with(samples, cfg, diagnose, None) {
+    match prune_with(samples, cfg, diagnose, None, None) {
         Ok(p) => p,
         // Without embeddings only the embedding settings can fail: run TsT-RF on features.
         Err(_) => {
             let mut c = cfg.clone();
             c.aflite.representation = Representation::Features;
             let d = DiagnoseConfig { method: crate::diagnose::Method::TstRf, ..diagnose.clone() };
-            prune_with(samples, &c, &d, None).unwrap_or_else(|e| unreachable!("TsT-RF pruning cannot fail: {e}"))
+            prune_with(samples, &c, &d, None, None).unwrap_or_else(|e| unreachable!("TsT-RF pruning cannot fail: {e}"))
         }
     }
 }
 
 /// Runs the configured pruner; `emb` holds the samples' embeddings when the
 /// diagnose method is TsT-Embed or both, or AFLite's representation is
-/// embeddings (an error without them).
+/// embeddings (an error without them). `first`: the diagnosis of `samples`
+/// with `diagnose`, when the caller made it (see [`First`]).
 pub fn prune_with(
     samples: &[Sample],
     cfg: &PruneConfig,
     diagnose: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
+    first: Option<First<'_>>,
 ) -> crate::error::Result<Pruned> {
     if needs_embeddings(cfg, diagnose) && emb.is_none() {
         return Err(crate::error::Error::Bug(format!(
@@ -108,8 +134,8 @@ pub fn prune_with(
         )));
     }
     let mut pruned = match cfg.method {
-        Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose, emb)?,
-        Method::Aflite => aflite::run(samples, cfg, diagnose, emb)?,
+        Method::Ibp | Method::Random => ibp::run(samples, cfg, diagnose, emb, first)?,
+        Method::Aflite => aflite::run(samples, cfg, diagnose, emb, first)?,
         Method::Bclean => Pruned {
             method: Method::Bclean,
             config: cfg.clone(),
@@ -135,12 +161,14 @@ pub fn prune_with(
 }
 
 /// B-Clean's decision as a pruning run: every removal in one step, with
-/// TsT-RF on the set before and after (when `diagnose` is given).
+/// TsT-RF on the set before and after (when `diagnose` is given; `first`, the
+/// diagnosis of `samples` with it, when the caller made it).
 pub fn bclean_pruned(
     samples: &[Sample],
     report: &bclean::BCleanReport,
     cfg: &PruneConfig,
     diagnose: Option<&DiagnoseConfig>,
+    first: Option<First<'_>>,
 ) -> Pruned {
     let reasons: BTreeMap<&str, &str> = report.removed.iter().map(|r| (r.id.as_str(), r.reason.as_str())).collect();
     let removed: Vec<Removed> = samples
@@ -161,7 +189,10 @@ pub fn bclean_pruned(
         })
         .collect();
     let kept: Vec<Sample> = samples.iter().filter(|s| !reasons.contains_key(s.id.as_str())).cloned().collect();
-    let before = diagnose.map(|d| crate::diagnose::diagnose(samples, d));
+    let before = match first {
+        Some(f) => diagnose.map(|_| f.before(false)),
+        None => diagnose.map(|d| crate::diagnose::diagnose(samples, d)),
+    };
     let after = diagnose.map(|d| crate::diagnose::diagnose(&kept, d));
     let point =
         |d: Option<&Diagnosis>, size: usize, removed_before: usize, removed: usize, iteration: usize| Iteration {

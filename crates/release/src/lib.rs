@@ -24,6 +24,7 @@ pub mod build_lock;
 pub mod card;
 pub mod croissant;
 pub mod datasheet;
+pub mod diagnosis_report;
 pub mod diff;
 pub mod html;
 pub mod lock;
@@ -498,6 +499,13 @@ fn write_reports(pipeline: &Pipeline, stages: &BuildOutputs<'_>, dir: &Path) -> 
             text.push('\n');
         }
         write_bytes(&path, text.as_bytes())?;
+    }
+    if let (Some(d), Some(cfg)) = (stages.diagnosis, stages.diagnose_config) {
+        let removed = stages.histogram_removed();
+        let files = crate::progress::timed("diagnose report", || {
+            diagnosis_report::render(d, cfg, d.tst_embed.as_deref(), removed.as_ref())
+        })?;
+        crate::io::rendered::write_all(&dir.join("report"), &files)?;
     }
     crate::io::rendered::write_all(&dir.join("report"), stages.reports)?;
     if let Some(e) = stages.embed {

@@ -62,6 +62,16 @@ pub struct GroupCache {
     pub reused: usize,
 }
 
+impl Clone for GroupCache {
+    fn clone(&self) -> GroupCache {
+        GroupCache {
+            entries: self.entries.iter().map(|(k, (ids, out))| (k.clone(), (ids.clone(), out.copy()))).collect(),
+            fit: self.fit,
+            reused: self.reused,
+        }
+    }
+}
+
 impl GroupCache {
     /// The results under `key` if they were fit on the group `ids` names (a copy).
     fn get(&mut self, key: &(Option<String>, AnswerFormat, usize), ids: &str) -> Option<GroupOut> {
@@ -234,8 +244,20 @@ pub fn diagnose_with(
     cfg: &DiagnoseConfig,
     emb: Option<&crate::embed::SampleEmbeddings>,
 ) -> crate::error::Result<Diagnosis> {
+    diagnose_keeping(samples, cfg, emb, &mut GroupCache::default())
+}
+
+/// [`diagnose_with`], keeping TsT-RF's groups in `cache`: a pruner handed this
+/// diagnosis and `cache` as its first iteration refits only the groups its
+/// first batch changed.
+pub fn diagnose_keeping(
+    samples: &[Sample],
+    cfg: &DiagnoseConfig,
+    emb: Option<&crate::embed::SampleEmbeddings>,
+    cache: &mut GroupCache,
+) -> crate::error::Result<Diagnosis> {
     let refs: Vec<&Sample> = samples.iter().collect();
-    let mut d = diagnose_with_cache(&refs, cfg, emb, &mut GroupCache::default())?;
+    let mut d = diagnose_with_cache(&refs, cfg, emb, cache)?;
     count_image_clusters(&mut d, &refs, cfg);
     Ok(d)
 }

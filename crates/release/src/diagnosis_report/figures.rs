@@ -1,11 +1,11 @@
 //! The diagnosis's plots, written beside `diagnose.json`: what each figure
 //! shows is chosen here (the groups, each question's s(x), the groups above
-//! their null, [`super::verdict::group_above`]); how it is drawn is
+//! their null, [`crate::diagnose::verdict::group_above`]); how it is drawn is
 //! `blindspot_plots::diagnosis`'s (`crate::plots`).
 
 use std::collections::BTreeSet;
 
-use super::{Diagnosis, GroupSummary};
+use crate::diagnose::{Diagnosis, GroupSummary};
 use crate::error::Result;
 use crate::io::rendered::Rendered;
 use crate::plots::diagnosis::{self as draw, Group, Importance, Overall, Scored};
@@ -56,9 +56,10 @@ pub fn s_histogram(d: &Diagnosis, removed: Option<&BTreeSet<&str>>) -> Result<St
     draw::s_histogram(&questions, removed.is_some())
 }
 
-/// The groups above their null ([`super::verdict::group_above`]), the widest margin over their baseline first.
+/// The groups above their null ([`crate::diagnose::verdict::group_above`]), the widest margin over their baseline first.
 fn above_baseline(d: &Diagnosis) -> Vec<&GroupSummary> {
-    let mut above: Vec<&GroupSummary> = d.groups.iter().filter(|g| super::verdict::group_above(d, g)).collect();
+    let mut above: Vec<&GroupSummary> =
+        d.groups.iter().filter(|g| crate::diagnose::verdict::group_above(d, g)).collect();
     above.sort_by(|a, b| {
         (b.blind_accuracy - b.baseline().0)
             .total_cmp(&(a.blind_accuracy - a.baseline().0))
@@ -89,7 +90,7 @@ pub fn importances(d: &Diagnosis) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ScoreRow;
+    use crate::diagnose::ScoreRow;
     use crate::sample::AnswerFormat;
 
     fn group(t: &str, n: usize, blind: f64, chance: f64, majority: f64, feats: &[(&str, f64)]) -> GroupSummary {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use super::outputs::{self, Output};
 use crate::diagnose::report;
 use crate::error::{Location, Result, display_path};
-use crate::ingest::ingest;
 use crate::pipeline::steps;
 use crate::spec::plan::{DiagnoseSettings, InputFlags, diagnose_settings};
 use crate::spec::wire::{DiagnoseWire, PruneWire};
@@ -80,34 +79,32 @@ pub fn run(args: &Args) -> Result<()> {
     if args.timings {
         crate::progress::enable_timings();
     }
-    let DiagnoseSettings { input, config: cfg, at } = diagnose_settings(&args.input.flags(), &args.tst.flags(None))?;
+    let settings = diagnose_settings(&args.input.flags(), &args.tst.flags(None))?;
+    let DiagnoseSettings { input, config: cfg, .. } = &settings;
     let mut written = vec![Output::folder("--out", &args.out)];
     written.extend(args.export_features.iter().map(|d| Output::folder("--export-features", d)));
     written.extend(args.export_folds.iter().map(|d| Output::folder("--export-folds", d)));
     let mut inputs = outputs::inputs_of(input.pipeline.as_ref(), &input.ingest);
     inputs.extend(cfg.outside_source.iter().map(|o| outputs::Input::File(o.path.clone())));
     outputs::check(&inputs, &written)?;
-    let ingested = ingest(&input.ingest)?;
-    // Outside scores are checked against this run's folds before any forest is fit.
-    let cfg = steps::check_diagnose(&cfg, &ingested.samples, &at)?;
+    let leak_at = args.check_leakage.then(|| Location::file(&args.input.input));
+    let outs = steps::DiagnoseOutputs {
+        out: &args.out,
+        check_leakage: leak_at.as_ref(),
+        export_features: args.export_features.as_deref(),
+        export_folds: args.export_folds.as_deref(),
+    };
+    let steps::DiagnosedByHand { diagnosis: d, config: cfg, warnings, folds } =
+        steps::diagnose_by_hand(&settings, &outs)?;
     if args.check_leakage {
-        steps::check_leakage(&ingested.samples, &cfg, &Location::file(&args.input.input))?;
         super::say(
             "leak check: no feature column and no held-out prediction changed when the held-out answers changed (every group, repeat and fold)",
         );
     }
-    let diagnosed = steps::diagnose(&ingested.samples, &cfg, &at, None, None, true)?;
-    for w in &diagnosed.warnings {
+    for w in &warnings {
         eprintln!("warning: diagnose: {w}");
     }
-    let report = steps::diagnose_report(&diagnosed)?;
-    crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
-    let d = diagnosed.diagnosis;
-    if let Some(dir) = &args.export_features {
-        steps::export_features(&ingested.samples, &cfg, dir)?;
-    }
-    if let Some(dir) = &args.export_folds {
-        let f = steps::export_folds(&ingested.samples, &cfg, dir)?;
+    if let (Some(f), Some(dir)) = (&folds, &args.export_folds) {
         super::say(&format!(
             "folds: {} questions in {} folds (assignment {}) -> {}",
             f.questions,

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use super::diagnose::{InputArgs, TstArgs};
 use crate::error::{Result, display_path};
-use crate::ingest::ingest;
 use crate::pipeline::steps;
 use crate::spec::plan::prune_settings;
 use crate::spec::wire::PruneWire;
@@ -36,11 +35,8 @@ pub fn run(args: &Args) -> Result<()> {
     inputs.extend(args.model_dir.iter().map(|d| super::outputs::Input::Folder(d.clone())));
     inputs.extend(settings.diagnose.outside_source.iter().map(|o| super::outputs::Input::File(o.path.clone())));
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.out)])?;
-    // The model before the data: without it nothing is read.
-    let model = settings.model.as_ref().map(steps::load_model).transpose()?;
-    let ingested = ingest(&input.ingest)?;
-    let steps::PruneRuns { pruned: run, control: ctl, report } =
-        steps::prune_samples(&ingested.samples, &settings, model.as_ref())?;
+    let steps::PrunedByHand { runs: steps::PruneRuns { pruned: run, control: ctl }, report } =
+        steps::prune_by_hand(&settings)?;
     crate::io::fs::atomic_dir(&args.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
     super::say(&run.summary());
     if let Some(c) = &ctl {

@@ -43,8 +43,6 @@ pub struct BuildOutputs<'a> {
     pub embed: Option<&'a EmbedStage>,
     /// The variant rows of each kind the pipeline asked for, made from the kept questions.
     pub variants: &'a [crate::variants::KindRows],
-    /// The files of `report/` the prune step rendered (pruning's removals and curve).
-    pub reports: &'a [blindspot_core::io::rendered::Rendered],
 }
 
 /// The metrics stage's outputs.

@@ -124,7 +124,7 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
     let embedding::Embedded { embeddings: emb, dups, dedup_removed, projection } = embedded;
     let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))? };
     let mut diagnosed = diagnose(p, &work, emb.as_ref(), &cached)?;
-    let Pruning { pruned, control, bclean: bclean_report, report: prune_report } =
+    let Pruning { pruned, control, bclean: bclean_report } =
         prune(p, &work, imported.as_ref(), diagnosed.as_mut(), emb.as_ref(), &cached)?;
     drop(work);
     // The diagnosis the release reports (a pruner's first iteration only, without `run-diagnose`).
@@ -170,7 +170,6 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
         metrics: metrics.as_ref(),
         embed: embed_stage.as_ref(),
         variants: &variants,
-        reports: &prune_report,
     };
     let outcome = timed("release (total)", || write_release(p, &outputs, out_dir, lock_file))?;
     drop(kept);
@@ -252,8 +251,6 @@ struct Pruning {
     pruned: Option<Pruned>,
     control: Option<Pruned>,
     bclean: Option<crate::prune::bclean::BCleanReport>,
-    /// The pruning run's report files (empty without `[prune]`).
-    report: Vec<crate::io::rendered::Rendered>,
 }
 
 /// `[prune]`: B-Clean, or the prune step (with its control) through the
@@ -268,11 +265,11 @@ fn prune(
     cached: &steps::Cached<'_>,
 ) -> Result<Pruning> {
     let Some(plan) = &p.prune else {
-        return Ok(Pruning { pruned: None, control: None, bclean: None, report: Vec::new() });
+        return Ok(Pruning { pruned: None, control: None, bclean: None });
     };
     // A unit the questions cannot form is refused before anything is removed.
     plan.config.unit.check_rows(work, &Location::file(&p.path))?;
-    let (mut pruned, mut control, bclean_report, report) = match (plan.config.method, diagnosed) {
+    let (mut pruned, mut control, bclean_report) = match (plan.config.method, diagnosed) {
         (Method::Bclean, diagnosed) => {
             let (m, imported) = p
                 .metrics
@@ -280,13 +277,12 @@ fn prune(
                 .zip(imported)
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
             let (pr, report) = bclean(work, &plan.config, &imported.predictions, &m.config, p, diagnosed)?;
-            let files = timed("prune report", || crate::prune::report::render_report(&pr, None))?;
-            (pr, None, Some(report), files)
+            (pr, None, Some(report))
         }
         (_, Some(d)) => {
             let dcfg = d.config.clone();
             let runs = steps::prune(work, &plan.config, plan.control, &dcfg, emb, Some(cached), Some(d.first()))?;
-            (runs.pruned, runs.control, None, runs.report)
+            (runs.pruned, runs.control, None)
         }
         (_, None) => return Err(Error::Bug("a pruner ran without the diagnosis of its first iteration".into())),
     };
@@ -297,7 +293,7 @@ fn prune(
             d.rows = Vec::new();
         }
     }
-    Ok(Pruning { pruned: Some(pruned), control, bclean: bclean_report, report })
+    Ok(Pruning { pruned: Some(pruned), control, bclean: bclean_report })
 }
 
 /// `[variants]`: every kind asked for, made from the kept questions (their

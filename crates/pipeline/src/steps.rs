@@ -150,8 +150,6 @@ fn measure_null(samples: &[Sample], cfg: &DiagnoseConfig, d: &mut Diagnosis) {
 pub struct PruneRuns {
     pub pruned: Pruned,
     pub control: Option<Pruned>,
-    /// Their report files (`prune.json`, `removed.csv`, `kept_ids.txt`, the curve).
-    pub report: Vec<crate::io::rendered::Rendered>,
 }
 
 /// The prune step (IBP, AFLite or the random control): `cfg` on `samples`,
@@ -187,8 +185,7 @@ pub fn prune(
         true => Some(timed("prune control", || run(&pruned.matched_control(), control_first))?),
         false => None,
     };
-    let report = timed("prune report", || crate::prune::report::render_report(&pruned, control.as_ref()))?;
-    Ok(PruneRuns { pruned, control, report })
+    Ok(PruneRuns { pruned, control })
 }
 
 /// The variants step: each kind `cfg` asks for, made from `kept`, one kind at a
@@ -709,23 +706,76 @@ pub fn export(
     Ok(Exported { name: exported, manifest })
 }
 
-/// The prune step by hand (`blindspot prune`): the questions checked against
-/// the settings (the pruning unit's rows, the diagnosis's folds, meta fields
-/// and outside scores), embedded with `model` when the settings use
-/// embeddings, then pruned (with the matched control when asked for).
-pub fn prune_samples(
-    samples: &[Sample],
-    settings: &crate::spec::plan::PruneSettings,
-    model: Option<&crate::embed::minilm::MiniLm>,
-) -> Result<PruneRuns> {
+/// The prune step by hand (`blindspot prune`): the model loaded when the
+/// settings use embeddings (before any data is read), the benchmark
+/// ingested, the questions checked against the settings (the pruning unit's
+/// rows, the diagnosis's folds, meta fields and outside scores), embedded,
+/// then pruned (with the matched control when asked for).
+pub fn prune_by_hand(settings: &crate::spec::plan::PruneSettings) -> Result<PrunedByHand> {
+    let model = settings.model.as_ref().map(load_model).transpose()?;
+    let samples = crate::ingest::ingest(&settings.input.ingest)?.samples;
     let crate::spec::PrunePlan { config: cfg, control } = &settings.prune;
-    cfg.unit.check_rows(samples, &settings.unit_at)?;
-    let dcfg = check_diagnose(&settings.diagnose, samples, &settings.at)?;
-    let emb = match model {
-        Some(m) => Some(crate::embed::embed_samples(samples, m, &crate::embed::EmbedSettings::default())?),
+    cfg.unit.check_rows(&samples, &settings.unit_at)?;
+    let dcfg = check_diagnose(&settings.diagnose, &samples, &settings.at)?;
+    let emb = match &model {
+        Some(m) => Some(crate::embed::embed_samples(&samples, m, &crate::embed::EmbedSettings::default())?),
         None => None,
     };
-    prune(samples, cfg, *control, &dcfg, emb.as_ref(), None, None)
+    let runs = prune(&samples, cfg, *control, &dcfg, emb.as_ref(), None, None)?;
+    let report = crate::release::prune_report::render(&runs.pruned, runs.control.as_ref())?;
+    Ok(PrunedByHand { runs, report })
+}
+
+/// What `blindspot prune` measured, and its report files (`prune.json`,
+/// `removed.csv`, `kept_ids.txt`, the curve).
+pub struct PrunedByHand {
+    pub runs: PruneRuns,
+    pub report: Vec<crate::io::rendered::Rendered>,
+}
+
+/// What `blindspot diagnose` writes: its report folder and what its flags add.
+pub struct DiagnoseOutputs<'a> {
+    /// The report folder (replaced whole).
+    pub out: &'a std::path::Path,
+    /// `--check-leakage`: where a leak is located (the benchmark read).
+    pub check_leakage: Option<&'a Location>,
+    pub export_features: Option<&'a std::path::Path>,
+    pub export_folds: Option<&'a std::path::Path>,
+}
+
+/// What `blindspot diagnose` measured and wrote.
+pub struct DiagnosedByHand {
+    pub diagnosis: Diagnosis,
+    /// The settings as checked against the questions.
+    pub config: DiagnoseConfig,
+    /// The meta-field audit's warnings.
+    pub warnings: Vec<String>,
+    /// `--export-folds`: what was written.
+    pub folds: Option<FoldsExported>,
+}
+
+/// The diagnose step by hand (`blindspot diagnose`): the benchmark ingested,
+/// the settings checked against it (outside scores against this run's folds)
+/// before any forest is fit, the leak check when asked for, the diagnosis
+/// with its null, its report written to `outs.out`, then the feature and fold
+/// exports the flags ask for.
+pub fn diagnose_by_hand(
+    settings: &crate::spec::plan::DiagnoseSettings,
+    outs: &DiagnoseOutputs<'_>,
+) -> Result<DiagnosedByHand> {
+    let samples = crate::ingest::ingest(&settings.input.ingest)?.samples;
+    let cfg = check_diagnose(&settings.config, &samples, &settings.at)?;
+    if let Some(at) = outs.check_leakage {
+        check_leakage(&samples, &cfg, at)?;
+    }
+    let d = diagnose(&samples, &cfg, &settings.at, None, None, true)?;
+    let report = diagnose_report(&d)?;
+    crate::io::fs::atomic_dir(outs.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
+    if let Some(dir) = outs.export_features {
+        export_features(&samples, &cfg, dir)?;
+    }
+    let folds = outs.export_folds.map(|dir| export_folds(&samples, &cfg, dir)).transpose()?;
+    Ok(DiagnosedByHand { diagnosis: d.diagnosis, config: d.config.into_owned(), warnings: d.warnings, folds })
 }
 
 /// The embed step by hand (`blindspot embed`): every question, option and

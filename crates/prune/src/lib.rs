@@ -17,7 +17,6 @@ use blindspot_embed as embed;
 use blindspot_filter as filter;
 use blindspot_metrics as metrics;
 use blindspot_ml as ml;
-use blindspot_plots as plots;
 use blindspot_predictions as predictions;
 
 pub mod aflite;

@@ -30,6 +30,7 @@ pub mod html;
 pub mod lock;
 pub mod manifest;
 pub mod projection;
+pub mod prune_report;
 pub mod verify;
 pub mod videos;
 
@@ -507,7 +508,10 @@ fn write_reports(pipeline: &Pipeline, stages: &BuildOutputs<'_>, dir: &Path) -> 
         })?;
         crate::io::rendered::write_all(&dir.join("report"), &files)?;
     }
-    crate::io::rendered::write_all(&dir.join("report"), stages.reports)?;
+    if let Some(p) = stages.pruned {
+        let files = crate::progress::timed("prune report", || prune_report::render(p, stages.control))?;
+        crate::io::rendered::write_all(&dir.join("report"), &files)?;
+    }
     if let Some(e) = stages.embed {
         write_embed_report(&dir.join("report"), pipeline, stages, e)?;
     }

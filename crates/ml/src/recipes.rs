@@ -185,133 +185,10 @@ pub fn compile(wire: &[RecipeSource]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem
         } else if !names.insert(w.name.clone()) {
             problems.push(problem(at("name"), format!("two recipes are named \"{}\"", w.name), Some("rename one")));
         }
-        let mut extract = Vec::new();
-        // field name → whether it comes from the options
-        let mut fields: Vec<(String, bool)> = Vec::new();
-        for (j, e) in w.extract.iter().enumerate() {
-            let from = match e.from.as_deref().unwrap_or("question") {
-                "question" => Some(Source::Question),
-                "context" => Some(Source::Context),
-                "options" => Some(Source::Options),
-                other => match other.strip_prefix("meta:") {
-                    Some(field) if !field.is_empty() => Some(Source::Meta(field.to_string())),
-                    _ => {
-                        problems.push(problem(
-                            at(&format!("extract[{j}].from")),
-                            format!("\"{other}\" is not a text to extract from"),
-                            Some("write \"question\", \"context\", \"options\" or \"meta:FIELD\""),
-                        ));
-                        None
-                    }
-                },
-            };
-            let regex = match regex::RegexBuilder::new(&e.regex).case_insensitive(true).build() {
-                Ok(r) => r,
-                Err(err) => {
-                    let first = err.to_string().lines().last().unwrap_or_default().trim().to_string();
-                    problems.push(problem(
-                        at(&format!("extract[{j}].regex")),
-                        format!("invalid regular expression: {first}"),
-                        Some("Rust regex syntax; in TOML prefer a literal string: regex = 'how many (?<object>.+?)\\(s\\)'"),
-                    ));
-                    continue;
-                }
-            };
-            let named: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
-            if named.is_empty() {
-                problems.push(problem(
-                    at(&format!("extract[{j}].regex")),
-                    "the expression names no field",
-                    Some("name the part to keep with a named group: (?<object>...)"),
-                ));
-            }
-            let Some(from) = from else { continue };
-            for f in &named {
-                if fields.iter().any(|(g, _)| g == f) {
-                    problems.push(problem(
-                        at(&format!("extract[{j}].regex")),
-                        format!("field \"{f}\" is extracted twice in recipe \"{}\"", w.name),
-                        Some("give each named group its own name"),
-                    ));
-                } else {
-                    fields.push((f.clone(), from == Source::Options));
-                }
-            }
-            extract.push(Extract { from, regex, fields: named });
-        }
-        let mut stats = Vec::new();
-        for (j, s) in w.stats.iter().enumerate() {
-            let key = s.key.clone();
-            let mut per_option = BTreeSet::new();
-            for f in &key {
-                match fields.iter().find(|(g, _)| g == f) {
-                    Some(&(_, opt)) => {
-                        per_option.insert(opt);
-                    }
-                    None => {
-                        let known: Vec<&str> = fields.iter().map(|(g, _)| g.as_str()).collect();
-                        let help = if known.is_empty() {
-                            "extract it first: extract = [{ regex = '...(?<name>...)...' }]".to_string()
-                        } else {
-                            format!("fields of this recipe: {}", known.join(", "))
-                        };
-                        problems.push(RecipeProblem {
-                            key: at(&format!("stats[{j}].key")),
-                            message: format!("no field \"{f}\" is extracted in recipe \"{}\"", w.name),
-                            help: Some(help),
-                        });
-                    }
-                }
-            }
-            if key.is_empty() {
-                problems.push(problem(at(&format!("stats[{j}].key")), "the key names no field", None));
-            }
-            if per_option.len() > 1 {
-                problems.push(problem(
-                    at(&format!("stats[{j}].key")),
-                    "a key mixes fields of the options with fields of the question",
-                    Some("combine fields of one kind only"),
-                ));
-            }
-            let per_option = per_option.contains(&true);
-            let families: Vec<Family> = s.families.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
-            if families.is_empty() {
-                problems.push(problem(
-                    at(&format!("stats[{j}].families")),
-                    "no statistic family is asked for",
-                    Some("list some of count, moments, log-moments, gold, log-distance, value"),
-                ));
-            }
-            if per_option && let Some(bad) = families.iter().find(|f| !OPTION_FAMILIES.contains(f)) {
-                problems.push(problem(
-                    at(&format!("stats[{j}].families")),
-                    format!("\"{}\" does not apply to a field read from the options", family_name(*bad)),
-                    Some("option fields take count, gold and value"),
-                ));
-            }
-            if key.len() > 1 && families.contains(&Family::Value) {
-                problems.push(problem(
-                    at(&format!("stats[{j}].families")),
-                    "\"value\" reads one field as a number, not a combination",
-                    Some("ask for value on a key of one field"),
-                ));
-            }
-            stats.push(StatSpec { fields: key, ordered: s.ordered, families, per_option });
-        }
-        let mut keywords = Vec::new();
-        for (j, k) in w.keywords.iter().enumerate() {
-            let text = k.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-            if text.is_empty() {
-                problems.push(problem(at(&format!("keywords[{j}]")), "an empty keyword", None));
-                continue;
-            }
-            let words: Vec<String> = text.split(' ').map(regex::escape).collect();
-            let pattern = format!(r"(?i)(?:^|\W){}(?:\W|$)", words.join(r"\s+"));
-            match Regex::new(&pattern) {
-                Ok(regex) => keywords.push(Keyword { text, regex }),
-                Err(e) => problems.push(problem(at(&format!("keywords[{j}]")), e.to_string(), None)),
-            }
-        }
+        let (extract, fields) = compile_extracts(w, &at, &mut problems);
+        let stats =
+            w.stats.iter().enumerate().map(|(j, s)| compile_stat(w, j, s, &fields, &at, &mut problems)).collect();
+        let keywords = compile_keywords(w, &at, &mut problems);
         if w.extract.is_empty() && w.keywords.is_empty() {
             problems.push(problem(
                 at("name"),
@@ -323,6 +200,157 @@ pub fn compile(wire: &[RecipeSource]) -> Result<Arc<[Recipe]>, Vec<RecipeProblem
         recipes.push(Recipe { name: w.name.clone(), types, extract, stats, keywords });
     }
     if problems.is_empty() { Ok(recipes.into()) } else { Err(problems) }
+}
+
+/// Recipe `w`'s extractions, and the fields they name, each with whether it
+/// is read from the options. `at` names a key of the recipe in a problem.
+fn compile_extracts(
+    w: &RecipeSource,
+    at: &dyn Fn(&str) -> String,
+    problems: &mut Vec<RecipeProblem>,
+) -> (Vec<Extract>, Vec<(String, bool)>) {
+    let mut extract = Vec::new();
+    let mut fields: Vec<(String, bool)> = Vec::new();
+    for (j, e) in w.extract.iter().enumerate() {
+        let from = match e.from.as_deref().unwrap_or("question") {
+            "question" => Some(Source::Question),
+            "context" => Some(Source::Context),
+            "options" => Some(Source::Options),
+            other => match other.strip_prefix("meta:") {
+                Some(field) if !field.is_empty() => Some(Source::Meta(field.to_string())),
+                _ => {
+                    problems.push(problem(
+                        at(&format!("extract[{j}].from")),
+                        format!("\"{other}\" is not a text to extract from"),
+                        Some("write \"question\", \"context\", \"options\" or \"meta:FIELD\""),
+                    ));
+                    None
+                }
+            },
+        };
+        let regex = match regex::RegexBuilder::new(&e.regex).case_insensitive(true).build() {
+            Ok(r) => r,
+            Err(err) => {
+                let first = err.to_string().lines().last().unwrap_or_default().trim().to_string();
+                problems.push(problem(
+                    at(&format!("extract[{j}].regex")),
+                    format!("invalid regular expression: {first}"),
+                    Some(
+                        "Rust regex syntax; in TOML prefer a literal string: regex = 'how many (?<object>.+?)\\(s\\)'",
+                    ),
+                ));
+                continue;
+            }
+        };
+        let named: Vec<String> = regex.capture_names().flatten().map(str::to_string).collect();
+        if named.is_empty() {
+            problems.push(problem(
+                at(&format!("extract[{j}].regex")),
+                "the expression names no field",
+                Some("name the part to keep with a named group: (?<object>...)"),
+            ));
+        }
+        let Some(from) = from else { continue };
+        for f in &named {
+            if fields.iter().any(|(g, _)| g == f) {
+                problems.push(problem(
+                    at(&format!("extract[{j}].regex")),
+                    format!("field \"{f}\" is extracted twice in recipe \"{}\"", w.name),
+                    Some("give each named group its own name"),
+                ));
+            } else {
+                fields.push((f.clone(), from == Source::Options));
+            }
+        }
+        extract.push(Extract { from, regex, fields: named });
+    }
+    (extract, fields)
+}
+
+/// Recipe `w`'s statistic `j` (`s`), over the extracted `fields`.
+fn compile_stat(
+    w: &RecipeSource,
+    j: usize,
+    s: &StatSource,
+    fields: &[(String, bool)],
+    at: &dyn Fn(&str) -> String,
+    problems: &mut Vec<RecipeProblem>,
+) -> StatSpec {
+    let key = s.key.clone();
+    let mut per_option = BTreeSet::new();
+    for f in &key {
+        match fields.iter().find(|(g, _)| g == f) {
+            Some(&(_, opt)) => {
+                per_option.insert(opt);
+            }
+            None => {
+                let known: Vec<&str> = fields.iter().map(|(g, _)| g.as_str()).collect();
+                let help = if known.is_empty() {
+                    "extract it first: extract = [{ regex = '...(?<name>...)...' }]".to_string()
+                } else {
+                    format!("fields of this recipe: {}", known.join(", "))
+                };
+                problems.push(RecipeProblem {
+                    key: at(&format!("stats[{j}].key")),
+                    message: format!("no field \"{f}\" is extracted in recipe \"{}\"", w.name),
+                    help: Some(help),
+                });
+            }
+        }
+    }
+    if key.is_empty() {
+        problems.push(problem(at(&format!("stats[{j}].key")), "the key names no field", None));
+    }
+    if per_option.len() > 1 {
+        problems.push(problem(
+            at(&format!("stats[{j}].key")),
+            "a key mixes fields of the options with fields of the question",
+            Some("combine fields of one kind only"),
+        ));
+    }
+    let per_option = per_option.contains(&true);
+    let families: Vec<Family> = s.families.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+    if families.is_empty() {
+        problems.push(problem(
+            at(&format!("stats[{j}].families")),
+            "no statistic family is asked for",
+            Some("list some of count, moments, log-moments, gold, log-distance, value"),
+        ));
+    }
+    if per_option && let Some(bad) = families.iter().find(|f| !OPTION_FAMILIES.contains(f)) {
+        problems.push(problem(
+            at(&format!("stats[{j}].families")),
+            format!("\"{}\" does not apply to a field read from the options", family_name(*bad)),
+            Some("option fields take count, gold and value"),
+        ));
+    }
+    if key.len() > 1 && families.contains(&Family::Value) {
+        problems.push(problem(
+            at(&format!("stats[{j}].families")),
+            "\"value\" reads one field as a number, not a combination",
+            Some("ask for value on a key of one field"),
+        ));
+    }
+    StatSpec { fields: key, ordered: s.ordered, families, per_option }
+}
+
+/// Recipe `w`'s keywords, each a case-insensitive whole-word pattern.
+fn compile_keywords(w: &RecipeSource, at: &dyn Fn(&str) -> String, problems: &mut Vec<RecipeProblem>) -> Vec<Keyword> {
+    let mut keywords = Vec::new();
+    for (j, k) in w.keywords.iter().enumerate() {
+        let text = k.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        if text.is_empty() {
+            problems.push(problem(at(&format!("keywords[{j}]")), "an empty keyword", None));
+            continue;
+        }
+        let words: Vec<String> = text.split(' ').map(regex::escape).collect();
+        let pattern = format!(r"(?i)(?:^|\W){}(?:\W|$)", words.join(r"\s+"));
+        match Regex::new(&pattern) {
+            Ok(regex) => keywords.push(Keyword { text, regex }),
+            Err(e) => problems.push(problem(at(&format!("keywords[{j}]")), e.to_string(), None)),
+        }
+    }
+    keywords
 }
 
 /// The pipeline-file spelling of a family.

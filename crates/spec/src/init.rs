@@ -261,7 +261,6 @@ fn choose<'a>(
 /// The proposed `[ingest.fields]`, in the order a pipeline lists them; the
 /// fields `--field` maps are taken as given.
 fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<Line>, Option<String>) {
-    let n = s.records;
     let mut taken: Vec<String> = Vec::new();
     let mut lines = Vec::new();
     let take = |line: (Line, Option<&FieldSurvey>), given: Option<&String>, taken: &mut Vec<String>| {
@@ -275,36 +274,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         }
         line
     };
-    let id = choose(
-        s,
-        &taken,
-        "id",
-        &["id"],
-        &|f| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"])),
-        &format!("named like an id, with a distinct value in each of the {n} records read"),
-    );
-    // An id must be unique: a field named like one that repeats is not one.
-    let id = match id {
-        (_, Some(f)) if f.distinct < n || f.present < n => (
-            Line {
-                key: "id",
-                value: None,
-                why: format!(
-                    "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \
-                     \"_row\" (the row number, stable for a fixed file)",
-                    f.name, f.distinct
-                ),
-            },
-            None,
-        ),
-        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") => {
-            line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the \
-                        row number, stable for a fixed file)"
-                .to_string();
-            (line, None)
-        }
-        other => other,
-    };
+    let id = id_line(s, &taken);
     lines.push(take(id, given.id.as_ref(), &mut taken));
     let question = choose(
         s,
@@ -355,32 +325,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     lines.push(take(answer, given.answer.as_ref(), &mut taken));
     // How the gold names its option, from the column's values.
     if has_options && given.answer.is_none() {
-        let kind = match answer_field {
-            Some(f) if f.name == "answer_index" => None,
-            Some(f) if f.letters => Some(Line {
-                key: "answer-kind",
-                value: Some("letter".into()),
-                why: format!("every \"{}\" read is one letter A-Z", f.name),
-            }),
-            Some(f) => match f.int_range {
-                Some((0, _)) => Some(Line {
-                    key: "answer-kind",
-                    value: Some("index".into()),
-                    why: format!("\"{}\" holds integers from 0: a 0-based position", f.name),
-                }),
-                Some((lo, hi)) => Some(Line {
-                    key: "answer-kind",
-                    value: None,
-                    why: format!(
-                        "\"{}\" holds integers {lo} to {hi}: \"index\" (0-based) or \"index1\" (1-based)? choose one",
-                        f.name
-                    ),
-                }),
-                None => None,
-            },
-            None => None,
-        };
-        lines.extend(kind);
+        lines.extend(answer_kind_line(answer_field));
     }
     let qtype = choose(
         s,
@@ -417,6 +362,73 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         if beside.join(&first).is_file() { String::new() } else { first }
     });
     (lines, folder_line)
+}
+
+/// The proposed `id`: a field named like one with a distinct value in each of
+/// the records read, else a line saying why none is proposed.
+fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey>) {
+    let n = s.records;
+    let id = choose(
+        s,
+        taken,
+        "id",
+        &["id"],
+        &|f| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"])),
+        &format!("named like an id, with a distinct value in each of the {n} records read"),
+    );
+    // An id must be unique: a field named like one that repeats is not one.
+    match id {
+        (_, Some(f)) if f.distinct < n || f.present < n => (
+            Line {
+                key: "id",
+                value: None,
+                why: format!(
+                    "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \
+                     \"_row\" (the row number, stable for a fixed file)",
+                    f.name, f.distinct
+                ),
+            },
+            None,
+        ),
+        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") => {
+            line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the \
+                        row number, stable for a fixed file)"
+                .to_string();
+            (line, None)
+        }
+        other => other,
+    }
+}
+
+/// How the proposed answer field names its option (`answer-kind`), read from
+/// its values: letters, or integers from 0; integers from another start are a
+/// choice left to the user. `None` when the values say nothing.
+fn answer_kind_line(answer_field: Option<&FieldSurvey>) -> Option<Line> {
+    match answer_field {
+        Some(f) if f.name == "answer_index" => None,
+        Some(f) if f.letters => Some(Line {
+            key: "answer-kind",
+            value: Some("letter".into()),
+            why: format!("every \"{}\" read is one letter A-Z", f.name),
+        }),
+        Some(f) => match f.int_range {
+            Some((0, _)) => Some(Line {
+                key: "answer-kind",
+                value: Some("index".into()),
+                why: format!("\"{}\" holds integers from 0: a 0-based position", f.name),
+            }),
+            Some((lo, hi)) => Some(Line {
+                key: "answer-kind",
+                value: None,
+                why: format!(
+                    "\"{}\" holds integers {lo} to {hi}: \"index\" (0-based) or \"index1\" (1-based)? choose one",
+                    f.name
+                ),
+            }),
+            None => None,
+        },
+        None => None,
+    }
 }
 
 /// `to` relative to the folder `from` (both made absolute first).

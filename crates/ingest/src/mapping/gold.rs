@@ -45,32 +45,63 @@ pub fn folded(s: &str) -> String {
 /// Under `auto`, every reading is tried: two that name different options are an
 /// error naming `answer-kind`, never a choice.
 pub(super) fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) -> Result<(usize, u8), ChoiceError> {
-    let n = options.len();
-    let text = raw.scalar_text().unwrap_or_default().trim().to_string();
-    let quoted = |i: usize| format!("{} (\"{}\")", crate::sample::option_letter(i), short(&options[i]));
-    // The option whose text the gold is: written alike, else alike once case and
-    // Unicode normalization are ignored, when that names one option only.
-    let by_text = || -> Result<Option<usize>, ChoiceError> {
-        if let Some(i) = options.iter().position(|o| *o == text) {
+    let gold = Gold { raw, options, text: raw.scalar_text().unwrap_or_default().trim().to_string() };
+    let only = |r: Result<usize, ChoiceError>, bit: u8| r.map(|i| (i, bit));
+    let not_an_index = || ChoiceError(format!("the answer \"{}\" is not an option index", short(&gold.text)), None);
+    match kind {
+        AnswerKind::Text => only(gold.by_text()?.ok_or_else(|| gold.not_found()), READ_TEXT),
+        AnswerKind::Letter => only(
+            gold.by_letter().or_else(|| gold.by_label()).unwrap_or_else(|| {
+                Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&gold.text)), None))
+            }),
+            READ_LETTER,
+        ),
+        AnswerKind::Index => only(gold.by_index(0).unwrap_or_else(|| Err(not_an_index())), READ_INDEX),
+        AnswerKind::Index1 => only(gold.by_index(1).unwrap_or_else(|| Err(not_an_index())), READ_INDEX),
+        AnswerKind::Auto => gold.auto(),
+    }
+}
+
+/// A gold answer (`raw`, and its text trimmed) and the options it names one of.
+struct Gold<'a> {
+    raw: &'a Raw,
+    options: &'a [String],
+    text: String,
+}
+
+impl Gold<'_> {
+    /// Option `i` for a message: its letter and its text, shortened.
+    fn quoted(&self, i: usize) -> String {
+        format!("{} (\"{}\")", crate::sample::option_letter(i), short(&self.options[i]))
+    }
+
+    /// The option whose text the gold is: written alike, else alike once case
+    /// and Unicode normalization are ignored, when that names one option only.
+    fn by_text(&self) -> Result<Option<usize>, ChoiceError> {
+        let (options, text) = (self.options, &self.text);
+        if let Some(i) = options.iter().position(|o| o == text) {
             return Ok(Some(i));
         }
-        let key = folded(&text);
-        let alike: Vec<usize> = (0..n).filter(|&i| folded(&options[i]) == key).collect();
+        let key = folded(text);
+        let alike: Vec<usize> = (0..options.len()).filter(|&i| folded(&options[i]) == key).collect();
         match alike[..] {
             [] => Ok(None),
             [i] => Ok(Some(i)),
             _ => Err(ChoiceError(
                 format!(
                     "the answer \"{}\" is the text of options {} once case and Unicode normalization are ignored",
-                    short(&text),
-                    alike.iter().map(|&i| quoted(i)).collect::<Vec<_>>().join(" and ")
+                    short(text),
+                    alike.iter().map(|&i| self.quoted(i)).collect::<Vec<_>>().join(" and ")
                 ),
                 Some("write the answer as one option is written, give it by letter or index (set [ingest.fields] answer-kind), or make the options distinct".into()),
             )),
         }
-    };
-    let by_letter = || -> Option<Result<usize, ChoiceError>> {
-        let t = text.trim_matches(|c: char| c == '(' || c == ')' || c == '.' || c.is_whitespace());
+    }
+
+    /// The option a lone letter names (`B`, `(B)`, `b.`).
+    fn by_letter(&self) -> Option<Result<usize, ChoiceError>> {
+        let n = self.options.len();
+        let t = self.text.trim_matches(|c: char| c == '(' || c == ')' || c == '.' || c.is_whitespace());
         let mut chars = t.chars();
         let c = chars.next()?.to_ascii_uppercase();
         if chars.next().is_some() || !c.is_ascii_uppercase() {
@@ -85,32 +116,36 @@ pub(super) fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) ->
                 Some("fix the answer or the options".into()),
             ))
         })
-    };
-    // "B. dog", "(B) dog", "B) dog", "B: dog": a letter and the text of its option,
-    // which must agree.
-    let by_label = || -> Option<Result<usize, ChoiceError>> {
-        let (i, rest) = labelled_answer(&text)?;
+    }
+
+    /// "B. dog", "(B) dog", "B) dog", "B: dog": a letter and the text of its
+    /// option, which must agree.
+    fn by_label(&self) -> Option<Result<usize, ChoiceError>> {
+        let (i, rest) = labelled_answer(&self.text)?;
         let same = |o: &String| o.trim().eq_ignore_ascii_case(rest);
-        let named = options.iter().position(same)?;
+        let named = self.options.iter().position(same)?;
         Some(if i == named {
             Ok(i)
         } else {
             Err(ChoiceError(
                 format!(
                     "the answer \"{}\" gives letter {} but the text of option {}",
-                    short(&text),
+                    short(&self.text),
                     crate::sample::option_letter(i),
                     crate::sample::option_letter(named)
                 ),
                 Some("fix the answer's letter or its text".into()),
             ))
         })
-    };
-    let by_index = |base: i64| -> Option<Result<usize, ChoiceError>> {
-        let v: i64 = match raw {
+    }
+
+    /// The option an integer names, counted from `base`.
+    fn by_index(&self, base: i64) -> Option<Result<usize, ChoiceError>> {
+        let n = self.options.len();
+        let v: i64 = match self.raw {
             Raw::Int(i) => *i,
             Raw::Float(f) if f.fract() == 0.0 => *f as i64,
-            _ => text.parse().ok()?,
+            _ => self.text.parse().ok()?,
         };
         let i = v - base;
         Some(if (0..n as i64).contains(&i) {
@@ -124,75 +159,57 @@ pub(super) fn resolve_choice(raw: &Raw, options: &[String], kind: AnswerKind) ->
                 None,
             ))
         })
-    };
-    let not_found = || {
+    }
+
+    fn not_found(&self) -> ChoiceError {
         ChoiceError(
-            format!("the answer \"{}\" is not among the options ({})", short(&text), options.iter().map(|o| format!("\"{}\"", short(o))).collect::<Vec<_>>().join(", ")),
+            format!("the answer \"{}\" is not among the options ({})", short(&self.text), self.options.iter().map(|o| format!("\"{}\"", short(o))).collect::<Vec<_>>().join(", ")),
             Some("set [ingest.fields] answer-kind = \"letter\" | \"index\" | \"index1\" | \"text\" if the answer is written another way".into()),
         )
-    };
-    let only = |r: Result<usize, ChoiceError>, bit: u8| r.map(|i| (i, bit));
-    match kind {
-        AnswerKind::Text => only(by_text()?.ok_or_else(not_found), READ_TEXT),
-        AnswerKind::Letter => only(
-            by_letter().or_else(by_label).unwrap_or_else(|| {
-                Err(ChoiceError(format!("the answer \"{}\" is not an option letter", short(&text)), None))
-            }),
-            READ_LETTER,
-        ),
-        AnswerKind::Index => only(
-            by_index(0).unwrap_or_else(|| {
-                Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
-            }),
-            READ_INDEX,
-        ),
-        AnswerKind::Index1 => only(
-            by_index(1).unwrap_or_else(|| {
-                Err(ChoiceError(format!("the answer \"{}\" is not an option index", short(&text)), None))
-            }),
-            READ_INDEX,
-        ),
-        AnswerKind::Auto => {
-            // Every reading that names an option; the first error of those that do not.
-            let mut read: Vec<(u8, usize)> = Vec::new();
-            let mut first_error = None;
-            if let Some(i) = by_text()? {
-                read.push((READ_TEXT, i));
-            }
-            for (bit, r) in [(READ_LETTER, by_letter().or_else(by_label)), (READ_INDEX, by_index(0))] {
-                match r {
-                    Some(Ok(i)) => read.push((bit, i)),
-                    Some(Err(e)) => {
-                        first_error.get_or_insert(e);
-                    }
-                    None => {}
-                }
-            }
-            let Some(&(_, first)) = read.first() else { return Err(first_error.unwrap_or_else(not_found)) };
-            if read.iter().any(|&(_, i)| i != first) {
-                let readings: Vec<String> = read
-                    .iter()
-                    .map(|&(bit, i)| format!("as {} it is option {}", reading_names(bit), quoted(i)))
-                    .collect();
-                return Err(ChoiceError(
-                    format!("the answer \"{}\" names two options: {}", short(&text), readings.join(", ")),
-                    Some(format!(
-                        "set [ingest.fields] answer-kind to the way the source writes its answers ({})",
-                        read.iter()
-                            .map(|&(bit, _)| match bit {
-                                READ_TEXT => "\"text\"",
-                                READ_LETTER => "\"letter\"",
-                                _ => "\"index\"",
-                            })
-                            .collect::<Vec<_>>()
-                            .join(" or ")
-                    )),
-                ));
-            }
-            // A reading that fails with an error (a letter beyond the options) beside one
-            // that succeeds is no reading at all: the one that succeeds names the option.
-            Ok((first, read.iter().fold(0, |m, &(bit, _)| m | bit)))
+    }
+
+    /// `answer-kind = "auto"`: every reading that names an option; two that name
+    /// different options are an error, and the first error of the readings that
+    /// fail is reported only when none names an option.
+    fn auto(&self) -> Result<(usize, u8), ChoiceError> {
+        let mut read: Vec<(u8, usize)> = Vec::new();
+        let mut first_error = None;
+        if let Some(i) = self.by_text()? {
+            read.push((READ_TEXT, i));
         }
+        for (bit, r) in [(READ_LETTER, self.by_letter().or_else(|| self.by_label())), (READ_INDEX, self.by_index(0))] {
+            match r {
+                Some(Ok(i)) => read.push((bit, i)),
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                None => {}
+            }
+        }
+        let Some(&(_, first)) = read.first() else { return Err(first_error.unwrap_or_else(|| self.not_found())) };
+        if read.iter().any(|&(_, i)| i != first) {
+            let readings: Vec<String> = read
+                .iter()
+                .map(|&(bit, i)| format!("as {} it is option {}", reading_names(bit), self.quoted(i)))
+                .collect();
+            return Err(ChoiceError(
+                format!("the answer \"{}\" names two options: {}", short(&self.text), readings.join(", ")),
+                Some(format!(
+                    "set [ingest.fields] answer-kind to the way the source writes its answers ({})",
+                    read.iter()
+                        .map(|&(bit, _)| match bit {
+                            READ_TEXT => "\"text\"",
+                            READ_LETTER => "\"letter\"",
+                            _ => "\"index\"",
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )),
+            ));
+        }
+        // A reading that fails with an error (a letter beyond the options) beside one
+        // that succeeds is no reading at all: the one that succeeds names the option.
+        Ok((first, read.iter().fold(0, |m, &(bit, _)| m | bit)))
     }
 }
 

@@ -73,14 +73,9 @@ pub fn run(args: &Args) -> Result<()> {
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
     let listed = args.hashes.as_deref().map(crate::embed::image_dups::HashList::read).transpose()?;
     let model = if args.exact_only { None } else { Some(args.model.load()?) };
-    let test = crate::ingest::ingest(&input.ingest)?.samples;
-    let train = match &train {
-        Some(t) => Some(crate::ingest::ingest(&t.ingest)?.samples),
-        None => None,
-    };
     let report = crate::pipeline::steps::dups(&crate::pipeline::steps::DupsInputs {
-        test: &test,
-        train: train.as_deref(),
+        test: &input.ingest,
+        train: train.as_ref().map(|t| &t.ingest),
         listed: listed.as_ref(),
         model: model.as_ref().map(|m| m as &dyn crate::embed::Embedder),
         embed: &args.model.settings(),

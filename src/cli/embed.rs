@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use crate::embed::EmbedSettings;
 use crate::embed::minilm::MiniLm;
 use crate::error::{Result, display_path};
-use crate::ingest::ingest;
 use crate::spec::Flags;
 use crate::spec::plan::{InputFlags, InputPlan, input_plan, model_plan};
 
@@ -67,17 +66,15 @@ pub fn run(args: &Args) -> Result<()> {
         &[super::outputs::Output::file("--out", &args.output)],
     )?;
     let model = args.model.load()?;
-    let ingested = ingest(&plan)?;
-    let start = std::time::Instant::now();
-    let e = crate::pipeline::steps::embed_to_file(&ingested.samples, &model, &args.model.settings(), &args.output)?;
-    let texts: usize = ingested.samples.iter().map(|s| s.options.len() + 2).sum();
+    let crate::pipeline::steps::EmbeddedFile { embeddings: e, texts, seconds } =
+        crate::pipeline::steps::embed_to_file(&plan, &model, &args.model.settings(), &args.output)?;
     super::say(&format!(
         "{}: {} samples, {} texts embedded with {} in {:.1}s",
         display_path(&args.output),
         e.ids.len(),
         texts,
         e.model,
-        start.elapsed().as_secs_f64()
+        seconds
     ));
     Ok(())
 }

@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 
 use crate::error::{Result, display_path};
-use crate::ingest::ingest;
 use crate::pipeline::steps::{self, VariantsWritten};
 use crate::sample::Embed;
-use crate::variants::{CaptionSource, KindSel, expand_kinds, parse_kind};
+use crate::variants::{CaptionSource, KindSel, parse_kind};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -61,11 +60,9 @@ pub fn run(args: &Args) -> Result<()> {
         inputs.push(super::outputs::Input::File(path.clone()));
     }
     super::outputs::check(&inputs, &[super::outputs::Output::folder("--out", &args.output)])?;
-    let ingested = ingest(&plan)?;
-    let samples = &ingested.samples;
-    let kinds = expand_kinds(&cfg.kinds, samples);
     let embed = if args.no_embed_images { Embed::PathsOnly } else { Embed::Images };
-    let VariantsWritten { kinds: written, warnings } = steps::variants_to_dir(samples, &cfg, &args.output, embed)?;
+    let VariantsWritten { questions, kinds_asked, kinds: written, warnings } =
+        steps::variants_to_dir(&plan, &cfg, &args.output, embed)?;
     let lines: Vec<String> = written
         .iter()
         .map(|k| {
@@ -83,8 +80,8 @@ pub fn run(args: &Args) -> Result<()> {
     super::say(&format!(
         "{}: {} kinds from {} samples (seed {seed})\n{}",
         display_path(&args.output),
-        kinds.len(),
-        samples.len(),
+        kinds_asked,
+        questions,
         lines.join("\n")
     ));
     Ok(())

@@ -396,10 +396,10 @@ pub fn ingest_to_file(
 
 /// What the dups step compares.
 pub struct DupsInputs<'a> {
-    /// The benchmark's questions.
-    pub test: &'a [Sample],
-    /// A training split's questions, when one is given.
-    pub train: Option<&'a [Sample]>,
+    /// The benchmark, as it is read.
+    pub test: &'a crate::spec::IngestPlan,
+    /// A training split, when one is given.
+    pub train: Option<&'a crate::spec::IngestPlan>,
     /// A published list of image hashes, when one is given.
     pub listed: Option<&'a crate::embed::image_dups::HashList>,
     /// The sentence-embedding model; without one, exact duplicates only.
@@ -418,14 +418,16 @@ pub struct DupsInputs<'a> {
 /// and near-duplicate videos (sampled frames) when the questions carry any.
 pub fn dups(inputs: &DupsInputs<'_>) -> Result<crate::embed::dups::DupsReport> {
     use crate::embed::{embed_texts, question_with_options};
+    let test = crate::ingest::ingest(inputs.test)?.samples;
+    let train = inputs.train.map(|t| crate::ingest::ingest(t).map(|i| i.samples)).transpose()?;
     let embed = |samples: &[Sample], m: &dyn crate::embed::Embedder, bar: &'static str| {
         let texts: Vec<String> = samples.iter().map(question_with_options).collect();
         embed_texts(m, &texts.iter().map(String::as_str).collect::<Vec<_>>(), inputs.embed, bar)
     };
     let (test_e, train_e) = match inputs.model {
         Some(m) => {
-            let te = embed(inputs.test, m, "embed")?;
-            let tr = inputs.train.map(|tr| embed(tr, m, "embed train")).transpose()?;
+            let te = embed(&test, m, "embed")?;
+            let tr = train.as_deref().map(|tr| embed(tr, m, "embed train")).transpose()?;
             (Some(te), tr)
         }
         None => (None, None),
@@ -439,10 +441,10 @@ pub fn dups(inputs: &DupsInputs<'_>) -> Result<crate::embed::dups::DupsReport> {
         }),
         _ => None,
     };
-    let mut report = crate::embed::dups::find(inputs.test, inputs.train, near)?;
+    let mut report = crate::embed::dups::find(&test, train.as_deref(), near)?;
     report.images =
-        Some(crate::embed::image_dups::find(inputs.test, inputs.train, inputs.listed, inputs.image_threshold));
-    report.videos = crate::video_dups::find(inputs.test);
+        Some(crate::embed::image_dups::find(&test, train.as_deref(), inputs.listed, inputs.image_threshold));
+    report.videos = crate::video_dups::find(&test);
     Ok(report)
 }
 
@@ -549,21 +551,26 @@ pub struct KindWritten {
 
 /// What [`variants_to_dir`] wrote.
 pub struct VariantsWritten {
+    /// The questions the variants were made from.
+    pub questions: usize,
+    /// The kinds asked for, expanded (`all`, the families).
+    pub kinds_asked: usize,
     pub kinds: Vec<KindWritten>,
     /// Every kind's warnings, in the kinds' order.
     pub warnings: Vec<String>,
 }
 
-/// The variants step by hand (`blindspot variants`): each kind made from
-/// `samples` into `<kind>.parquet` in the folder `dir` (replaced whole), with
-/// `summary.json` (questions, seed, rows and skips by reason per kind,
-/// warnings).
+/// The variants step by hand (`blindspot variants`): each kind made from the
+/// benchmark `plan` reads into `<kind>.parquet` in the folder `dir` (replaced
+/// whole), with `summary.json` (questions, seed, rows and skips by reason per
+/// kind, warnings).
 pub fn variants_to_dir(
-    samples: &[Sample],
+    plan: &crate::spec::IngestPlan,
     cfg: &VariantsConfig,
     dir: &std::path::Path,
     embed: crate::sample::Embed,
 ) -> Result<VariantsWritten> {
+    let samples = &crate::ingest::ingest(plan)?.samples;
     let mut kinds = Vec::new();
     let mut summary = serde_json::Map::new();
     let mut warnings: Vec<String> = Vec::new();
@@ -588,7 +595,8 @@ pub fn variants_to_dir(
         });
         crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
     })?;
-    Ok(VariantsWritten { kinds, warnings })
+    let kinds_asked = expand_kinds(&cfg.kinds, samples).len();
+    Ok(VariantsWritten { questions: samples.len(), kinds_asked, kinds, warnings })
 }
 
 /// Whether the folds of the pipeline file at `path` (as `blindspot init`
@@ -778,16 +786,28 @@ pub fn diagnose_by_hand(
     Ok(DiagnosedByHand { diagnosis: d.diagnosis, config: d.config.into_owned(), warnings: d.warnings, folds })
 }
 
-/// The embed step by hand (`blindspot embed`): every question, option and
-/// question+options of `samples` embedded with `model` (through the cache
-/// `settings` names), written as one Parquet file at `out`.
+/// The embed step by hand (`blindspot embed`): the benchmark `plan` reads,
+/// every question, option and question+options embedded with `model`
+/// (through the cache `settings` names), written as one Parquet file at `out`.
 pub fn embed_to_file(
-    samples: &[Sample],
+    plan: &crate::spec::IngestPlan,
     model: &dyn crate::embed::Embedder,
     settings: &crate::embed::EmbedSettings,
     out: &std::path::Path,
-) -> Result<SampleEmbeddings> {
-    let e = crate::embed::embed_samples(samples, model, settings)?;
+) -> Result<EmbeddedFile> {
+    let samples = crate::ingest::ingest(plan)?.samples;
+    let start = std::time::Instant::now();
+    let e = crate::embed::embed_samples(&samples, model, settings)?;
+    let seconds = start.elapsed().as_secs_f64();
     crate::io::fs::atomic_write(out, |tmp| crate::embed::output::write(tmp, &e))?;
-    Ok(e)
+    Ok(EmbeddedFile { texts: samples.iter().map(|s| s.options.len() + 2).sum(), embeddings: e, seconds })
+}
+
+/// What `blindspot embed` wrote.
+pub struct EmbeddedFile {
+    pub embeddings: SampleEmbeddings,
+    /// Texts embedded: each question, each option, each question with its options.
+    pub texts: usize,
+    /// Wall time of the embedding (the cache read or the model run), for the summary line.
+    pub seconds: f64,
 }

@@ -572,7 +572,7 @@ pub fn variants_to_dir(
 ) -> Result<VariantsWritten> {
     let samples = &crate::ingest::ingest(plan)?.samples;
     let mut kinds = Vec::new();
-    let mut summary = serde_json::Map::new();
+    let mut summary = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     crate::io::fs::atomic_dir(dir, |tmp| {
         let kept: Vec<&Sample> = samples.iter().collect();
@@ -582,21 +582,33 @@ pub fn variants_to_dir(
                 crate::io::parquet::write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
                 kinds.push(KindWritten { kind: k.kind.name(), rows: k.rows.len(), skipped: k.skipped.clone() });
             }
-            if let Some(serde_json::Value::Object(m)) = v.summary().get("kinds") {
-                summary.extend(m.clone());
-            }
+            summary.extend(v.summary());
             Ok(())
         })?;
-        let doc = serde_json::json!({
-            "samples": samples.len(),
-            "seed": cfg.seed,
-            "kinds": summary,
-            "warnings": warnings,
-        });
+        let doc = VariantsSummary { samples: samples.len(), seed: cfg.seed, kinds: &summary, warnings: &warnings };
         crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
     })?;
     let kinds_asked = expand_kinds(&cfg.kinds, samples).len();
     Ok(VariantsWritten { questions: samples.len(), kinds_asked, kinds, warnings })
+}
+
+/// `summary.json` of `blindspot variants`: the questions, the seed, each
+/// kind's counts (in kind order) and the warnings.
+#[derive(serde::Serialize)]
+struct VariantsSummary<'a> {
+    samples: usize,
+    seed: u64,
+    #[serde(serialize_with = "in_order")]
+    kinds: &'a [(String, crate::variants::KindSummary)],
+    warnings: &'a [String],
+}
+
+/// `pairs` as a JSON object, keys in their order.
+fn in_order<S: serde::Serializer, V: serde::Serialize>(
+    pairs: &&[(String, V)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// Whether the folds of the pipeline file at `path` (as `blindspot init`

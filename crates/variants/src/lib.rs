@@ -427,27 +427,33 @@ impl Variants {
         self.kinds.iter().find(|k| k.kind == kind)
     }
 
-    /// Counts per kind, skip reasons and warnings, as written to `summary.json`.
-    pub fn summary(&self) -> J {
-        let kinds: serde_json::Map<String, J> = self
-            .kinds
+    /// Counts per kind and skip reasons, as `summary.json` lists them.
+    pub fn summary(&self) -> Vec<(String, KindSummary)> {
+        self.kinds
             .iter()
             .map(|k| {
-                let skipped: serde_json::Map<String, J> =
-                    k.skipped.iter().map(|(r, n)| (r.clone(), J::from(*n))).collect();
-                (
-                    k.kind.name(),
-                    serde_json::json!({
-                        "rows": k.rows.len(),
-                        "skipped": k.skipped.values().sum::<usize>(),
-                        "skipped_by_reason": skipped,
-                        "expected": k.kind.expected().as_str(),
-                    }),
-                )
+                let summary = KindSummary {
+                    rows: k.rows.len(),
+                    skipped: k.skipped.values().sum(),
+                    skipped_by_reason: k.skipped.clone(),
+                    expected: k.kind.expected().as_str(),
+                };
+                (k.kind.name(), summary)
             })
-            .collect();
-        serde_json::json!({"seed": self.seed, "kinds": kinds, "warnings": self.warnings})
+            .collect()
     }
+}
+
+/// One kind's counts in `blindspot variants`' `summary.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KindSummary {
+    pub rows: usize,
+    /// Samples the kind does not apply to.
+    pub skipped: usize,
+    /// Reason -> samples skipped for it.
+    pub skipped_by_reason: BTreeMap<String, usize>,
+    /// What a model should answer to the kind's rows (`answer`, `abstain`, ...).
+    pub expected: &'static str,
 }
 
 /// Why a kind does not apply to a sample (counted, never an error).

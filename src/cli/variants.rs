@@ -65,10 +65,9 @@ pub fn run(args: &Args) -> Result<()> {
         steps::variants_to_dir(&plan, &cfg, &args.output, embed)?;
     let lines: Vec<String> = written
         .iter()
-        .map(|k| {
-            let skipped: usize = k.skipped.values().sum();
-            let mut line = format!("  {}: {} rows, {skipped} skipped", k.kind, k.rows);
-            for (reason, n) in &k.skipped {
+        .map(|(kind, k)| {
+            let mut line = format!("  {kind}: {} rows, {} skipped", k.rows, k.skipped);
+            for (reason, n) in &k.skipped_by_reason {
                 line.push_str(&format!("\n      {n} {reason}"));
             }
             line

@@ -280,8 +280,8 @@ fn prune(
             (pr, None, Some(report))
         }
         (_, Some(d)) => {
-            let dcfg = d.config.clone();
-            let runs = steps::prune(work, &plan.config, plan.control, &dcfg, emb, Some(cached), Some(d.first()))?;
+            let (first, dcfg) = d.first();
+            let runs = steps::prune(work, &plan.config, plan.control, dcfg, emb, Some(cached), Some(first))?;
             (runs.pruned, runs.control, None)
         }
         (_, None) => return Err(Error::Bug("a pruner ran without the diagnosis of its first iteration".into())),
@@ -340,8 +340,8 @@ fn bclean(
     let report = crate::prune::bclean::bclean(work, predictions, metrics, &bcfg)?;
     let pr = match diagnosed {
         Some(d) => {
-            let dcfg = d.config.clone();
-            crate::prune::bclean_pruned(work, &report, cfg, Some(&dcfg), Some(d.first()))
+            let (first, dcfg) = d.first();
+            crate::prune::bclean_pruned(work, &report, cfg, Some(dcfg), Some(first))
         }
         None => crate::prune::bclean_pruned(work, &report, cfg, None, None),
     };

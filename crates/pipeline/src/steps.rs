@@ -60,8 +60,7 @@ pub fn check_diagnose<'c>(
     cfg.check_folds(samples.len())?;
     cfg.check_meta_fields(samples, at)?;
     cfg.check_fold_groups(samples, at)?;
-    // Settings this step checked already carry their scores.
-    if cfg.outside_source.is_none() || cfg.outside.is_some() {
+    if cfg.outside_source.is_none() {
         return Ok(Cow::Borrowed(cfg));
     }
     let mut loaded = cfg.clone();
@@ -93,10 +92,11 @@ pub struct Diagnosed<'c> {
 }
 
 impl Diagnosed<'_> {
-    /// The diagnosis as a pruner's first iteration ([`crate::prune::First`]);
-    /// the groups it fit move with it.
-    pub fn first(&mut self) -> crate::prune::First<'_> {
-        crate::prune::First { diagnosis: &self.diagnosis, groups: std::mem::take(&mut self.groups) }
+    /// The diagnosis as a pruner's first iteration ([`crate::prune::First`];
+    /// the groups it fit move with it), and the settings it was made with.
+    pub fn first(&mut self) -> (crate::prune::First<'_>, &DiagnoseConfig) {
+        let groups = std::mem::take(&mut self.groups);
+        (crate::prune::First { diagnosis: &self.diagnosis, groups }, &self.config)
     }
 }
 
@@ -112,7 +112,17 @@ pub fn diagnose<'c>(
     cached: Option<&Cached<'_>>,
     null: bool,
 ) -> Result<Diagnosed<'c>> {
-    let config = check_diagnose(cfg, samples, at)?;
+    diagnose_checked(samples, check_diagnose(cfg, samples, at)?, emb, cached, null)
+}
+
+/// [`diagnose`] with settings that [`check_diagnose`] checked against `samples`.
+fn diagnose_checked<'c>(
+    samples: &[Sample],
+    config: Cow<'c, DiagnoseConfig>,
+    emb: Option<&SampleEmbeddings>,
+    cached: Option<&Cached<'_>>,
+    null: bool,
+) -> Result<Diagnosed<'c>> {
     let mut groups = GroupCache::default();
     let compute = || {
         let mut d = crate::diagnose::diagnose_keeping(samples, &config, emb, &mut groups)?;
@@ -541,21 +551,14 @@ impl Filtered {
     }
 }
 
-/// One kind [`variants_to_dir`] wrote.
-pub struct KindWritten {
-    pub kind: String,
-    pub rows: usize,
-    /// Reason → number of questions skipped for it.
-    pub skipped: std::collections::BTreeMap<String, usize>,
-}
-
 /// What [`variants_to_dir`] wrote.
 pub struct VariantsWritten {
     /// The questions the variants were made from.
     pub questions: usize,
     /// The kinds asked for, expanded (`all`, the families).
     pub kinds_asked: usize,
-    pub kinds: Vec<KindWritten>,
+    /// Each kind's name and counts, in kind order (as `summary.json` lists them).
+    pub kinds: Vec<(String, crate::variants::KindSummary)>,
     /// Every kind's warnings, in the kinds' order.
     pub warnings: Vec<String>,
 }
@@ -572,7 +575,6 @@ pub fn variants_to_dir(
 ) -> Result<VariantsWritten> {
     let samples = &crate::ingest::ingest(plan)?.samples;
     let mut kinds = Vec::new();
-    let mut summary = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     crate::io::fs::atomic_dir(dir, |tmp| {
         let kept: Vec<&Sample> = samples.iter().collect();
@@ -580,12 +582,11 @@ pub fn variants_to_dir(
             warnings.extend(v.warnings.iter().cloned());
             for k in &v.kinds {
                 crate::io::parquet::write_samples(&tmp.join(format!("{}.parquet", k.kind.name())), &k.rows, embed)?;
-                kinds.push(KindWritten { kind: k.kind.name(), rows: k.rows.len(), skipped: k.skipped.clone() });
             }
-            summary.extend(v.summary());
+            kinds.extend(v.summary());
             Ok(())
         })?;
-        let doc = VariantsSummary { samples: samples.len(), seed: cfg.seed, kinds: &summary, warnings: &warnings };
+        let doc = VariantsSummary { samples: samples.len(), seed: cfg.seed, kinds: &kinds, warnings: &warnings };
         crate::io::fs::write_json(&tmp.join("summary.json"), &doc)
     })?;
     let kinds_asked = expand_kinds(&cfg.kinds, samples).len();
@@ -788,7 +789,7 @@ pub fn diagnose_by_hand(
     if let Some(at) = outs.check_leakage {
         check_leakage(&samples, &cfg, at)?;
     }
-    let d = diagnose(&samples, &cfg, &settings.at, None, None, true)?;
+    let d = diagnose_checked(&samples, Cow::Borrowed(cfg.as_ref()), None, None, true)?;
     let report = diagnose_report(&d)?;
     crate::io::fs::atomic_dir(outs.out, |tmp| crate::io::rendered::write_all(tmp, &report))?;
     if let Some(dir) = outs.export_features {

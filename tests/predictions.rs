@@ -138,7 +138,7 @@ fn parquet_predictions_import() {
 }
 
 /// Variant rows of the fixture questions and a harness export of them.
-fn exported(harness: &str, out: &Path) -> (Vec<Sample>, serde_json::Value) {
+fn exported(harness: &str, out: &Path) -> (Vec<Sample>, blindspot::predictions::export_manifest::ExportManifest) {
     let qs = questions();
     let kinds = vec![
         blindspot::variants::KindSel::One(blindspot::variants::Kind::OptionShuffle),
@@ -245,7 +245,10 @@ fn lmms_eval_samples_map_by_echoed_id_or_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let (rows, manifest_json) = exported("lmms-eval", dir.path());
     let manifest = Manifest::load(&dir.path().join("manifest.json")).unwrap();
-    let task = manifest_json["tasks"][1]["task"].as_str().unwrap().to_string();
+    let blindspot::predictions::export_manifest::ExportManifest::LmmsEval { tasks, .. } = manifest_json else {
+        panic!("an lmms-eval manifest")
+    };
+    let task = tasks[1].task.clone();
     let ids = &manifest.lmms_eval[&task];
     let model_dir = dir.path().join("llava-onevision");
     std::fs::create_dir_all(&model_dir).unwrap();
@@ -267,7 +270,7 @@ fn lmms_eval_samples_map_by_echoed_id_or_manifest() {
     assert_eq!(imported.predictions.len(), ids.len() + 1);
     assert!(imported.predictions.iter().all(|p| p.model == "llava-onevision"), "the folder names the model");
     let scored = score_all(&rows, &imported.predictions, &MetricsConfig::default()).unwrap();
-    let kind = manifest_json["tasks"][1]["config"].as_str().unwrap();
+    let kind = tasks[1].config.as_str();
     assert!(scored.cell("llava-onevision", kind).unwrap().iter().all(|i| i.outcome.score == 1.0));
     assert_eq!(scored.cell("llava-onevision", "original").unwrap()[0].outcome.score, 1.0);
     // Without manifest or echoed id: a located error.

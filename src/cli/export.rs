@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::error::{Result, display_path};
 use crate::pipeline::steps;
+use crate::predictions::export_manifest::ExportManifest;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Harness {
@@ -73,29 +74,24 @@ pub fn run(args: &Args) -> Result<()> {
         msg.push_str(&format!("; empty, not exported: {}", empty.join(", ")));
     }
     super::say(&msg);
-    super::say(&how_to_run(args.to, &args.output, &manifest));
+    super::say(&how_to_run(&args.output, &manifest));
     Ok(())
 }
 
 /// The command that runs the export in its harness, from what it wrote: the
 /// lmms-eval group (every task but a release's reference configs), or the
 /// VLMEvalKit datasets (each TSV's stem, read from its data root).
-fn how_to_run(to: Harness, out: &std::path::Path, manifest: &serde_json::Value) -> String {
+fn how_to_run(out: &std::path::Path, manifest: &ExportManifest) -> String {
     let dir = crate::io::escape::shell::word(&display_path(out));
-    match to {
-        Harness::LmmsEval => format!(
-            "run: lmms_eval --model MODEL --model_args ... --include_path {dir} --tasks {}",
-            manifest["group"].as_str().unwrap_or_default()
-        ),
-        Harness::Vlmevalkit => {
-            let datasets: Vec<&str> = manifest["files"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|f| {
-                    !crate::io::release_dir::REFERENCE_CONFIGS.contains(&f["config"].as_str().unwrap_or_default())
-                })
-                .filter_map(|f| f["file"].as_str()?.strip_suffix(".tsv"))
+    match manifest {
+        ExportManifest::LmmsEval { group, .. } => {
+            format!("run: lmms_eval --model MODEL --model_args ... --include_path {dir} --tasks {group}")
+        }
+        ExportManifest::Vlmevalkit { files, .. } => {
+            let datasets: Vec<&str> = files
+                .iter()
+                .filter(|f| !crate::io::release_dir::REFERENCE_CONFIGS.contains(&f.config.as_str()))
+                .map(|f| f.file.strip_suffix(".tsv").unwrap_or(&f.file))
                 .collect();
             format!(
                 "run: copy {dir}/*.tsv into VLMEvalKit's data root ($LMUData), then: python run.py --model MODEL --data {}",

@@ -34,6 +34,7 @@ use crate::io::fs::write_bytes;
 use crate::io::fs::write_json;
 use crate::io::parquet::write_samples_with;
 use crate::io::release_dir::Config;
+use crate::predictions::export_manifest::{DocRow, ExportManifest, Task};
 use crate::sample::Embed;
 
 /// The `utils.py` every task YAML refers to, before [`utils_py`] fills in the rules.
@@ -127,7 +128,7 @@ fn write_videos(mut r: crate::sample::Sample, out: &Path) -> Result<crate::sampl
 }
 
 /// Writes the task folder into `out` (an existing, empty folder).
-pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::Value> {
+pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<ExportManifest> {
     let data_dir = out.join("data");
     std::fs::create_dir_all(&data_dir).map_err(|e| Error::io(&data_dir, e))?;
     let mut tasks = Vec::new();
@@ -154,14 +155,11 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
         write_samples_with(&out.join(&data_file), &rows, Embed::Images, super::extra_columns(c))?;
         let yaml_file = format!("{task}.yaml");
         write_bytes(&out.join(&yaml_file), task_yaml(&task, c, &data_file).as_bytes())?;
-        let rows: Vec<serde_json::Value> =
-            c.rows.iter().enumerate().map(|(i, r)| serde_json::json!({"doc_id": i, "id": r.id})).collect();
-        tasks.push(
-            serde_json::json!({"task": task, "config": c.name, "yaml": yaml_file, "data": data_file, "rows": rows}),
-        );
+        let rows = c.rows.iter().enumerate().map(|(doc_id, r)| DocRow { doc_id, id: r.id.clone() }).collect();
         if !c.is_reference() {
-            names.push(task);
+            names.push(task.clone());
         }
+        tasks.push(Task { task, config: c.name.clone(), yaml: yaml_file, data: data_file, rows });
     }
     let group = task_name(name, "").trim_end_matches('_').to_string();
     let mut group_yaml = format!(
@@ -174,7 +172,7 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
     }
     write_bytes(&out.join(format!("{group}.yaml")), group_yaml.as_bytes())?;
     write_bytes(&out.join("utils.py"), utils_py().as_bytes())?;
-    let manifest = serde_json::json!({"harness": "lmms-eval", "name": name, "group": group, "tasks": tasks});
+    let manifest = ExportManifest::LmmsEval { name: name.to_string(), group, tasks };
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(manifest)
 }
@@ -196,7 +194,8 @@ mod tests {
         };
         let configs: Vec<Config> = ["data", "duplicates", "full", "no_image", "removed"].map(config).into();
         let manifest = export(&configs, "demo", tmp.path()).unwrap();
-        assert_eq!(manifest["tasks"].as_array().unwrap().len(), 5);
+        let ExportManifest::LmmsEval { tasks, .. } = manifest else { panic!("an lmms-eval manifest") };
+        assert_eq!(tasks.len(), 5);
         let group = std::fs::read_to_string(tmp.path().join("blindspot_demo.yaml")).unwrap();
         let tasks: Vec<&str> = group.lines().filter_map(|l| l.strip_prefix("  - ")).collect();
         assert_eq!(tasks, ["\"blindspot_demo_data\"", "\"blindspot_demo_no_image\""]);

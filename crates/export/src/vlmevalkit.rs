@@ -24,16 +24,9 @@ use crate::error::{Error, Result};
 use crate::io::escape::python;
 use crate::io::fs::write_json;
 use crate::io::release_dir::Config;
+use crate::predictions::export_manifest::{ExportManifest, ImageColumn, TsvFile, TsvRow};
 use crate::sample::Sample;
 use crate::variants::harness_question;
-
-/// How a config's images are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ImageColumn {
-    None,
-    Base64,
-    Paths,
-}
 
 fn image_column(c: &Config) -> ImageColumn {
     if c.image_free() {
@@ -72,7 +65,7 @@ pub fn tsv_name(name: &str, config: &str) -> String {
 }
 
 /// Writes one TSV per non-empty config and `manifest.json` into `out` (an existing folder).
-pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::Value> {
+pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<ExportManifest> {
     let mut files = Vec::new();
     for c in configs.iter().filter(|c| !c.rows.is_empty()) {
         let file = tsv_name(name, &c.name);
@@ -134,18 +127,13 @@ pub fn export(configs: &[Config], name: &str, out: &Path) -> Result<serde_json::
             }
             rec.push(r.id.clone());
             w.write_record(&rec).map_err(io)?;
-            rows.push(serde_json::json!({"index": index, "id": r.id}));
+            rows.push(TsvRow { index, id: r.id.clone() });
         }
         let f = w.into_inner().map_err(|e| Error::io(&path, std::io::Error::other(e.to_string())))?;
         f.sync_all().map_err(|e| Error::io(&path, e))?;
-        files.push(serde_json::json!({
-            "file": file,
-            "config": c.name,
-            "image_column": match img { ImageColumn::None => "none", ImageColumn::Base64 => "image", ImageColumn::Paths => "image_path" },
-            "rows": rows,
-        }));
+        files.push(TsvFile { file, config: c.name.clone(), image_column: img, rows });
     }
-    let manifest = serde_json::json!({"harness": "vlmevalkit", "name": name, "files": files});
+    let manifest = ExportManifest::Vlmevalkit { name: name.to_string(), files };
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(manifest)
 }

@@ -657,7 +657,7 @@ pub struct Exported {
     /// The name in every file and task name.
     pub name: String,
     /// The export's manifest (harness rows → blindspot ids, and what was written).
-    pub manifest: serde_json::Value,
+    pub manifest: crate::predictions::export_manifest::ExportManifest,
 }
 
 /// The export step: `configs` (from [`export_configs`] of `dir`) into the
@@ -716,14 +716,15 @@ pub fn export(
             .help(help),
         ));
     }
-    let mut manifest = serde_json::Value::Null;
+    let mut manifest = None;
     crate::io::fs::atomic_dir(out, |tmp| {
-        manifest = match to {
+        manifest = Some(match to {
             Harness::Vlmevalkit => crate::export::vlmevalkit::export(configs, &exported, tmp)?,
             Harness::LmmsEval => crate::export::lmms_eval::export(configs, &exported, tmp)?,
-        };
+        });
         Ok(())
     })?;
+    let manifest = manifest.ok_or_else(|| Error::Bug("the export wrote no manifest".into()))?;
     Ok(Exported { name: exported, manifest })
 }
 

@@ -25,6 +25,7 @@ use blindspot_core::{error, sample};
 use blindspot_tables as tables;
 
 pub mod abstain;
+pub mod export_manifest;
 pub mod generic;
 pub mod lmms_eval;
 pub mod parse;
@@ -240,6 +241,7 @@ pub struct Manifest {
 impl Manifest {
     /// Reads a `manifest.json` of either harness (several may be merged).
     pub fn load(path: &Path) -> Result<Manifest> {
+        use export_manifest::ExportManifest;
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let bad = |msg: String| {
             Error::one(
@@ -247,45 +249,33 @@ impl Manifest {
                     .help("give the manifest.json that `blindspot export` wrote beside the exported files"),
             )
         };
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        let ids = |rows: &serde_json::Value, key: &str| -> Result<Vec<String>> {
-            let rows = rows.as_array().ok_or_else(|| bad("\"rows\" is not a list".into()))?;
-            let mut out = vec![String::new(); rows.len()];
-            for r in rows {
-                let i = r
-                    .get(key)
-                    .and_then(serde_json::Value::as_u64)
-                    .ok_or_else(|| bad(format!("a row has no \"{key}\"")))?;
-                let id =
-                    r.get("id").and_then(serde_json::Value::as_str).ok_or_else(|| bad("a row has no \"id\"".into()))?;
-                let slot = out.get_mut(i as usize).ok_or_else(|| bad(format!("{key} {i} is out of range")))?;
-                *slot = id.to_string();
+        let read: ExportManifest =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not an export manifest: {e}")))?;
+        // Row i of a file or task is the id at `index` / `doc_id` i; each
+        // position named once, none past the end.
+        let ids = |rows: Vec<(usize, String)>, key: &str| -> Result<Vec<String>> {
+            let mut out: Vec<Option<String>> = vec![None; rows.len()];
+            for (i, id) in rows {
+                let slot = out.get_mut(i).ok_or_else(|| bad(format!("{key} {i} is out of range")))?;
+                if slot.replace(id).is_some() {
+                    return Err(bad(format!("{key} {i} is listed twice")));
+                }
             }
-            Ok(out)
+            Ok(out.into_iter().map(Option::unwrap_or_default).collect())
         };
         let mut m = Manifest::default();
-        match v.get("harness").and_then(serde_json::Value::as_str) {
-            Some("vlmevalkit") => {
-                for f in v.get("files").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                    let file = f
-                        .get("file")
-                        .and_then(serde_json::Value::as_str)
-                        .ok_or_else(|| bad("a file has no name".into()))?;
-                    let stem = file.strip_suffix(".tsv").unwrap_or(file).to_string();
-                    m.vlmevalkit.insert(stem, ids(f.get("rows").unwrap_or(&serde_json::Value::Null), "index")?);
+        match read {
+            ExportManifest::Vlmevalkit { files, .. } => {
+                for f in files {
+                    let stem = f.file.strip_suffix(".tsv").unwrap_or(&f.file).to_string();
+                    m.vlmevalkit.insert(stem, ids(f.rows.into_iter().map(|r| (r.index, r.id)).collect(), "index")?);
                 }
             }
-            Some("lmms-eval") => {
-                for t in v.get("tasks").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                    let task = t
-                        .get("task")
-                        .and_then(serde_json::Value::as_str)
-                        .ok_or_else(|| bad("a task has no name".into()))?;
-                    m.lmms_eval
-                        .insert(task.to_string(), ids(t.get("rows").unwrap_or(&serde_json::Value::Null), "doc_id")?);
+            ExportManifest::LmmsEval { tasks, .. } => {
+                for t in tasks {
+                    m.lmms_eval.insert(t.task, ids(t.rows.into_iter().map(|r| (r.doc_id, r.id)).collect(), "doc_id")?);
                 }
             }
-            other => return Err(bad(format!("\"harness\" is {other:?}, not \"vlmevalkit\" or \"lmms-eval\""))),
         }
         Ok(m)
     }

@@ -68,11 +68,10 @@ pub fn check_diagnose<'c>(
     Ok(Cow::Owned(loaded))
 }
 
-/// The sentence-embedding model `plan` names, loaded (a missing or
-/// incomplete folder is an error saying how to obtain it).
+/// The sentence-embedding model `plan` names, loaded (spec found its folder
+/// and checked that it holds the model's files).
 pub fn load_model(plan: &crate::spec::plan::ModelPlan) -> Result<crate::embed::minilm::MiniLm> {
-    let dir = crate::embed::model::resolve_model_dir(plan.dir.as_deref())?;
-    crate::embed::minilm::MiniLm::load(&dir, plan.max_length)
+    crate::embed::minilm::MiniLm::load(&plan.dir, plan.max_length)
 }
 
 /// What the diagnose step produced.

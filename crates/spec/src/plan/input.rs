@@ -121,9 +121,10 @@ pub fn diagnose_settings(input: &InputFlags, flags: &Flags) -> Result<DiagnoseSe
 /// The sentence-embedding model a run loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelPlan {
-    /// `--model-dir`, else the pipeline's `[embed] model-dir` (`None`:
-    /// $BLINDSPOT_MODEL_DIR, else the default folder).
-    pub dir: Option<PathBuf>,
+    /// `--model-dir`, else the pipeline's `[embed] model-dir`, else
+    /// $BLINDSPOT_MODEL_DIR, else the default folder; checked to hold the
+    /// model's files.
+    pub dir: PathBuf,
     /// The pipeline's `[embed] max-length`.
     pub max_length: Option<usize>,
 }
@@ -134,7 +135,7 @@ pub fn model_plan(dir: Option<PathBuf>, max_length: Option<usize>) -> Result<Mod
     if let Some(v) = max_length.and_then(|n| crate::bounds::check_count(&crate::bounds::MAX_LENGTH, n)) {
         return Err(Error::one(Problem::new(Location::file(COMMAND_LINE), v.for_flag())));
     }
-    Ok(ModelPlan { dir, max_length })
+    Ok(ModelPlan { dir: crate::embed::model::resolve_model_dir(dir.as_deref())?, max_length })
 }
 
 /// The pipeline files named, or every `pipelines/*.toml` (sorted).
@@ -188,10 +189,16 @@ pub fn prune_settings(input: &InputFlags, flags: &Flags, model_dir: Option<PathB
         (Some(p), None) => Location::file(&p.path),
         _ => Location::file(COMMAND_LINE),
     };
-    let model = crate::prune::needs_embeddings(&prune.config, &diagnose).then(|| ModelPlan {
-        dir: model_dir.or_else(|| plan.pipeline.as_ref().and_then(|p| p.embed.model_dir.clone())),
-        max_length: plan.pipeline.as_ref().and_then(|p| p.embed.max_length),
-    });
+    let model = match crate::prune::needs_embeddings(&prune.config, &diagnose) {
+        true => {
+            let dir = model_dir.or_else(|| plan.pipeline.as_ref().and_then(|p| p.embed.model_dir.clone()));
+            Some(ModelPlan {
+                dir: crate::embed::model::resolve_model_dir(dir.as_deref())?,
+                max_length: plan.pipeline.as_ref().and_then(|p| p.embed.max_length),
+            })
+        }
+        false => None,
+    };
     let at = meta_fields_at(&plan, flags);
     Ok(PruneSettings { input: plan, diagnose, prune, at, unit_at, model })
 }
@@ -330,13 +337,29 @@ mod tests {
             pipeline: pipeline.cloned(),
             ..Default::default()
         };
+        // Without the model's files the settings say where they were looked for.
+        let e = prune_settings(&input(Some(&pipeline)), &floor(3), None).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "{}: the sentence-embedding model is not installed",
+                display_path(&dir.path().join("m"))
+            )),
+            "{e}"
+        );
+        let flag = dir.path().join("flag");
+        for m in [dir.path().join("m"), flag.clone()] {
+            std::fs::create_dir(&m).unwrap();
+            for f in crate::embed::model::REQUIRED_FILES {
+                std::fs::write(m.join(f), "").unwrap();
+            }
+        }
         let s = prune_settings(&input(Some(&pipeline)), &floor(3), None).unwrap();
         assert_eq!((s.prune.config.floor, s.prune.config.seed), (3, 7));
         assert_eq!(s.unit_at, Location::file(&pipeline));
-        assert_eq!(s.model, Some(ModelPlan { dir: Some(dir.path().join("m")), max_length: None }));
-        let s = prune_settings(&input(Some(&pipeline)), &Flags::default(), Some("flag".into())).unwrap();
+        assert_eq!(s.model, Some(ModelPlan { dir: dir.path().join("m"), max_length: None }));
+        let s = prune_settings(&input(Some(&pipeline)), &Flags::default(), Some(flag.clone())).unwrap();
         assert_eq!(s.prune.config.floor, 5);
-        assert_eq!(s.model.unwrap().dir, Some(PathBuf::from("flag")));
+        assert_eq!(s.model.unwrap().dir, flag);
         let s = prune_settings(&input(None), &Flags::default(), None).unwrap();
         let default = crate::prune::PruneConfig::default();
         assert_eq!((s.prune.config.floor, s.prune.config.seed), (default.floor, DEFAULT_SEED));

@@ -43,6 +43,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use crate::context::RunContext;
+use crate::diagnose::DiagnoseConfig;
 use crate::error::{Error, Location, Problem, Result, display_path};
 use crate::ingest::{Ingested, ingest};
 use crate::outputs::{BuildOutputs, EmbedStage, Removals};
@@ -123,9 +124,9 @@ pub fn run(target: &BuildTarget, out_dir: &Path, cache: &StageCache, lock_file: 
     let work = without(work, filter_report.as_ref().map(|r| r.removed_ids()).unwrap_or_default());
     let embedding::Embedded { embeddings: emb, dups, dedup_removed, projection } = embedded;
     let cached = steps::Cached { cache, ctx: &ctx, samples: timed("hash samples", || samples_digest(&work))? };
-    let mut diagnosed = diagnose(p, &work, emb.as_ref(), &cached)?;
+    let DiagnoseStep { mut diagnosed, checked } = diagnose(p, &work, emb.as_ref(), &cached)?;
     let Pruning { pruned, control, bclean: bclean_report } =
-        prune(p, &work, imported.as_ref(), diagnosed.as_mut(), emb.as_ref(), &cached)?;
+        prune(p, &work, imported.as_ref(), diagnosed.as_mut(), checked.as_deref(), emb.as_ref(), &cached)?;
     drop(work);
     // The diagnosis the release reports (a pruner's first iteration only, without `run-diagnose`).
     let diagnosed = diagnosed.filter(|_| p.run_diagnose);
@@ -186,10 +187,18 @@ fn diagnose<'p>(
     work: &[Sample],
     emb: Option<&crate::embed::SampleEmbeddings>,
     cached: &steps::Cached<'_>,
-) -> Result<Option<steps::Diagnosed<'p>>> {
-    let pruner = p.prune.as_ref().map(|plan| &plan.config).filter(|c| c.method != Method::Bclean);
+) -> Result<DiagnoseStep<'p>> {
+    let plan = p.prune.as_ref().map(|plan| &plan.config);
+    let pruner = plan.filter(|c| c.method != Method::Bclean);
     if !p.run_diagnose && pruner.is_none() {
-        return Ok(None);
+        // B-Clean's step 3 fits its blind model with the diagnosis settings:
+        // checked against the questions here, with no diagnosis made.
+        let step3 = plan.is_some_and(|c| c.method == Method::Bclean && c.bclean_step3);
+        let checked = match step3 {
+            true => Some(steps::check_diagnose(&p.diagnose, work, &Location::file(&p.path))?),
+            false => None,
+        };
+        return Ok(DiagnoseStep { diagnosed: None, checked });
     }
     let null = p.run_diagnose || pruner.is_some_and(PruneConfig::reads_null);
     let d = steps::diagnose(work, &p.diagnose, &Location::file(&p.path), emb, Some(cached), null)?;
@@ -198,7 +207,15 @@ fn diagnose<'p>(
             eprintln!("warning: {}: diagnose: {w}", display_path(&p.path));
         }
     }
-    Ok(Some(d))
+    Ok(DiagnoseStep { diagnosed: Some(d), checked: None })
+}
+
+/// What the diagnose stage hands on: the diagnosis, when the release reports
+/// one or a pruner starts from it; else, when B-Clean's step 3 needs them,
+/// the diagnosis settings checked against the questions.
+struct DiagnoseStep<'p> {
+    diagnosed: Option<steps::Diagnosed<'p>>,
+    checked: Option<Cow<'p, DiagnoseConfig>>,
 }
 
 /// A release holds its images: names without the files would publish a set
@@ -255,12 +272,14 @@ struct Pruning {
 
 /// `[prune]`: B-Clean, or the prune step (with its control) through the
 /// cache, starting from the diagnosis (`diagnosed`, which every pruner but
-/// B-Clean has).
+/// B-Clean has; `checked`: the diagnosis settings B-Clean's step 3 reads
+/// when there is no diagnosis).
 fn prune(
     p: &Pipeline,
     work: &[Sample],
     imported: Option<&crate::predictions::Imported>,
     diagnosed: Option<&mut steps::Diagnosed<'_>>,
+    checked: Option<&DiagnoseConfig>,
     emb: Option<&crate::embed::SampleEmbeddings>,
     cached: &steps::Cached<'_>,
 ) -> Result<Pruning> {
@@ -276,7 +295,7 @@ fn prune(
                 .as_ref()
                 .zip(imported)
                 .ok_or_else(|| Error::Bug("bclean without [predictions] passed validation".into()))?;
-            let (pr, report) = bclean(work, &plan.config, &imported.predictions, &m.config, p, diagnosed)?;
+            let (pr, report) = bclean(work, &plan.config, &imported.predictions, &m.config, diagnosed, checked)?;
             (pr, None, Some(report))
         }
         (_, Some(d)) => {
@@ -322,14 +341,16 @@ fn bclean(
     cfg: &PruneConfig,
     predictions: &[crate::predictions::Prediction],
     metrics: &crate::metrics::MetricsConfig,
-    p: &Pipeline,
     diagnosed: Option<&mut steps::Diagnosed<'_>>,
+    checked: Option<&DiagnoseConfig>,
 ) -> Result<(Pruned, crate::prune::bclean::BCleanReport)> {
     // Step 3's blind model runs with the diagnosis settings, checked against the questions.
     let step3 = match (cfg.bclean_step3, &diagnosed) {
         (false, _) => None,
         (true, Some(d)) => Some(d.config.clone().into_owned()),
-        (true, None) => Some(steps::check_diagnose(&p.diagnose, work, &Location::file(&p.path))?.into_owned()),
+        (true, None) => Some(
+            checked.ok_or_else(|| Error::Bug("B-Clean's step 3 without checked diagnosis settings".into()))?.clone(),
+        ),
     };
     let bcfg = crate::prune::bclean::BCleanConfig {
         models: cfg.bclean_models.clone(),

@@ -310,26 +310,33 @@ struct EmbedView<'a> {
 }
 
 /// "Groups with fewer questions (or fold groups) than 5 were cross-validated
-/// with fewer folds: ...", or `None` when every group used `cfg.folds`.
+/// with fewer folds: ..." (`templates/fewer-folds.md`), or `None` when every
+/// group used `cfg.folds`.
 pub(crate) fn fewer_folds_sentence(d: &Diagnosis, cfg: &DiagnoseConfig) -> Option<String> {
-    let fewer: Vec<String> = d
+    #[derive(Serialize)]
+    struct FewerFolds<'a> {
+        folds: usize,
+        groups: Vec<Group<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Group<'a> {
+        name: &'a str,
+        format: &'static str,
+        n: usize,
+        /// The folds it was cross-validated with.
+        k: usize,
+    }
+    let groups: Vec<Group> = d
         .groups
         .iter()
         .filter_map(|g| {
-            let k = crate::diagnose::report::fewer_folds(g, cfg)?;
-            Some(format!(
-                "{} ({}, {} questions) {k}-fold",
-                md::literal(g.question_type.as_deref().unwrap_or("(none)")),
-                g.format.as_str(),
-                g.n
-            ))
+            Some(Group {
+                k: crate::diagnose::report::fewer_folds(g, cfg)?,
+                name: g.question_type.as_deref().unwrap_or("(none)"),
+                format: g.format.as_str(),
+                n: g.n,
+            })
         })
         .collect();
-    (!fewer.is_empty()).then(|| {
-        format!(
-            "Groups with fewer questions (or fold groups) than {} were cross-validated with fewer folds: {}.",
-            cfg.folds,
-            fewer.join(", ")
-        )
-    })
+    (!groups.is_empty()).then(|| super::template::render("fewer-folds.md", &FewerFolds { folds: cfg.folds, groups }))
 }

@@ -1,119 +1,143 @@
 //! The card's duplicates and leakage section: near-duplicate questions within
 //! the set and copies of a training split.
 
-use std::fmt::Write;
+use serde::Serialize;
 
-use crate::io::escape::markdown as md;
+/// What `templates/duplicates.md` shows.
+#[derive(Serialize)]
+struct DuplicatesView<'a> {
+    exact_clusters: usize,
+    exact_questions: usize,
+    /// Near-duplicates by embedding, when a threshold was set.
+    near: Option<NearView>,
+    train: Option<TrainView<'a>>,
+    images: Option<MediaView<'a>>,
+    videos: Option<MediaView<'a>>,
+    /// Rows of the `duplicates` config.
+    pairs: usize,
+    /// Questions `prune-duplicates` dropped.
+    dropped: usize,
+}
 
-/// Duplicates within the set and copies of a training split.
+#[derive(Serialize)]
+struct NearView {
+    threshold: f64,
+    pairs: usize,
+    clusters: usize,
+    questions: usize,
+}
+
+/// Copies of the training split's questions.
+#[derive(Serialize)]
+struct TrainView<'a> {
+    questions: usize,
+    file: &'a str,
+    exact: usize,
+    /// `None` when no near-duplicate search ran.
+    near: Option<usize>,
+}
+
+/// Near-duplicate images or videos: the counts, up to ten clusters shown.
+#[derive(Serialize)]
+struct MediaView<'a> {
+    clusters: usize,
+    distinct: usize,
+    threshold: u32,
+    hashed: usize,
+    shown: Vec<Vec<Member<'a>>>,
+    /// More than the clusters shown.
+    more: bool,
+    /// Images only: benchmark images near a training image, of how many.
+    train: Option<MediaTrain>,
+    /// Videos only: the frame fractions compared, whether ffmpeg decoded
+    /// them, and why the rest were not compared.
+    fractions: String,
+    checked: usize,
+    ffmpeg: bool,
+    not_checked: Vec<NotChecked<'a>>,
+}
+
+#[derive(Serialize)]
+struct Member<'a> {
+    path: &'a str,
+    ids: &'a [String],
+}
+
+#[derive(Serialize)]
+struct MediaTrain {
+    matched: usize,
+    images: usize,
+}
+
+#[derive(Serialize)]
+struct NotChecked<'a> {
+    videos: usize,
+    why: &'a str,
+}
+
+/// A cluster's member: its path (`?` when it has none) and the questions showing it.
+fn member<'a>(path: &'a Option<String>, ids: &'a [String]) -> Member<'a> {
+    Member { path: path.as_deref().unwrap_or("?"), ids }
+}
+
+/// The first ten clusters of media files, each member by path and questions.
+fn shown<'a>(clusters: impl Iterator<Item = Vec<Member<'a>>>) -> Vec<Vec<Member<'a>>> {
+    clusters.take(10).collect()
+}
+
+/// Duplicates within the set and copies of a training split (`templates/duplicates.md`).
 pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
     let Some(r) = &e.dups else { return };
     let j = r.summary();
-    out.push_str("## Duplicates and leakage\n\n");
-    let _ = write!(
-        out,
-        "{} exact-duplicate clusters ({} questions; same text once lowercased and punctuation folded)",
-        j.exact.clusters, j.exact.samples_in_clusters
-    );
-    if let Some(t) = r.threshold {
-        let _ = write!(
-            out,
-            "; {} near-duplicate pairs (cosine of the question+options embeddings >= {t}) in {} clusters ({} questions)",
-            j.near.as_ref().map_or(0, |n| n.pairs),
-            j.near.as_ref().map_or(0, |n| n.clusters),
-            j.near.as_ref().map_or(0, |n| n.samples_in_clusters)
-        );
-    }
-    out.push('.');
-    if let Some(n) = r.n_train {
-        let _ = write!(
-            out,
-            " Against the {n} questions of the training split {}: {} questions have an exact copy",
-            md::code(e.train_written.as_deref().unwrap_or("?")),
-            j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy)
-        );
-        if r.threshold.is_some() {
-            let _ = write!(out, ", {} a near copy", near_copies(&j));
-        }
-        out.push('.');
-    }
-    if let Some(im) = &r.images {
-        let _ = write!(
-            out,
-            " Images: {} near-duplicate clusters of {} distinct images (both perceptual hashes within {} bits of 64; {} \
-             images hashed)",
-            im.clusters.len(),
-            im.images,
-            im.threshold,
-            im.hashed
-        );
-        write_clusters(out, im.clusters.iter().map(|c| c.iter().map(|e| (e.path.as_deref(), &e.ids[..])).collect()));
-        if let Some((n, m)) = &im.train {
-            let matched = crate::embed::image_dups::ImageDups::matched(m);
-            let _ = write!(out, "; {matched} benchmark images are near one of the {n} training images");
-        }
-        out.push('.');
-    }
-    if let Some(v) = &r.videos {
-        video_sentence(out, v);
-    }
-    let _ = writeln!(
-        out,
-        " Every pair is in config `duplicates` ({} rows), the clusters in `report/duplicates.json`.{}\n",
-        r.pairs.len(),
-        if e.dedup_removed.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " With `prune-duplicates`, {} questions were dropped (one kept per cluster, leaked ones removed), each \
-                 with its reason in `report/duplicates.json`; they are in config `removed`.",
-                e.dedup_removed.len()
-            )
-        }
-    );
-}
-
-/// Up to ten clusters of media files, each as "`path` (ids) ~ `path` (ids)", and "; ..."
-/// when there are more.
-fn write_clusters<'a>(out: &mut String, clusters: impl ExactSizeIterator<Item = Vec<(Option<&'a str>, &'a [String])>>) {
-    let n = clusters.len();
-    for c in clusters.take(10) {
-        let names: Vec<String> = c
-            .iter()
-            .map(|(path, ids)| {
-                let ids: Vec<String> = ids.iter().map(|id| md::literal(id)).collect();
-                format!("{} ({})", md::code(path.unwrap_or("?")), ids.join(", "))
-            })
-            .collect();
-        let _ = write!(out, "; {}", names.join(" ~ "));
-    }
-    if n > 10 {
-        out.push_str("; ...");
-    }
-}
-
-/// The near-duplicate videos, as the images' sentence has them; the decoder
-/// is named by kind only, so the card does not depend on where ffmpeg lies.
-fn video_sentence(out: &mut String, v: &crate::embed::video_dups::VideoDups) {
-    let clusters = match v.clusters.len() {
-        1 => "1 near-duplicate cluster".to_string(),
-        n => format!("{n} near-duplicate clusters"),
+    let view = DuplicatesView {
+        exact_clusters: j.exact.clusters,
+        exact_questions: j.exact.samples_in_clusters,
+        near: r.threshold.map(|threshold| NearView {
+            threshold,
+            pairs: j.near.as_ref().map_or(0, |n| n.pairs),
+            clusters: j.near.as_ref().map_or(0, |n| n.clusters),
+            questions: j.near.as_ref().map_or(0, |n| n.samples_in_clusters),
+        }),
+        train: r.n_train.map(|questions| TrainView {
+            questions,
+            file: e.train_written.as_deref().unwrap_or("?"),
+            exact: j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
+            near: r.threshold.map(|_| near_copies(&j)),
+        }),
+        images: r.images.as_ref().map(|im| MediaView {
+            clusters: im.clusters.len(),
+            distinct: im.images,
+            threshold: im.threshold,
+            hashed: im.hashed,
+            shown: shown(im.clusters.iter().map(|c| c.iter().map(|m| member(&m.path, &m.ids[..])).collect())),
+            more: im.clusters.len() > 10,
+            train: im
+                .train
+                .as_ref()
+                .map(|(n, m)| MediaTrain { matched: crate::embed::image_dups::ImageDups::matched(m), images: *n }),
+            fractions: String::new(),
+            checked: 0,
+            ffmpeg: false,
+            not_checked: Vec::new(),
+        }),
+        videos: r.videos.as_ref().map(|v| MediaView {
+            clusters: v.clusters.len(),
+            distinct: v.videos,
+            threshold: v.threshold,
+            hashed: 0,
+            shown: shown(v.clusters.iter().map(|c| c.iter().map(|m| member(&m.path, &m.ids[..])).collect())),
+            more: v.clusters.len() > 10,
+            train: None,
+            fractions: crate::sample::image_hash::VIDEO_FRACTIONS.map(|f| f.to_string()).join(", "),
+            checked: v.checked,
+            // The decoder is named by kind only, so the card does not depend on where ffmpeg lies.
+            ffmpeg: v.decoder.is_some(),
+            not_checked: v.not_checked.iter().map(|(why, n)| NotChecked { videos: *n, why }).collect(),
+        }),
+        pairs: r.pairs.len(),
+        dropped: e.dedup_removed.len(),
     };
-    let fractions = crate::sample::image_hash::VIDEO_FRACTIONS.map(|f| f.to_string()).join(", ");
-    let _ = write!(
-        out,
-        " Videos: {clusters} of {} distinct videos (frames at {fractions} of each video's duration, both perceptual \
-         hashes within {} bits of 64 at every one; {} videos compared{})",
-        v.videos,
-        v.threshold,
-        v.checked,
-        if v.decoder.is_some() { ", decoded by ffmpeg" } else { "" }
-    );
-    write_clusters(out, v.clusters.iter().map(|c| c.iter().map(|e| (e.path.as_deref(), &e.ids[..])).collect()));
-    for (why, n) in &v.not_checked {
-        let _ = write!(out, "; {n} videos {why}");
-    }
-    out.push('.');
+    out.push_str(&super::template::render("duplicates.md", &view));
 }
 
 /// Questions with a near copy in the training split (0 when not searched).

@@ -1,10 +1,8 @@
 //! The card's model sections: the stress-test variants, each model's results
-//! (full, kept and removed sets), the gap pruning buys, the gold-label audit.
+//! (full, kept and removed sets), the gap pruning buys, the gold-label audit
+//! (`templates/variants.md`, `metrics.md`, `gap.md`, `audit.md`).
 
-use std::fmt::Write;
-
-use super::pct;
-use crate::io::escape::markdown as md;
+use serde::Serialize;
 
 /// `## The gap pruning buys`: each model's accuracy with and without the image
 /// on the full, kept and removed sets (and the random control's kept set).
@@ -12,109 +10,172 @@ pub(crate) fn gap_section(out: &mut String, m: &crate::MetricsOut, removes: bool
     if !removes {
         return;
     }
-    out.push_str("## The gap pruning buys\n\n");
-    let Some(g) = &m.gap else { return };
-    if let Some(why) = &g.missing {
-        let _ = writeln!(out, "Not measured: {}.\n", md::text(why));
-        return;
+    #[derive(Serialize)]
+    struct GapView<'a> {
+        /// Why the gap was not measured.
+        missing: Option<&'a str>,
+        models: Option<Vec<ModelGap<'a>>>,
     }
-    out.push_str(
-        "Accuracy with the image (original) and without it, on the questions each model answered in both \
-         conditions (n), and the gap with its paired bootstrap 95% CI (`report/gap.json`).\n\n",
-    );
-    out.push_str(
-        "| model | without | set | n | with image | without image | gap (95% CI) |\n|---|---|---|---:|---:|---:|---|\n",
-    );
-    for mg in &g.models {
-        for c in &mg.sets {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {:+.1} ({:+.1} to {:+.1}) |",
-                md::literal(&mg.model),
-                mg.blind_condition,
-                c.set,
-                c.n_paired,
-                pct(c.with_image),
-                pct(c.without_image),
-                c.gap * 100.0,
-                c.gap_ci95.0 * 100.0,
-                c.gap_ci95.1 * 100.0
-            );
-        }
+    #[derive(Serialize)]
+    struct ModelGap<'a> {
+        model: &'a str,
+        blind_condition: &'a str,
+        sets: Vec<GapCell<'a>>,
+        /// Starts with the model's name: data, shown as written.
+        sentence: &'a str,
     }
-    out.push('\n');
-    for mg in &g.models {
-        // The sentence starts with the model's name: data, shown as written.
-        let _ = writeln!(out, "- {}", md::text_with_data(&mg.sentence, &[mg.model.as_str()]));
+    #[derive(Serialize)]
+    struct GapCell<'a> {
+        set: &'a str,
+        n: usize,
+        with_image: f64,
+        without_image: f64,
+        gap: f64,
+        low: f64,
+        high: f64,
     }
-    out.push('\n');
+    let g = m.gap.as_ref();
+    let view = GapView {
+        missing: g.and_then(|g| g.missing.as_deref()),
+        models: g.filter(|g| g.missing.is_none()).map(|g| {
+            g.models
+                .iter()
+                .map(|mg| ModelGap {
+                    model: &mg.model,
+                    blind_condition: &mg.blind_condition,
+                    sets: mg
+                        .sets
+                        .iter()
+                        .map(|c| GapCell {
+                            set: &c.set,
+                            n: c.n_paired,
+                            with_image: c.with_image,
+                            without_image: c.without_image,
+                            gap: c.gap,
+                            low: c.gap_ci95.0,
+                            high: c.gap_ci95.1,
+                        })
+                        .collect(),
+                    sentence: &mg.sentence,
+                })
+                .collect()
+        }),
+    };
+    out.push_str(&super::template::render("gap.md", &view));
 }
 
 /// `## Gold-label audit`: questions sighted models agree on another answer.
 pub(crate) fn audit_section(out: &mut String, m: &crate::MetricsOut) {
-    out.push_str("## Gold-label audit\n\n");
-    let _ = writeln!(
-        out,
-        "{} question(s) where {} agree on one answer that is not the gold ({} in the default config, {} removed). \
-         The audit changes nothing: it is not a filter, and each question stays where it was; check each in \
-         `report/label_audit.csv`.\n",
-        m.label_audit.len(),
-        m.audit_rule.describe(),
-        m.label_audit.iter().filter(|r| r.set == "kept").count(),
-        m.label_audit.iter().filter(|r| r.set != "kept").count()
-    );
+    #[derive(Serialize)]
+    struct AuditView {
+        questions: usize,
+        /// Which sighted models must agree, in words.
+        rule: String,
+        kept: usize,
+        removed: usize,
+    }
+    let kept = m.label_audit.iter().filter(|r| r.set == "kept").count();
+    let view = AuditView {
+        questions: m.label_audit.len(),
+        rule: m.audit_rule.describe(),
+        kept,
+        removed: m.label_audit.len() - kept,
+    };
+    out.push_str(&super::template::render("audit.md", &view));
 }
 
 /// The stress-test variants: one config per kind with rows, and what was skipped.
 pub(crate) fn variants_section(out: &mut String, variants: &[crate::VariantInfo]) {
-    out.push_str("## Stress-test variants\n\n");
-    out.push_str(
-        "Each variant row is a question changed one way (image removed, blank or noise, options shuffled, a \
-         distractor swapped, ...), with `parent_id`, `variant`, `variant_params`, the exact `prompt` to send and the \
-         `expected` behaviour. Load one with `load_dataset(<this folder>, \"<config>\")`.\n\n",
-    );
-    out.push_str("| kind | config | rows | expected | skipped |\n|---|---|---:|---|---|\n");
-    for v in variants {
-        let skipped: Vec<String> = v.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            md::code_cell(&v.kind),
-            v.config.as_deref().map_or("—".to_string(), md::code_cell),
-            v.rows,
-            v.expected,
-            md::cell(&skipped.join("; "))
-        );
+    #[derive(Serialize)]
+    struct VariantRow<'a> {
+        kind: &'a str,
+        config: Option<&'a str>,
+        rows: usize,
+        expected: &'a str,
+        /// "N reason" per reason.
+        skipped: String,
     }
-    out.push('\n');
+    let variants: Vec<VariantRow> = variants
+        .iter()
+        .map(|v| VariantRow {
+            kind: &v.kind,
+            config: v.config.as_deref(),
+            rows: v.rows,
+            expected: &v.expected,
+            skipped: v.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect::<Vec<_>>().join("; "),
+        })
+        .collect();
+    #[derive(Serialize)]
+    struct VariantsView<'a> {
+        variants: Vec<VariantRow<'a>>,
+    }
+    out.push_str(&super::template::render("variants.md", &VariantsView { variants }));
 }
 
-/// Each model's accuracy on the full benchmark, the kept questions and the
-/// removed ones: predictions for removed questions are scored here, not dropped.
-fn by_set_table(out: &mut String, rows: &[crate::metrics::SetAccuracy]) {
-    if rows.is_empty() {
-        return;
+/// What `templates/metrics.md` shows.
+#[derive(Serialize)]
+struct MetricsView<'a> {
+    files: usize,
+    predictions: usize,
+    resamples: usize,
+    numeric: &'a str,
+    /// Each model's accuracy on the full benchmark, the kept questions and the
+    /// removed ones: predictions for removed questions are scored, not dropped.
+    by_set: Vec<BySet<'a>>,
+    conditions: Vec<ConditionRow<'a>>,
+    derived: Vec<DerivedRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct BySet<'a> {
+    model: &'a str,
+    full: Option<SetCell>,
+    kept: Option<SetCell>,
+    removed: Option<SetCell>,
+}
+
+#[derive(Serialize)]
+struct SetCell {
+    accuracy: f64,
+    low: f64,
+    high: f64,
+    /// Questions the model answered, of the set's questions.
+    n: usize,
+    questions: usize,
+}
+
+#[derive(Serialize)]
+struct ConditionRow<'a> {
+    model: &'a str,
+    condition: &'a str,
+    n: usize,
+    accuracy: Option<f64>,
+    low: Option<f64>,
+    high: Option<f64>,
+    abstained: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct DerivedRow<'a> {
+    model: &'a str,
+    visual_dependence: Option<Paired>,
+    mirage_score: Option<Paired>,
+    mirage_vs_guess: Option<f64>,
+    null_baseline: Option<f64>,
+    robustness: Option<f64>,
+}
+
+/// A paired metric's value (none when undefined) with its n.
+#[derive(Serialize)]
+struct Paired {
+    value: Option<f64>,
+    n: usize,
+}
+
+impl Paired {
+    fn of(p: Option<&crate::metrics::file::Paired>) -> Option<Paired> {
+        p.map(|p| Paired { value: p.value, n: p.n_paired })
     }
-    out.push_str(
-        "Accuracy on the original questions of the full benchmark, of the questions kept and of those removed \
-         (every prediction scored; n = questions the model answered of the set's questions):\n\n\
-         | model | full (n) | kept (n) | removed (n) |\n|---|---:|---:|---:|\n",
-    );
-    let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
-    for m in models {
-        let cell = |set: &str| {
-            rows.iter().find(|r| r.model == m && r.set == set).map_or("–".to_string(), |r| {
-                if r.n == 0 {
-                    format!("– (0 of {})", r.questions)
-                } else {
-                    format!("{} ({}–{}) ({} of {})", pct(r.accuracy), pct(r.ci95.0), pct(r.ci95.1), r.n, r.questions)
-                }
-            })
-        };
-        let _ = writeln!(out, "| {} | {} | {} | {} |", md::literal(m), cell("full"), cell("kept"), cell("removed"));
-    }
-    out.push('\n');
 }
 
 /// `## Model results`: what `report/metrics.json` says, per model and condition.
@@ -123,68 +184,59 @@ pub(crate) fn metrics_section(
     m: &crate::metrics::MetricsFile,
     by_set: &[crate::metrics::SetAccuracy],
 ) {
-    let p = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{:.1}%", x * 100.0));
-    let r = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.3}"));
-    let _ = writeln!(
-        out,
-        "## Model results\n\nScored by blindspot from {} prediction file(s) ({} predictions) against the default \
-         config (the kept questions) and its variant rows, below the full/kept/removed table; full figures and the definition of every metric in `report/metrics.json`, \
-         every scored response with the answer read from it in `report/per_question.parquet`. \
-         Accuracy with a seeded bootstrap 95% CI over {} resamples of the questions; numeric answers scored {}; \
-         abstentions count as wrong and are shown apart.\n",
-        m.import.files.len(),
-        m.import.predictions,
-        m.settings.resamples,
-        m.settings.numeric
-    );
-    by_set_table(out, by_set);
-    out.push_str("| model | condition | n | accuracy (95% CI) | abstained |\n|---|---|---:|---:|---:|\n");
-    for (model, v) in &m.models {
-        for (cond, c) in &v.conditions {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} ({}–{}) | {} |",
-                md::literal(model),
-                md::literal(cond),
-                c.n,
-                p(c.accuracy),
-                p(c.ci95[0]),
-                p(c.ci95[1]),
-                p(c.abstention_rate)
-            );
-        }
-    }
-    let derived: Vec<(&String, &crate::metrics::file::DerivedMetrics)> = m
-        .models
-        .iter()
-        .filter_map(|(model, v)| v.derived.as_ref().filter(|d| !d.is_empty()).map(|d| (model, d)))
-        .collect();
-    if !derived.is_empty() {
-        out.push_str(
-            "\n| model | visual dependence (n paired) | mirage score (n paired) | mirage − guess | null baseline | robustness R |\n\
-             |---|---:|---:|---:|---:|---:|\n",
-        );
-        for (model, d) in derived {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                md::literal(model),
-                paired(d.visual_dependence.as_ref()),
-                paired(d.mirage_score.as_ref()),
-                p(d.mirage_vs_guess.as_ref().and_then(|g| g.gap)),
-                p(d.null_baseline),
-                r(d.robustness.as_ref().and_then(|x| x.r))
-            );
-        }
-    }
-    out.push('\n');
-}
-
-/// A paired metric's value with its n (`–` when absent or undefined).
-fn paired(v: Option<&crate::metrics::file::Paired>) -> String {
-    match v {
-        Some(crate::metrics::file::Paired { value: Some(x), n_paired, .. }) => format!("{x:.3} ({n_paired})"),
-        Some(v) => format!("– ({})", v.n_paired),
-        None => "–".into(),
-    }
+    let mut models: Vec<&str> = by_set.iter().map(|r| r.model.as_str()).collect();
+    models.dedup();
+    let cell = |model: &str, set: &str| {
+        by_set.iter().find(|r| r.model == model && r.set == set).map(|r| SetCell {
+            accuracy: r.accuracy,
+            low: r.ci95.0,
+            high: r.ci95.1,
+            n: r.n,
+            questions: r.questions,
+        })
+    };
+    let view = MetricsView {
+        files: m.import.files.len(),
+        predictions: m.import.predictions,
+        resamples: m.settings.resamples,
+        numeric: &m.settings.numeric,
+        by_set: models
+            .into_iter()
+            .map(|model| BySet {
+                model,
+                full: cell(model, "full"),
+                kept: cell(model, "kept"),
+                removed: cell(model, "removed"),
+            })
+            .collect(),
+        conditions: m
+            .models
+            .iter()
+            .flat_map(|(model, v)| {
+                v.conditions.iter().map(move |(condition, c)| ConditionRow {
+                    model,
+                    condition,
+                    n: c.n,
+                    accuracy: c.accuracy,
+                    low: c.ci95[0],
+                    high: c.ci95[1],
+                    abstained: c.abstention_rate,
+                })
+            })
+            .collect(),
+        derived: m
+            .models
+            .iter()
+            .filter_map(|(model, v)| v.derived.as_ref().filter(|d| !d.is_empty()).map(|d| (model, d)))
+            .map(|(model, d)| DerivedRow {
+                model,
+                visual_dependence: Paired::of(d.visual_dependence.as_ref()),
+                mirage_score: Paired::of(d.mirage_score.as_ref()),
+                mirage_vs_guess: d.mirage_vs_guess.as_ref().and_then(|g| g.gap),
+                null_baseline: d.null_baseline,
+                robustness: d.robustness.as_ref().and_then(|x| x.r),
+            })
+            .collect(),
+    };
+    out.push_str(&super::template::render("metrics.md", &view));
 }

@@ -27,10 +27,6 @@ pub(crate) use metrics::{audit_section, gap_section, metrics_section, variants_s
 pub(crate) use pruning::{filter_section, prune_section};
 use sources::sources_section;
 
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
 /// The card's title, provenance line and contents (`templates/contents.md`).
 #[derive(Serialize)]
 struct ContentsView<'a> {

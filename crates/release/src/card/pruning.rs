@@ -3,12 +3,8 @@
 //! blind-model filter removed.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use serde::Serialize;
-
-use super::pct;
-use crate::io::escape::markdown as md;
 
 /// What pruning removed and what it did to blind accuracy (`templates/prune.md`).
 pub(crate) fn prune_section(
@@ -48,16 +44,8 @@ pub(crate) fn prune_section(
             .as_ref()
             .filter(|i| i.ci95.1 < i.chance)
             .map(|i| BelowChance { accuracy: i.blind_accuracy, chance: i.chance }),
-        kept_groups: pr.after_independent.as_ref().filter(|i| !i.groups.is_empty()).map(|i| {
-            let mut s = String::new();
-            kept_groups(&mut s, pr, i);
-            s
-        }),
-        answer_mix: (counts.removed > 0).then(|| {
-            let mut s = String::new();
-            answer_mix(&mut s, samples, &pr.kept, control.map(|c| &c.kept[..]));
-            s
-        }),
+        kept_groups: pr.after_independent.as_ref().filter(|i| !i.groups.is_empty()).map(|i| KeptGroups::of(pr, i)),
+        answer_mix: (counts.removed > 0).then(|| AnswerMix::of(samples, &pr.kept, control.map(|c| &c.kept[..]))),
         per_type: pr.removed_per_type().into_iter().map(|(name, removed)| TypeRemoved { name, removed }).collect(),
     };
     out.push_str(&super::template::render("prune.md", &view));
@@ -88,9 +76,8 @@ struct PruneView<'a> {
     /// The iterations shown, `None` for the row that stands for those left out.
     iterations: Vec<Option<IterationRow>>,
     below_chance: Option<BelowChance>,
-    /// The kept set's groups and the answer mix, as Markdown.
-    kept_groups: Option<String>,
-    answer_mix: Option<String>,
+    kept_groups: Option<KeptGroups<'a>>,
+    answer_mix: Option<AnswerMix>,
     per_type: Vec<TypeRemoved>,
 }
 
@@ -188,34 +175,52 @@ struct TypeRemoved {
     removed: usize,
 }
 
-/// `## Blind-model filter`: the rule, each model's part, and the count removed.
+/// `## Blind-model filter`: the rule, each model's part, and the count removed
+/// (`templates/filter.md`).
 pub(crate) fn filter_section(out: &mut String, f: &crate::filter::FilterReport) {
-    out.push_str("## Blind-model filter\n\n");
-    let _ = writeln!(
-        out,
-        "{} of {} questions removed before pruning: {}.{}\n",
-        f.removed.len(),
-        f.n_questions,
-        // The rule's words name the models: data, shown as written.
-        md::text_with_data(&f.rule.text, &f.models.iter().map(|m| m.model.as_str()).collect::<Vec<_>>()),
-        f.rule.source.as_deref().map_or(String::new(), |s| format!(" Preset after {}.", md::text(s)))
-    );
-    out.push_str(
-        "| model | questions predicted | samples per question | answered by the rule |\n|---|---:|---:|---:|\n",
-    );
-    for m in &f.models {
-        let samples = if m.samples_min == m.samples_max {
-            m.samples_min.to_string()
-        } else {
-            format!("{}-{}", m.samples_min, m.samples_max)
-        };
-        let _ = writeln!(out, "| {} | {} | {samples} | {} |", md::literal(&m.model), m.questions_predicted, m.answered);
+    #[derive(Serialize)]
+    struct FilterView<'a> {
+        removed: usize,
+        questions: usize,
+        /// The rule in words; it names the models, which are data shown as written.
+        rule: &'a str,
+        models: Vec<&'a str>,
+        /// The publication a preset follows.
+        source: Option<&'a str>,
+        rows: Vec<ModelRow<'a>>,
+        unpredicted: usize,
+        unknown: usize,
     }
-    let _ = writeln!(
-        out,
-        "\n{} question(s) had no prediction under the filter's conditions and were kept (no evidence against them); {} prediction(s) named no question. Each removal and the models that answered it: `report/filter.json`.\n",
-        f.unpredicted, f.unknown_predictions
-    );
+    #[derive(Serialize)]
+    struct ModelRow<'a> {
+        model: &'a str,
+        predicted: usize,
+        /// Fewest and most samples per question.
+        min: usize,
+        max: usize,
+        answered: usize,
+    }
+    let view = FilterView {
+        removed: f.removed.len(),
+        questions: f.n_questions,
+        rule: &f.rule.text,
+        models: f.models.iter().map(|m| m.model.as_str()).collect(),
+        source: f.rule.source.as_deref(),
+        rows: f
+            .models
+            .iter()
+            .map(|m| ModelRow {
+                model: &m.model,
+                predicted: m.questions_predicted,
+                min: m.samples_min,
+                max: m.samples_max,
+                answered: m.answered,
+            })
+            .collect(),
+        unpredicted: f.unpredicted,
+        unknown: f.unknown_predictions,
+    };
+    out.push_str(&super::template::render("filter.md", &view));
 }
 
 /// The answer a question's gold is counted under in the answer mix: the gold
@@ -231,145 +236,169 @@ fn answer_class(s: &crate::sample::Sample) -> String {
 /// Labels shown per answer format; the rest are summed into one row.
 const MIX_ROWS: usize = 6;
 
-/// The answer mix (numeric answers aside) of the full set, the kept set and the matched control's kept
-/// set, per answer format, with a sentence when pruning shifted it: a shifted mix
-/// moves chance and the majority baseline, so part of a change in blind accuracy
-/// is the shift and not the removed shortcuts.
-fn answer_mix(out: &mut String, samples: &[crate::sample::Sample], kept: &[String], control: Option<&[String]>) {
-    use crate::sample::AnswerFormat;
-    let kept: std::collections::HashSet<&str> = kept.iter().map(String::as_str).collect();
-    let ctl: Option<std::collections::HashSet<&str>> = control.map(|c| c.iter().map(String::as_str).collect());
-    // Per format, per class: questions in the full set, kept, kept by the control.
-    let mut mix: BTreeMap<AnswerFormat, BTreeMap<String, [usize; 3]>> = BTreeMap::new();
-    for s in samples.iter().filter(|s| s.answer_format != AnswerFormat::Numeric) {
-        let e = mix.entry(s.answer_format).or_default().entry(answer_class(s)).or_default();
-        e[0] += 1;
-        e[1] += usize::from(kept.contains(s.id.as_str()));
-        e[2] += usize::from(ctl.as_ref().is_some_and(|c| c.contains(s.id.as_str())));
-    }
-    let share = |k: usize, n: usize| if n == 0 { "–".to_string() } else { pct(k as f64 / n as f64) };
-    let _ = write!(
-        out,
-        "\nThe answer mix before and after pruning (share of each answer format's questions{}):\n\n\
-         | format | gold answer | all | kept | removed |{}\n|---|---|---:|---:|---:|{}\n",
-        if control.is_some() { "; the matched random control's kept set beside it" } else { "" },
-        if control.is_some() { " random control kept |" } else { "" },
-        if control.is_some() { "---:|" } else { "" },
-    );
-    let mut shifts = Vec::new();
-    for (format, classes) in &mix {
-        let total: [usize; 3] = classes.values().fold([0; 3], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2]]);
-        let mut rows: Vec<(&String, &[usize; 3])> = classes.iter().collect();
-        rows.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then_with(|| a.0.cmp(b.0)));
-        let (shown, rest) = rows.split_at(rows.len().min(MIX_ROWS));
-        let mut rest_sum = [0usize; 3];
-        for (_, c) in rest {
-            for k in 0..3 {
-                rest_sum[k] += c[k];
+/// The answer mix (numeric answers aside) of the full set, the kept set and
+/// the matched control's kept set, per answer format, and the largest shift
+/// of each format: a shifted mix moves chance and the majority baseline, so
+/// part of a change in blind accuracy is the shift and not the removed
+/// shortcuts.
+#[derive(Serialize)]
+struct AnswerMix {
+    /// The matched random control's kept set is shown beside.
+    control: bool,
+    rows: Vec<MixRow>,
+    /// Per format, the answer whose share moved most, when by [`MIX_SHIFT`] or more.
+    shifts: Vec<Shift>,
+    /// [`MIX_SHIFT`] in points.
+    threshold: u32,
+}
+
+/// One answer's share of its format's questions (`None`: the set has none).
+#[derive(Serialize)]
+struct MixRow {
+    format: &'static str,
+    label: String,
+    all: Option<f64>,
+    kept: Option<f64>,
+    removed: Option<f64>,
+    control: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Shift {
+    format: &'static str,
+    label: String,
+    before: f64,
+    after: f64,
+}
+
+impl AnswerMix {
+    fn of(samples: &[crate::sample::Sample], kept: &[String], control: Option<&[String]>) -> AnswerMix {
+        use crate::sample::AnswerFormat;
+        let kept: std::collections::HashSet<&str> = kept.iter().map(String::as_str).collect();
+        let ctl: Option<std::collections::HashSet<&str>> = control.map(|c| c.iter().map(String::as_str).collect());
+        // Per format, per class: questions in the full set, kept, kept by the control.
+        let mut mix: BTreeMap<AnswerFormat, BTreeMap<String, [usize; 3]>> = BTreeMap::new();
+        for s in samples.iter().filter(|s| s.answer_format != AnswerFormat::Numeric) {
+            let e = mix.entry(s.answer_format).or_default().entry(answer_class(s)).or_default();
+            e[0] += 1;
+            e[1] += usize::from(kept.contains(s.id.as_str()));
+            e[2] += usize::from(ctl.as_ref().is_some_and(|c| c.contains(s.id.as_str())));
+        }
+        let share = |k: usize, n: usize| (n > 0).then(|| k as f64 / n as f64);
+        let mut out = AnswerMix {
+            control: control.is_some(),
+            rows: Vec::new(),
+            shifts: Vec::new(),
+            threshold: (MIX_SHIFT * 100.0).round() as u32,
+        };
+        for (format, classes) in &mix {
+            let total: [usize; 3] = classes.values().fold([0; 3], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2]]);
+            let mut rows: Vec<(&String, &[usize; 3])> = classes.iter().collect();
+            rows.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then_with(|| a.0.cmp(b.0)));
+            let (shown, rest) = rows.split_at(rows.len().min(MIX_ROWS));
+            let mut rest_sum = [0usize; 3];
+            for (_, c) in rest {
+                for k in 0..3 {
+                    rest_sum[k] += c[k];
+                }
+            }
+            let label_rest = format!("({} other answers)", rest.len());
+            let lines = shown
+                .iter()
+                .map(|(l, c)| (l.as_str(), **c))
+                .chain((!rest.is_empty()).then_some((label_rest.as_str(), rest_sum)));
+            for (label, c) in lines {
+                out.rows.push(MixRow {
+                    format: format.as_str(),
+                    label: label.to_string(),
+                    all: share(c[0], total[0]),
+                    kept: share(c[1], total[1]),
+                    removed: share(c[0] - c[1], total[0] - total[1]),
+                    control: share(c[2], total[2]),
+                });
+            }
+            // The largest change of one answer's share, all → kept.
+            let largest = shown
+                .iter()
+                .filter(|_| total[1] > 0 && total[0] > 0)
+                .map(|(l, c)| (l.as_str(), c[0] as f64 / total[0] as f64, c[1] as f64 / total[1] as f64))
+                .max_by(|a, b| (a.2 - a.1).abs().total_cmp(&(b.2 - b.1).abs()).then_with(|| b.0.cmp(a.0)));
+            if let Some((label, before, after)) = largest
+                && (after - before).abs() >= MIX_SHIFT
+            {
+                out.shifts.push(Shift { format: format.as_str(), label: label.to_string(), before, after });
             }
         }
-        let label_rest = format!("({} other answers)", rest.len());
-        let lines = shown
-            .iter()
-            .map(|(l, c)| (l.as_str(), **c))
-            .chain((!rest.is_empty()).then_some((label_rest.as_str(), rest_sum)));
-        for (label, c) in lines {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |{}",
-                format.as_str(),
-                md::literal(label),
-                share(c[0], total[0]),
-                share(c[1], total[1]),
-                share(c[0] - c[1], total[0] - total[1]),
-                if control.is_some() { format!(" {} |", share(c[2], total[2])) } else { String::new() }
-            );
-        }
-        // The largest change of one answer's share, all → kept.
-        let largest = shown
-            .iter()
-            .filter(|_| total[1] > 0 && total[0] > 0)
-            .map(|(l, c)| (l.as_str(), c[0] as f64 / total[0] as f64, c[1] as f64 / total[1] as f64))
-            .max_by(|a, b| (a.2 - a.1).abs().total_cmp(&(b.2 - b.1).abs()).then_with(|| b.0.cmp(a.0)));
-        if let Some((label, before, after)) = largest
-            && (after - before).abs() >= MIX_SHIFT
-        {
-            shifts.push(format!("{} {} {} → {}", format.as_str(), md::code(label), pct(before), pct(after)));
-        }
-    }
-    if shifts.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nNo answer's share moved by {:.0} pts or more between the full and the kept set.",
-            MIX_SHIFT * 100.0
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "\n**The answer mix shifted** ({}): chance and the majority baseline move with it, so part of the change \
-             in blind accuracy reflects the shift, not only the removed shortcuts{}.",
-            shifts.join("; "),
-            if control.is_some() {
-                "; the random control, which removes as many per type, shows the shift's own effect"
-            } else {
-                ""
-            }
-        );
+        out
     }
 }
 
 /// A change of one answer's share (all → kept) from which the card says the mix shifted.
 const MIX_SHIFT: f64 = 0.02;
 
-/// What pruning left: each group of the kept set on fresh seeds against its own null,
-/// and a sentence naming every group still above it.
-fn kept_groups(out: &mut String, pr: &crate::prune::Pruned, i: &crate::prune::Independent) {
-    let left: Vec<&crate::prune::KeptGroup> = i.still_above().collect();
-    if left.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nAfter pruning, no group of the kept set is above its label-permutation null on fresh seeds ({}).",
-            crate::prune::fresh_seeds(i.seeds.len())
-        );
-    } else {
-        let names: Vec<String> = left
-            .iter()
-            .map(|g| {
-                format!(
-                    "\"{}\" ({}) still answers {} blind (null {})",
-                    md::text(g.question_type.as_deref().unwrap_or("(no type)")),
-                    g.format.as_str(),
-                    pct(g.blind_accuracy),
-                    pct(g.null_mean)
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "\n**Not debiased:** {}; {}.", names.join("; "), md::text(&pr.stopped_short()));
-    }
-    out.push_str(
-        "\n| after pruning: question type | format | questions | blind (fresh seeds) | majority | null mean | p | still above |\n\
-         |---|---|---:|---:|---:|---:|---:|---|\n",
-    );
-    for g in &i.groups {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            md::literal(g.question_type.as_deref().unwrap_or("(no type)")),
-            g.format.as_str(),
-            g.n,
-            pct(g.blind_accuracy),
-            pct(g.majority),
-            if g.null_mean.is_finite() { pct(g.null_mean) } else { "–".into() },
-            crate::diagnose::verdict::p_text(g.p_value).trim_start_matches("p ").trim_start_matches("= "),
-            if g.above { "yes" } else { "no" }
-        );
+/// What pruning left: each group of the kept set on fresh seeds against its
+/// own null, and the groups still above it.
+#[derive(Serialize)]
+struct KeptGroups<'a> {
+    /// The groups still above their null.
+    left: Vec<KeptGroup<'a>>,
+    /// Why the run stopped short of the null, in words.
+    stopped_short: String,
+    /// "N fresh seeds".
+    seeds: String,
+    groups: Vec<KeptGroup<'a>>,
+}
+
+#[derive(Serialize)]
+struct KeptGroup<'a> {
+    name: &'a str,
+    format: &'static str,
+    n: usize,
+    blind: f64,
+    majority: f64,
+    null: f64,
+    /// `None` where the null was not drawn.
+    null_shown: Option<f64>,
+    /// The p-value as the verdict writes it, without "p".
+    p: String,
+    above: bool,
+}
+
+impl<'a> KeptGroups<'a> {
+    fn of(pr: &crate::prune::Pruned, i: &'a crate::prune::Independent) -> KeptGroups<'a> {
+        let row = |g: &'a crate::prune::KeptGroup| KeptGroup {
+            name: g.question_type.as_deref().unwrap_or("(no type)"),
+            format: g.format.as_str(),
+            n: g.n,
+            blind: g.blind_accuracy,
+            majority: g.majority,
+            null: g.null_mean,
+            null_shown: Some(g.null_mean).filter(|m| m.is_finite()),
+            p: crate::diagnose::verdict::p_text(g.p_value)
+                .trim_start_matches("p ")
+                .trim_start_matches("= ")
+                .to_string(),
+            above: g.above,
+        };
+        KeptGroups {
+            left: i.still_above().map(row).collect(),
+            stopped_short: pr.stopped_short(),
+            seeds: crate::prune::fresh_seeds(i.seeds.len()),
+            groups: i.groups.iter().map(row).collect(),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::answer_mix;
+    use super::AnswerMix;
     use crate::sample::{AnswerFormat, Sample};
+
+    /// The answer mix as `templates/prune.md` writes it.
+    fn answer_mix(out: &mut String, samples: &[Sample], kept: &[String], control: Option<&[String]>) {
+        let view = serde_json::json!({ "answer_mix": AnswerMix::of(samples, kept, control) });
+        out.push_str(&crate::card::template::render("answer-mix.md", &view));
+    }
 
     #[test]
     fn a_shifted_answer_mix_is_said_and_a_steady_one_is_not() {

@@ -4,7 +4,9 @@
 //! Markdown is the templates' target syntax, and it escapes by construction:
 //! every value a template prints is written as a Markdown literal
 //! ([`md::literal`]) unless a filter says otherwise: `code` (an inline code
-//! span; `code_cell` in a table), `text` (the publisher's own prose),
+//! span; `code_cell` in a table), `cell` (text in a table cell), `text`
+//! (the publisher's own prose), `text_with(names)` (blindspot's prose quoting
+//! names from the data, which stay as written),
 //! `literal` (for `map`), `pct` (a rate as a percentage with one decimal),
 //! `pts` (a difference of rates in signed percentage points), `fixed3` (three
 //! decimals), `number` (a float as Rust writes it), `autolink` (a URL the
@@ -37,6 +39,15 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("diagnosis.md", include_str!("../../templates/diagnosis.md")),
     ("diagnosis-embed.md", include_str!("../../templates/diagnosis-embed.md")),
     ("prune.md", include_str!("../../templates/prune.md")),
+    ("kept-groups.md", include_str!("../../templates/kept-groups.md")),
+    ("answer-mix.md", include_str!("../../templates/answer-mix.md")),
+    ("filter.md", include_str!("../../templates/filter.md")),
+    ("fewer-folds.md", include_str!("../../templates/fewer-folds.md")),
+    ("duplicates.md", include_str!("../../templates/duplicates.md")),
+    ("variants.md", include_str!("../../templates/variants.md")),
+    ("metrics.md", include_str!("../../templates/metrics.md")),
+    ("gap.md", include_str!("../../templates/gap.md")),
+    ("audit.md", include_str!("../../templates/audit.md")),
 ];
 
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -56,6 +67,11 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     env.add_filter("text", |s: &str| Value::from_safe_string(md::text(s)));
     env.add_filter("literal", |s: &str| Value::from_safe_string(md::literal(s)));
     env.add_filter("code_cell", |s: &str| Value::from_safe_string(md::code_cell(s)));
+    env.add_filter("cell", |s: &str| Value::from_safe_string(md::cell(s)));
+    // Prose blindspot wrote that quotes `data` (names from the data, shown as written).
+    env.add_filter("text_with", |s: &str, data: Vec<String>| {
+        Value::from_safe_string(md::text_with_data(s, &data.iter().map(String::as_str).collect::<Vec<_>>()))
+    });
     env.add_filter("pct", |v: f64| Value::from_safe_string(format!("{:.1}%", v * 100.0)));
     env.add_filter("number", |v: f64| Value::from_safe_string(v.to_string()));
     env.add_filter("fixed3", |v: f64| Value::from_safe_string(format!("{v:.3}")));

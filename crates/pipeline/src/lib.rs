@@ -345,11 +345,17 @@ fn bclean(
     checked: Option<&DiagnoseConfig>,
 ) -> Result<(Pruned, crate::prune::bclean::BCleanReport)> {
     // Step 3's blind model runs with the diagnosis settings, checked against the questions.
-    let step3 = match (cfg.bclean_step3, &diagnosed) {
-        (false, _) => None,
-        (true, Some(d)) => Some(d.config.clone().into_owned()),
-        (true, None) => Some(
-            checked.ok_or_else(|| Error::Bug("B-Clean's step 3 without checked diagnosis settings".into()))?.clone(),
+    // Step 3 reads the settings the diagnosis was made with, or, without one,
+    // those the diagnose stage checked for it.
+    let step3 = match cfg.bclean_step3 {
+        false => None,
+        true => Some(
+            diagnosed
+                .as_deref()
+                .map(|d| &*d.config)
+                .or(checked)
+                .ok_or_else(|| Error::Bug("B-Clean's step 3 without checked diagnosis settings".into()))?
+                .clone(),
         ),
     };
     let bcfg = crate::prune::bclean::BCleanConfig {

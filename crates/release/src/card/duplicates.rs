@@ -11,8 +11,8 @@ struct DuplicatesView<'a> {
     /// Near-duplicates by embedding, when a threshold was set.
     near: Option<NearView>,
     train: Option<TrainView<'a>>,
-    images: Option<MediaView<'a>>,
-    videos: Option<MediaView<'a>>,
+    images: Option<ImagesView<'a>>,
+    videos: Option<VideosView<'a>>,
     /// Rows of the `duplicates` config.
     pairs: usize,
     /// Questions `prune-duplicates` dropped.
@@ -37,30 +37,60 @@ struct TrainView<'a> {
     near: Option<usize>,
 }
 
-/// Near-duplicate images or videos: the counts, up to ten clusters shown.
+/// Near-duplicate images: the counts, up to ten clusters shown.
 #[derive(Serialize)]
-struct MediaView<'a> {
-    clusters: usize,
+struct ImagesView<'a> {
+    clusters: Clusters<'a>,
     distinct: usize,
     threshold: u32,
     hashed: usize,
-    shown: Vec<Vec<Member<'a>>>,
-    /// More than the clusters shown.
-    more: bool,
-    /// Images only: benchmark images near a training image, of how many.
+    /// Benchmark images near a training image, of how many.
     train: Option<MediaTrain>,
-    /// Videos only: the frame fractions compared, whether ffmpeg decoded
-    /// them, and why the rest were not compared.
+}
+
+/// Near-duplicate videos: the counts, up to ten clusters shown, the frame
+/// fractions compared, whether ffmpeg decoded them, and why the rest were
+/// not compared.
+#[derive(Serialize)]
+struct VideosView<'a> {
+    clusters: Clusters<'a>,
+    distinct: usize,
+    threshold: u32,
     fractions: String,
     checked: usize,
     ffmpeg: bool,
     not_checked: Vec<NotChecked<'a>>,
 }
 
+/// Clusters of media files: how many, the first ten, and whether there are more.
+#[derive(Serialize)]
+struct Clusters<'a> {
+    count: usize,
+    shown: Vec<Vec<Member<'a>>>,
+    more: bool,
+}
+
+impl<'a> Clusters<'a> {
+    fn of<E>(clusters: &'a [Vec<E>], member: impl Fn(&'a E) -> Member<'a>) -> Clusters<'a> {
+        Clusters {
+            count: clusters.len(),
+            shown: clusters.iter().take(10).map(|c| c.iter().map(&member).collect()).collect(),
+            more: clusters.len() > 10,
+        }
+    }
+}
+
+/// A cluster's member: its path (`?` when it has none) and the questions showing it.
 #[derive(Serialize)]
 struct Member<'a> {
     path: &'a str,
     ids: &'a [String],
+}
+
+impl<'a> Member<'a> {
+    fn of(path: &'a Option<String>, ids: &'a [String]) -> Member<'a> {
+        Member { path: path.as_deref().unwrap_or("?"), ids }
+    }
 }
 
 #[derive(Serialize)]
@@ -73,16 +103,6 @@ struct MediaTrain {
 struct NotChecked<'a> {
     videos: usize,
     why: &'a str,
-}
-
-/// A cluster's member: its path (`?` when it has none) and the questions showing it.
-fn member<'a>(path: &'a Option<String>, ids: &'a [String]) -> Member<'a> {
-    Member { path: path.as_deref().unwrap_or("?"), ids }
-}
-
-/// The first ten clusters of media files, each member by path and questions.
-fn shown<'a>(clusters: impl Iterator<Item = Vec<Member<'a>>>) -> Vec<Vec<Member<'a>>> {
-    clusters.take(10).collect()
 }
 
 /// Duplicates within the set and copies of a training split (`templates/duplicates.md`).
@@ -104,30 +124,20 @@ pub(crate) fn duplicates_section(out: &mut String, e: &crate::EmbedStage) {
             exact: j.train.as_ref().map_or(0, |t| t.samples_with_exact_copy),
             near: r.threshold.map(|_| near_copies(&j)),
         }),
-        images: r.images.as_ref().map(|im| MediaView {
-            clusters: im.clusters.len(),
+        images: r.images.as_ref().map(|im| ImagesView {
+            clusters: Clusters::of(&im.clusters, |m| Member::of(&m.path, &m.ids)),
             distinct: im.images,
             threshold: im.threshold,
             hashed: im.hashed,
-            shown: shown(im.clusters.iter().map(|c| c.iter().map(|m| member(&m.path, &m.ids[..])).collect())),
-            more: im.clusters.len() > 10,
             train: im
                 .train
                 .as_ref()
                 .map(|(n, m)| MediaTrain { matched: crate::embed::image_dups::ImageDups::matched(m), images: *n }),
-            fractions: String::new(),
-            checked: 0,
-            ffmpeg: false,
-            not_checked: Vec::new(),
         }),
-        videos: r.videos.as_ref().map(|v| MediaView {
-            clusters: v.clusters.len(),
+        videos: r.videos.as_ref().map(|v| VideosView {
+            clusters: Clusters::of(&v.clusters, |m| Member::of(&m.path, &m.ids)),
             distinct: v.videos,
             threshold: v.threshold,
-            hashed: 0,
-            shown: shown(v.clusters.iter().map(|c| c.iter().map(|m| member(&m.path, &m.ids[..])).collect())),
-            more: v.clusters.len() > 10,
-            train: None,
             fractions: crate::sample::image_hash::VIDEO_FRACTIONS.map(|f| f.to_string()).join(", "),
             checked: v.checked,
             // The decoder is named by kind only, so the card does not depend on where ffmpeg lies.

@@ -356,9 +356,8 @@ struct KeptGroup<'a> {
     n: usize,
     blind: f64,
     majority: f64,
-    null: f64,
-    /// `None` where the null was not drawn.
-    null_shown: Option<f64>,
+    /// The null's mean; `None` where the null was not drawn.
+    null: Option<f64>,
     /// The p-value as the verdict writes it, without "p".
     p: String,
     above: bool,
@@ -372,8 +371,7 @@ impl<'a> KeptGroups<'a> {
             n: g.n,
             blind: g.blind_accuracy,
             majority: g.majority,
-            null: g.null_mean,
-            null_shown: Some(g.null_mean).filter(|m| m.is_finite()),
+            null: Some(g.null_mean).filter(|m| m.is_finite()),
             p: crate::diagnose::verdict::p_text(g.p_value)
                 .trim_start_matches("p ")
                 .trim_start_matches("= ")

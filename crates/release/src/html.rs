@@ -2,12 +2,17 @@
 //! no network: headline numbers, the card's stage sections (its Markdown
 //! rendered to HTML), each stage's plots (the SVG files beside it), image
 //! thumbnails and the removed-question table. No scripts, no external styles
-//! or fonts.
+//! or fonts. The page is `templates/report.html`, filled from typed views; the
+//! card's sections are rendered from their Markdown here and placed in it.
 
-use std::fmt::Write;
+use std::sync::LazyLock;
+
+use minijinja::Environment;
+use minijinja::value::Value;
+use serde::Serialize;
 
 use super::{BuildOutputs, ConfigInfo, VariantInfo};
-use crate::embed::image_dups::{ImageDups, ImageEntry, ImageMatch};
+use crate::embed::image_dups::{ImageDups, ImageEntry};
 use crate::io::escape::html::{data, inline, text as escape};
 use crate::spec::Pipeline;
 
@@ -19,25 +24,28 @@ fn link(href: &str) -> String {
     format!("<a href=\"{0}\"><code>{0}</code></a>", escape(href))
 }
 
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
 th{background:#f3f3f3}td.n{text-align:right}.big{font-size:1.6em;font-weight:600}.cards{display:flex;gap:1em;flex-wrap:wrap}\
 .card{border:1px solid #ddd;border-radius:6px;padding:0.8em 1.2em}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}\
 code{background:#f6f6f6;padding:0 3px}";
 
-fn card(out: &mut String, label: &str, value: &str, note: &str) {
-    let _ = write!(
-        out,
-        "<div class=\"card\"><div>{}</div><div class=\"big\">{}</div><div>{}</div></div>",
-        escape(label),
-        escape(value),
-        inline(note)
-    );
-}
+/// The page's template (`templates/report.html`), HTML-escaped by
+/// construction: every value it prints is HTML text unless a filter says
+/// otherwise: `inline` (shared prose, backticks as `<code>`), `data` (a data
+/// string, shortened), `link` (a file of `report/`), `pct`, `fixed4`, and the
+/// built-in `safe` for HTML rendered here (the card's sections).
+static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = crate::card::template::environment("html", escape);
+    env.add_filter("inline", |s: &str| Value::from_safe_string(inline(s)));
+    env.add_filter("data", |s: &str| Value::from_safe_string(data(s)));
+    env.add_filter("link", |s: &str| Value::from_safe_string(link(s)));
+    env.add_filter("pct", |v: f64| Value::from_safe_string(format!("{:.1}%", v * 100.0)));
+    env.add_filter("fixed4", |v: f64| Value::from_safe_string(format!("{v:.4}")));
+    env.add_template("report.html", include_str!("../templates/report.html"))
+        .unwrap_or_else(|e| panic!("template report.html does not parse: {e:#}"));
+    env
+});
 
 /// Markdown of the card as HTML for the page. Raw HTML in the Markdown
 /// becomes text (escaped on output), so no tag of the data or of a
@@ -66,30 +74,174 @@ fn markdown(src: &str, has: &dyn Fn(&str) -> bool) -> String {
     out
 }
 
-/// A card section (`## heading` first) as HTML, with `extra` (the page's own
-/// plots) right after its heading.
-fn section(out: &mut String, md: &str, extra: &str, has: &dyn Fn(&str) -> bool) {
-    let html = markdown(md, has);
-    match html.find("</h2>\n") {
-        Some(i) => {
-            out.push_str(&html[..i + 6]);
-            out.push_str(extra);
-            out.push_str(&html[i + 6..]);
+/// A card section as the page shows it: its heading, the page's own plots
+/// (and the embedding projection) right after it, then the rest.
+#[derive(Serialize, Default)]
+struct Section {
+    head: String,
+    plots: Vec<Plot>,
+    projection: Option<&'static str>,
+    /// The projection heads a section of its own (no duplicates section).
+    projection_heading: bool,
+    body: String,
+}
+
+/// A plot of `report/`, linked to itself.
+#[derive(Serialize)]
+struct Plot {
+    file: &'static str,
+    alt: &'static str,
+}
+
+impl Section {
+    /// The card section `md` (`## heading` first) as HTML, split after its heading.
+    fn of(md: &str, has: &dyn Fn(&str) -> bool) -> Section {
+        let html = markdown(md, has);
+        match html.find("</h2>\n") {
+            Some(i) => {
+                Section { head: html[..i + 6].to_string(), body: html[i + 6..].to_string(), ..Default::default() }
+            }
+            None => Section { body: html, ..Default::default() },
         }
-        None => {
-            out.push_str(extra);
-            out.push_str(&html);
+    }
+
+    /// With the plots of `files` (file, alt text) that were written.
+    fn with_plots(mut self, files: &[(&'static str, &'static str)], has: &dyn Fn(&str) -> bool) -> Section {
+        self.plots = files.iter().filter(|(f, _)| has(f)).map(|&(file, alt)| Plot { file, alt }).collect();
+        self
+    }
+}
+
+/// What `templates/report.html` shows.
+#[derive(Serialize)]
+struct PageView<'a> {
+    name: &'a str,
+    version: &'a str,
+    tool_version: &'static str,
+    pipeline: String,
+    seed: u64,
+    style: &'static str,
+    questions: usize,
+    rejected: usize,
+    blind: Option<Figure>,
+    pruned: Option<PrunedCards>,
+    configs: Vec<ConfigRow<'a>>,
+    diagnosis: Option<Section>,
+    embed: Option<Section>,
+    images: Option<ImagesView<'a>>,
+    filter: Option<Section>,
+    prune: Option<PruneView<'a>>,
+    variants: Option<Section>,
+    /// The model sections, as HTML.
+    metrics: Option<String>,
+}
+
+/// A blind accuracy with its 95% CI, chance and majority baseline.
+#[derive(Serialize)]
+struct Figure {
+    value: f64,
+    low: f64,
+    high: f64,
+    chance: f64,
+    majority: f64,
+}
+
+/// The headline boxes of pruning.
+#[derive(Serialize)]
+struct PrunedCards {
+    removed: usize,
+    kept: usize,
+    method: &'static str,
+    /// Blind accuracy after pruning, fresh seeds first: the selection-seed
+    /// figure is biased by the selection.
+    after: Option<After>,
+    control: Option<Control>,
+}
+
+#[derive(Serialize)]
+struct After {
+    /// "3 fresh seeds" or "selection seed".
+    seeds: String,
+    value: f64,
+    low: f64,
+    high: f64,
+    chance: f64,
+}
+
+/// The matched random removal's blind accuracy on its kept set.
+#[derive(Serialize)]
+struct Control {
+    value: f64,
+    note: &'static str,
+}
+
+#[derive(Serialize)]
+struct ConfigRow<'a> {
+    name: &'a str,
+    rows: usize,
+    file: &'a str,
+    description: &'a str,
+}
+
+/// Near-duplicate images: the first clusters and training matches, with thumbnails.
+#[derive(Serialize)]
+struct ImagesView<'a> {
+    count: usize,
+    distinct: usize,
+    threshold: u32,
+    hashed: usize,
+    shown: Vec<Vec<ImageCell<'a>>>,
+    matches: Vec<MatchRow<'a>>,
+}
+
+/// One image: its thumbnail when written, its path and the questions showing it.
+#[derive(Serialize)]
+struct ImageCell<'a> {
+    thumbnail: Option<String>,
+    path: &'a str,
+    ids: String,
+}
+
+impl<'a> ImageCell<'a> {
+    fn of(e: &'a ImageEntry, has: &dyn Fn(&str) -> bool) -> ImageCell<'a> {
+        let name = thumbnail_name(e);
+        ImageCell {
+            thumbnail: has(&name).then_some(name),
+            path: e.path.as_deref().unwrap_or("(no path)"),
+            ids: e.ids.join(", "),
         }
     }
 }
 
-/// A plot of `report/` linked to itself, when it was written.
-fn plot(file: &str, alt: &str, has: &dyn Fn(&str) -> bool) -> String {
-    if has(file) {
-        format!("<p><a href=\"{file}\"><img src=\"{file}\" alt=\"{alt}\"></a></p>\n")
-    } else {
-        String::new()
-    }
+/// A benchmark image near a training image (`train`) or a listed hash.
+#[derive(Serialize)]
+struct MatchRow<'a> {
+    image: ImageCell<'a>,
+    train: Option<&'a str>,
+    listed: Option<&'a str>,
+    line: usize,
+    distance: u32,
+}
+
+/// The pruning section with the first removed questions (the card lists
+/// counts only; all of them are in removed.csv).
+#[derive(Serialize)]
+struct PruneView<'a> {
+    section: Section,
+    removed: Vec<RemovedRow<'a>>,
+    total: usize,
+}
+
+#[derive(Serialize)]
+struct RemovedRow<'a> {
+    id: &'a str,
+    question_type: &'a str,
+    format: &'static str,
+    iteration: usize,
+    score: f64,
+    question: &'a str,
+    answer: &'a str,
+    reason: &'a str,
 }
 
 /// The page, given the files already in the release's `report/` folder: the
@@ -103,204 +255,135 @@ pub fn render(
     variants: &[VariantInfo],
     report_files: &[String],
 ) -> String {
-    let ds = &p.dataset;
     let has = |f: &str| report_files.iter().any(|x| x == f);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} {} — blindspot report</title>\
-         <style>{STYLE}</style></head><body>\n<h1>{} {}</h1>\n<p>Built by blindspot {} from <code>{}</code> (seed {}).</p>\n",
-        escape(&ds.name),
-        escape(&ds.version),
-        escape(&ds.name),
-        escape(&ds.version),
-        env!("CARGO_PKG_VERSION"),
-        escape(&p.path.file_name().map_or("?".into(), |f| f.to_string_lossy())),
-        ds.seed
-    );
-    headline(&mut out, stages);
-
-    out.push_str("<h2>Configs</h2>\n<table><tr><th>config</th><th>rows</th><th>file</th><th>what</th></tr>\n");
-    for c in configs {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td><a href=\"../{2}\"><code>{2}</code></a></td><td>{3}</td></tr>",
-            escape(&c.name),
-            c.rows,
-            escape(&c.file),
-            inline(&c.description)
-        );
-    }
-    out.push_str("</table>\n");
-
-    if let Some(d) = stages.diagnosis {
+    let card_md = |write: &dyn Fn(&mut String)| {
         let mut md = String::new();
-        crate::card::diagnosis_section(&mut md, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()));
-        let plots: String =
-            ["blind_vs_chance.svg", "s_histogram.svg", "importances.svg"].iter().map(|f| plot(f, f, &has)).collect();
-        section(&mut out, &md, &plots, &has);
-        let _ = writeln!(
-            out,
-            "<p>Per-question scores: {}; settings and per-group figures: {}.</p>",
-            link("scores.parquet"),
-            link("diagnose.json")
-        );
-    }
-
-    if let Some(e) = stages.embed {
-        let mut md = String::new();
-        crate::card::duplicates_section(&mut md, e);
+        write(&mut md);
+        md
+    };
+    let diagnosis = stages.diagnosis.map(|d| {
+        let md = card_md(&|md| {
+            crate::card::diagnosis_section(md, d, &p.diagnose, stages.embed.and_then(|e| e.tst_embed.as_ref()))
+        });
+        let plots = [
+            ("blind_vs_chance.svg", "blind_vs_chance.svg"),
+            ("s_histogram.svg", "s_histogram.svg"),
+            ("importances.svg", "importances.svg"),
+        ];
+        Section::of(&md, &has).with_plots(&plots, &has)
+    });
+    let embed = stages.embed.map(|e| {
+        let md = card_md(&|md| crate::card::duplicates_section(md, e));
         let svg = super::projection::PROJECTION_SVG;
-        let mut projection = String::new();
-        if md.is_empty() && has(svg) {
-            projection.push_str("<h2>Question embeddings</h2>\n");
+        Section { projection: has(svg).then_some(svg), projection_heading: md.is_empty(), ..Section::of(&md, &has) }
+    });
+    let prune = stages.pruned.zip(stages.pruning_counts()).map(|(pr, counts)| {
+        let md = card_md(&|md| crate::card::prune_section(md, &stages.ingested.samples, pr, counts, stages.control));
+        PruneView {
+            section: Section::of(&md, &has).with_plots(&[("prune_curve.svg", "prune curve")], &has),
+            removed: removed_rows(stages.ingested, pr),
+            total: pr.removed.len(),
         }
-        if has(svg) {
-            let _ = writeln!(
-                projection,
-                "<p>Question embeddings (all-MiniLM-L6-v2) projected on their first two principal components.</p>\n\
-                 <p><img src=\"{svg}\" alt=\"embedding projection\"></p>"
-            );
-        }
-        section(&mut out, &md, &projection, &has);
-    }
-    if let Some(im) = stages.embed.and_then(|e| e.dups.as_ref()).and_then(|r| r.images.as_ref()) {
-        image_dups(&mut out, im, &has);
-    }
-
-    if let Some(f) = stages.filter {
-        let mut md = String::new();
-        crate::card::filter_section(&mut md, f);
-        section(&mut out, &md, "", &has);
-    }
-
-    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
-        let mut md = String::new();
-        crate::card::prune_section(&mut md, &stages.ingested.samples, pr, counts, stages.control);
-        section(&mut out, &md, &plot("prune_curve.svg", "prune curve", &has), &has);
-        let _ = writeln!(
-            out,
-            "<p>Settings, the per-iteration curve and the reasons: {}; removal order: {}; the kept ids: {}.</p>",
-            link("prune.json"),
-            link("removed.csv"),
-            link("kept_ids.txt")
-        );
-        removed_table(&mut out, stages.ingested, pr);
-    }
-
-    if !variants.is_empty() {
-        let mut md = String::new();
-        crate::card::variants_section(&mut md, variants);
-        section(&mut out, &md, "", &has);
-    }
-
-    if let Some(m) = stages.metrics {
-        let mut md = String::new();
-        crate::card::metrics_section(&mut md, &m.file, &m.by_set);
-        crate::card::gap_section(&mut md, m, stages.removes());
-        crate::card::audit_section(&mut md, m);
-        out.push_str(&markdown(&md, &has));
-    }
-    out.push_str(
-        "<p>The dataset card (<a href=\"../README.md\"><code>../README.md</code></a>) holds the full datasheet.</p>\n\
-         </body></html>\n",
-    );
-    out
+    });
+    let view = PageView {
+        name: &p.dataset.name,
+        version: &p.dataset.version,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        pipeline: p.path.file_name().map_or("?".into(), |f| f.to_string_lossy().to_string()),
+        seed: p.dataset.seed,
+        style: STYLE,
+        questions: stages.ingested.samples.len(),
+        rejected: stages.ingested.stats.rejected,
+        blind: stages.diagnosis.map(|d| Figure {
+            value: d.weighted,
+            low: d.ci95.0,
+            high: d.ci95.1,
+            chance: d.chance,
+            majority: d.majority,
+        }),
+        pruned: stages.pruned.zip(stages.pruning_counts()).map(|(pr, counts)| pruned_cards(pr, counts, stages.control)),
+        configs: configs
+            .iter()
+            .map(|c| ConfigRow { name: &c.name, rows: c.rows, file: &c.file, description: &c.description })
+            .collect(),
+        diagnosis,
+        embed,
+        images: stages
+            .embed
+            .and_then(|e| e.dups.as_ref())
+            .and_then(|r| r.images.as_ref())
+            .map(|im| images_view(im, &has)),
+        filter: stages.filter.map(|f| Section::of(&card_md(&|md| crate::card::filter_section(md, f)), &has)),
+        prune,
+        variants: (!variants.is_empty())
+            .then(|| Section::of(&card_md(&|md| crate::card::variants_section(md, variants)), &has)),
+        metrics: stages.metrics.map(|m| {
+            let md = card_md(&|md| {
+                crate::card::metrics_section(md, &m.file, &m.by_set);
+                crate::card::gap_section(md, m, stages.removes());
+                crate::card::audit_section(md, m);
+            });
+            markdown(&md, &has)
+        }),
+    };
+    ENV.get_template("report.html")
+        .and_then(|t| t.render(Value::from(minijinja::value::Serde(&view))))
+        .unwrap_or_else(|e| panic!("template report.html: {e:#}"))
 }
 
-/// The headline figures, one box each: questions, blind accuracy, what
-/// pruning removed and blind accuracy after it.
-fn headline(out: &mut String, stages: &BuildOutputs<'_>) {
-    out.push_str("<div class=\"cards\">");
-    let n = stages.ingested.samples.len();
-    card(out, "questions", &n.to_string(), &format!("{} rejected", stages.ingested.stats.rejected));
-    if let Some(d) = stages.diagnosis {
-        card(
-            out,
-            "blind accuracy (TsT-RF)",
-            &pct(d.weighted),
-            &format!(
-                "95% CI {}-{}; chance {}; majority {}",
-                pct(d.ci95.0),
-                pct(d.ci95.1),
-                pct(d.chance),
-                pct(d.majority)
-            ),
-        );
-    }
-    if let (Some(pr), Some(counts)) = (stages.pruned, stages.pruning_counts()) {
-        card(out, "removed", &counts.removed.to_string(), &format!("{} kept ({})", counts.kept, pr.method.as_str()));
-        // The fresh-seed figure first: the selection-seed one is biased by the selection.
-        if let Some(i) = &pr.after_independent {
-            card(
-                out,
-                "blind accuracy after pruning",
-                &pct(i.blind_accuracy),
-                &format!(
-                    "{}: 95% CI {}-{}; chance {}",
-                    crate::prune::fresh_seeds(i.seeds.len()),
-                    pct(i.ci95.0),
-                    pct(i.ci95.1),
-                    pct(i.chance)
-                ),
-            );
-        } else if let Some(a) = &pr.after {
-            card(
-                out,
-                "blind accuracy after pruning",
-                &pct(a.weighted),
-                &format!("selection seed: 95% CI {}-{}; chance {}", pct(a.ci95.0), pct(a.ci95.1), pct(a.chance)),
-            );
-        }
-        if let Some(c) = stages.control {
-            if let Some(i) = &c.after_independent {
-                card(out, "matched random removal", &pct(i.blind_accuracy), "its kept set, on fresh seeds");
-            } else if let Some(a) = &c.after {
-                card(out, "matched random removal", &pct(a.weighted), "its kept set, selection seed");
-            }
-        }
-    }
-    out.push_str("</div>\n");
+/// The headline boxes of pruning: what it removed, blind accuracy after it
+/// and after the matched random removal.
+fn pruned_cards(
+    pr: &crate::prune::Pruned,
+    counts: crate::PruningCounts,
+    control: Option<&crate::prune::Pruned>,
+) -> PrunedCards {
+    let after = if let Some(i) = &pr.after_independent {
+        Some(After {
+            seeds: crate::prune::fresh_seeds(i.seeds.len()),
+            value: i.blind_accuracy,
+            low: i.ci95.0,
+            high: i.ci95.1,
+            chance: i.chance,
+        })
+    } else {
+        pr.after.as_ref().map(|a| After {
+            seeds: "selection seed".into(),
+            value: a.weighted,
+            low: a.ci95.0,
+            high: a.ci95.1,
+            chance: a.chance,
+        })
+    };
+    let control = control.and_then(|c| match (&c.after_independent, &c.after) {
+        (Some(i), _) => Some(Control { value: i.blind_accuracy, note: "its kept set, on fresh seeds" }),
+        (None, Some(a)) => Some(Control { value: a.weighted, note: "its kept set, selection seed" }),
+        (None, None) => None,
+    });
+    PrunedCards { removed: counts.removed, kept: counts.kept, method: pr.method.as_str(), after, control }
 }
 
-/// The first removed questions with their text and answer (the card lists
-/// counts only; all of them are in removed.csv).
-fn removed_table(out: &mut String, ingested: &crate::ingest::Ingested, pr: &crate::prune::Pruned) {
-    if pr.removed.is_empty() {
-        return;
-    }
+/// The first removed questions with their text and answer.
+fn removed_rows<'a>(ingested: &'a crate::ingest::Ingested, pr: &'a crate::prune::Pruned) -> Vec<RemovedRow<'a>> {
     let by_id: std::collections::BTreeMap<&str, &crate::sample::Sample> =
         ingested.samples.iter().map(|s| (s.id.as_str(), s)).collect();
-    out.push_str(
-        "<table><tr><th>#</th><th>id</th><th>type</th><th>format</th><th>iteration</th><th>score</th>\
-         <th>question</th><th>answer</th><th>reason</th></tr>\n",
-    );
-    for (i, r) in pr.removed.iter().take(MAX_REMOVED_ROWS).enumerate() {
-        let s = by_id.get(r.id.as_str());
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{:.4}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            data(&r.id),
-            data(r.question_type.as_deref().unwrap_or("")),
-            r.format.as_str(),
-            r.iteration,
-            r.score,
-            data(s.map_or("", |s| s.question.as_str())),
-            data(s.map_or("", |s| s.answer.as_str())),
-            inline(&r.reason)
-        );
-    }
-    out.push_str("</table>\n");
-    if pr.removed.len() > MAX_REMOVED_ROWS {
-        let _ = writeln!(
-            out,
-            "<p>First {MAX_REMOVED_ROWS} of {n} shown; all {n} are in {}.</p>",
-            link("removed.csv"),
-            n = pr.removed.len()
-        );
-    }
+    pr.removed
+        .iter()
+        .take(MAX_REMOVED_ROWS)
+        .map(|r| {
+            let s = by_id.get(r.id.as_str());
+            RemovedRow {
+                id: &r.id,
+                question_type: r.question_type.as_deref().unwrap_or(""),
+                format: r.format.as_str(),
+                iteration: r.iteration,
+                score: r.score,
+                question: s.map_or("", |s| s.question.as_str()),
+                answer: s.map_or("", |s| s.answer.as_str()),
+                reason: &r.reason,
+            }
+        })
+        .collect()
 }
 
 /// Clusters and training matches shown in the page (each with thumbnails).
@@ -321,50 +404,30 @@ pub fn thumbnail_name(e: &ImageEntry) -> String {
     format!("thumbnails/{key}.png")
 }
 
-/// One image: its thumbnail when written, its path and the questions showing it.
-fn image_cell(e: &ImageEntry, has: &dyn Fn(&str) -> bool) -> String {
-    let name = thumbnail_name(e);
-    let path = escape(e.path.as_deref().unwrap_or("(no path)"));
-    let thumb = if has(&name) { format!("<img src=\"{name}\" alt=\"{path}\"><br>") } else { String::new() };
-    format!("{thumb}<code>{path}</code><br>{}", escape(&e.ids.join(", ")))
-}
-
-/// `Near-duplicate images`: the first clusters and training matches with thumbnails.
-fn image_dups(out: &mut String, im: &ImageDups, has: &dyn Fn(&str) -> bool) {
-    let _ = writeln!(
-        out,
-        "<h3>Near-duplicate images</h3>\n<p>{} clusters of {} distinct images (both perceptual hashes within {} bits of 64; {} \
-         images hashed); all of them in <a href=\"duplicates.json\"><code>duplicates.json</code></a>.</p>",
-        im.clusters.len(),
-        im.images,
-        im.threshold,
-        im.hashed
-    );
-    if !im.clusters.is_empty() {
-        out.push_str("<table><tr><th>cluster</th><th>images (questions)</th></tr>\n");
-        for (k, c) in im.clusters.iter().take(MAX_SHOWN_CLUSTERS).enumerate() {
-            let cells: Vec<String> = c.iter().map(|e| image_cell(e, has)).collect();
-            let _ = writeln!(out, "<tr><td class=\"n\">{}</td><td>{}</td></tr>", k + 1, cells.join("</td><td>"));
-        }
-        out.push_str("</table>\n");
-    }
-    let matches: Vec<&ImageMatch> = im.matches().take(MAX_SHOWN_CLUSTERS).collect();
-    if !matches.is_empty() {
-        out.push_str("<table><tr><th>benchmark image (questions)</th><th>near</th><th>bits</th></tr>\n");
-        for m in matches {
-            let near = match (&m.train, &m.listed) {
-                (Some(t), _) => format!("training image <code>{}</code>", escape(t.path.as_deref().unwrap_or("?"))),
-                (None, Some((hash, line))) => format!("listed hash <code>{}</code> (line {line})", escape(hash)),
-                (None, None) => "?".into(),
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{near}</td><td class=\"n\">{}</td></tr>",
-                image_cell(&m.image, has),
-                m.distance
-            );
-        }
-        out.push_str("</table>\n");
+/// The near-duplicate images the page shows: the first clusters and training matches.
+fn images_view<'a>(im: &'a ImageDups, has: &dyn Fn(&str) -> bool) -> ImagesView<'a> {
+    ImagesView {
+        count: im.clusters.len(),
+        distinct: im.images,
+        threshold: im.threshold,
+        hashed: im.hashed,
+        shown: im
+            .clusters
+            .iter()
+            .take(MAX_SHOWN_CLUSTERS)
+            .map(|c| c.iter().map(|e| ImageCell::of(e, has)).collect())
+            .collect(),
+        matches: im
+            .matches()
+            .take(MAX_SHOWN_CLUSTERS)
+            .map(|m| MatchRow {
+                image: ImageCell::of(&m.image, has),
+                train: m.train.as_ref().map(|t| t.path.as_deref().unwrap_or("?")),
+                listed: m.listed.as_ref().map(|(hash, _)| hash.as_str()),
+                line: m.listed.as_ref().map_or(0, |(_, line)| *line),
+                distance: m.distance,
+            })
+            .collect(),
     }
 }
 
@@ -412,8 +475,8 @@ mod tests {
             .collect();
         let mut src = String::new();
         crate::card::variants_section(&mut src, &variants);
-        let mut page = String::new();
-        section(&mut page, &src, "<p>plot</p>\n", &|_| false);
+        let s = Section::of(&src, &|_| false);
+        let page = format!("{}<p>plot</p>\n{}", s.head, s.body);
         assert_inert(&page);
         assert!(page.starts_with("<h2>Stress-test variants</h2>\n<p>plot</p>\n"), "{page}");
         assert_eq!(page.matches("<tr>").count(), 3, "{page}");

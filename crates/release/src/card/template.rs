@@ -50,7 +50,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("audit.md", include_str!("../../templates/audit.md")),
 ];
 
-static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+/// An environment whose templates print a value through `escape` unless a
+/// filter says otherwise: safe strings as they are, other strings escaped,
+/// integers in decimal, the value of an `if` without `else` as nothing;
+/// anything else (a float, `none`) is a template bug. Whitespace as the
+/// module docs say; an undefined variable is an error.
+pub(crate) fn environment(syntax: &'static str, escape: fn(&str) -> String) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_syntax(
         minijinja::syntax::SyntaxConfig::builder()
@@ -61,8 +66,31 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
             .expect("the default delimiters are valid"),
     );
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::Custom("markdown".into()));
-    env.set_formatter(markdown);
+    env.set_auto_escape_callback(move |_| AutoEscape::Custom(syntax.into()));
+    env.set_formatter(move |out: &mut minijinja::Output, _: &mut State, value: &Value| {
+        let text = if value.is_safe() {
+            value.as_str().unwrap_or_default().to_string()
+        } else if let Some(s) = value.as_str() {
+            escape(s)
+        } else if value.is_integer() {
+            value.to_string()
+        } else if value.is_undefined() {
+            // `{{ ", " if not loop.last }}`: a missing variable is an error before
+            // it gets here (strict undefined behaviour).
+            String::new()
+        } else {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("{value:?} ({}) is printed without a filter that says how", value.kind()),
+            ));
+        };
+        out.write_str(&text).map_err(|e| Error::new(ErrorKind::WriteFailure, e.to_string()))
+    });
+    env
+}
+
+static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = environment("markdown", md::literal);
     env.add_filter("code", |s: &str| Value::from_safe_string(md::code(s)));
     env.add_filter("text", |s: &str| Value::from_safe_string(md::text(s)));
     env.add_filter("literal", |s: &str| Value::from_safe_string(md::literal(s)));
@@ -90,29 +118,6 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     }
     env
 });
-
-/// How a template prints a value: safe strings as they are, other strings as
-/// Markdown literals, integers in decimal, the value of an `if` without
-/// `else` as nothing; anything else (a float, `none`) is a template bug.
-fn markdown(out: &mut minijinja::Output, _: &mut State, value: &Value) -> Result<(), Error> {
-    let text = if value.is_safe() {
-        value.as_str().unwrap_or_default().to_string()
-    } else if let Some(s) = value.as_str() {
-        md::literal(s)
-    } else if value.is_integer() {
-        value.to_string()
-    } else if value.is_undefined() {
-        // `{{ ", " if not loop.last }}`: a missing variable is an error before
-        // it gets here (strict undefined behaviour).
-        String::new()
-    } else {
-        return Err(Error::new(
-            ErrorKind::InvalidOperation,
-            format!("{value:?} ({}) is printed without a filter that says how", value.kind()),
-        ));
-    };
-    out.write_str(&text).map_err(|e| Error::new(ErrorKind::WriteFailure, e.to_string()))
-}
 
 /// Renders template `name` with `context`. The templates are part of the
 /// program, so a failure is a bug (exit 2), found by the tests that render

@@ -344,9 +344,8 @@ fn bclean(
     diagnosed: Option<&mut steps::Diagnosed<'_>>,
     checked: Option<&DiagnoseConfig>,
 ) -> Result<(Pruned, crate::prune::bclean::BCleanReport)> {
-    // Step 3's blind model runs with the diagnosis settings, checked against the questions.
-    // Step 3 reads the settings the diagnosis was made with, or, without one,
-    // those the diagnose stage checked for it.
+    // Step 3's blind model runs with the settings the diagnosis was made with,
+    // or, without one, those the diagnose stage checked for it.
     let step3 = match cfg.bclean_step3 {
         false => None,
         true => Some(

@@ -183,6 +183,9 @@ pub struct PermutationTest {
     pub min_draws: usize,
     pub alpha: f64,
     pub stopping: Stopping,
+    /// The step between the statistic's attainable values (a blind accuracy of n
+    /// questions moves by 1/n), 0 for a continuous one; see [`PermutationTest::fit_p`].
+    pub resolution: f64,
 }
 
 impl PermutationTest {
@@ -196,7 +199,13 @@ impl PermutationTest {
             min_draws: min_draws.min(max_draws.max(1)),
             alpha,
             stopping,
+            resolution: 0.0,
         }
+    }
+
+    /// The test of a statistic whose attainable values are `resolution` apart.
+    pub fn with_resolution(self, resolution: f64) -> PermutationTest {
+        PermutationTest { resolution, ..self }
     }
 
     /// Adds one null draw.
@@ -217,14 +226,18 @@ impl PermutationTest {
 
     /// The one-sided p-value of the observed value under a normal fit to the draws:
     /// Student's t prediction of the next draw, `1 - T_{L-1}((observed - mean) /
-    /// (sd · sqrt(1 + 1/L)))`; `None` with fewer than [`FIT_DRAWS`] draws or no spread.
+    /// (sd · sqrt(1 + 1/L)))`; `None` with fewer than [`FIT_DRAWS`] draws, or a spread
+    /// of less than one step of the statistic (`resolution`): draws that take one or two
+    /// values (a small group's null piled at 0%, one draw at 5%) are no normal
+    /// distribution, and a fit to them would put any value a step above them beyond
+    /// p = 0.001.
     pub fn fit_p(&self) -> Option<f64> {
         let l = self.draws.len();
         if l < FIT_DRAWS {
             return None;
         }
         let (mean, sd) = mean_sd(&self.draws);
-        if sd <= 0.0 {
+        if sd <= 0.0 || sd < self.resolution {
             return None;
         }
         let t = (self.observed - mean) / (sd * (1.0 + 1.0 / l as f64).sqrt());
@@ -468,6 +481,25 @@ mod tests {
         let mut reached = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::Decided);
         draws.iter().chain([0.81].iter()).for_each(|d| reached.push(*d));
         assert!(!reached.clear_by_fit());
+    }
+
+    /// A small group's null piles at a few values (20 questions: steps of 5%). Seven
+    /// draws at 0% and one at 5% fit a normal of sd 1.8%, which puts 10% beyond p =
+    /// 0.001; with the statistic's step given, no fit is made and the draws decide.
+    #[test]
+    fn draws_spread_less_than_one_step_are_not_fit() {
+        let draws = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.05, 0.0];
+        let mut coarse = PermutationTest::new(0.10, 199, 5, 0.01, Stopping::Decided);
+        draws.iter().for_each(|d| coarse.push(*d));
+        assert!(coarse.clear_by_fit(), "without a resolution the fit decides: {:?}", coarse.fit_p());
+        let mut stepped = PermutationTest::new(0.10, 199, 5, 0.01, Stopping::Decided).with_resolution(1.0 / 20.0);
+        draws.iter().for_each(|d| stepped.push(*d));
+        assert_eq!(stepped.fit_p(), None);
+        assert!(!stepped.clear_by_fit() && !stepped.done());
+        // A spread of a step or more is fit as before.
+        let mut wide = PermutationTest::new(0.80, 199, 2, 0.05, Stopping::Decided).with_resolution(0.01);
+        [0.48, 0.50, 0.52, 0.49, 0.51].iter().for_each(|d| wide.push(*d));
+        assert!(wide.clear_by_fit());
     }
 
     #[test]

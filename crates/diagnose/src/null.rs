@@ -2,9 +2,16 @@
 //! answer distribution alone. Golds are permuted among the questions of the
 //! same question type, answer format and option count — so the share of each
 //! answer (each letter, yes and no, each open answer) is kept while any link
-//! between a question's text and its answer is broken — and the same fold
-//! assignment (stratified on the permuted golds, as diagnose stratifies on the
-//! real ones), features and forests are fit and scored again. An observed blind accuracy
+//! between a question's text and its answer is broken — and features and forests
+//! are fit and scored again. The folds are those of the real golds (stratified on
+//! them, as diagnose makes them) and golds move only among the questions of one
+//! fold, so every fold holds the same answers under every permutation as it does
+//! under the real golds: what a forest learns from its training folds' answer
+//! shares is the same in every draw, and everything that does not read an answer
+//! (templates, vocabularies, each question's keys) is fit once per fold
+//! (`features::Relabel`). A permutation restricted to a subgroup is as valid as a
+//! free one: under the null hypothesis the golds of a fold are exchangeable
+//! among its questions. An observed blind accuracy
 //! is evidence of non-visual shortcuts only where it is above this null:
 //! above chance is not enough (a forest learns an imbalanced answer
 //! distribution from the training folds, and a finite set is always a little
@@ -13,10 +20,12 @@
 //! ```text
 //! per group (question type × format; a seeded sample of `sample_cap` questions
 //!            when larger): observed blind accuracy on the tested questions
-//! statistic: the blind accuracy of forests of `trees` (25) trees, same folds and
-//!            features; the observed value is theirs on the real golds
-//! round j = 1, 2, …: permute each undecided group's golds (seed, group, j),
-//!                    fit and score it → group draw; weighted → overall draw
+//! statistic: the blind accuracy of forests of `trees` (25) trees, features as
+//!            diagnose makes them, on the folds of the first repeat; the observed
+//!            value is theirs on the real golds
+//! round j = 1, 2, …: permute each undecided group's golds within each fold and
+//!                    stratum (seed, group, j), refit the answer statistics and
+//!                    forests, score → group draw; weighted → overall draw
 //! stop: every test decided at alpha (Besag-Clifford sequential p-values, a
 //!       t-fit to at least 5 draws far beyond them, or a t-fit and the draws both
 //!       putting p above 0.1, `stats::PermutationTest`), at most
@@ -30,9 +39,10 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use super::run::{GroupOut, group_samples, run_group};
+use super::run::{FOLDS_IN_FLIGHT, FoldOf, assign_folds, fit_matrices, group_samples, split_fold};
 use super::{DiagnoseConfig, Diagnosis};
-use crate::ml::features;
+use crate::ml::features::{self, Relabel};
+use crate::par::bounded_map;
 use crate::sample::{AnswerFormat, Sample, id_cmp};
 use crate::seed::{random_below, rng_for};
 use crate::stats::{FIT_DRAWS, PermutationTest, Stopping};
@@ -211,14 +221,14 @@ fn tested_questions<'a>(group: &[&'a Sample], cap: usize, seed: u64) -> Vec<&'a 
     out
 }
 
-/// A copy of `group` with golds permuted among questions of the same type,
-/// format and option count (images left out: the featurizer never reads them).
-/// Multiple choice permutes the gold's position, so each question's gold is
-/// one of its own options.
-fn permuted(group: &[&Sample], seed: u64, key: &str) -> Vec<Sample> {
-    let mut strata: BTreeMap<(Option<&str>, AnswerFormat, usize), Vec<usize>> = BTreeMap::new();
+/// A copy of `group` with golds permuted among questions of the same fold
+/// (`fold_of[i]`: `group[i]`'s), type, format and option count (images left out: the
+/// featurizer never reads them). Multiple choice permutes the gold's position, so
+/// each question's gold is one of its own options.
+fn permuted(group: &[&Sample], fold_of: &[usize], seed: u64, key: &str) -> Vec<Sample> {
+    let mut strata: BTreeMap<(usize, Option<&str>, AnswerFormat, usize), Vec<usize>> = BTreeMap::new();
     for (i, s) in group.iter().enumerate() {
-        strata.entry((s.question_type.as_deref(), s.answer_format, s.options.len())).or_default().push(i);
+        strata.entry((fold_of[i], s.question_type.as_deref(), s.answer_format, s.options.len())).or_default().push(i);
     }
     let mut out: Vec<Sample> = group.iter().map(|s| Sample { images: Vec::new(), ..(*s).clone() }).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rng_for(seed, "diagnose.null.permute", key));
@@ -247,12 +257,6 @@ fn permuted(group: &[&Sample], seed: u64, key: &str) -> Vec<Sample> {
     out
 }
 
-/// Mean correctness of a group's rows over every repeat.
-fn accuracy(outs: &[GroupOut]) -> (f64, usize) {
-    let (sum, n) = outs.iter().flat_map(|o| o.rows.iter()).fold((0.0, 0usize), |(s, n), r| (s + r.correct, n + 1));
-    (if n == 0 { 0.0 } else { sum / n as f64 }, n)
-}
-
 /// One group as the null tests it.
 struct Tested<'a> {
     key: (Option<String>, AnswerFormat),
@@ -261,14 +265,46 @@ struct Tested<'a> {
     /// The tested questions parsed; the parse never reads an answer, so it serves
     /// every permutation of them.
     parsed: Vec<features::Parsed<'a>>,
-    test: PermutationTest,
-    /// Rows scored per draw (questions × repeats).
-    rows: usize,
+    /// The fold of each tested question: stratified on the real golds, kept by every
+    /// permutation.
+    fold_of: Vec<usize>,
+}
+
+impl<'a> Tested<'a> {
+    /// Per fold, its featurizer fitted on the real golds and ready to be relabelled;
+    /// `None` for a fold without held-out questions.
+    fn folds(&self, cfg: &DiagnoseConfig) -> Vec<Option<Relabel<'_>>> {
+        let k = self.fold_of.iter().copied().max().map_or(0, |m| m + 1);
+        let parsed: Vec<&features::Parsed<'_>> = self.parsed.iter().collect();
+        bounded_map(k, FOLDS_IN_FLIGHT, |fold| {
+            let (train, test) = split_fold(&self.samples, &self.fold_of, fold);
+            if test.is_empty() {
+                return None;
+            }
+            let (parsed_train, parsed_test) = split_fold(&parsed, &self.fold_of, fold);
+            Some(Relabel::new(&train, &parsed_train, &parsed_test, &cfg.features))
+        })
+    }
+
+    /// The statistic on `samples` (the tested questions, relabelled): blind accuracy
+    /// over every fold.
+    fn accuracy(&self, folds: &[Option<Relabel<'_>>], samples: &[&Sample], cfg: &DiagnoseConfig) -> f64 {
+        let fits = bounded_map(folds.len(), FOLDS_IN_FLIGHT, |fold| {
+            let relabel = folds[fold].as_ref()?;
+            let (train, test) = split_fold(samples, &self.fold_of, fold);
+            let (x_train, x_test) = relabel.matrices(&train);
+            let at = FoldOf { format: self.key.1, qtype: self.key.0.as_deref(), repeat: 0, fold };
+            let fit = fit_matrices(&train, &test, relabel.names(), x_train, x_test, &at, cfg, false);
+            Some(fit.out.rows.iter().map(|r| r.correct).sum::<f64>())
+        });
+        fits.into_iter().flatten().sum::<f64>() / samples.len().max(1) as f64
+    }
 }
 
 /// The permutation null of `d`, the diagnosis of `samples` under `cfg`.
 /// Groups are those of the diagnosis; a group whose tested questions are all
-/// its own takes its observed accuracy from `d`.
+/// its own takes its observed accuracy from `d`'s first repeat when `d`'s forests are
+/// the null's.
 pub fn measure(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null: &NullConfig) -> Null {
     crate::progress::timed_labelled(
         || measure_rounds(samples, cfg, d, null),
@@ -284,7 +320,6 @@ pub fn measure(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null: &
 }
 
 fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null: &NullConfig) -> Null {
-    let repeats = cfg.repeats.max(1);
     // The statistic: blind accuracy of the null's smaller forests, folds and features
     // as diagnose makes them.
     let diagnosis_cfg = cfg;
@@ -293,67 +328,70 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
     let same_forests = cfg.trees == diagnosis_cfg.trees && cfg.regression_trees == diagnosis_cfg.regression_trees;
     let groups: Vec<_> = group_samples(samples.iter().copied(), cfg.min_group).into_iter().collect();
     let _stage = crate::progress::stage("null (label permutations)".to_string());
-    let mut tested: Vec<Tested<'_>> = groups
+    let tested: Vec<Tested<'_>> = groups
         .into_par_iter()
         .map(|((qtype, format), group)| {
             let chosen = tested_questions(&group, null.sample_cap, cfg.seed);
             let parsed = features::parse(&chosen, &cfg.features);
-            let observed = if chosen.len() == group.len() && same_forests {
+            let fold_of = assign_folds(&chosen, format, 0, cfg);
+            Tested { key: (qtype, format), n: group.len(), samples: chosen, parsed, fold_of }
+        })
+        .collect();
+    let folds: Vec<Vec<Option<Relabel<'_>>>> = tested.par_iter().map(|t| t.folds(cfg)).collect();
+    let mut tests: Vec<PermutationTest> = tested
+        .par_iter()
+        .zip(&folds)
+        .map(|(t, folds)| {
+            let (qtype, format) = (&t.key.0, t.key.1);
+            let observed = if t.samples.len() == t.n && same_forests {
                 let rows: Vec<f64> = d
                     .rows
                     .iter()
-                    .filter(|r| r.question_type == qtype && r.format == format)
+                    .filter(|r| r.repeat == 0 && r.question_type == *qtype && r.format == format)
                     .map(|r| r.correct)
                     .collect();
                 rows.iter().sum::<f64>() / rows.len().max(1) as f64
             } else {
-                let refs: Vec<&features::Parsed<'_>> = parsed.iter().collect();
-                let outs: Vec<GroupOut> =
-                    (0..repeats).map(|r| run_group(&chosen, &refs, format, qtype.as_deref(), r, cfg)).collect();
-                accuracy(&outs).0
+                t.accuracy(folds, &t.samples, cfg)
             };
-            let test =
-                PermutationTest::new(observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping);
-            Tested { key: (qtype, format), n: group.len(), rows: chosen.len() * repeats, samples: chosen, parsed, test }
+            PermutationTest::new(observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping)
+                .with_resolution(1.0 / t.samples.len().max(1) as f64)
         })
         .collect();
-    let total_rows: usize = tested.iter().map(|t| t.rows).sum();
+    let total_rows: usize = tested.iter().map(|t| t.samples.len()).sum();
     let overall_observed =
-        tested.iter().map(|t| t.test.observed * t.rows as f64).sum::<f64>() / total_rows.max(1) as f64;
+        tested.iter().zip(&tests).map(|(t, test)| test.observed * t.samples.len() as f64).sum::<f64>()
+            / total_rows.max(1) as f64;
     let mut overall =
-        PermutationTest::new(overall_observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping);
+        PermutationTest::new(overall_observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping)
+            .with_resolution(1.0 / total_rows.max(1) as f64);
     let mut round = 0;
-    while !(overall.done() && tested.iter().all(|t| t.test.done())) && round < null.max_permutations {
+    while !(overall.done() && tests.iter().all(PermutationTest::done)) && round < null.max_permutations {
         round += 1;
         let need_all = !overall.done();
         let draws: Vec<Option<f64>> = tested
             .par_iter()
-            .map(|t| {
-                if !need_all && t.test.done() {
+            .zip(&folds)
+            .zip(&tests)
+            .map(|((t, folds), test)| {
+                if !need_all && test.done() {
                     return None;
                 }
                 let key = format!("{:?}/{:?}/{round}", t.key.0, t.key.1);
-                let perm = permuted(&t.samples, cfg.seed, &key);
+                let perm = permuted(&t.samples, &t.fold_of, cfg.seed, &key);
                 let perm_refs: Vec<&Sample> = perm.iter().collect();
-                let parsed: Vec<&features::Parsed<'_>> = t.parsed.iter().collect();
-                // Folds as diagnose makes them: stratified on the (permuted) golds. Folds
-                // stratified on the real golds would spread the permuted ones unevenly,
-                // and a forest that learns the training folds' answer shares would then
-                // score below what it scores on stratified folds.
-                let outs: Vec<GroupOut> =
-                    (0..repeats).map(|r| run_group(&perm_refs, &parsed, t.key.1, t.key.0.as_deref(), r, cfg)).collect();
-                Some(accuracy(&outs).0)
+                Some(t.accuracy(folds, &perm_refs, cfg))
             })
             .collect();
-        for (t, draw) in tested.iter_mut().zip(&draws) {
+        for (test, draw) in tests.iter_mut().zip(&draws) {
             if let Some(v) = draw
-                && !t.test.done()
+                && !test.done()
             {
-                t.test.push(*v);
+                test.push(*v);
             }
         }
         if need_all {
-            let draw = tested.iter().zip(&draws).map(|(t, v)| v.unwrap_or(0.0) * t.rows as f64).sum::<f64>()
+            let draw = tested.iter().zip(&draws).map(|(t, v)| v.unwrap_or(0.0) * t.samples.len() as f64).sum::<f64>()
                 / total_rows.max(1) as f64;
             overall.push(draw);
         }
@@ -363,11 +401,12 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         overall: NullTest::of(&overall, overall_tested),
         groups: tested
             .iter()
-            .map(|t| GroupNull {
+            .zip(&tests)
+            .map(|(t, test)| GroupNull {
                 question_type: t.key.0.clone(),
                 format: t.key.1,
                 n: t.n,
-                test: NullTest::of(&t.test, t.samples.len()),
+                test: NullTest::of(test, t.samples.len()),
             })
             .collect(),
         max_permutations: null.max_permutations,
@@ -401,7 +440,8 @@ mod tests {
             })
             .collect();
         let refs: Vec<&Sample> = samples.iter().collect();
-        let p = permuted(&refs, 42, "k");
+        let folds = vec![0; refs.len()];
+        let p = permuted(&refs, &folds, 42, "k");
         // Per stratum, the multiset of gold positions is the same.
         let positions = |v: &[&Sample], ty: &str, k: usize| {
             let mut x: Vec<i32> = v
@@ -424,8 +464,8 @@ mod tests {
         }
         // Something moved, and the same seed gives the same permutation.
         assert!(p.iter().zip(&samples).any(|(a, b)| a.answer_index != b.answer_index));
-        assert_eq!(permuted(&refs, 42, "k"), p);
-        assert_ne!(permuted(&refs, 42, "other"), p);
+        assert_eq!(permuted(&refs, &folds, 42, "k"), p);
+        assert_ne!(permuted(&refs, &folds, 42, "other"), p);
     }
 
     #[test]

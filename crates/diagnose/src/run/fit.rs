@@ -39,24 +39,11 @@ impl GroupOut {
     }
 }
 
-/// The results of one group in one repeat; `parsed[i]` is `group[i]` parsed.
-pub(crate) fn run_group(
-    group: &[&Sample],
-    parsed: &[&features::Parsed<'_>],
-    format: AnswerFormat,
-    qtype: Option<&str>,
-    repeat: usize,
-    cfg: &DiagnoseConfig,
-) -> GroupOut {
-    let fold_of = assign_folds(group, format, repeat, cfg);
-    run_group_with_folds(group, parsed, format, qtype, repeat, cfg, &fold_of)
-}
-
 /// Folds fit at once by one group's diagnosis, whatever the thread count: each holds
 /// its feature matrices and featurizer while it runs, so memory grows with this, not
 /// with the pool. Four keep two cores busy through the folds' serial stretches
 /// (featurizing) and, with trees grown in parallel inside each fold, sixteen as well.
-pub(super) const FOLDS_IN_FLIGHT: usize = 4;
+pub(crate) const FOLDS_IN_FLIGHT: usize = 4;
 
 /// The results of one group in every repeat: `found[repeat]` when given, else fit now
 /// (all the repeats' folds `FOLDS_IN_FLIGHT` at a time). `parsed[i]` is `group[i]`
@@ -105,26 +92,6 @@ pub(super) fn fit_group(
         .collect()
 }
 
-/// [`run_group`] on a given fold assignment (`fold_of[i]`: the fold of `group[i]`).
-fn run_group_with_folds(
-    group: &[&Sample],
-    parsed: &[&features::Parsed<'_>],
-    format: AnswerFormat,
-    qtype: Option<&str>,
-    repeat: usize,
-    cfg: &DiagnoseConfig,
-    fold_of: &[usize],
-) -> GroupOut {
-    let k = fold_of.iter().copied().max().map_or(0, |m| m + 1);
-    // Folds are independent: they run side by side (each forest is parallel too), so
-    // one fold's serial featurizing overlaps another's trees. Results are combined in
-    // fold order, so the bytes do not depend on the thread count.
-    let folds = bounded_map(k, FOLDS_IN_FLIGHT, |fold| {
-        fit_fold(group, parsed, format, qtype, repeat, cfg, fold_of, fold, false).map(|f| f.out)
-    });
-    combine_folds(k, folds.into_iter().flatten())
-}
-
 /// A group's results in one repeat from its `k` folds' (those holding rows), in fold
 /// order.
 fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
@@ -163,7 +130,7 @@ pub(super) fn add_tallies(into: &mut Vec<(String, ExtremeTally)>, more: &[(Strin
 /// One fold's held-out rows, each with what the majority baseline scores on it, and
 /// the fold's feature importances with their names.
 pub(crate) struct FoldOut {
-    rows: Vec<ScoreRow>,
+    pub(crate) rows: Vec<ScoreRow>,
     majority_hits: Vec<f64>,
     importance: Vec<f64>,
     pub names: Vec<String>,
@@ -199,27 +166,43 @@ pub(crate) fn fit_fold(
         return None;
     }
     let (parsed_train, parsed_test) = split_fold(parsed, fold_of, fold);
-    let mut rows = Vec::with_capacity(test.len());
-    let mut majority_hits = Vec::with_capacity(test.len());
     // Training rows get cross-fitted statistics (each from the other
     // blocks of the training folds), so the forest never learns to trust
     // a statistic that contains the row's own answer.
     let (featurizer, x_train) = Featurizer::fit_transform_parsed(&train, &parsed_train, &cfg.features);
     let x_test = featurizer.transform_parsed(&parsed_test);
+    let fold = FoldOf { format, qtype, repeat, fold };
+    Some(fit_matrices(&train, &test, featurizer.names(), x_train, x_test, &fold, cfg, keep_matrices))
+}
+
+/// Which fold of which group a fit is: what seeds its forest and labels its rows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FoldOf<'a> {
+    pub(crate) format: AnswerFormat,
+    pub(crate) qtype: Option<&'a str>,
+    pub(crate) repeat: usize,
+    pub(crate) fold: usize,
+}
+
+/// Fits a forest on the training questions `train` (feature matrix `x_train`, columns
+/// `names`) and scores the held-out `test` (`x_test`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_matrices(
+    train: &[&Sample],
+    test: &[&Sample],
+    names: &[String],
+    x_train: Matrix,
+    x_test: Matrix,
+    at: &FoldOf<'_>,
+    cfg: &DiagnoseConfig,
+    keep_matrices: bool,
+) -> FoldFit {
+    let FoldOf { format, qtype, repeat, fold } = *at;
     if format == AnswerFormat::MultipleChoice {
-        return Some(fit_candidates(
-            &train,
-            &test,
-            &featurizer,
-            x_train,
-            x_test,
-            qtype,
-            repeat,
-            cfg,
-            fold,
-            keep_matrices,
-        ));
+        return fit_candidates(train, test, names, x_train, x_test, qtype, repeat, cfg, fold, keep_matrices);
     }
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
     let binner = Binner::fit(&x_train);
     let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
     /// What the forest is fit on: class labels, or the numeric answers and their rows.
@@ -227,7 +210,7 @@ pub(crate) fn fit_fold(
         Classes { labels: Vec<u32>, class_names: Vec<Option<String>> },
         Numbers { bx_keep: forest::BinnedMatrix, y_keep: Vec<f64> },
     }
-    let fit = match target(format, &train, cfg.features.rare_vocab) {
+    let fit = match target(format, train, cfg.features.rare_vocab) {
         Target::Classes { labels, names } => Fit::Classes { labels, class_names: names },
         Target::Numbers(y) => {
             // Rows whose answer is not a number cannot train a regressor.
@@ -320,13 +303,12 @@ pub(crate) fn fit_fold(
             scored.importances
         }
     };
-    let names = featurizer.names().to_vec();
-    Some(FoldFit {
-        out: FoldOut { rows, majority_hits, importance: fold_importance, names, tallies: Vec::new() },
+    FoldFit {
+        out: FoldOut { rows, majority_hits, importance: fold_importance, names: names.to_vec(), tallies: Vec::new() },
         x_train,
         x_test,
         raw,
-    })
+    }
 }
 
 /// A multiple-choice fold, position-free (`features::candidates`): every option of a
@@ -337,7 +319,7 @@ pub(crate) fn fit_fold(
 fn fit_candidates(
     train: &[&Sample],
     test: &[&Sample],
-    featurizer: &Featurizer,
+    names: &[String],
     x_train: Matrix,
     x_test: Matrix,
     qtype: Option<&str>,
@@ -346,7 +328,7 @@ fn fit_candidates(
     fold: usize,
     keep_matrices: bool,
 ) -> FoldFit {
-    let layout = CandidateLayout::of(featurizer.names());
+    let layout = CandidateLayout::of(names);
     let n_train: Vec<usize> = train.iter().map(|s| s.options.len()).collect();
     let n_test: Vec<usize> = test.iter().map(|s| s.options.len()).collect();
     let (c_train, c_test) = (layout.expand(&x_train, &n_train), layout.expand(&x_test, &n_test));

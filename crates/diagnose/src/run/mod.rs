@@ -17,7 +17,7 @@ use super::{DiagnoseConfig, Diagnosis, GroupSummary, Method, combine_scores};
 use crate::ml::features;
 use crate::sample::{AnswerFormat, Sample};
 use fit::fit_group;
-pub(crate) use fit::{GroupOut, fit_fold, run_group};
+pub(crate) use fit::{FOLDS_IN_FLIGHT, FoldOf, GroupOut, fit_fold, fit_matrices};
 pub use groups::{POOLED, assign_folds, folds_used, group_samples, split_fold};
 pub use numeric::best_constant;
 pub(crate) use numeric::format_number;

@@ -199,11 +199,25 @@ impl Featurizer {
         config: &FeatureConfig,
     ) -> (Featurizer, Matrix) {
         let (featurizer, prepared, targets) = Featurizer::fit_prepared(train, parsed, config);
-        let n = train.len();
+        let x = featurizer.training_rows(&prepared, &targets, &featurizer.tables, config);
+        (featurizer, x)
+    }
+
+    /// The training rows of `prepared`, whose targets are `targets` and whose whole-set
+    /// statistics are `tables`: cross-fitted with `config.cross_fit` blocks (see
+    /// [`Featurizer::fit_transform`]), else with `tables`.
+    fn training_rows(
+        &self,
+        prepared: &[Keyed<'_>],
+        targets: &[Option<Target>],
+        tables: &Tables,
+        config: &FeatureConfig,
+    ) -> Matrix {
+        let n = prepared.len();
         let k = config.cross_fit.min(n);
-        let width = featurizer.names.len();
+        let width = self.names.len();
         let data = if k < 2 {
-            featurizer.rows(&featurizer.tables, &prepared)
+            self.rows(tables, prepared)
         } else {
             // Each block writes its rows straight into its part of the matrix.
             let mut data = vec![0.0; n * width];
@@ -223,12 +237,12 @@ impl Featurizer {
                 let (rows, part) = &mut *guard;
                 let rest: Vec<(&Keyed<'_>, Option<&Target>)> =
                     (0..n).filter(|i| !rows.contains(i)).map(|i| (&prepared[i], targets[i].as_ref())).collect();
-                let tables = featurizer.tables(&rest, n as f64 / rest.len() as f64);
-                featurizer.rows_into(&tables, &prepared[rows.clone()], part);
+                let tables = self.tables(&rest, n as f64 / rest.len() as f64);
+                self.rows_into(&tables, &prepared[rows.clone()], part);
             });
             data
         };
-        (featurizer, Matrix::new(n, width, data))
+        Matrix::new(n, width, data)
     }
 
     /// One row per sample, columns as in [`Featurizer::names`], with the statistics of
@@ -242,7 +256,7 @@ impl Featurizer {
 
     /// [`Featurizer::transform`] of samples already parsed with the fitting config.
     pub fn transform_parsed(&self, parsed: &[&Parsed<'_>]) -> Matrix {
-        let prepared: Vec<Keyed<'_>> = parsed.par_iter().map(|p| self.key(p, self.templates.shape(&p.lines))).collect();
+        let prepared = self.keyed(parsed);
         Matrix::new(parsed.len(), self.names.len(), self.rows(&self.tables, &prepared))
     }
 
@@ -307,11 +321,7 @@ impl Featurizer {
                 .collect();
         }
 
-        let targets: Vec<Option<Target>> = train
-            .iter()
-            .zip(&answers)
-            .map(|(s, text)| format.and_then(|f| featurizer.target(s, f, text.as_deref())))
-            .collect();
+        let targets = featurizer.targets(train, &answers);
         let prepared: Vec<Keyed<'a>> =
             parsed.par_iter().zip(shapes).map(|(p, shape)| featurizer.key(p, shape)).collect();
         let rows: Vec<(&Keyed<'_>, Option<&Target>)> =
@@ -327,6 +337,21 @@ impl Featurizer {
         featurizer.columns(&featurizer.tables, &featurizer.key(&blank, (None, Vec::new())), &mut names);
         featurizer.names = names.0;
         (featurizer, prepared, targets)
+    }
+
+    /// What each training answer contributes to statistics; `answers[i]` is `train[i]`'s
+    /// [`answer_text`].
+    fn targets(&self, train: &[&Sample], answers: &[Option<String>]) -> Vec<Option<Target>> {
+        train
+            .iter()
+            .zip(answers)
+            .map(|(s, text)| self.format.and_then(|f| self.target(s, f, text.as_deref())))
+            .collect()
+    }
+
+    /// Each of `parsed` with its strings replaced by their training ids.
+    fn keyed<'a>(&self, parsed: &[&'a Parsed<'a>]) -> Vec<Keyed<'a>> {
+        parsed.par_iter().map(|p| self.key(p, self.templates.shape(&p.lines))).collect()
     }
 
     /// What a training answer contributes to statistics; `None` when it does not parse.
@@ -768,5 +793,60 @@ impl Featurizer {
 
 /// The hash maps of the featurizer: foldhash with a fixed seed. Keys are short strings
 /// and small ids; SipHash, the standard library's default, cost a tenth of featurizing.
+/// One fold's featurizer, fitted once and then applied to relabelled copies of its
+/// training questions: everything that does not read an answer (templates,
+/// vocabularies, each question's keys, for the training and the held-out questions) is
+/// kept, and [`Relabel::matrices`] rebuilds only the answer statistics and the rows.
+/// What the label-permutation null refits for every permutation of the golds.
+///
+/// The relabelled answers must be among the texts the fit saw: the options of the
+/// training questions and their answers, which holds for golds permuted among the
+/// training questions of one fold (multiple choice: a gold is one of the question's
+/// options; other formats: the fold's answers, in another order). Then the matrices are
+/// those [`Featurizer::fit_transform_parsed`] and [`Featurizer::transform_parsed`] give
+/// for the relabelled questions; an answer outside those texts adds nothing to the
+/// statistics.
+pub struct Relabel<'a> {
+    featurizer: Featurizer,
+    train: Vec<Keyed<'a>>,
+    test: Vec<Keyed<'a>>,
+    config: FeatureConfig,
+}
+
+impl<'a> Relabel<'a> {
+    /// Fits on `train` (`parsed_train[i]` its `i`-th question parsed), to score
+    /// `parsed_test`.
+    pub fn new(
+        train: &[&Sample],
+        parsed_train: &[&'a Parsed<'a>],
+        parsed_test: &[&'a Parsed<'a>],
+        config: &FeatureConfig,
+    ) -> Relabel<'a> {
+        let (featurizer, train, _) = Featurizer::fit_prepared(train, parsed_train, config);
+        let test = featurizer.keyed(parsed_test);
+        Relabel { featurizer, train, test, config: config.clone() }
+    }
+
+    /// Column names, as the fitted featurizer's.
+    pub fn names(&self) -> &[String] {
+        self.featurizer.names()
+    }
+
+    /// The training and held-out matrices with the answers of `train`: the training
+    /// questions of the fit, in the same order, relabelled.
+    pub fn matrices(&self, train: &[&Sample]) -> (Matrix, Matrix) {
+        assert_eq!(train.len(), self.train.len(), "the training questions of the fit, relabelled");
+        let f = &self.featurizer;
+        let answers: Vec<Option<String>> = train.iter().map(|s| f.format.and_then(|f| answer_text(s, f))).collect();
+        let targets = f.targets(train, &answers);
+        let rows: Vec<(&Keyed<'_>, Option<&Target>)> =
+            self.train.iter().zip(targets.iter().map(Option::as_ref)).collect();
+        let tables = f.tables(&rows, 1.0);
+        let x_train = f.training_rows(&self.train, &targets, &tables, &self.config);
+        let x_test = Matrix::new(self.test.len(), f.names.len(), f.rows(&tables, &self.test));
+        (x_train, x_test)
+    }
+}
+
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 type FastSet<K> = HashSet<K, foldhash::fast::FixedState>;

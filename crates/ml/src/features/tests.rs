@@ -428,6 +428,49 @@ fn cross_fitted_rows_never_see_their_own_answer() {
     }
 }
 
+/// A relabelled fit is a fresh fit of the relabelled questions, in every format and
+/// with recipes: on the real answers and on the training answers reversed (each
+/// answer moved to another training question, the fold's answers kept), the matrices
+/// are those of `fit_transform_parsed` and `transform_parsed`, bit for bit; and they
+/// move with the labels.
+#[test]
+fn a_relabelled_fit_is_a_fresh_fit_of_the_new_labels() {
+    for (train, held_out) in every_format() {
+        let format = train[0].answer_format;
+        let config = recipe_config(None);
+        let (parsed_train, parsed_test) = (parse(&refs(&train), &config), parse(&refs(&held_out), &config));
+        let (pt, ph): (Vec<&Parsed<'_>>, Vec<&Parsed<'_>>) =
+            (parsed_train.iter().collect(), parsed_test.iter().collect());
+        let relabel = Relabel::new(&refs(&train), &pt, &ph, &config);
+        let reversed: Vec<Sample> = train
+            .iter()
+            .zip(train.iter().rev())
+            .map(|(s, from)| {
+                let mut s = s.clone();
+                match (format, from.answer_index) {
+                    (AnswerFormat::MultipleChoice, Some(k)) => {
+                        s.answer_index = Some(k);
+                        s.answer = s.options[k as usize].clone();
+                    }
+                    _ => s.answer = from.answer.clone(),
+                }
+                s
+            })
+            .collect();
+        let mut seen = Vec::new();
+        for labels in [&train, &reversed] {
+            let (f, x_train) = Featurizer::fit_transform_parsed(&refs(labels), &pt, &config);
+            let x_test = f.transform_parsed(&ph);
+            let (r_train, r_test) = relabel.matrices(&refs(labels));
+            assert_eq!(relabel.names(), f.names(), "{format:?}");
+            assert_eq!(bits(&r_train), bits(&x_train), "{format:?}: training rows");
+            assert_eq!(bits(&r_test), bits(&x_test), "{format:?}: held-out rows");
+            seen.push(bits(&r_test));
+        }
+        assert_ne!(seen[0], seen[1], "{format:?}: the held-out rows do not move with the training labels");
+    }
+}
+
 #[test]
 fn in_sample_fit_transform_is_fit_then_transform() {
     let (train, _) = every_format().remove(0);

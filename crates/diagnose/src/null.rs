@@ -29,7 +29,8 @@
 //! stop: every test decided at alpha (Besag-Clifford sequential p-values, a
 //!       t-fit to at least 5 draws far beyond them, or a t-fit and the draws both
 //!       putting p above 0.1, `stats::PermutationTest`), at most
-//!       `max_permutations` rounds
+//!       `max_permutations` rounds; a test whose blind accuracy is not above the
+//!       majority baseline (not above its null whatever p) at `min_permutations`
 //! ```
 //!
 //! The verdict, IBP's gate and stop, and the card all read this one null.
@@ -123,6 +124,12 @@ pub struct NullTest {
     /// The level of that stop.
     #[serde(default = "futile_default")]
     pub futile_above: f64,
+    /// Drawing stopped at the fewest permutations because the blind accuracy is not
+    /// above the majority baseline: such a group (or set) is not above its null
+    /// whatever p, so no further draw could change a decision. `p_value` is the
+    /// Monte Carlo one of the draws made (valid, and coarse).
+    #[serde(default)]
+    pub p_moot: bool,
     /// Whether the observed value is above the null (p < alpha).
     pub above: bool,
 }
@@ -137,6 +144,13 @@ impl NullTest {
     pub fn p_text(&self) -> String {
         if self.p_by_fit {
             format!("p < {} (t-fit to {} permutations, none reaching it)", crate::stats::FIT_P, self.permutations)
+        } else if self.p_moot {
+            format!(
+                "{} (drawing stopped after {} permutations: the blind accuracy is not above the majority baseline, so \
+                 no p-value would make it above)",
+                super::verdict::p_text(self.p_value),
+                self.permutations
+            )
         } else if self.p_futile {
             format!(
                 "{} (drawing stopped after {} permutations: a t-fit to them puts p above {})",
@@ -149,7 +163,10 @@ impl NullTest {
         }
     }
 
-    fn of(t: &PermutationTest, tested: usize) -> NullTest {
+    /// The outcome of `t`, run on `tested` questions; `moot` when its draws were capped
+    /// at the fewest because the blind accuracy is not above the majority baseline.
+    fn of(t: &PermutationTest, tested: usize, moot: bool) -> NullTest {
+        let p_futile = !t.clear_by_fit() && t.exceed < t.stop_exceedances() && t.futile();
         NullTest {
             observed: t.observed,
             tested,
@@ -159,8 +176,9 @@ impl NullTest {
             q95: t.q95(),
             p_value: t.p_value(),
             p_by_fit: t.clear_by_fit(),
-            p_futile: !t.clear_by_fit() && t.exceed < t.stop_exceedances() && t.futile(),
+            p_futile,
             futile_above: t.futile_p(),
+            p_moot: moot && !t.clear_by_fit() && !p_futile,
             above: t.above(),
         }
     }
@@ -338,10 +356,24 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         })
         .collect();
     let folds: Vec<Vec<Option<Relabel<'_>>>> = tested.par_iter().map(|t| t.folds(cfg)).collect();
+    // A group whose blind accuracy is not above its majority baseline is not above its
+    // null whatever p (the verdict, IBP and the after-pruning check all ask for both):
+    // its test stops at the fewest draws, which estimate the null's mean and spread.
+    let moot: Vec<bool> = tested
+        .iter()
+        .map(|t| {
+            d.groups
+                .iter()
+                .find(|g| g.question_type == t.key.0 && g.format == t.key.1)
+                .is_some_and(|g| g.blind_accuracy <= g.majority)
+        })
+        .collect();
+    let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
     let mut tests: Vec<PermutationTest> = tested
         .par_iter()
         .zip(&folds)
-        .map(|(t, folds)| {
+        .zip(&moot)
+        .map(|((t, folds), &moot)| {
             let (qtype, format) = (&t.key.0, t.key.1);
             let observed = if t.samples.len() == t.n && same_forests {
                 let rows: Vec<f64> = d
@@ -354,7 +386,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
             } else {
                 t.accuracy(folds, &t.samples, cfg)
             };
-            PermutationTest::new(observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping)
+            PermutationTest::new(observed, draws_for(moot), null.min_permutations, null.alpha, null.stopping)
                 .with_resolution(1.0 / t.samples.len().max(1) as f64)
         })
         .collect();
@@ -362,9 +394,15 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
     let overall_observed =
         tested.iter().zip(&tests).map(|(t, test)| test.observed * t.samples.len() as f64).sum::<f64>()
             / total_rows.max(1) as f64;
-    let mut overall =
-        PermutationTest::new(overall_observed, null.max_permutations, null.min_permutations, null.alpha, null.stopping)
-            .with_resolution(1.0 / total_rows.max(1) as f64);
+    let overall_moot = d.weighted <= d.majority;
+    let mut overall = PermutationTest::new(
+        overall_observed,
+        draws_for(overall_moot),
+        null.min_permutations,
+        null.alpha,
+        null.stopping,
+    )
+    .with_resolution(1.0 / total_rows.max(1) as f64);
     let mut round = 0;
     while !(overall.done() && tests.iter().all(PermutationTest::done)) && round < null.max_permutations {
         round += 1;
@@ -398,15 +436,16 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
     }
     let overall_tested: usize = tested.iter().map(|t| t.samples.len()).sum();
     Null {
-        overall: NullTest::of(&overall, overall_tested),
+        overall: NullTest::of(&overall, overall_tested, overall_moot),
         groups: tested
             .iter()
             .zip(&tests)
-            .map(|(t, test)| GroupNull {
+            .zip(&moot)
+            .map(|((t, test), &moot)| GroupNull {
                 question_type: t.key.0.clone(),
                 format: t.key.1,
                 n: t.n,
-                test: NullTest::of(test, t.samples.len()),
+                test: NullTest::of(test, t.samples.len(), moot),
             })
             .collect(),
         max_permutations: null.max_permutations,
@@ -466,6 +505,43 @@ mod tests {
         assert!(p.iter().zip(&samples).any(|(a, b)| a.answer_index != b.answer_index));
         assert_eq!(permuted(&refs, &folds, 42, "k"), p);
         assert_ne!(permuted(&refs, &folds, 42, "other"), p);
+    }
+
+    /// A group whose blind accuracy is not above its majority baseline cannot be above
+    /// its null, so its test stops at the fewest draws and says why; a group with a
+    /// shortcut is tested to its decision. Yes/no questions of random words: type `t`
+    /// answers yes exactly when its question is long, type `m` is yes nine times in ten
+    /// whatever it says.
+    #[test]
+    fn a_group_not_above_its_majority_stops_at_the_fewest_draws() {
+        use rand::Rng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let words = ["red", "blue", "cat", "dog", "car", "tree", "lamp", "cup"];
+        let samples: Vec<Sample> = (0..160)
+            .map(|i| {
+                let (kind, yes) = if i < 80 { ("t", i % 2 == 0) } else { ("m", rng.random_range(0..10) < 9) };
+                let length = if kind == "t" && yes { 12 } else { 4 };
+                let question: Vec<&str> = (0..length).map(|_| words[rng.random_range(0..words.len())]).collect();
+                let mut s = Sample::new(format!("q{i:03}"), question.join(" "), if yes { "yes" } else { "no" });
+                s.answer_format = AnswerFormat::YesNo;
+                s.question_type = Some(kind.into());
+                s
+            })
+            .collect();
+        let cfg = DiagnoseConfig::default();
+        let d = crate::run::diagnose(&samples, &cfg);
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let null = measure(&refs, &cfg, &d, &cfg.null);
+        let summary = |t: &str| d.groups.iter().find(|g| g.question_type.as_deref() == Some(t)).expect("a group");
+        let test = |t: &str| &null.group(Some(t), AnswerFormat::YesNo).expect("a null").test;
+        let m = summary("m");
+        assert!(m.blind_accuracy <= m.majority, "{m:?}");
+        assert_eq!(test("m").permutations, cfg.null.min_permutations, "{:?}", test("m"));
+        assert!(test("m").p_moot && !test("m").above, "{:?}", test("m"));
+        assert!(test("m").p_text().contains("not above the majority baseline"), "{}", test("m").p_text());
+        let t = summary("t");
+        assert!(t.blind_accuracy > t.majority, "{t:?}");
+        assert!(test("t").above && !test("t").p_moot, "{:?}", test("t"));
     }
 
     #[test]

@@ -47,8 +47,8 @@ impl Verdict {
                     String::new()
                 };
                 // The count of permutations once: p's own text names it when drawing
-                // stopped early (by fit or as futile).
-                let p = if o.p_by_fit || o.p_futile {
+                // stopped early (by fit, as futile, or as moot).
+                let p = if o.p_by_fit || o.p_futile || o.p_moot {
                     o.p_text()
                 } else {
                     format!("{} after {} permutation(s)", o.p_text(), o.permutations)

@@ -275,25 +275,35 @@ fn permuted(group: &[&Sample], fold_of: &[usize], seed: u64, key: &str) -> Vec<S
     out
 }
 
+/// Groups whose null is drawn at once: each holds its folds' featurizers (a few KB per
+/// tested question and fold) while it draws, so memory grows with this, not with the
+/// number of groups.
+const GROUPS_IN_FLIGHT: usize = 4;
+
 /// One group as the null tests it.
 struct Tested<'a> {
     key: (Option<String>, AnswerFormat),
     n: usize,
     samples: Vec<&'a Sample>,
-    /// The tested questions parsed; the parse never reads an answer, so it serves
-    /// every permutation of them.
-    parsed: Vec<features::Parsed<'a>>,
     /// The fold of each tested question: stratified on the real golds, kept by every
     /// permutation.
     fold_of: Vec<usize>,
 }
 
+/// A group's test and every draw made for it: its own test takes them until it is
+/// done, the overall test may need more.
+#[derive(Clone)]
+struct Drawn {
+    test: PermutationTest,
+    draws: Vec<f64>,
+}
+
 impl<'a> Tested<'a> {
     /// Per fold, its featurizer fitted on the real golds and ready to be relabelled;
-    /// `None` for a fold without held-out questions.
-    fn folds(&self, cfg: &DiagnoseConfig) -> Vec<Option<Relabel<'_>>> {
+    /// `None` for a fold without held-out questions. `parsed[i]` is `samples[i]` parsed.
+    fn folds<'p>(&self, parsed: &'p [features::Parsed<'p>], cfg: &DiagnoseConfig) -> Vec<Option<Relabel<'p>>> {
         let k = self.fold_of.iter().copied().max().map_or(0, |m| m + 1);
-        let parsed: Vec<&features::Parsed<'_>> = self.parsed.iter().collect();
+        let parsed: Vec<&features::Parsed<'_>> = parsed.iter().collect();
         bounded_map(k, FOLDS_IN_FLIGHT, |fold| {
             let (train, test) = split_fold(&self.samples, &self.fold_of, fold);
             if test.is_empty() {
@@ -316,6 +326,44 @@ impl<'a> Tested<'a> {
             Some(fit.out.rows.iter().map(|r| r.correct).sum::<f64>())
         });
         fits.into_iter().flatten().sum::<f64>() / samples.len().max(1) as f64
+    }
+
+    /// This group's draws, continued from `so_far` (or started: the observed value is
+    /// `observed`, else measured, and its test made by `new_test`) until its own test is
+    /// done and `need` draws are made, at most `max` in all. Round `j`'s permutation
+    /// is seeded by the group and `j` alone, so the draws are the same whichever
+    /// groups are drawn beside it and however often it is resumed.
+    #[allow(clippy::too_many_arguments)]
+    fn draw(
+        &self,
+        so_far: Option<&Drawn>,
+        need: usize,
+        max: usize,
+        observed: Option<f64>,
+        new_test: impl Fn(f64) -> PermutationTest,
+        cfg: &DiagnoseConfig,
+    ) -> Drawn {
+        let parsed = features::parse(&self.samples, &cfg.features);
+        let folds = self.folds(&parsed, cfg);
+        let mut g = match so_far {
+            Some(g) => g.clone(),
+            None => {
+                let observed = observed.unwrap_or_else(|| self.accuracy(&folds, &self.samples, cfg));
+                Drawn { test: new_test(observed), draws: Vec::new() }
+            }
+        };
+        while (!g.test.done() || g.draws.len() < need) && g.draws.len() < max {
+            let round = g.draws.len() + 1;
+            let key = format!("{:?}/{:?}/{round}", self.key.0, self.key.1);
+            let perm = permuted(&self.samples, &self.fold_of, cfg.seed, &key);
+            let refs: Vec<&Sample> = perm.iter().collect();
+            let v = self.accuracy(&folds, &refs, cfg);
+            if !g.test.done() {
+                g.test.push(v);
+            }
+            g.draws.push(v);
+        }
+        g
     }
 }
 
@@ -350,12 +398,10 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         .into_par_iter()
         .map(|((qtype, format), group)| {
             let chosen = tested_questions(&group, null.sample_cap, cfg.seed);
-            let parsed = features::parse(&chosen, &cfg.features);
             let fold_of = assign_folds(&chosen, format, 0, cfg);
-            Tested { key: (qtype, format), n: group.len(), samples: chosen, parsed, fold_of }
+            Tested { key: (qtype, format), n: group.len(), samples: chosen, fold_of }
         })
         .collect();
-    let folds: Vec<Vec<Option<Relabel<'_>>>> = tested.par_iter().map(|t| t.folds(cfg)).collect();
     // A group whose blind accuracy is not above its majority baseline is not above its
     // null whatever p (the verdict, IBP and the after-pruning check all ask for both):
     // its test stops at the fewest draws, which estimate the null's mean and spread.
@@ -369,71 +415,64 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         })
         .collect();
     let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
-    let mut tests: Vec<PermutationTest> = tested
-        .par_iter()
-        .zip(&folds)
-        .zip(&moot)
-        .map(|((t, folds), &moot)| {
-            let (qtype, format) = (&t.key.0, t.key.1);
-            let observed = if t.samples.len() == t.n && same_forests {
-                let rows: Vec<f64> = d
-                    .rows
-                    .iter()
-                    .filter(|r| r.repeat == 0 && r.question_type == *qtype && r.format == format)
-                    .map(|r| r.correct)
-                    .collect();
-                rows.iter().sum::<f64>() / rows.len().max(1) as f64
-            } else {
-                t.accuracy(folds, &t.samples, cfg)
-            };
-            PermutationTest::new(observed, draws_for(moot), null.min_permutations, null.alpha, null.stopping)
-                .with_resolution(1.0 / t.samples.len().max(1) as f64)
+    // A group tested whole with the diagnosis's own forests takes its observed value
+    // from the diagnosis's first repeat.
+    let observed_in_d = |t: &Tested<'_>| {
+        (t.samples.len() == t.n && same_forests).then(|| {
+            let rows: Vec<f64> = d
+                .rows
+                .iter()
+                .filter(|r| r.repeat == 0 && r.question_type == t.key.0 && r.format == t.key.1)
+                .map(|r| r.correct)
+                .collect();
+            rows.iter().sum::<f64>() / rows.len().max(1) as f64
         })
-        .collect();
+    };
     let total_rows: usize = tested.iter().map(|t| t.samples.len()).sum();
-    let overall_observed =
-        tested.iter().zip(&tests).map(|(t, test)| test.observed * t.samples.len() as f64).sum::<f64>()
-            / total_rows.max(1) as f64;
+    let weighted = |values: &mut dyn Iterator<Item = f64>| {
+        values.zip(&tested).map(|(v, t)| v * t.samples.len() as f64).sum::<f64>() / total_rows.max(1) as f64
+    };
     let overall_moot = d.weighted <= d.majority;
-    let mut overall = PermutationTest::new(
-        overall_observed,
-        draws_for(overall_moot),
-        null.min_permutations,
-        null.alpha,
-        null.stopping,
-    )
-    .with_resolution(1.0 / total_rows.max(1) as f64);
-    let mut round = 0;
-    while !(overall.done() && tests.iter().all(PermutationTest::done)) && round < null.max_permutations {
-        round += 1;
-        let need_all = !overall.done();
-        let draws: Vec<Option<f64>> = tested
-            .par_iter()
-            .zip(&folds)
-            .zip(&tests)
-            .map(|((t, folds), test)| {
-                if !need_all && test.done() {
-                    return None;
-                }
-                let key = format!("{:?}/{:?}/{round}", t.key.0, t.key.1);
-                let perm = permuted(&t.samples, &t.fold_of, cfg.seed, &key);
-                let perm_refs: Vec<&Sample> = perm.iter().collect();
-                Some(t.accuracy(folds, &perm_refs, cfg))
-            })
+    // Group by group, a few at a time: each draws until its own test is done; the
+    // overall test then takes round j's weighted draw while it is undecided, and where
+    // it needs rounds a group did not draw, those groups draw on. The draws are those
+    // of drawing every group round by round.
+    let mut drawn: Vec<Option<Drawn>> = vec![None; tested.len()];
+    let mut need = 0;
+    let overall = loop {
+        let jobs: Vec<usize> = (0..tested.len())
+            .filter(|&i| drawn[i].as_ref().is_none_or(|g| !g.test.done() || g.draws.len() < need))
             .collect();
-        for (test, draw) in tests.iter_mut().zip(&draws) {
-            if let Some(v) = draw
-                && !test.done()
-            {
-                test.push(*v);
-            }
+        let fresh = bounded_map(jobs.len(), GROUPS_IN_FLIGHT, |j| {
+            let i = jobs[j];
+            let t = &tested[i];
+            let new_test = |observed| {
+                PermutationTest::new(observed, draws_for(moot[i]), null.min_permutations, null.alpha, null.stopping)
+                    .with_resolution(1.0 / t.samples.len().max(1) as f64)
+            };
+            t.draw(drawn[i].as_ref(), need, null.max_permutations, observed_in_d(t), new_test, cfg)
+        });
+        for (i, g) in jobs.into_iter().zip(fresh) {
+            drawn[i] = Some(g);
         }
-        if need_all {
-            let draw = tested.iter().zip(&draws).map(|(t, v)| v.unwrap_or(0.0) * t.samples.len() as f64).sum::<f64>()
-                / total_rows.max(1) as f64;
-            overall.push(draw);
+        let all: Vec<&Drawn> = drawn.iter().flatten().collect();
+        let observed = weighted(&mut all.iter().map(|g| g.test.observed));
+        let mut overall =
+            PermutationTest::new(observed, draws_for(overall_moot), null.min_permutations, null.alpha, null.stopping)
+                .with_resolution(1.0 / total_rows.max(1) as f64);
+        let available = all.iter().map(|g| g.draws.len()).min().unwrap_or(null.max_permutations);
+        let mut round = 0;
+        while !overall.done() && round < available.min(null.max_permutations) {
+            overall.push(weighted(&mut all.iter().map(|g| g.draws[round])));
+            round += 1;
         }
-    }
+        if overall.done() || round >= null.max_permutations {
+            break overall;
+        }
+        // Resumed groups refit their folds' featurizers: ask for rounds in doubling blocks.
+        need = (round + 1).max(2 * round).min(null.max_permutations);
+    };
+    let tests: Vec<&PermutationTest> = drawn.iter().flatten().map(|g| &g.test).collect();
     let overall_tested: usize = tested.iter().map(|t| t.samples.len()).sum();
     Null {
         overall: NullTest::of(&overall, overall_tested, overall_moot),

@@ -127,7 +127,8 @@ pub struct NullTest {
     /// Drawing stopped at the fewest permutations because the blind accuracy is not
     /// above the majority baseline: such a group (or set) is not above its null
     /// whatever p, so no further draw could change a decision. `p_value` is the
-    /// Monte Carlo one of the draws made (valid, and coarse).
+    /// Monte Carlo one of the draws made (valid, and coarse). Sequential stopping only:
+    /// `permutation-stop = "all"` draws every permutation.
     #[serde(default)]
     pub p_moot: bool,
     /// Whether the observed value is above the null (p < alpha).
@@ -414,6 +415,8 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
                 .is_some_and(|g| g.blind_accuracy <= g.majority)
         })
         .collect();
+    // (Unless every permutation is asked for: `permutation-stop = "all"`.)
+    let moot: Vec<bool> = moot.into_iter().map(|m| m && null.stopping == Stopping::Decided).collect();
     let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
     // A group tested whole with the diagnosis's own forests takes its observed value
     // from the diagnosis's first repeat.
@@ -432,7 +435,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
     let weighted = |values: &mut dyn Iterator<Item = f64>| {
         values.zip(&tested).map(|(v, t)| v * t.samples.len() as f64).sum::<f64>() / total_rows.max(1) as f64
     };
-    let overall_moot = d.weighted <= d.majority;
+    let overall_moot = d.weighted <= d.majority && null.stopping == Stopping::Decided;
     // Group by group, a few at a time: each draws until its own test is done; the
     // overall test then takes round j's weighted draw while it is undecided, and where
     // it needs rounds a group did not draw, those groups draw on. The draws are those
@@ -581,6 +584,11 @@ mod tests {
         let t = summary("t");
         assert!(t.blind_accuracy > t.majority, "{t:?}");
         assert!(test("t").above && !test("t").p_moot, "{:?}", test("t"));
+        // Every permutation, when every permutation is asked for.
+        let every = NullConfig { max_permutations: 12, stopping: Stopping::All, ..cfg.null.clone() };
+        let all = measure(&refs, &cfg, &d, &every);
+        let m_all = &all.group(Some("m"), AnswerFormat::YesNo).expect("a null").test;
+        assert_eq!((m_all.permutations, m_all.p_moot), (12, false), "{m_all:?}");
     }
 
     #[test]

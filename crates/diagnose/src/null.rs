@@ -405,18 +405,19 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         .collect();
     // A group whose blind accuracy is not above its majority baseline is not above its
     // null whatever p (the verdict, IBP and the after-pruning check all ask for both):
-    // its test stops at the fewest draws, which estimate the null's mean and spread.
+    // its test stops at the fewest draws, which estimate the null's mean and spread
+    // (unless every permutation is asked for: `permutation-stop = "all"`).
+    let sequential = null.stopping == Stopping::Decided;
     let moot: Vec<bool> = tested
         .iter()
         .map(|t| {
-            d.groups
-                .iter()
-                .find(|g| g.question_type == t.key.0 && g.format == t.key.1)
-                .is_some_and(|g| g.blind_accuracy <= g.majority)
+            sequential
+                && d.groups
+                    .iter()
+                    .find(|g| g.question_type == t.key.0 && g.format == t.key.1)
+                    .is_some_and(|g| g.blind_accuracy <= g.majority)
         })
         .collect();
-    // (Unless every permutation is asked for: `permutation-stop = "all"`.)
-    let moot: Vec<bool> = moot.into_iter().map(|m| m && null.stopping == Stopping::Decided).collect();
     let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
     // A group tested whole with the diagnosis's own forests takes its observed value
     // from the diagnosis's first repeat.
@@ -435,7 +436,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
     let weighted = |values: &mut dyn Iterator<Item = f64>| {
         values.zip(&tested).map(|(v, t)| v * t.samples.len() as f64).sum::<f64>() / total_rows.max(1) as f64
     };
-    let overall_moot = d.weighted <= d.majority && null.stopping == Stopping::Decided;
+    let overall_moot = sequential && d.weighted <= d.majority;
     // Group by group, a few at a time: each draws until its own test is done; the
     // overall test then takes round j's weighted draw while it is undecided, and where
     // it needs rounds a group did not draw, those groups draw on. The draws are those
@@ -476,9 +477,8 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         need = (round + 1).max(2 * round).min(null.max_permutations);
     };
     let tests: Vec<&PermutationTest> = drawn.iter().flatten().map(|g| &g.test).collect();
-    let overall_tested: usize = tested.iter().map(|t| t.samples.len()).sum();
     Null {
-        overall: NullTest::of(&overall, overall_tested, overall_moot),
+        overall: NullTest::of(&overall, total_rows, overall_moot),
         groups: tested
             .iter()
             .zip(&tests)

@@ -72,12 +72,12 @@ pub fn timed_labelled<T>(f: impl FnOnce() -> T, name: impl FnOnce(&T) -> String)
     crate::memory::release_idle();
     let secs = start.elapsed().as_secs_f64();
     let cpu = match (cpu_start, cpu_seconds()) {
-        (Some(a), Some(b)) => format!(", {:.2} s CPU ({:.2} cores busy)", b - a, (b - a) / secs.max(1e-9)),
+        (Some(a), Some(b)) => format!(", {:.3} s CPU ({:.2} cores busy)", b - a, (b - a) / secs.max(1e-9)),
         _ => String::new(),
     };
     let rss = peak_rss_kb().map(|kb| format!(", peak RSS so far {} MB", kb / 1024)).unwrap_or_default();
     let now = status_kb("VmRSS:").map(|kb| format!(" (now {} MB)", kb / 1024)).unwrap_or_default();
-    eprintln!("stage {}: {secs:.2} s wall{cpu}{rss}{now}", name(&out));
+    eprintln!("stage {}: {secs:.3} s wall{cpu}{rss}{now}", name(&out));
     out
 }
 

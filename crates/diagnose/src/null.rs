@@ -22,7 +22,9 @@
 //!            when larger): observed blind accuracy on the tested questions
 //! statistic: the blind accuracy of forests of `trees` (25) trees, features as
 //!            diagnose makes them, on the folds of the first repeat; the observed
-//!            value is theirs on the real golds
+//!            value is theirs on the real golds (for a group tested whole, the
+//!            diagnosis's forests cut to their first `trees` trees, which are these
+//!            forests: `GroupSummary::first_trees`)
 //! round j = 1, 2, …: permute each undecided group's golds within each fold and
 //!                    stratum (seed, group, j), refit the answer statistics and
 //!                    forests, score → group draw; weighted → overall draw
@@ -419,18 +421,25 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         })
         .collect();
     let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
-    // A group tested whole with the diagnosis's own forests takes its observed value
-    // from the diagnosis's first repeat.
+    // A group tested whole takes its observed value from the diagnosis's first repeat:
+    // its forests when they are the null's, else their first trees, which are the
+    // null's forests (`GroupSummary::first_trees`).
     let observed_in_d = |t: &Tested<'_>| {
-        (t.samples.len() == t.n && same_forests).then(|| {
+        if t.samples.len() != t.n {
+            return None;
+        }
+        if same_forests {
             let rows: Vec<f64> = d
                 .rows
                 .iter()
                 .filter(|r| r.repeat == 0 && r.question_type == t.key.0 && r.format == t.key.1)
                 .map(|r| r.correct)
                 .collect();
-            rows.iter().sum::<f64>() / rows.len().max(1) as f64
-        })
+            return Some(rows.iter().sum::<f64>() / rows.len().max(1) as f64);
+        }
+        let group = d.groups.iter().find(|g| g.question_type == t.key.0 && g.format == t.key.1)?;
+        let first = group.first_trees.as_ref()?;
+        (first.trees == cfg.trees && first.regression_trees == cfg.regression_trees).then_some(first.blind_accuracy)
     };
     let total_rows: usize = tested.iter().map(|t| t.samples.len()).sum();
     let weighted = |values: &mut dyn Iterator<Item = f64>| {
@@ -589,6 +598,64 @@ mod tests {
         let all = measure(&refs, &cfg, &d, &every);
         let m_all = &all.group(Some("m"), AnswerFormat::YesNo).expect("a null").test;
         assert_eq!((m_all.permutations, m_all.p_moot), (12, false), "{m_all:?}");
+    }
+
+    /// The observed value the null takes from the diagnosis (its forests' first trees)
+    /// is, bit for bit, the one it would fit itself, in every answer format.
+    #[test]
+    fn the_diagnosis_first_trees_are_the_null_fit_on_the_real_answers() {
+        use rand::Rng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let words = ["red", "blue", "cat", "dog", "car", "tree", "lamp", "cup", "sun"];
+        let samples: Vec<Sample> = (0..800)
+            .map(|i| {
+                let length = rng.random_range(2..10);
+                let question: Vec<&str> = (0..length).map(|_| words[rng.random_range(0..words.len())]).collect();
+                let mut s = Sample::new(format!("q{i:03}"), question.join(" "), "");
+                match i % 4 {
+                    0 => {
+                        s.answer_format = AnswerFormat::MultipleChoice;
+                        s.options = (0..4).map(|j| words[(i + j * 2) % words.len()].repeat(1 + (i + j) % 3)).collect();
+                        let gold = if length > 7 { 1 } else { rng.random_range(0..4) };
+                        s.answer_index = Some(gold as i32);
+                        s.answer = s.options[gold].clone();
+                    }
+                    1 => {
+                        s.answer_format = AnswerFormat::YesNo;
+                        s.answer = if length > 5 || rng.random_range(0..2) == 0 { "yes" } else { "no" }.into();
+                    }
+                    2 => {
+                        s.answer_format = AnswerFormat::Open;
+                        s.answer = words[(length + rng.random_range(0..2)) % 4].into();
+                    }
+                    _ => {
+                        s.answer_format = AnswerFormat::Numeric;
+                        s.answer = (length * 3 + rng.random_range(0..3)).to_string();
+                    }
+                }
+                s
+            })
+            .collect();
+        let cfg = DiagnoseConfig::default();
+        assert!(cfg.null.trees < cfg.trees && cfg.null.regression_trees < cfg.regression_trees);
+        let d = crate::run::diagnose(&samples, &cfg);
+        let null_cfg =
+            DiagnoseConfig { trees: cfg.null.trees, regression_trees: cfg.null.regression_trees, ..cfg.clone() };
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let groups = group_samples(refs.iter().copied(), cfg.min_group);
+        assert_eq!(groups.len(), 4);
+        for ((qtype, format), group) in groups {
+            let fold_of = assign_folds(&group, format, 0, &null_cfg);
+            let tested = Tested { key: (qtype.clone(), format), n: group.len(), samples: group.clone(), fold_of };
+            let parsed = features::parse(&tested.samples, &null_cfg.features);
+            let folds = tested.folds(&parsed, &null_cfg);
+            let refit = tested.accuracy(&folds, &tested.samples, &null_cfg);
+            let summary = d.groups.iter().find(|g| g.question_type == qtype && g.format == format).expect("a group");
+            let first = summary.first_trees.as_ref().expect("the first trees' accuracy");
+            assert_eq!((first.trees, first.regression_trees), (cfg.null.trees, cfg.null.regression_trees));
+            assert_eq!(first.blind_accuracy.to_bits(), refit.to_bits(), "{format:?}: {first:?} against {refit}");
+            assert!(refit > 0.0 && refit < 1.0, "{format:?}: {refit}");
+        }
     }
 
     #[test]

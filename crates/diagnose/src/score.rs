@@ -82,6 +82,20 @@ pub struct GroupSummary {
     /// how often it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shortcut: Option<Shortcut>,
+    /// The permutation null's statistic on the real answers, measured by this
+    /// diagnosis: the blind accuracy of the first repeat's forests cut to their first
+    /// `trees` (numbers: `regression_trees`) trees. Absent when the null's forests are
+    /// no smaller than the diagnosis's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_trees: Option<FirstTrees>,
+}
+
+/// See [`GroupSummary::first_trees`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FirstTrees {
+    pub trees: usize,
+    pub regression_trees: usize,
+    pub blind_accuracy: f64,
 }
 
 /// A multiple-choice shortcut in words: "the gold is the longest option" holds for
@@ -151,6 +165,7 @@ impl GroupSummary {
             pooled_types: Vec::new(),
             folds: 0,
             shortcut: None,
+            first_trees: None,
         }
     }
 }

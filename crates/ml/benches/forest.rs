@@ -117,7 +117,7 @@ fn main() {
                 // As `diagnose` fits and scores a fold: the held-out rows go down each
                 // tree as it grows; the most probable class, ties to the lowest.
                 let (bx, bxt) = (binner.transform(x), binner.transform(xt));
-                let proba = fit_classifier_scored(&bx, y, n_classes, None, &params, &bxt).predictions;
+                let proba = fit_classifier_scored(&bx, y, n_classes, None, &params, &bxt, 0).predictions;
                 let pred = proba
                     .chunks_exact(n_classes)
                     .map(|p| (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best }) as u32);

@@ -24,6 +24,9 @@ pub(crate) struct GroupOut {
     /// Multiple choice: how the gold sits among the options on each option family,
     /// over the held-out questions of every fold.
     pub(super) tallies: Vec<(String, ExtremeTally)>,
+    /// First repeat only: the held-out questions the first `null.trees` trees of each
+    /// fold's forest answer (see [`fit_matrices`]).
+    pub(super) first_hits: Option<f64>,
 }
 
 impl GroupOut {
@@ -35,6 +38,7 @@ impl GroupOut {
             importance: self.importance.clone(),
             names: self.names.clone(),
             tallies: self.tallies.clone(),
+            first_hits: self.first_hits,
         }
     }
 }
@@ -100,7 +104,9 @@ fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
     let mut importance: Vec<f64> = Vec::new();
     let mut names = Vec::new();
     let mut tallies: Vec<(String, ExtremeTally)> = Vec::new();
+    let mut first_hits = Vec::new();
     for out in folds {
+        first_hits.push(out.first_hits);
         add_tallies(&mut tallies, &out.tallies);
         for (row, hit) in out.rows.into_iter().zip(out.majority_hits) {
             rows.push(row);
@@ -114,7 +120,9 @@ fn combine_folds(k: usize, folds: impl Iterator<Item = FoldOut>) -> GroupOut {
             *a += b / k as f64;
         }
     }
-    GroupOut { rows, majority_hits, importance, names, tallies }
+    // Fold sums added in fold order, as the null adds its own.
+    let first_hits = first_hits.into_iter().sum::<Option<f64>>();
+    GroupOut { rows, majority_hits, importance, names, tallies, first_hits }
 }
 
 /// Adds `more` into `into`, family by family (by name; new families appended).
@@ -135,6 +143,8 @@ pub(crate) struct FoldOut {
     importance: Vec<f64>,
     pub names: Vec<String>,
     tallies: Vec<(String, ExtremeTally)>,
+    /// The held-out questions answered by the forest of its first `first_trees` trees.
+    first_hits: Option<f64>,
 }
 
 /// One fold's scored rows and everything the leak check compares: the training
@@ -186,6 +196,11 @@ pub(crate) struct FoldOf<'a> {
 
 /// Fits a forest on the training questions `train` (feature matrix `x_train`, columns
 /// `names`) and scores the held-out `test` (`x_test`).
+///
+/// In the first repeat it also counts the held-out questions that the forest of its
+/// first `null.trees` trees (`null.regression_trees` for numbers) answers: that forest
+/// is the one the permutation null fits on the real answers (same folds, features and
+/// seeds), so the null takes its observed value from here instead of fitting it again.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_matrices(
     train: &[&Sample],
@@ -198,6 +213,7 @@ pub(crate) fn fit_matrices(
     keep_matrices: bool,
 ) -> FoldFit {
     let FoldOf { format, qtype, repeat, fold } = *at;
+    let first_trees = |null_trees: usize| if repeat == 0 { null_trees } else { 0 };
     if format == AnswerFormat::MultipleChoice {
         return fit_candidates(train, test, names, x_train, x_test, qtype, repeat, cfg, fold, keep_matrices);
     }
@@ -230,12 +246,29 @@ pub(crate) fn fit_matrices(
     let forest_seed =
         rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
     let raw: Vec<f64>;
+    let first_hits: Option<f64>;
     let fold_importance = match fit {
         Fit::Classes { labels, class_names } => {
             let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
             let n_classes = class_names.len();
-            let scored = forest::fit_classifier_scored(&bx_train, &labels, n_classes, None, &params, &bx_test);
+            let first = first_trees(cfg.null.trees);
+            let scored = forest::fit_classifier_scored(&bx_train, &labels, n_classes, None, &params, &bx_test, first);
             let proba = scored.predictions;
+            let gold_classes: Vec<Option<usize>> = test
+                .iter()
+                .map(|s| {
+                    let gold = class_of(format, s);
+                    class_names.iter().position(|n| n.is_some() && *n == gold)
+                })
+                .collect();
+            // argmax, ties to the lowest class (as the forest's own predict).
+            let pick = |proba: &[f64], j: usize| {
+                let p = &proba[j * n_classes..(j + 1) * n_classes];
+                (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best })
+            };
+            let hit = |pred: usize, j: usize| f64::from(u8::from(Some(pred) == gold_classes[j]));
+            first_hits = (!scored.first.is_empty())
+                .then(|| (0..test.len()).map(|j| hit(pick(&scored.first, j), j)).sum::<f64>());
             // The majority baseline answers the most common answer seen in training;
             // the pooled "other" class (rare open answers) is no answer at all.
             let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
@@ -245,13 +278,10 @@ pub(crate) fn fit_matrices(
                 labels.iter().filter(|&&l| l as usize == majority_class).count() as f64 / labels.len().max(1) as f64
             });
             for (j, s) in test.iter().enumerate() {
-                let gold = class_of(format, s);
-                let gold_class = class_names.iter().position(|n| n.is_some() && *n == gold);
-                let p = &proba[j * n_classes..(j + 1) * n_classes];
-                // argmax, ties to the lowest class (as the forest's own predict).
-                let pred = (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best });
-                let correct = f64::from(u8::from(Some(pred) == gold_class));
-                let s_x = gold_class.map_or(0.0, |c| p[c]);
+                let gold_class = gold_classes[j];
+                let pred = pick(&proba, j);
+                let correct = hit(pred, j);
+                let s_x = gold_class.map_or(0.0, |c| proba[j * n_classes + c]);
                 majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
                 let prediction = prediction_text(format, s, class_names[pred].as_deref());
                 let mut row = ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x);
@@ -267,22 +297,31 @@ pub(crate) fn fit_matrices(
         Fit::Numbers { bx_keep, y_keep } => {
             let params =
                 ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
-            let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test);
-            let mut predicted = scored.predictions;
+            let first = first_trees(cfg.null.regression_trees);
+            let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test, first);
             let seen = numeric_answers(&y_keep);
-            if cfg.numeric == NumericScoring::Exact {
-                // Exact scoring: a blind guess is one of the answers seen in training
-                // (the nearest to the forest's mean).
-                for p in &mut predicted {
-                    *p = nearest(&seen, *p);
+            let guesses = |mut predicted: Vec<f64>| {
+                if cfg.numeric == NumericScoring::Exact {
+                    // Exact scoring: a blind guess is one of the answers seen in training
+                    // (the nearest to the forest's mean).
+                    for p in &mut predicted {
+                        *p = nearest(&seen, *p);
+                    }
                 }
-            }
+                predicted
+            };
+            let golds: Vec<f64> = test.iter().map(|s| parse_number(&s.answer).unwrap_or(f64::NAN)).collect();
+            first_hits = (!scored.first.is_empty()).then(|| {
+                let first = guesses(scored.first);
+                first.iter().zip(&golds).map(|(&p, &gold)| cfg.numeric.score(p, gold, cfg.mra)).sum::<f64>()
+            });
+            let predicted = guesses(scored.predictions);
             // The majority baseline answers the constant that scores best on the
             // training folds under the benchmark's own scorer (exact: the most common
             // answer); chance is what that constant scores there.
             let (baseline, chance) = best_constant(&seen, cfg.numeric, cfg.mra);
             for (j, s) in test.iter().enumerate() {
-                let gold = parse_number(&s.answer).unwrap_or(f64::NAN);
+                let gold = golds[j];
                 let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
                 majority_hits.push(cfg.numeric.score(baseline, gold, cfg.mra));
                 rows.push(ScoreRow {
@@ -304,7 +343,14 @@ pub(crate) fn fit_matrices(
         }
     };
     FoldFit {
-        out: FoldOut { rows, majority_hits, importance: fold_importance, names: names.to_vec(), tallies: Vec::new() },
+        out: FoldOut {
+            rows,
+            majority_hits,
+            importance: fold_importance,
+            names: names.to_vec(),
+            tallies: Vec::new(),
+            first_hits,
+        },
         x_train,
         x_test,
         raw,
@@ -349,7 +395,29 @@ fn fit_candidates(
         &format!("{qtype:?}/{:?}/{fold}", AnswerFormat::MultipleChoice),
     );
     let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
-    let scored = forest::fit_classifier_scored(&bx_train, &labels, 2, None, &params, &bx_test);
+    let first = if repeat == 0 { cfg.null.trees } else { 0 };
+    let scored = forest::fit_classifier_scored(&bx_train, &labels, 2, None, &params, &bx_test, first);
+    // Per held-out question, its options' scores over their sum (uniform when every
+    // option scores 0) and the top-scored option (ties to the lowest position).
+    let pick = |predictions: &[f64], at: usize, k: usize| {
+        let p: Vec<f64> = (0..k).map(|j| predictions[(at + j) * 2 + 1]).collect();
+        let total: f64 = p.iter().sum();
+        let share: Vec<f64> =
+            if total > 0.0 { p.iter().map(|v| v / total).collect() } else { vec![1.0 / k.max(1) as f64; k] };
+        let pred = (0..k).fold(0, |best, j| if share[j] > share[best] { j } else { best });
+        (share, pred)
+    };
+    let hit = |s: &Sample, pred: usize| f64::from(u8::from(!s.options.is_empty() && Some(pred) == gold(s)));
+    let first_hits = (!scored.first.is_empty()).then(|| {
+        let mut at = 0;
+        test.iter()
+            .map(|s| {
+                let (_, pred) = pick(&scored.first, at, s.options.len());
+                at += s.options.len();
+                hit(s, pred)
+            })
+            .sum::<f64>()
+    });
     // The majority baseline answers the gold position most common in training.
     let widest = n_train.iter().chain(&n_test).copied().max().unwrap_or(0);
     let mut position_counts = vec![0usize; widest.max(1)];
@@ -367,15 +435,10 @@ fn fit_candidates(
     let mut at = 0;
     for s in test {
         let k = s.options.len();
-        let p: Vec<f64> = (0..k).map(|j| scored.predictions[(at + j) * 2 + 1]).collect();
+        let (share, pred) = pick(&scored.predictions, at, k);
         at += k;
-        let total: f64 = p.iter().sum();
-        let share: Vec<f64> =
-            if total > 0.0 { p.iter().map(|v| v / total).collect() } else { vec![1.0 / k.max(1) as f64; k] };
-        // argmax, ties to the lowest position.
-        let pred = (0..k).fold(0, |best, j| if share[j] > share[best] { j } else { best });
         let g = gold(s);
-        let correct = f64::from(u8::from(k > 0 && Some(pred) == g));
+        let correct = hit(s, pred);
         let s_x = g.and_then(|g| share.get(g)).copied().unwrap_or(0.0);
         majority_hits.push(f64::from(u8::from(g.is_some() && majority_position == g)));
         let prediction = s.options.get(pred).cloned().unwrap_or_default();
@@ -392,7 +455,7 @@ fn fit_candidates(
     };
     let names = layout.names().to_vec();
     FoldFit {
-        out: FoldOut { rows, majority_hits, importance: scored.importances, names, tallies },
+        out: FoldOut { rows, majority_hits, importance: scored.importances, names, tallies, first_hits },
         x_train,
         x_test,
         raw,

@@ -159,8 +159,16 @@ pub(super) fn diagnose_groups(
         let mut group_rows = Vec::new();
         let mut group_majority = 0.0;
         let mut tallies = Vec::new();
+        let mut first_trees = None;
         for (repeat, (out, fresh)) in outs.into_iter().enumerate() {
             fit::add_tallies(&mut tallies, &out.tallies);
+            if let Some(hits) = out.first_hits.filter(|_| repeat == 0) {
+                first_trees = Some(super::FirstTrees {
+                    trees: cfg.null.trees,
+                    regression_trees: cfg.null.regression_trees,
+                    blind_accuracy: hits / group.len().max(1) as f64,
+                });
+            }
             if let (true, Some(cache), Some(ids)) = (fresh, cache.as_deref_mut(), ids) {
                 cache.insert((qtype.clone(), format, repeat), ids, &out);
             }
@@ -185,6 +193,7 @@ pub(super) fn diagnose_groups(
             Some(super::Shortcut { feature: concept.clone(), sentence, gold_share, option_share, n })
         });
         summary.folds = folds_used(&group, format, cfg);
+        summary.first_trees = first_trees;
         if summary.question_type.as_deref() == Some(POOLED) {
             let types: std::collections::BTreeSet<&str> =
                 group.iter().map(|s| s.question_type.as_deref().unwrap_or("(none)")).collect();

@@ -244,7 +244,7 @@ impl<'a, C: Criterion> Grower<'a, C> {
             totals: vec![0.0; stride],
             tree: Tree { nodes: vec![Node::leaf(0)], outputs: Vec::new(), importances: vec![0.0; x.n_cols] },
             held_out: HeldOut::new(held_out),
-            local: Local::new(x.n_cols),
+            local: stores.local,
         }
     }
 
@@ -279,7 +279,9 @@ impl<'a, C: Criterion> Grower<'a, C> {
                 self.local.leave();
             }
         }
-        (self.tree, Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work }, self.held_out.leaf)
+        debug_assert!(self.local.active.is_none() && self.local.copied_list.is_empty());
+        let stores = Stores { hist: self.hist, parent_hist: self.parent_hist, work: self.work, local: self.local };
+        (self.tree, stores, self.held_out.leaf)
     }
 
     /// Grows the node of `task`, whose statistics are in `self.totals`; pushes its

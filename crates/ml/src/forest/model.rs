@@ -162,9 +162,15 @@ pub struct Scored {
     pub predictions: Vec<f64>,
     /// What `feature_importances` returns.
     pub importances: Vec<f64>,
+    /// When asked for `first` trees (`0 < first < n_trees`): the predictions of the
+    /// forest of the first `first` trees alone, bit for bit those of a fit with
+    /// `n_trees = first` (a tree's draws depend on the seed and its index only);
+    /// empty otherwise.
+    pub first: Vec<f64>,
 }
 
-/// [`fit_classifier`] and [`ClassifierForest::predict_proba`] on `held_out` in one pass.
+/// [`fit_classifier`] and [`ClassifierForest::predict_proba`] on `held_out` in one pass;
+/// with `0 < first < n_trees`, also the first `first` trees' ([`Scored::first`]).
 ///
 /// # Panics
 /// As [`fit_classifier`], and if `held_out` does not have the columns of `x`.
@@ -175,14 +181,16 @@ pub fn fit_classifier_scored(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
     held_out: &BinnedMatrix,
+    first: usize,
 ) -> Scored {
     check_labels(x, y, n_classes);
     // A forest without trees predicts the uniform distribution.
     let uniform = 1.0 / n_classes as f64;
-    scored(x, &Gini { y, n_classes }, sample_weight, params, held_out, n_classes, uniform)
+    scored(x, &Gini { y, n_classes }, sample_weight, params, (held_out, first), n_classes, uniform)
 }
 
-/// [`fit_regressor`] and [`RegressorForest::predict`] on `held_out` in one pass.
+/// [`fit_regressor`] and [`RegressorForest::predict`] on `held_out` in one pass; with
+/// `0 < first < n_trees`, also the first `first` trees' ([`Scored::first`]).
 ///
 /// # Panics
 /// As [`fit_regressor`], and if `held_out` does not have the columns of `x`.
@@ -192,9 +200,10 @@ pub fn fit_regressor_scored(
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
     held_out: &BinnedMatrix,
+    first: usize,
 ) -> Scored {
     assert_eq!(y.len(), x.n_rows, "fit_regressor: {} targets for {} rows", y.len(), x.n_rows);
-    scored(x, &SquaredError { y }, sample_weight, params, held_out, 1, 0.0)
+    scored(x, &SquaredError { y }, sample_weight, params, (held_out, first), 1, 0.0)
 }
 
 /// Panics unless `y` has one label per row of `x`, each below `n_classes`.
@@ -216,12 +225,16 @@ fn scored<C: Criterion>(
     criterion: &C,
     sample_weight: Option<&[f64]>,
     params: &ForestParams,
-    held_out: &BinnedMatrix,
+    (held_out, first): (&BinnedMatrix, usize),
     width: usize,
     empty: f64,
 ) -> Scored {
     check_columns(held_out, x.n_cols);
-    let sums = std::sync::Mutex::new(TreeOrderSums::new(held_out.n_rows, width, params.n_trees));
+    let mut sums = TreeOrderSums::new(held_out.n_rows, width, params.n_trees);
+    if first > 0 && first < params.n_trees {
+        sums.first = first;
+    }
+    let sums = std::sync::Mutex::new(sums);
     grow_each(x, criterion, sample_weight, params, Speedups::ALL, Some(held_out), |index, tree, leaves| {
         let importances = (tree.nodes.len() > 1).then_some(tree.importances);
         let add = |sums: &mut TreeOrderSums| sums.add(index, &tree.outputs, &leaves, importances);
@@ -229,15 +242,14 @@ fn scored<C: Criterion>(
     });
     let sums = sums.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     let importances = mean_decrease_in_impurity(sums.importances.iter().flatten().map(Vec::as_slice), x.n_cols);
-    let predictions = if params.n_trees == 0 {
-        vec![empty; held_out.n_rows * width]
-    } else {
-        let n_trees = params.n_trees as f64;
-        let mut sums = sums.sums;
-        sums.iter_mut().for_each(|p| *p /= n_trees);
+    let mean = |mut sums: Vec<f64>, n_trees: usize| {
+        sums.iter_mut().for_each(|p| *p /= n_trees as f64);
         sums
     };
-    Scored { importances, predictions }
+    let first = if sums.first > 0 { mean(sums.first_sums, sums.first) } else { Vec::new() };
+    let predictions =
+        if params.n_trees == 0 { vec![empty; held_out.n_rows * width] } else { mean(sums.sums, params.n_trees) };
+    Scored { importances, predictions, first }
 }
 
 /// Per held-out row, its leaf outputs summed over the trees in tree order (as
@@ -255,6 +267,9 @@ pub(super) struct TreeOrderSums {
     pub(super) most_waiting: usize,
     /// Per tree, its unnormalised importances if it split at all.
     pub(super) importances: Vec<Option<Vec<f64>>>,
+    /// With `first` above 0: `sums` as they stood once the first `first` trees were in.
+    pub(super) first: usize,
+    pub(super) first_sums: Vec<f64>,
 }
 
 impl TreeOrderSums {
@@ -266,6 +281,8 @@ impl TreeOrderSums {
             waiting: std::collections::BTreeMap::new(),
             most_waiting: 0,
             importances: vec![None; n_trees],
+            first: 0,
+            first_sums: Vec::new(),
         }
     }
 
@@ -287,10 +304,18 @@ impl TreeOrderSums {
             let outputs = &outputs[leaf as usize..][..width];
             row_sums.iter_mut().zip(outputs).for_each(|(sum, v)| *sum += v);
         }
-        self.next += 1;
+        self.advance();
         while let Some(rows) = self.waiting.remove(&self.next) {
             self.sums.iter_mut().zip(&rows).for_each(|(sum, v)| *sum += v);
-            self.next += 1;
+            self.advance();
+        }
+    }
+
+    /// One more tree is in the sums.
+    fn advance(&mut self) {
+        self.next += 1;
+        if self.next == self.first {
+            self.first_sums = self.sums.clone();
         }
     }
 }

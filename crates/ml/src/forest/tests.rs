@@ -604,11 +604,11 @@ fn scoring_while_growing_matches_fitting_then_predicting() {
         ForestParams { n_trees: 0, ..ForestParams::classifier_default() },
     ] {
         let forest = fit_classifier(&bx, &y, 4, None, &params);
-        let scored = fit_classifier_scored(&bx, &y, 4, None, &params, &bh);
+        let scored = fit_classifier_scored(&bx, &y, 4, None, &params, &bh, 0);
         assert_eq!(bits(&scored.predictions), bits(&forest.predict_proba(&bh)), "{params:?}");
         assert_eq!(bits(&scored.importances), bits(forest.feature_importances()));
         let regressor = fit_regressor(&bx, &targets, None, &params);
-        let scored = fit_regressor_scored(&bx, &targets, None, &params, &bh);
+        let scored = fit_regressor_scored(&bx, &targets, None, &params, &bh, 0);
         assert_eq!(bits(&scored.predictions), bits(&regressor.predict(&bh)), "{params:?}");
         assert_eq!(bits(&scored.importances), bits(regressor.feature_importances()));
     }
@@ -730,13 +730,45 @@ fn scored_fits_are_bit_identical_for_any_thread_count() {
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            let classes = fit_classifier_scored(&bx, &y, 4, None, &params, &bh);
-            let numbers = fit_regressor_scored(&bx, &targets, None, &params, &bh);
+            let classes = fit_classifier_scored(&bx, &y, 4, None, &params, &bh, 0);
+            let numbers = fit_regressor_scored(&bx, &targets, None, &params, &bh, 0);
             [classes.predictions, classes.importances, numbers.predictions, numbers.importances].map(|v| bits(&v))
         })
     };
     let one = run(1);
     for threads in [2, 3, 16] {
         assert_eq!(one, run(threads), "{threads} threads");
+    }
+}
+
+#[test]
+fn the_first_trees_of_a_scored_fit_are_the_smaller_forest() {
+    let x = matrix(1500, 6, 17, |rng| {
+        (0..6).map(|j| if j == 1 && rng.random::<f64>() < 0.1 { f64::NAN } else { rng.random() }).collect()
+    });
+    let y = labels(&x, |r| u32::from(r[0] > 0.5) + u32::from(r[2] + r[3] > 1.1));
+    let targets: Vec<f64> = (0..x.n_rows()).map(|i| x.get(i, 0) * 2.0 + x.get(i, 5)).collect();
+    let held_out = uniform_rows(300, 6, 18);
+    let binner = Binner::fit(&x);
+    let (bx, bh) = (binner.transform(&x), binner.transform(&held_out));
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    let params = ForestParams { n_trees: 20, seed: 9, ..ForestParams::classifier_default() };
+    let small = ForestParams { n_trees: 7, ..params };
+    // Trees arrive out of order on several threads; the first seven are summed alone.
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let full = fit_classifier_scored(&bx, &y, 3, None, &params, &bh, 7);
+            let alone = fit_classifier_scored(&bx, &y, 3, None, &small, &bh, 0);
+            assert_eq!(bits(&full.first), bits(&alone.predictions), "{threads} threads");
+            assert_ne!(bits(&full.first), bits(&full.predictions));
+            let full = fit_regressor_scored(&bx, &targets, None, &params, &bh, 7);
+            let alone = fit_regressor_scored(&bx, &targets, None, &small, &bh, 0);
+            assert_eq!(bits(&full.first), bits(&alone.predictions), "{threads} threads");
+        });
+    }
+    // Not asked for, or no fewer than the forest's trees: nothing.
+    for first in [0, 20, 30] {
+        assert!(fit_classifier_scored(&bx, &y, 3, None, &params, &bh, first).first.is_empty());
     }
 }

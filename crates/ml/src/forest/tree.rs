@@ -249,6 +249,9 @@ pub(super) struct Stores {
     /// One histogram of the widest feature, reused feature after feature by the nodes
     /// that keep none.
     pub(super) work: Vec<f64>,
+    /// The columns of small subtrees (`LOCAL_ROWS` bins per feature): left with no
+    /// column marked copied by every tree that used it.
+    pub(super) local: Local,
 }
 
 impl Stores {
@@ -257,6 +260,7 @@ impl Stores {
             hist: HistStore::new(layout),
             parent_hist: HistStore::new(layout),
             work: vec![0.0; layout.max_cells()],
+            local: Local::new(layout.n_bins.len()),
         }
     }
 

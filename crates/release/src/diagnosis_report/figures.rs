@@ -106,6 +106,7 @@ mod tests {
             pooled_types: Vec::new(),
             folds: 5,
             shortcut: None,
+            first_trees: None,
         }
     }
 

@@ -253,6 +253,85 @@ fn jsonl_init_build() {
     assert!(d.join("out/bench/0.1.0/data/test-00000-of-00001.parquet").is_file());
 }
 
+/// A VLMEvalKit benchmark TSV as pandas writes it: `index`, `question`, one column per
+/// option `A`-`D` with `nan` where a question has fewer options, the gold's letter in
+/// `answer`, `category`. `init` maps the letter columns with no hand edit; the build
+/// reads every question with its own options, counts the dropped `nan` cells, and
+/// keeps each gold on its letter.
+#[test]
+fn vlmevalkit_tsv_letter_columns_init_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::from("index\tquestion\tA\tB\tC\tD\tanswer\tcategory\n");
+    let mut three = 0;
+    for i in 0..N {
+        let (cat, q, mut ch, gold) = question(i);
+        // Every third question has three options, when its gold is not the fourth.
+        if i.is_multiple_of(3) && gold < 3 {
+            ch[3] = "nan".into();
+            three += 1;
+        }
+        text.push_str(&format!("{i}\t{q}\t{}\t{}\t{cat}\n", ch.join("\t"), LETTERS[gold]));
+    }
+    std::fs::write(d.join("bench.tsv"), text).unwrap();
+    let o = ok(d, &["init", "bench.tsv"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    for line in ["id = \"index\"", "options = [\"A\", \"B\", \"C\", \"D\"]", "answer-kind = \"letter\""] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    assert!(stdout(&o).contains("options        <- \"A\", \"B\", \"C\", \"D\""), "{}", stdout(&o));
+    // The letter columns are the options, not meta.
+    assert!(!toml.contains("# meta = [\"A\""), "{toml}");
+    let o = ok(d, &["ingest", "bench.toml", "--out", "bench.parquet"]);
+    let warned = format!("{three} rows: absent option cells");
+    assert!(stderr(&o).contains(&warned), "no {warned:?} in {}", stderr(&o));
+    let samples = common::ingest_pipeline(&d.join("bench.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let i: usize = s.id.parse().unwrap();
+        let (_, _, ch, gold) = question(i);
+        let k = if i.is_multiple_of(3) && gold < 3 { 3 } else { 4 };
+        assert_eq!(s.options, ch[..k], "{}", s.id);
+        assert_eq!((s.answer_index, s.answer.as_str()), (Some(gold as i32), ch[gold].as_str()), "{}", s.id);
+    }
+    // Columns A, B and D: mapping A and B would leave D's option out, so init maps none
+    // and says why.
+    std::fs::write(d.join("gap.tsv"), "index\tquestion\tA\tB\tD\tanswer\n0\tq?\tx\ty\tz\tA\n1\tr?\tx\ty\tz\tB\n")
+        .unwrap();
+    let o = ok(d, &["init", "gap.tsv"]);
+    let toml = std::fs::read_to_string(d.join("gap.toml")).unwrap();
+    let line = toml.lines().find(|l| l.contains("options = ")).unwrap_or_default();
+    assert!(line.starts_with("# options = \"...\"") && line.contains("then \"D\" after a gap"), "{toml}");
+    assert!(stdout(&o).contains("options           not mapped: the option columns run"), "{}", stdout(&o));
+}
+
+/// A CSV whose options column holds each question's list as text, as pandas writes a
+/// list into a cell (`['red', 'blue']`): init maps it as the options, the gold letter
+/// as a letter, and ingest reads each list back option for option.
+#[test]
+fn csv_options_written_as_list_text_are_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::from("id,question,options,answer\n");
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        let list: Vec<String> = ch.iter().map(|c| format!("'{c}'")).collect();
+        text.push_str(&format!("v_{i},{q},\"[{}]\",{}\n", list.join(", "), LETTERS[gold]));
+    }
+    std::fs::write(d.join("bench.csv"), text).unwrap();
+    ok(d, &["init", "bench.csv"]);
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    for line in ["options = \"options\"", "answer-kind = \"letter\""] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    let samples = common::ingest_pipeline(&d.join("bench.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let (_, _, ch, gold) = question(s.id[2..].parse().unwrap());
+        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
+    }
+}
+
 /// Every question about one picture: grouping folds by image would leave one
 /// fold group, so init leaves `group-by` commented with diagnose's reason and
 /// the pipeline builds as written.

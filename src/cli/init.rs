@@ -61,6 +61,10 @@ pub fn run(args: &Args) -> Result<()> {
     for l in lines {
         let shown = match &l.value {
             Some(v) => format!("{:<14} <- \"{v}\" ({})", l.key, l.why),
+            None if !l.columns.is_empty() => {
+                let columns: Vec<String> = l.columns.iter().map(|c| format!("\"{c}\"")).collect();
+                format!("{:<14} <- {} ({})", l.key, columns.join(", "), l.why)
+            }
             None => format!("{:<14}    not mapped: {}", l.key, l.why),
         };
         super::say(&format!("  {shown}"));

@@ -21,7 +21,8 @@ pub struct FieldSurvey {
     pub distinct: usize,
     /// Up to three values, as text, in record order.
     pub examples: Vec<String>,
-    /// Every value is a list of scalars (a list of options).
+    /// Every value is a list of scalars (a list of options), or a text holding one
+    /// (`['a cat', 'a dog']`, as pandas writes a list into a CSV cell).
     pub list_of_text: bool,
     /// Every value is an image: a `{bytes, path}` struct, bytes, or a string
     /// naming an image file (`.png`, `.jpg`, ...), or a list of such.
@@ -120,7 +121,13 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
                 f.examples.push(text.chars().take(60).collect());
             }
             values[i].insert(text);
-            f.list_of_text &= matches!(v, Raw::List(items) if items.iter().all(|x| x.scalar_text().is_some()));
+            f.list_of_text &= match v {
+                Raw::List(items) => items.iter().all(|x| x.scalar_text().is_some()),
+                // A list written into a text column (CSV, or a Hub string column), as ingest
+                // reads an options field.
+                Raw::Str(s) => crate::options::parse_list_literal(s).is_some(),
+                _ => false,
+            };
             f.image_like &= is_image(v);
             f.letters &=
                 matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));

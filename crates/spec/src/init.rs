@@ -148,16 +148,21 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
     t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
     for l in &lines {
-        entry(&mut t, l.key, l.value.as_deref(), &l.why);
+        if l.columns.is_empty() {
+            entry(&mut t, l.key, l.value.as_deref(), &l.why);
+        } else {
+            let columns: Vec<String> = l.columns.iter().map(|c| toml_str(c)).collect();
+            let _ = writeln!(t, "{:<32} # {}", format!("{} = [{}]", l.key, columns.join(", ")), l.why);
+        }
     }
-    let chosen: Vec<&str> = lines.iter().filter_map(|l| l.value.as_deref()).collect();
+    let chosen: Vec<&str> = lines.iter().flat_map(|l| l.value.iter().chain(&l.columns)).map(String::as_str).collect();
     let rest: Vec<String> =
         s.fields.iter().filter(|f| !chosen.contains(&f.name.as_str())).map(|f| format!("\"{}\"", f.name)).collect();
     if !rest.is_empty() {
         let _ = writeln!(t, "# meta = [{}]   # default: every unmapped field is kept in meta", rest.join(", "));
     }
     let has_images = lines.iter().any(|l| l.key == "images" && l.value.is_some());
-    let has_options = lines.iter().any(|l| l.key == "options" && l.value.is_some());
+    let has_options = lines.iter().any(|l| l.key == "options" && l.is_mapped());
     t.push_str(
         "\n# TsT-RF: how much of the benchmark a model answers without the image\n\
          # (k-fold random forests on non-visual features).\n[diagnose]\n",
@@ -200,6 +205,15 @@ pub struct Line {
     /// The source field chosen; `None`: left commented, `why` says why.
     pub value: Option<String>,
     pub why: String,
+    /// Options only: one field per option, in letter order (`value` is `None`).
+    pub columns: Vec<String>,
+}
+
+impl Line {
+    /// Whether the line maps a source: a field, or one field per option.
+    pub fn is_mapped(&self) -> bool {
+        self.value.is_some() || !self.columns.is_empty()
+    }
 }
 
 fn parts(name: &str) -> Vec<String> {
@@ -240,18 +254,24 @@ fn choose<'a>(
 ) -> (Line, Option<&'a FieldSurvey>) {
     let free = |f: &&FieldSurvey| !taken.contains(&f.name) && f.present > 0;
     if let Some(f) = exact.iter().find_map(|e| s.fields.iter().filter(free).find(|f| f.name == *e && like(f))) {
-        let line = Line { key, value: Some(f.name.clone()), why: format!("the canonical name; {why_like}") };
+        let line = Line {
+            key,
+            value: Some(f.name.clone()),
+            why: format!("the canonical name; {why_like}"),
+            columns: Vec::new(),
+        };
         return (line, Some(f));
     }
     let found: Vec<&FieldSurvey> = s.fields.iter().filter(free).filter(|f| like(f)).collect();
     match found[..] {
-        [f] => (Line { key, value: Some(f.name.clone()), why: why_like.to_string() }, Some(f)),
-        [] => (Line { key, value: None, why: format!("no field is {why_like}") }, None),
+        [f] => (Line { key, value: Some(f.name.clone()), why: why_like.to_string(), columns: Vec::new() }, Some(f)),
+        [] => (Line { key, value: None, why: format!("no field is {why_like}"), columns: Vec::new() }, None),
         _ => (
             Line {
                 key,
                 value: None,
                 why: format!("{} could each be the {key} ({why_like}): choose one", quoted(&found)),
+                columns: Vec::new(),
             },
             None,
         ),
@@ -310,8 +330,40 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         Some(crate::wire::OptionsWire::One(o)) => Some(o.clone()),
         _ => None,
     };
-    let options = take(options, options_given.as_ref(), &mut taken);
-    let has_options = options.value.is_some();
+    let mut options = take(options, options_given.as_ref(), &mut taken);
+    if !options.is_mapped() && given.options.is_none() {
+        // VLMEvalKit's layout: one column per option, "A", "B", ... from "A" on.
+        let columns: Vec<String> = ('A'..='Z')
+            .map(String::from)
+            .take_while(|l| {
+                s.fields.iter().any(|f| {
+                    f.name == *l
+                        && f.present > 0
+                        && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer" | "a number" | "a boolean"))
+                })
+            })
+            .collect();
+        let after = ('A'..='Z')
+            .map(String::from)
+            .skip(columns.len())
+            .find(|l| s.fields.iter().any(|f| f.name == *l && f.present > 0));
+        if let (Some(after), false) = (&after, columns.is_empty()) {
+            options.why = format!(
+                "the option columns run \"A\" to \"{}\", then \"{after}\" after a gap: map the options by hand, \
+                 in letter order, so that no option is left out or re-lettered",
+                columns[columns.len() - 1]
+            );
+        } else if columns.len() >= 2 {
+            options.why = format!(
+                "one column per option, \"A\" to \"{}\" (VLMEvalKit's layout); an empty or nan cell after the last \
+                 option is no option",
+                columns[columns.len() - 1]
+            );
+            taken.extend(columns.iter().cloned());
+            options.columns = columns;
+        }
+    }
+    let has_options = options.is_mapped();
     lines.push(options);
     let answer = choose(
         s,
@@ -387,6 +439,7 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
                      \"_row\" (the row number, stable for a fixed file)",
                     f.name, f.distinct
                 ),
+                columns: Vec::new(),
             },
             None,
         ),
@@ -410,12 +463,14 @@ fn answer_kind_line(answer_field: Option<&FieldSurvey>) -> Option<Line> {
             key: "answer-kind",
             value: Some("letter".into()),
             why: format!("every \"{}\" read is one letter A-Z", f.name),
+            columns: Vec::new(),
         }),
         Some(f) => match f.int_range {
             Some((0, _)) => Some(Line {
                 key: "answer-kind",
                 value: Some("index".into()),
                 why: format!("\"{}\" holds integers from 0: a 0-based position", f.name),
+                columns: Vec::new(),
             }),
             Some((lo, hi)) => Some(Line {
                 key: "answer-kind",
@@ -424,6 +479,7 @@ fn answer_kind_line(answer_field: Option<&FieldSurvey>) -> Option<Line> {
                     "\"{}\" holds integers {lo} to {hi}: \"index\" (0-based) or \"index1\" (1-based)? choose one",
                     f.name
                 ),
+                columns: Vec::new(),
             }),
             None => None,
         },

@@ -34,6 +34,9 @@ struct Span {
     end: usize,
     key: Option<String>,
     line: u64,
+    /// 1-based column, for a record that starts on the line of the record before it;
+    /// 0 otherwise (the line says where it is).
+    col: u64,
 }
 
 /// Records of one JSON or JSON-lines file, found but not yet parsed: ingest
@@ -66,7 +69,10 @@ impl JsonRecords {
             let slice = &self.bytes[s.start..s.end];
             match serde_json::from_slice::<Raw>(slice) {
                 Ok(value) => records.push(RawRecord {
-                    loc: Location { file: self.file.clone(), pos: Pos::Line(s.line) },
+                    loc: Location {
+                        file: self.file.clone(),
+                        pos: if s.col > 0 { Pos::LineCol(s.line, s.col) } else { Pos::Line(s.line) },
+                    },
                     value,
                     file_stem: self.stem.clone(),
                     key: s.key.clone(),

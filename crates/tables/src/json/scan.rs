@@ -115,14 +115,51 @@ pub(super) fn memchr_count(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// Assigns line numbers to spans in one forward pass.
-pub(super) fn number_lines(bytes: &[u8], spans: &mut [Span]) {
-    let (mut pos, mut line) = (0usize, 1u64);
-    for s in spans.iter_mut() {
-        line += memchr_count(&bytes[pos..s.start]);
-        pos = s.start;
-        s.line = line;
+/// Where a scan stands in a file's lines: the line, how many characters into it, and
+/// the line the last record started on.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LineAt {
+    pub(super) line: u64,
+    pub(super) col: u64,
+    pub(super) last: u64,
+}
+
+impl LineAt {
+    /// The start of a file.
+    pub(super) fn start() -> LineAt {
+        LineAt { line: 1, col: 0, last: 0 }
     }
+}
+
+/// Assigns line numbers to spans in one forward pass over `bytes`, which start at `at`
+/// (left at their end). A span that starts on the line of the record before it also
+/// gets its 1-based character column, so that the records of a file written on one
+/// line (a JSON document without newlines) are told apart.
+pub(super) fn number_lines(bytes: &[u8], spans: &mut [Span], at: &mut LineAt) {
+    let mut pos = 0usize;
+    let mut advance = |to: usize, at: &mut LineAt| {
+        let gap = &bytes[pos..to];
+        match gap.iter().rposition(|&b| b == b'\n') {
+            Some(last) => {
+                at.line += memchr_count(gap);
+                at.col = chars(&gap[last + 1..]);
+            }
+            None => at.col += chars(gap),
+        }
+        pos = to;
+    };
+    for s in spans.iter_mut() {
+        advance(s.start, at);
+        s.line = at.line;
+        s.col = if at.line == at.last { at.col + 1 } else { 0 };
+        at.last = at.line;
+    }
+    advance(bytes.len(), at);
+}
+
+/// Characters of UTF-8 `bytes` (those that do not continue a character).
+fn chars(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64
 }
 
 /// The non-blank lines of `bytes[start..]` as spans, the first numbered
@@ -133,7 +170,7 @@ pub(super) fn line_spans(bytes: &[u8], mut start: usize, mut line: u64) -> (Vec<
         let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
         let text = &bytes[start..end];
         if text.iter().any(|b| !b.is_ascii_whitespace()) {
-            spans.push(Span { start, end, key: None, line });
+            spans.push(Span { start, end, key: None, line, col: 0 });
         }
         start = end + 1;
         line += 1;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::scan::{line_spans, memchr_count, number_lines, value_end_partial};
+use super::scan::{LineAt, line_spans, memchr_count, number_lines, value_end_partial};
 use super::{JsonRecords, Span, empty_file, records_of};
 use crate::error::{Error, Location, Problem, Result};
 
@@ -24,6 +24,8 @@ pub struct JsonLines {
     pub(super) block: usize,
     /// `Some` for a top-level array: where its scan stands at `carry[0]`.
     array: Option<ArrayAt>,
+    /// A top-level array's records: where `carry[0]` stands in its line.
+    at: LineAt,
 }
 
 /// Where the scan of a top-level array stands, between two records.
@@ -134,6 +136,7 @@ impl JsonLines {
             eof: false,
             block: BLOCK_BYTES,
             array,
+            at: LineAt::start(),
         }
     }
 
@@ -203,7 +206,7 @@ impl JsonLines {
                     ArrayAt::First if b[i] == b']' => at = ArrayAt::Done,
                     ArrayAt::First | ArrayAt::Value => match value_end_partial(b, i, self.eof) {
                         Some(end) if end > i => {
-                            spans.push(Span { start: i, end, key: None, line: 0 });
+                            spans.push(Span { start: i, end, key: None, line: 0, col: 0 });
                             at = ArrayAt::Sep;
                             i = end;
                             consumed = i;
@@ -259,12 +262,9 @@ impl JsonLines {
             self.block = BLOCK_BYTES;
             let rest = self.carry.split_off(consumed);
             let bytes = std::mem::replace(&mut self.carry, rest);
-            let base = self.line;
-            self.line += memchr_count(&bytes);
-            number_lines(&bytes, &mut spans);
-            for s in &mut spans {
-                s.line += base - 1;
-            }
+            self.at.line = self.line;
+            number_lines(&bytes, &mut spans, &mut self.at);
+            self.line = self.at.line;
             let mut records = records_of(&self.path, bytes, spans);
             records.row_base = self.rows;
             self.rows += records.len() as u64;

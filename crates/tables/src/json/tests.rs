@@ -42,6 +42,29 @@ fn arrays_objects_and_lines() {
     assert_eq!(l[1].loc.pos, crate::error::Pos::Line(3));
 }
 
+/// A document written on one line (as `json.dump` writes one): each record after the
+/// first on a line is located by its character column, read whole or in blocks.
+#[test]
+fn records_sharing_a_line_are_located_by_column() {
+    let text = "[{\"q\": \"caf\u{e9} \u{1F600}\"}, {\"id\": 2},\n{\"id\": 3}, {\"id\": 4}]";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.json");
+    std::fs::write(&path, text).unwrap();
+    let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
+    let (w_records, w_problems) = whole.parse(0..whole.len());
+    let at: Vec<String> = w_records.iter().map(|r| r.loc.to_string()).collect();
+    let file = crate::error::display_path(&path);
+    // Characters, not bytes: "é" and the emoji are one column each.
+    let want: Vec<String> = ["1", "1:19", "2", "2:12"].iter().map(|p| format!("{file}:{p}")).collect();
+    assert_eq!(at, want);
+    streams_like_whole(text, &w_records, &w_problems, || {
+        let JsonInput::Stream(lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
+        *lines
+    });
+    let keyed = read("{\"a\": {\"id\": 1}, \"b\": {\"id\": 2}}").unwrap();
+    assert_eq!(keyed[1].loc.pos, crate::error::Pos::LineCol(1, 23));
+}
+
 /// A file read in blocks (of a few bytes here, so that blocks end
 /// everywhere) gives the records, lines, rows and problems of the file read whole.
 #[test]
@@ -148,7 +171,8 @@ fn records_are_found_in_a_wrapping_object_and_said_so() {
 fn records_reads_the_named_member() {
     let text = "{\"train\": [{\"id\": 1}],\n \"test\": {\"splits\": {\"b\": [{\"id\": 2}, {\"id\": 3}], \"k\": {\"x\": {\"id\": 4}}}}}";
     let (test, note) = split(text, Some("test.splits.b")).unwrap();
-    assert_eq!((test.len(), test[1].loc.pos.clone(), note), (2, crate::error::Pos::Line(2), None));
+    // The second record starts on the first one's line: its column tells it apart.
+    assert_eq!((test.len(), test[1].loc.pos.clone(), note), (2, crate::error::Pos::LineCol(2, 39), None));
     let (train, _) = split(text, Some("train")).unwrap();
     assert_eq!(train.len(), 1);
     let (keyed, _) = split(text, Some("test.splits.k")).unwrap();

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::scan::{Scanner, line_spans, number_lines};
+use super::scan::{LineAt, Scanner, line_spans, number_lines};
 use super::{JsonRecords, Span, empty_file, records_of};
 use crate::error::{Error, Location, Problem, Result};
 
@@ -94,7 +94,7 @@ pub fn split_json(path: &Path, bytes: Vec<u8>, records: Option<&str>) -> Result<
     if spans.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the file holds no records")));
     }
-    number_lines(&bytes, &mut spans);
+    number_lines(&bytes, &mut spans, &mut LineAt::start());
     Ok((records_of(path, bytes, spans), note))
 }
 
@@ -122,7 +122,7 @@ impl Scanner<'_> {
                 self.skip_ws();
                 let start = self.pos;
                 let end = self.value_end()?;
-                spans.push(Span { start, end, key: None, line: 0 });
+                spans.push(Span { start, end, key: None, line: 0, col: 0 });
                 self.pos = end;
                 if !self.expect_sep(b']')? {
                     break;
@@ -159,7 +159,7 @@ impl Scanner<'_> {
             self.skip_ws();
             let start = self.pos;
             let end = self.value_end()?;
-            spans.push(Span { start, end, key: Some(key), line: 0 });
+            spans.push(Span { start, end, key: Some(key), line: 0, col: 0 });
             self.pos = end;
             if !self.expect_sep(b'}')? {
                 break;

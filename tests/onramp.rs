@@ -332,6 +332,43 @@ fn csv_options_written_as_list_text_are_proposed() {
     }
 }
 
+/// A JSON object keyed by id, written on one line (`json.dump` without an indent):
+/// init maps the keys as the ids, and a bad record is located by its column.
+#[test]
+fn an_object_keyed_by_id_is_read_by_its_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Record k07's gold `bad` a letter it has no option for.
+    let keyed = |bad: bool| {
+        let mut records = serde_json::Map::new();
+        for i in 0..N {
+            let (cat, q, ch, gold) = question(i);
+            let answer = if bad && i == 7 { "Z" } else { LETTERS[gold] };
+            records.insert(
+                format!("k{i:02}"),
+                serde_json::json!({"question": q, "choices": ch, "answer": answer, "category": cat}),
+            );
+        }
+        serde_json::Value::Object(records).to_string()
+    };
+    let text = keyed(false);
+    assert!(!text.contains('\n'));
+    std::fs::write(d.join("keyed.json"), &text).unwrap();
+    let o = ok(d, &["init", "keyed.json"]);
+    let toml = std::fs::read_to_string(d.join("keyed.toml")).unwrap();
+    assert!(toml.lines().any(|l| l.starts_with("id = \"_key\"")), "{toml}");
+    assert!(stdout(&o).contains("id             <- \"_key\" (the records are an object keyed by id"), "{}", stdout(&o));
+    let samples = common::ingest_pipeline(&d.join("keyed.toml")).samples;
+    let ids: Vec<&str> = samples.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, (0..N).map(|i| format!("k{i:02}")).collect::<Vec<_>>());
+    // The bad record, on the file's one line, is located by its column.
+    let bad = keyed(true);
+    std::fs::write(d.join("keyed.json"), &bad).unwrap();
+    let o = run(d, &["ingest", "keyed.toml", "--out", "k.parquet"]);
+    let column = bad[..bad.find("\"k07\"").unwrap()].chars().count() + 7;
+    assert!(!o.status.success() && stderr(&o).contains(&format!("keyed.json:1:{column}: ")), "{}", stderr(&o));
+}
+
 /// Every question about one picture: grouping folds by image would leave one
 /// fold group, so init leaves `group-by` commented with diagnose's reason and
 /// the pipeline builds as written.

@@ -38,6 +38,8 @@ pub struct FieldSurvey {
 pub struct Survey {
     pub records: usize,
     pub fields: Vec<FieldSurvey>,
+    /// The records are an object keyed by id: each has its key (`_key`).
+    pub keyed: bool,
 }
 
 impl Survey {
@@ -144,5 +146,6 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
             (f.list_of_text, f.image_like, f.letters) = (false, false, false);
         }
     }
-    Ok(Survey { records: records.len(), fields })
+    let keyed = !records.is_empty() && records.iter().all(|r| r.key.is_some());
+    Ok(Survey { records: records.len(), fields, keyed })
 }

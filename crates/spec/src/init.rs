@@ -443,6 +443,11 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
             },
             None,
         ),
+        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") && s.keyed => {
+            line.value = Some("_key".into());
+            line.why = "the records are an object keyed by id: each record's key".into();
+            (line, None)
+        }
         (mut line, None) if line.value.is_none() && !line.why.contains("choose one") => {
             line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the \
                         row number, stable for a fixed file)"

@@ -305,29 +305,31 @@ fn vlmevalkit_tsv_letter_columns_init_build() {
     assert!(stdout(&o).contains("options           not mapped: the option columns run"), "{}", stdout(&o));
 }
 
-/// A CSV whose options column holds each question's list as text, as pandas writes a
-/// list into a cell (`['red', 'blue']`): init maps it as the options, the gold letter
-/// as a letter, and ingest reads each list back option for option.
+/// A CSV as pandas' `to_csv` writes a data frame: the row index in an unnamed first
+/// column, each question's options list as text (`['red', 'blue']`), a `nan` cell.
+/// init maps the index as the id, the list column as the options and the gold letter
+/// as a letter; ingest reads each list back option for option.
 #[test]
-fn csv_options_written_as_list_text_are_proposed() {
+fn a_pandas_csv_with_list_text_options_is_proposed() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let mut text = String::from("id,question,options,answer\n");
+    let mut text = String::from(",question,options,answer,difficulty\n");
     for i in 0..N {
         let (_, q, ch, gold) = question(i);
         let list: Vec<String> = ch.iter().map(|c| format!("'{c}'")).collect();
-        text.push_str(&format!("v_{i},{q},\"[{}]\",{}\n", list.join(", "), LETTERS[gold]));
+        let difficulty = if i % 4 == 0 { "nan" } else { "2.0" };
+        text.push_str(&format!("{i},{q},\"[{}]\",{},{difficulty}\n", list.join(", "), LETTERS[gold]));
     }
     std::fs::write(d.join("bench.csv"), text).unwrap();
     ok(d, &["init", "bench.csv"]);
     let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
-    for line in ["options = \"options\"", "answer-kind = \"letter\""] {
+    for line in ["id = \"Unnamed: 0\"", "options = \"options\"", "answer-kind = \"letter\""] {
         assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
     }
     let samples = common::ingest_pipeline(&d.join("bench.toml")).samples;
     assert_eq!(samples.len(), N);
     for s in &samples {
-        let (_, _, ch, gold) = question(s.id[2..].parse().unwrap());
+        let (_, _, ch, gold) = question(s.id.parse().unwrap());
         assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
     }
 }

@@ -416,6 +416,9 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     (lines, folder_line)
 }
 
+/// The name a delimited file's first column gets when its header is empty.
+const UNNAMED_FIRST: &str = "Unnamed: 0";
+
 /// The proposed `id`: a field named like one with a distinct value in each of
 /// the records read, else a line saying why none is proposed.
 fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey>) {
@@ -443,6 +446,18 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
             },
             None,
         ),
+        (mut line, None)
+            if line.value.is_none()
+                && !line.why.contains("choose one")
+                && s.field(UNNAMED_FIRST).is_some_and(|f| f.distinct == n && f.present == n && is_scalar(f)) =>
+        {
+            line.value = Some(UNNAMED_FIRST.into());
+            line.why = format!(
+                "the file's unnamed first column (where pandas writes its row index), with a distinct value in each \
+                 of the {n} records read"
+            );
+            (line, None)
+        }
         (mut line, None) if line.value.is_none() && !line.why.contains("choose one") && s.keyed => {
             line.value = Some("_key".into());
             line.why = "the records are an object keyed by id: each record's key".into();

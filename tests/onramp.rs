@@ -334,6 +334,42 @@ fn a_pandas_csv_with_list_text_options_is_proposed() {
     }
 }
 
+/// A designer's own spreadsheet (`tests/fixtures/good/designer.xlsx`, written by
+/// `tests/fixtures/predictions/make_xlsx.py`): numeric ids, options in columns
+/// `Option A` to `Option D` (empty where a question has three), the gold's letter in
+/// `Correct Answer`. init maps every field with no hand edit; ingest keeps each option
+/// on its letter and each id exact.
+#[test]
+fn a_designer_spreadsheet_with_option_columns_is_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::copy(common::root().join("tests/fixtures/good/designer.xlsx"), d.join("designer.xlsx")).unwrap();
+    ok(d, &["init", "designer.xlsx"]);
+    let toml = std::fs::read_to_string(d.join("designer.toml")).unwrap();
+    for line in [
+        "id = \"ID\"",
+        "options = [\"Option A\", \"Option B\", \"Option C\", \"Option D\"]",
+        "answer = \"Correct Answer\"",
+        "answer-kind = \"letter\"",
+        "question-type = \"Subject\"",
+    ] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    let o = ok(d, &["ingest", "designer.toml", "--out", "designer.parquet"]);
+    assert!(stderr(&o).contains("8 rows: absent option cells"), "{}", stderr(&o));
+    let samples = common::ingest_pipeline(&d.join("designer.toml")).samples;
+    assert_eq!(samples.len(), 24);
+    let colours = ["red", "green", "blue", "yellow"];
+    for (i, s) in samples.iter().enumerate() {
+        let k = if i.is_multiple_of(3) { 3 } else { 4 };
+        let options: Vec<&str> = (0..k).map(|j| colours[(j + i) % 4]).collect();
+        assert_eq!(
+            (s.id.as_str(), &s.options, s.answer_index),
+            (format!("{}", 1000 + i).as_str(), &options.iter().map(|o| o.to_string()).collect(), Some((i % 3) as i32))
+        );
+    }
+}
+
 /// A JSON object keyed by id, written on one line (`json.dump` without an indent):
 /// init maps the keys as the ids, and a bad record is located by its column.
 #[test]

@@ -225,7 +225,7 @@ fn last_part_in(f: &FieldSurvey, words: &[&str]) -> bool {
 }
 
 fn is_scalar(f: &FieldSurvey) -> bool {
-    !f.kinds.is_empty() && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer"))
+    !f.kinds.is_empty() && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer" | "a number"))
 }
 
 fn is_text(f: &FieldSurvey) -> bool {
@@ -332,35 +332,19 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     };
     let mut options = take(options, options_given.as_ref(), &mut taken);
     if !options.is_mapped() && given.options.is_none() {
-        // VLMEvalKit's layout: one column per option, "A", "B", ... from "A" on.
-        let columns: Vec<String> = ('A'..='Z')
-            .map(String::from)
-            .take_while(|l| {
-                s.fields.iter().any(|f| {
-                    f.name == *l
-                        && f.present > 0
-                        && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer" | "a number" | "a boolean"))
-                })
-            })
-            .collect();
-        let after = ('A'..='Z')
-            .map(String::from)
-            .skip(columns.len())
-            .find(|l| s.fields.iter().any(|f| f.name == *l && f.present > 0));
-        if let (Some(after), false) = (&after, columns.is_empty()) {
-            options.why = format!(
-                "the option columns run \"A\" to \"{}\", then \"{after}\" after a gap: map the options by hand, \
-                 in letter order, so that no option is left out or re-lettered",
-                columns[columns.len() - 1]
-            );
-        } else if columns.len() >= 2 {
-            options.why = format!(
-                "one column per option, \"A\" to \"{}\" (VLMEvalKit's layout); an empty or nan cell after the last \
-                 option is no option",
-                columns[columns.len() - 1]
-            );
-            taken.extend(columns.iter().cloned());
-            options.columns = columns;
+        match option_columns(s, &taken) {
+            OptionColumns::Run(columns) => {
+                options.why = format!(
+                    "one column per option, \"{}\" to \"{}\"; an empty or nan cell after the last option is no \
+                     option",
+                    columns[0],
+                    columns[columns.len() - 1]
+                );
+                taken.extend(columns.iter().cloned());
+                options.columns = columns;
+            }
+            OptionColumns::Unclear(why) => options.why = why,
+            OptionColumns::None => {}
         }
     }
     let has_options = options.is_mapped();
@@ -414,6 +398,91 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         if beside.join(&first).is_file() { String::new() } else { first }
     });
     (lines, folder_line)
+}
+
+/// Column names that number something other than options.
+const NOT_OPTIONS: &[&str] =
+    &["answer", "answers", "label", "gold", "target", "image", "images", "img", "picture", "id", "question", "frame"];
+
+/// What the columns say about options given one column per option.
+enum OptionColumns {
+    /// The columns, in option order.
+    Run(Vec<String>),
+    /// Why none is proposed: a gap in a run, or two runs.
+    Unclear(String),
+    None,
+}
+
+/// Options given one column each: a family of scalar columns named alike but for a
+/// last letter from A (`A`, `B`, ... as VLMEvalKit writes them; `Option A`, `option_b`,
+/// `optionC`) or a number from 0 or 1 (`choice1`, `option_2`), each with a value in
+/// some record read. A run with a gap (`A`, `B`, `D`) is left to the user, since
+/// mapping the run would leave the option after the gap out; so are two runs.
+fn option_columns(s: &Survey, taken: &[String]) -> OptionColumns {
+    let scalar = |f: &FieldSurvey| {
+        f.present > 0
+            && !f.image_like
+            && f.kinds.iter().all(|k| matches!(*k, "a string" | "an integer" | "a number" | "a boolean"))
+    };
+    // (prefix, kind) -> option index -> column; kind 0: A-Z, 1: a-z, 2: a number.
+    let mut families: std::collections::BTreeMap<(String, u8), std::collections::BTreeMap<usize, String>> =
+        std::collections::BTreeMap::new();
+    for f in s.fields.iter().filter(|f| !taken.contains(&f.name)) {
+        let name = f.name.as_str();
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, kind, index) = if digits > 0 && digits < name.len() && digits <= 2 {
+            let (prefix, number) = name.split_at(name.len() - digits);
+            (prefix, 2, number.parse::<usize>().unwrap_or(usize::MAX))
+        } else {
+            let Some(last) = name.chars().last().filter(char::is_ascii_alphabetic) else { continue };
+            let prefix = &name[..name.len() - 1];
+            let joined = prefix.chars().last().is_some_and(|p| p.is_ascii_lowercase() && last.is_ascii_uppercase());
+            if !(prefix.is_empty() || prefix.ends_with([' ', '_', '-', '.', ':']) || joined) {
+                continue;
+            }
+            let kind = if last.is_ascii_uppercase() { 0 } else { 1 };
+            (prefix, kind, usize::from(last.to_ascii_uppercase() as u8 - b'A'))
+        };
+        // Bare letters only: a column named by a number alone is no option's; nor are
+        // numbered answers, images or ids (`answer_1`, `image_2`).
+        if kind == 2 && !prefix.chars().any(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let stem = parts(prefix).pop().unwrap_or_default();
+        if NOT_OPTIONS.contains(&stem.as_str()) {
+            continue;
+        }
+        families.entry((prefix.to_string(), kind)).or_default().insert(index, f.name.clone());
+    }
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for ((_, kind), members) in &families {
+        let first = if *kind == 2 && !members.contains_key(&0) { 1 } else { 0 };
+        let run: Vec<&String> = (first..).map_while(|i| members.get(&i)).collect();
+        let filled: Vec<String> =
+            run.iter().take_while(|c| s.field(c).is_some_and(scalar)).map(|c| c.to_string()).collect();
+        if filled.len() < 2 {
+            continue;
+        }
+        if let Some(after) =
+            members.range(first + filled.len()..).map(|(_, c)| c).find(|c| s.field(c).is_some_and(|f| f.present > 0))
+        {
+            return OptionColumns::Unclear(format!(
+                "the option columns run \"{}\" to \"{}\", then \"{after}\" after a gap: map the options by hand, in \
+                 order, so that no option is left out or re-lettered",
+                filled[0],
+                filled[filled.len() - 1]
+            ));
+        }
+        runs.push(filled);
+    }
+    match runs.len() {
+        0 => OptionColumns::None,
+        1 => OptionColumns::Run(runs.remove(0)),
+        _ => {
+            let named: Vec<String> = runs.iter().map(|r| format!("\"{}\" to \"{}\"", r[0], r[r.len() - 1])).collect();
+            OptionColumns::Unclear(format!("{} could each be the options: choose one", named.join(" or ")))
+        }
+    }
 }
 
 /// The name a delimited file's first column gets when its header is empty.
@@ -577,6 +646,60 @@ fn names_a_split(stem: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A survey of text fields, each with a value in every record (a name ending in `!`:
+    /// in none).
+    fn fields(names: &[&str]) -> Survey {
+        let fields = names
+            .iter()
+            .map(|n| FieldSurvey {
+                name: n.trim_end_matches('!').to_string(),
+                present: if n.ends_with('!') { 0 } else { 3 },
+                kinds: ["a string"].into_iter().collect(),
+                distinct: 3,
+                ..Default::default()
+            })
+            .collect();
+        Survey { records: 3, fields, keyed: false }
+    }
+
+    fn run(names: &[&str]) -> Result<Vec<String>, String> {
+        match option_columns(&fields(names), &[]) {
+            OptionColumns::Run(c) => Ok(c),
+            OptionColumns::Unclear(why) => Err(why),
+            OptionColumns::None => Ok(Vec::new()),
+        }
+    }
+
+    /// One column per option, in the layouts sheets and exports use; what is not one.
+    #[test]
+    fn option_columns_are_found_in_order_and_gaps_are_refused() {
+        let v = |c: &[&str]| Ok::<Vec<String>, String>(c.iter().map(|c| c.to_string()).collect());
+        assert_eq!(run(&["index", "question", "A", "B", "C", "D", "answer"]), v(&["A", "B", "C", "D"]));
+        assert_eq!(run(&["Option B", "Option A", "Option C"]), v(&["Option A", "Option B", "Option C"]));
+        assert_eq!(run(&["choice1", "choice2", "choice3"]), v(&["choice1", "choice2", "choice3"]));
+        assert_eq!(run(&["option_0", "option_1"]), v(&["option_0", "option_1"]));
+        assert_eq!(run(&["optionA", "optionB"]), v(&["optionA", "optionB"]));
+        assert_eq!(run(&["a", "b", "c"]), v(&["a", "b", "c"]));
+        // An option column no record fills ends the run; a filled one after a gap is refused.
+        assert_eq!(run(&["A", "B", "C!"]), v(&["A", "B"]));
+        let gap = run(&["A", "B", "D"]).unwrap_err();
+        assert!(gap.contains("\"A\" to \"B\", then \"D\" after a gap"), "{gap}");
+        let two = run(&["A", "B", "choice1", "choice2"]).unwrap_err();
+        assert!(two.contains("could each be the options: choose one"), "{two}");
+        // Not options: numbered answers, images or ids, lone columns, numbers alone,
+        // names that only end in a letter.
+        for names in [
+            &["answer_1", "answer_2"][..],
+            &["image_1", "image_2"],
+            &["A", "question"],
+            &["1", "2", "3"],
+            &["ID", "QA"],
+            &["xa", "xb"],
+        ] {
+            assert_eq!(run(names), v(&[]), "{names:?}");
+        }
+    }
 
     /// A file named for its split takes its folder's name; others their own.
     #[test]

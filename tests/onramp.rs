@@ -370,6 +370,35 @@ fn a_designer_spreadsheet_with_option_columns_is_proposed() {
     }
 }
 
+/// A file init cannot map whole (no id field): the pipeline is still written and the
+/// mapping printed; grouping folds by image, which needs the questions ingested, is left
+/// unset with why.
+#[test]
+fn init_proposes_what_it_can_when_the_questions_do_not_ingest_yet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let path = write_jsonl(d);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let without_ids: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("qid");
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&path, without_ids.join("\n")).unwrap();
+    let o = ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("group-by          not set: not checked, the questions do not ingest as proposed yet"),
+        "{out}"
+    );
+    assert!(out.contains("id                not mapped") && out.contains("images         <- \"image\""), "{out}");
+    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
+    assert!(toml.lines().any(|l| l.starts_with("# group-by = \"image\"")), "{toml}");
+}
+
 /// A JSON object keyed by id, written on one line (`json.dump` without an indent):
 /// init maps the keys as the ids, and a bad record is located by its column.
 #[test]

@@ -618,7 +618,21 @@ fn in_order<S: serde::Serializer, V: serde::Serialize>(
 /// diagnose's own reasons.
 pub fn init_group_by(path: &std::path::Path) -> Result<Option<String>> {
     let p = crate::spec::Pipeline::load(path)?;
-    let ingested = crate::ingest::ingest(&p.ingest)?;
+    // A proposal with a field left to the user may not ingest yet: that is for the
+    // user to settle first, not a failure of init.
+    let ingested = match crate::ingest::ingest(&p.ingest) {
+        Ok(ingested) => ingested,
+        Err(crate::error::Error::Invalid(ps)) => {
+            let first = ps.first().map(|p| p.to_string()).unwrap_or_default();
+            let first = first.lines().next().unwrap_or_default();
+            return Ok(Some(format!(
+                "not checked, the questions do not ingest as proposed yet ({} problem(s), the first: {first}); map \
+                 what is left commented, then set group-by = \"image\" if every question type has an image per fold",
+                ps.len()
+            )));
+        }
+        Err(other) => return Err(other),
+    };
     match p.diagnose.check_fold_groups(&ingested.samples, &Location::file(path)) {
         Ok(()) => Ok(None),
         // Each message starts with the setting ("group-by = \"image\": ..."), which the file says already.

@@ -216,8 +216,31 @@ impl Line {
     }
 }
 
+/// A name's words, lower-cased: split at `_`, `-`, `.`, spaces and camelCase humps
+/// (`answerKey` -> answer, key).
 fn parts(name: &str) -> Vec<String> {
-    name.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase).collect()
+    let mut spaced = String::with_capacity(name.len() + 4);
+    let mut before: Option<char> = None;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && before.is_some_and(|b| b.is_ascii_lowercase()) {
+            spaced.push(' ');
+        }
+        spaced.push(c);
+        before = Some(c);
+    }
+    spaced.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase).collect()
+}
+
+/// Named like an answer: a word for the gold, alone or followed by words that say how
+/// it is given (`answer`, `gold_label`, `answerKey`, `correct_choice_idx`, `answer_letter`).
+fn named_like_answer(f: &FieldSurvey) -> bool {
+    const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct"];
+    const HOW: &[&str] = &["key", "idx", "index", "letter", "label", "option", "choice", "text", "number"];
+    let parts = parts(&f.name);
+    parts
+        .iter()
+        .rposition(|p| GOLD.contains(&p.as_str()))
+        .is_some_and(|at| parts[at + 1..].iter().all(|p| HOW.contains(&p.as_str())))
 }
 
 fn last_part_in(f: &FieldSurvey, words: &[&str]) -> bool {
@@ -354,7 +377,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         &taken,
         "answer",
         &["answer_index", "answer"],
-        &|f| is_scalar(f) && last_part_in(f, &["answer", "label", "gold", "target", "solution", "correct"]),
+        &|f| is_scalar(f) && named_like_answer(f),
         "named like an answer",
     );
     let answer_field = answer.1;
@@ -492,54 +515,47 @@ const UNNAMED_FIRST: &str = "Unnamed: 0";
 /// the records read, else a line saying why none is proposed.
 fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey>) {
     let n = s.records;
-    let id = choose(
+    let id_like =
+        |f: &FieldSurvey| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"]));
+    // An id must be unique: a field named like one that repeats is not one.
+    let unique = |f: &FieldSurvey| f.distinct == n && f.present == n;
+    let (mut line, found) = choose(
         s,
         taken,
         "id",
         &["id"],
-        &|f| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"])),
+        &|f| id_like(f) && unique(f),
         &format!("named like an id, with a distinct value in each of the {n} records read"),
     );
-    // An id must be unique: a field named like one that repeats is not one.
-    match id {
-        (_, Some(f)) if f.distinct < n || f.present < n => (
-            Line {
-                key: "id",
-                value: None,
-                why: format!(
-                    "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \
-                     \"_row\" (the row number, stable for a fixed file)",
-                    f.name, f.distinct
-                ),
-                columns: Vec::new(),
-            },
-            None,
-        ),
-        (mut line, None)
-            if line.value.is_none()
-                && !line.why.contains("choose one")
-                && s.field(UNNAMED_FIRST).is_some_and(|f| f.distinct == n && f.present == n && is_scalar(f)) =>
-        {
-            line.value = Some(UNNAMED_FIRST.into());
-            line.why = format!(
+    if found.is_some() || line.why.contains("choose one") {
+        return (line, found);
+    }
+    let mut set = |value: &str, why: String| {
+        line.value = Some(value.into());
+        line.why = why;
+    };
+    if s.field(UNNAMED_FIRST).is_some_and(|f| unique(f) && is_scalar(f)) {
+        set(
+            UNNAMED_FIRST,
+            format!(
                 "the file's unnamed first column (where pandas writes its row index), with a distinct value in each \
                  of the {n} records read"
-            );
-            (line, None)
-        }
-        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") && s.keyed => {
-            line.value = Some("_key".into());
-            line.why = "the records are an object keyed by id: each record's key".into();
-            (line, None)
-        }
-        (mut line, None) if line.value.is_none() && !line.why.contains("choose one") => {
-            line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the \
-                        row number, stable for a fixed file)"
-                .to_string();
-            (line, None)
-        }
-        other => other,
+            ),
+        );
+    } else if s.keyed {
+        set("_key", "the records are an object keyed by id: each record's key".into());
+    } else if let Some(f) = s.fields.iter().find(|f| !taken.contains(&f.name) && f.present > 0 && id_like(f)) {
+        line.why = format!(
+            "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \"_row\" \
+             (the row number, stable for a fixed file)",
+            f.name, f.distinct
+        );
+    } else {
+        line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the row \
+                    number, stable for a fixed file)"
+            .to_string();
     }
+    (line, None)
 }
 
 /// How the proposed answer field names its option (`answer-kind`), read from
@@ -699,6 +715,41 @@ mod tests {
         ] {
             assert_eq!(run(names), v(&[]), "{names:?}");
         }
+    }
+
+    /// Answers named with how the gold is given; ids that are unique, before those named so.
+    #[test]
+    fn answers_are_named_with_their_kind_and_ids_must_be_unique() {
+        let named = |n: &str| named_like_answer(&FieldSurvey { name: n.into(), ..Default::default() });
+        for yes in [
+            "answer",
+            "gt_answer",
+            "answerKey",
+            "correct_choice_idx",
+            "answer_letter",
+            "gold_label",
+            "Label",
+            "Correct Answer",
+        ] {
+            assert!(named(yes), "{yes}");
+        }
+        for no in ["answer_type", "gt_answer_details", "direct_answers", "question", "image_id", "answers_count"] {
+            assert!(!named(no), "{no}");
+        }
+        assert_eq!(parts("answerKey"), ["answer", "key"]);
+        assert_eq!(parts("HTTPStatus_code"), ["httpstatus", "code"]);
+        // A-OKVQA's layout: two fields named like ids repeat, one does not.
+        let mut survey = fields(&["image_id", "question_id", "correct_choice_idx"]);
+        survey.fields[0].distinct = 2;
+        survey.fields[2].distinct = 2;
+        survey.records = 3;
+        survey.fields[1].distinct = 3;
+        let (line, _) = id_line(&survey, &[]);
+        assert_eq!(line.value.as_deref(), Some("question_id"), "{line:?}");
+        survey.fields[1].distinct = 2;
+        let (line, _) = id_line(&survey, &[]);
+        assert_eq!(line.value, None);
+        assert!(line.why.contains("\"image_id\" is named like an id but has 2 distinct values"), "{line:?}");
     }
 
     /// A file named for its split takes its folder's name; others their own.

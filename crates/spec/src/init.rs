@@ -515,8 +515,12 @@ const UNNAMED_FIRST: &str = "Unnamed: 0";
 /// the records read, else a line saying why none is proposed.
 fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey>) {
     let n = s.records;
-    let id_like =
-        |f: &FieldSurvey| is_scalar(f) && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"]));
+    // An answer's position (`answer_index`, `correct_choice_idx`) is no id.
+    let id_like = |f: &FieldSurvey| {
+        is_scalar(f)
+            && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"]))
+            && !named_like_answer(f)
+    };
     // An id must be unique: a field named like one that repeats is not one.
     let unique = |f: &FieldSurvey| f.distinct == n && f.present == n;
     let (mut line, found) = choose(
@@ -750,6 +754,11 @@ mod tests {
         let (line, _) = id_line(&survey, &[]);
         assert_eq!(line.value, None);
         assert!(line.why.contains("\"image_id\" is named like an id but has 2 distinct values"), "{line:?}");
+        // An answer's position is not offered as an id, unique or not.
+        let mut survey = fields(&["answer_index", "question"]);
+        survey.fields[0].distinct = 2;
+        let (line, _) = id_line(&survey, &[]);
+        assert!(line.value.is_none() && line.why.starts_with("no field named like an id"), "{line:?}");
     }
 
     /// A file named for its split takes its folder's name; others their own.

@@ -399,6 +399,32 @@ fn init_proposes_what_it_can_when_the_questions_do_not_ingest_yet() {
     assert!(toml.lines().any(|l| l.starts_with("# group-by = \"image\"")), "{toml}");
 }
 
+/// The Hub's ARC-style layout: `choices` an object of parallel `text` and `label`
+/// lists, the gold in `answerKey`. init maps both with no hand edit.
+#[test]
+fn arc_style_choices_and_answer_key_are_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        let rec = serde_json::json!({"id": format!("Mercury_{i}"), "question": q,
+            "choices": {"text": ch, "label": LETTERS}, "answerKey": LETTERS[gold]});
+        text.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(d.join("arc.jsonl"), text).unwrap();
+    ok(d, &["init", "arc.jsonl"]);
+    let toml = std::fs::read_to_string(d.join("arc.toml")).unwrap();
+    for line in ["options = \"choices\"", "answer = \"answerKey\"", "answer-kind = \"letter\""] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    let samples = common::ingest_pipeline(&d.join("arc.toml")).samples;
+    for s in &samples {
+        let (_, _, ch, gold) = question(s.id["Mercury_".len()..].parse().unwrap());
+        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
+    }
+}
+
 /// A JSON object keyed by id, written on one line (`json.dump` without an indent):
 /// init maps the keys as the ids, and a bad record is located by its column.
 #[test]

@@ -129,6 +129,37 @@ fn options_keyed_by_letter_keep_their_letters() {
     }
 }
 
+/// Options as labelled objects, in the two layouts the Hub and ARC-style sets use: a
+/// list of `{label, text}` objects and one object of parallel lists. The texts are read
+/// in order, each under its own letter; labels that do not run A, B, ... (or 1, 2, ...)
+/// in list order are an error, since reading in order would move an option to another
+/// letter.
+#[test]
+fn options_as_labelled_objects_keep_their_letters() {
+    let rows = [
+        r#"{"id": "1", "question": "Which is a pet?", "choices": [{"label": "A", "text": "a rock"}, {"label": "B", "text": "a dog"}], "answer": "B"}"#,
+        r#"{"id": "2", "question": "Which is red?", "choices": {"text": ["blood", "grass", "sky"], "label": ["1", "2", "3"]}, "answer": "A"}"#,
+        r#"{"id": "3", "question": "Which is wet?", "choices": [{"text": "sand"}, {"text": "water"}], "answer": "B"}"#,
+    ];
+    let (_dir, data) = jsonl_file(&rows);
+    let ing = ingest_file(&data);
+    let got: Vec<(&[String], Option<i32>)> = ing.samples.iter().map(|s| (&s.options[..], s.answer_index)).collect();
+    let texts = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(got[0], (&texts(&["a rock", "a dog"])[..], Some(1)));
+    assert_eq!(got[1], (&texts(&["blood", "grass", "sky"])[..], Some(0)));
+    assert_eq!(got[2], (&texts(&["sand", "water"])[..], Some(1)));
+    for (choices, expect) in [
+        (r#"[{"label": "B", "text": "x"}, {"label": "A", "text": "y"}]"#, r#"are labelled "B", "A", not A, B, C"#),
+        (r#"{"text": ["x", "y"], "label": ["A", "C"]}"#, r#"are labelled "A", "C", not A, B, C"#),
+        (r#"[{"label": "A", "text": "x"}, {"text": "y"}]"#, "label some options and not others"),
+        (r#"{"text": ["x", "y"], "label": ["A"]}"#, "a label list that is not one label per option"),
+    ] {
+        std::fs::write(&data, format!(r#"{{"id": "1", "question": "Q?", "choices": {choices}, "answer": "A"}}"#))
+            .unwrap();
+        ingest_fails(&data, &["q.jsonl:1: field \"options\"", expect]);
+    }
+}
+
 #[test]
 fn options_absent_inline_are_dropped_past_26_refused_and_drawn_ones_declared() {
     // `missing` applies to options written in the question as to any other.

@@ -188,3 +188,67 @@ fn split_inline_options(q: &str) -> Option<(String, Vec<String>)> {
     }
     None
 }
+
+/// Member names of an option object that hold the option's text, and its label.
+const TEXT_MEMBERS: [&str; 5] = ["text", "option", "choice", "value", "content"];
+const LABEL_MEMBERS: [&str; 3] = ["label", "letter", "key"];
+
+/// Options given as labelled objects: a list of `{"label": "A", "text": "a cat"}`
+/// objects, or one object of parallel lists `{"label": ["A", "B"], "text": [...]}` (the
+/// Hub's layout for ARC-style choices). Their texts in order, once the labels, where
+/// given, are checked to run A, B, C, ... (or 1, 2, 3, ...) in that order, so that no
+/// option is read under another letter; `None` when `v` is neither shape, `Some(Err)`
+/// saying why when its labels do not run so.
+pub fn labelled_options(v: &crate::raw::Raw) -> Option<Result<Vec<crate::raw::Raw>, String>> {
+    use crate::raw::Raw;
+    let member = |fields: &[(crate::raw::Key, Raw)], names: &[&str]| {
+        fields.iter().find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n))).map(|(_, v)| v.clone())
+    };
+    let (texts, labels): (Vec<Raw>, Option<Vec<Raw>>) = match v {
+        Raw::List(items) if !items.is_empty() && items.iter().all(|i| matches!(i, Raw::Map(_))) => {
+            let mut texts = Vec::with_capacity(items.len());
+            let mut labels = Vec::with_capacity(items.len());
+            for item in items {
+                let Raw::Map(fields) = item else { return None };
+                texts.push(member(fields, &TEXT_MEMBERS)?);
+                labels.push(member(fields, &LABEL_MEMBERS));
+            }
+            let labels = match labels.iter().filter(|l| l.is_some()).count() {
+                0 => None,
+                n if n == labels.len() => Some(labels.into_iter().flatten().collect()),
+                _ => return Some(Err("label some options and not others".into())),
+            };
+            (texts, labels)
+        }
+        Raw::Map(fields) => {
+            let Some(Raw::List(texts)) = member(fields, &TEXT_MEMBERS) else { return None };
+            let known = |k: &str| TEXT_MEMBERS.iter().chain(&LABEL_MEMBERS).any(|n| k.eq_ignore_ascii_case(n));
+            if !fields.iter().all(|(k, _)| known(k)) {
+                return None;
+            }
+            let labels = match member(fields, &LABEL_MEMBERS) {
+                Some(Raw::List(labels)) if labels.len() == texts.len() => Some(labels),
+                Some(_) => return Some(Err("have a label list that is not one label per option".into())),
+                None => None,
+            };
+            (texts, labels)
+        }
+        _ => return None,
+    };
+    if let Some(labels) = labels {
+        let shown: Vec<String> = labels.iter().map(|l| l.scalar_text().unwrap_or_default()).collect();
+        let letters =
+            shown.iter().enumerate().all(|(i, l)| l.trim().eq_ignore_ascii_case(&crate::sample::option_letter(i)));
+        let numbers = shown.iter().enumerate().all(|(i, l)| l.trim() == (i + 1).to_string());
+        if !letters && !numbers {
+            let first: Vec<String> = shown.iter().take(6).map(|l| format!("\"{l}\"")).collect();
+            return Some(Err(format!(
+                "are labelled {}{}, not A, B, C, ... (or 1, 2, 3, ...) in order: read in order, an option would take \
+                 another's letter",
+                first.join(", "),
+                if shown.len() > 6 { ", ..." } else { "" }
+            )));
+        }
+    }
+    Some(Ok(texts))
+}

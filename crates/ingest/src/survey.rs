@@ -21,8 +21,9 @@ pub struct FieldSurvey {
     pub distinct: usize,
     /// Up to three values, as text, in record order.
     pub examples: Vec<String>,
-    /// Every value is a list of scalars (a list of options), or a text holding one
-    /// (`['a cat', 'a dog']`, as pandas writes a list into a CSV cell).
+    /// Every value is a list of scalars (a list of options), a text holding one
+    /// (`['a cat', 'a dog']`, as pandas writes a list into a CSV cell), or labelled
+    /// option objects ([`crate::options::labelled_options`]).
     pub list_of_text: bool,
     /// Every value is an image: a `{bytes, path}` struct, bytes, or a string
     /// naming an image file (`.png`, `.jpg`, ...), or a list of such.
@@ -129,7 +130,7 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
                 // reads an options field.
                 Raw::Str(s) => crate::options::parse_list_literal(s).is_some(),
                 _ => false,
-            };
+            } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
             f.image_like &= is_image(v);
             f.letters &=
                 matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));

@@ -90,7 +90,18 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
     let Some(v) = m.get(p) else { return Vec::new() };
     // Source names of the elements, for messages: "element 2 of ..." or "key \"B\" of ...".
     let mut keys: Option<Vec<String>> = None;
+    let labelled = crate::options::labelled_options(v.as_ref());
+    if let Some(Err(why)) = &labelled {
+        m.problem("options", format!("the options of source field \"{p}\" {why}")).help = Some(
+            "label the options A, B, C, ... (or 1, 2, 3, ...) in the order they are listed, or name one field per \
+             option in [ingest.fields] options = [...]"
+                .into(),
+        );
+        return Vec::new();
+    }
     let list: Cow<'_, [Raw]> = match v.as_ref() {
+        // Labelled objects ({"label": "A", "text": ...}, or parallel lists): their texts.
+        _ if labelled.is_some() => Cow::Owned(labelled.and_then(Result::ok).unwrap_or_default()),
         Raw::List(items) => match items.as_slice() {
             // A nested list [[a, b, c]] is the options list itself.
             [Raw::List(inner)] => Cow::Borrowed(inner.as_slice()),

@@ -158,6 +158,28 @@ fn ok(dir: &Path, args: &[&str]) -> std::process::Output {
     o
 }
 
+/// Runs `init` in `dir` with `args`, then requires the pipeline it wrote (`pipeline`)
+/// to hold a line starting with each of `lines`; what init printed, and the pipeline.
+fn init_proposes(dir: &Path, args: &[&str], pipeline: &str, lines: &[&str]) -> (String, String) {
+    let o = ok(dir, &[&["init"], args].concat());
+    let toml = std::fs::read_to_string(dir.join(pipeline)).unwrap();
+    for line in lines {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    (stdout(&o), toml)
+}
+
+/// Ingests pipeline `pipeline` in `dir`: every question `i` (read from its id by
+/// `index`) must hold the options and gold of `question(i)`.
+fn reads_every_question(dir: &Path, pipeline: &str, index: impl Fn(&str) -> usize) {
+    let samples = common::ingest_pipeline(&dir.join(pipeline)).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let (_, _, ch, gold) = question(index(&s.id));
+        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
+    }
+}
+
 /// The blind accuracy `diagnose` prints ("blind accuracy 41.25% ...").
 fn blind_accuracy(o: &std::process::Output) -> f64 {
     let text = stdout(o);
@@ -235,19 +257,20 @@ fn jsonl_init_build() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     write_jsonl(d);
-    ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
-    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
-    for line in [
-        "path = \"jsonl/bench.jsonl\"",
-        "images = \"jsonl\"",
-        "id = \"qid\"",
-        "options = \"choices\"",
-        "answer-kind = \"letter\"",
-        "question-type = \"category\"",
-        "images = \"image\"",
-    ] {
-        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
-    }
+    init_proposes(
+        d,
+        &["jsonl/bench.jsonl", "-o", "bench.toml"],
+        "bench.toml",
+        &[
+            "path = \"jsonl/bench.jsonl\"",
+            "images = \"jsonl\"",
+            "id = \"qid\"",
+            "options = \"choices\"",
+            "answer-kind = \"letter\"",
+            "question-type = \"category\"",
+            "images = \"image\"",
+        ],
+    );
     let o = ok(d, &["build", "bench.toml", "--out-dir", "out"]);
     assert!(stdout(&o).starts_with("bench 0.1.0: 40 samples"), "{}", stdout(&o));
     assert!(d.join("out/bench/0.1.0/data/test-00000-of-00001.parquet").is_file());
@@ -274,12 +297,13 @@ fn vlmevalkit_tsv_letter_columns_init_build() {
         text.push_str(&format!("{i}\t{q}\t{}\t{}\t{cat}\n", ch.join("\t"), LETTERS[gold]));
     }
     std::fs::write(d.join("bench.tsv"), text).unwrap();
-    let o = ok(d, &["init", "bench.tsv"]);
-    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
-    for line in ["id = \"index\"", "options = [\"A\", \"B\", \"C\", \"D\"]", "answer-kind = \"letter\""] {
-        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
-    }
-    assert!(stdout(&o).contains("options        <- \"A\", \"B\", \"C\", \"D\""), "{}", stdout(&o));
+    let (said, toml) = init_proposes(
+        d,
+        &["bench.tsv"],
+        "bench.toml",
+        &["id = \"index\"", "options = [\"A\", \"B\", \"C\", \"D\"]", "answer-kind = \"letter\""],
+    );
+    assert!(said.contains("options        <- \"A\", \"B\", \"C\", \"D\""), "{said}");
     // The letter columns are the options, not meta.
     assert!(!toml.contains("# meta = [\"A\""), "{toml}");
     let o = ok(d, &["ingest", "bench.toml", "--out", "bench.parquet"]);
@@ -321,17 +345,13 @@ fn a_pandas_csv_with_list_text_options_is_proposed() {
         text.push_str(&format!("{i},{q},\"[{}]\",{},{difficulty}\n", list.join(", "), LETTERS[gold]));
     }
     std::fs::write(d.join("bench.csv"), text).unwrap();
-    ok(d, &["init", "bench.csv"]);
-    let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
-    for line in ["id = \"Unnamed: 0\"", "options = \"options\"", "answer-kind = \"letter\""] {
-        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
-    }
-    let samples = common::ingest_pipeline(&d.join("bench.toml")).samples;
-    assert_eq!(samples.len(), N);
-    for s in &samples {
-        let (_, _, ch, gold) = question(s.id.parse().unwrap());
-        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
-    }
+    init_proposes(
+        d,
+        &["bench.csv"],
+        "bench.toml",
+        &["id = \"Unnamed: 0\"", "options = \"options\"", "answer-kind = \"letter\""],
+    );
+    reads_every_question(d, "bench.toml", |id| id.parse().unwrap());
 }
 
 /// A designer's own spreadsheet (`tests/fixtures/good/designer.xlsx`, written by
@@ -344,17 +364,18 @@ fn a_designer_spreadsheet_with_option_columns_is_proposed() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::copy(common::root().join("tests/fixtures/good/designer.xlsx"), d.join("designer.xlsx")).unwrap();
-    ok(d, &["init", "designer.xlsx"]);
-    let toml = std::fs::read_to_string(d.join("designer.toml")).unwrap();
-    for line in [
-        "id = \"ID\"",
-        "options = [\"Option A\", \"Option B\", \"Option C\", \"Option D\"]",
-        "answer = \"Correct Answer\"",
-        "answer-kind = \"letter\"",
-        "question-type = \"Subject\"",
-    ] {
-        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
-    }
+    init_proposes(
+        d,
+        &["designer.xlsx"],
+        "designer.toml",
+        &[
+            "id = \"ID\"",
+            "options = [\"Option A\", \"Option B\", \"Option C\", \"Option D\"]",
+            "answer = \"Correct Answer\"",
+            "answer-kind = \"letter\"",
+            "question-type = \"Subject\"",
+        ],
+    );
     let o = ok(d, &["ingest", "designer.toml", "--out", "designer.parquet"]);
     assert!(stderr(&o).contains("8 rows: absent option cells"), "{}", stderr(&o));
     let samples = common::ingest_pipeline(&d.join("designer.toml")).samples;
@@ -413,16 +434,13 @@ fn arc_style_choices_and_answer_key_are_proposed() {
         text.push_str(&format!("{rec}\n"));
     }
     std::fs::write(d.join("arc.jsonl"), text).unwrap();
-    ok(d, &["init", "arc.jsonl"]);
-    let toml = std::fs::read_to_string(d.join("arc.toml")).unwrap();
-    for line in ["options = \"choices\"", "answer = \"answerKey\"", "answer-kind = \"letter\""] {
-        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
-    }
-    let samples = common::ingest_pipeline(&d.join("arc.toml")).samples;
-    for s in &samples {
-        let (_, _, ch, gold) = question(s.id["Mercury_".len()..].parse().unwrap());
-        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
-    }
+    init_proposes(
+        d,
+        &["arc.jsonl"],
+        "arc.toml",
+        &["options = \"choices\"", "answer = \"answerKey\"", "answer-kind = \"letter\""],
+    );
+    reads_every_question(d, "arc.toml", |id| id["Mercury_".len()..].parse().unwrap());
 }
 
 /// A JSON object keyed by id, written on one line (`json.dump` without an indent):

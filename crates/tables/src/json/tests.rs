@@ -26,6 +26,21 @@ fn streams_like_whole(text: &str, w_records: &[RawRecord], w_problems: &[Problem
     }
 }
 
+/// `text`, a top-level array, written to `a.json` in `dir` and read whole; reading it
+/// streamed in blocks of every size must give the same ([`streams_like_whole`]). The
+/// file, and the whole read's records.
+fn array_read_whole_and_streamed(dir: &Path, text: &str) -> (std::path::PathBuf, Vec<RawRecord>) {
+    let path = dir.join("a.json");
+    std::fs::write(&path, text).unwrap();
+    let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
+    let (w_records, w_problems) = whole.parse(0..whole.len());
+    streams_like_whole(text, &w_records, &w_problems, || {
+        let JsonInput::Stream(lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
+        *lines
+    });
+    (path, w_records)
+}
+
 fn read(text: &str) -> Result<Vec<RawRecord>> {
     read_json(Path::new("t.json"), text.as_bytes())
 }
@@ -48,19 +63,12 @@ fn arrays_objects_and_lines() {
 fn records_sharing_a_line_are_located_by_column() {
     let text = "[{\"q\": \"caf\u{e9} \u{1F600}\"}, {\"id\": 2},\n{\"id\": 3}, {\"id\": 4}]";
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.json");
-    std::fs::write(&path, text).unwrap();
-    let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
-    let (w_records, w_problems) = whole.parse(0..whole.len());
+    let (path, w_records) = array_read_whole_and_streamed(dir.path(), text);
     let at: Vec<String> = w_records.iter().map(|r| r.loc.to_string()).collect();
     let file = crate::error::display_path(&path);
     // Characters, not bytes: "é" and the emoji are one column each.
     let want: Vec<String> = ["1", "1:19", "2", "2:12"].iter().map(|p| format!("{file}:{p}")).collect();
     assert_eq!(at, want);
-    streams_like_whole(text, &w_records, &w_problems, || {
-        let JsonInput::Stream(lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
-        *lines
-    });
     let keyed = read("{\"a\": {\"id\": 1}, \"b\": {\"id\": 2}}").unwrap();
     assert_eq!(keyed[1].loc.pos, crate::error::Pos::LineCol(1, 23));
 }
@@ -71,15 +79,8 @@ fn records_sharing_a_line_are_located_by_column() {
 fn json_arrays_read_in_blocks_are_the_file_read_whole() {
     let text = "\u{FEFF} [\n{\"id\": 1, \"q\": \"a ] }\"},\n  {\"id\": 2}\r\n, {\"id\": 3, \"q\": [1, {\"x\": \"}\"}]},\n{bad},\n\n{\"id\": 5}\n]\n";
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.json");
-    std::fs::write(&path, text).unwrap();
-    let (whole, _) = split_json(&path, text.as_bytes().to_vec(), None).unwrap();
-    let (w_records, w_problems) = whole.parse(0..whole.len());
+    let (path, w_records) = array_read_whole_and_streamed(dir.path(), text);
     assert_eq!(w_records.len(), 4);
-    streams_like_whole(text, &w_records, &w_problems, || {
-        let JsonInput::Stream(lines) = open_json(&path, None).unwrap() else { panic!("an array is streamed") };
-        *lines
-    });
     // A broken array is located; an object of records is read whole.
     for (bad, want) in [
         ("[{\"id\": 1}\n{\"id\": 2}]", "a.json:2: expected ',' or ']' between records, found '{'"),

@@ -213,12 +213,9 @@ pub(crate) fn fit_matrices(
     keep_matrices: bool,
 ) -> FoldFit {
     let FoldOf { format, qtype, repeat, fold } = *at;
-    let first_trees = |null_trees: usize| if repeat == 0 { null_trees } else { 0 };
     if format == AnswerFormat::MultipleChoice {
         return fit_candidates(train, test, names, x_train, x_test, qtype, repeat, cfg, fold, keep_matrices);
     }
-    let mut rows = Vec::with_capacity(test.len());
-    let mut majority_hits = Vec::with_capacity(test.len());
     let binner = Binner::fit(&x_train);
     let (bx_train, bx_test) = (binner.transform(&x_train), binner.transform(&x_test));
     /// What the forest is fit on: class labels, or the numeric answers and their rows.
@@ -245,116 +242,160 @@ pub(crate) fn fit_matrices(
     };
     let forest_seed =
         rng_for(cfg.seed.wrapping_add(repeat as u64), "diagnose.forest", &format!("{qtype:?}/{format:?}/{fold}"));
-    let raw: Vec<f64>;
-    let first_hits: Option<f64>;
-    let fold_importance = match fit {
+    let scored = match fit {
         Fit::Classes { labels, class_names } => {
-            let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
-            let n_classes = class_names.len();
-            let first = first_trees(cfg.null.trees);
-            let scored = forest::fit_classifier_scored(&bx_train, &labels, n_classes, None, &params, &bx_test, first);
-            let proba = scored.predictions;
-            let gold_classes: Vec<Option<usize>> = test
-                .iter()
-                .map(|s| {
-                    let gold = class_of(format, s);
-                    class_names.iter().position(|n| n.is_some() && *n == gold)
-                })
-                .collect();
-            // argmax, ties to the lowest class (as the forest's own predict).
-            let pick = |proba: &[f64], j: usize| {
-                let p = &proba[j * n_classes..(j + 1) * n_classes];
-                (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best })
-            };
-            let hit = |pred: usize, j: usize| f64::from(u8::from(Some(pred) == gold_classes[j]));
-            first_hits = (!scored.first.is_empty())
-                .then(|| (0..test.len()).map(|j| hit(pick(&scored.first, j), j)).sum::<f64>());
-            // The majority baseline answers the most common answer seen in training;
-            // the pooled "other" class (rare open answers) is no answer at all.
-            let majority_class = majority(&labels, n_classes, |c| class_names[c].is_some());
-            // Open answers have no options to guess among: their chance is what
-            // answering the training folds' most common answer gets there.
-            let open_chance = (format == AnswerFormat::Open).then(|| {
-                labels.iter().filter(|&&l| l as usize == majority_class).count() as f64 / labels.len().max(1) as f64
-            });
-            for (j, s) in test.iter().enumerate() {
-                let gold_class = gold_classes[j];
-                let pred = pick(&proba, j);
-                let correct = hit(pred, j);
-                let s_x = gold_class.map_or(0.0, |c| proba[j * n_classes + c]);
-                majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
-                let prediction = prediction_text(format, s, class_names[pred].as_deref());
-                let mut row = ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x);
-                if let Some(c) = open_chance {
-                    row.chance = c;
-                    row.s_minus_chance = s_x - c;
-                }
-                rows.push(row);
-            }
-            raw = proba;
-            scored.importances
+            fit_classes(&bx_train, &bx_test, &labels, &class_names, test, at, forest_seed, cfg)
         }
-        Fit::Numbers { bx_keep, y_keep } => {
-            let params =
-                ForestParams { n_trees: cfg.regression_trees, seed: forest_seed, ..ForestParams::regressor_default() };
-            let first = first_trees(cfg.null.regression_trees);
-            let scored = forest::fit_regressor_scored(&bx_keep, &y_keep, None, &params, &bx_test, first);
-            let seen = numeric_answers(&y_keep);
-            let guesses = |mut predicted: Vec<f64>| {
-                if cfg.numeric == NumericScoring::Exact {
-                    // Exact scoring: a blind guess is one of the answers seen in training
-                    // (the nearest to the forest's mean).
-                    for p in &mut predicted {
-                        *p = nearest(&seen, *p);
-                    }
-                }
-                predicted
-            };
-            let golds: Vec<f64> = test.iter().map(|s| parse_number(&s.answer).unwrap_or(f64::NAN)).collect();
-            first_hits = (!scored.first.is_empty()).then(|| {
-                let first = guesses(scored.first);
-                first.iter().zip(&golds).map(|(&p, &gold)| cfg.numeric.score(p, gold, cfg.mra)).sum::<f64>()
-            });
-            let predicted = guesses(scored.predictions);
-            // The majority baseline answers the constant that scores best on the
-            // training folds under the benchmark's own scorer (exact: the most common
-            // answer); chance is what that constant scores there.
-            let (baseline, chance) = best_constant(&seen, cfg.numeric, cfg.mra);
-            for (j, s) in test.iter().enumerate() {
-                let gold = golds[j];
-                let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
-                majority_hits.push(cfg.numeric.score(baseline, gold, cfg.mra));
-                rows.push(ScoreRow {
-                    id: s.id.clone(),
-                    question_type: s.question_type.clone(),
-                    format,
-                    n_options: 0,
-                    chance,
-                    fold,
-                    repeat,
-                    prediction: format_number(predicted[j]),
-                    correct: score,
-                    s: score,
-                    s_minus_chance: score - chance,
-                });
-            }
-            raw = predicted;
-            scored.importances
-        }
+        Fit::Numbers { bx_keep, y_keep } => fit_numbers(&bx_keep, &bx_test, &y_keep, test, at, forest_seed, cfg),
     };
     FoldFit {
         out: FoldOut {
-            rows,
-            majority_hits,
-            importance: fold_importance,
+            rows: scored.rows,
+            majority_hits: scored.majority_hits,
+            importance: scored.importance,
             names: names.to_vec(),
             tallies: Vec::new(),
-            first_hits,
+            first_hits: scored.first_hits,
         },
         x_train,
         x_test,
-        raw,
+        raw: scored.raw,
     }
+}
+
+/// The trees whose forest the null fits on the real answers, to be counted apart by a
+/// fit of the first repeat (see [`fit_matrices`]); none in other repeats.
+fn null_first_trees(repeat: usize, null_trees: usize) -> usize {
+    if repeat == 0 { null_trees } else { 0 }
+}
+
+/// A fold's held-out rows as a forest scored them.
+struct Scoring {
+    rows: Vec<ScoreRow>,
+    majority_hits: Vec<f64>,
+    /// The forest's raw outputs on the held-out rows (what the leak check compares).
+    raw: Vec<f64>,
+    first_hits: Option<f64>,
+    importance: Vec<f64>,
+}
+
+/// A classification fold (yes/no, open answers): the forest predicts the answer's
+/// class; the majority baseline answers the training folds' most common answer.
+#[allow(clippy::too_many_arguments)]
+fn fit_classes(
+    bx_train: &forest::BinnedMatrix,
+    bx_test: &forest::BinnedMatrix,
+    labels: &[u32],
+    class_names: &[Option<String>],
+    test: &[&Sample],
+    at: &FoldOf<'_>,
+    seed: u64,
+    cfg: &DiagnoseConfig,
+) -> Scoring {
+    let FoldOf { format, repeat, fold, .. } = *at;
+    let params = ForestParams { n_trees: cfg.trees, seed, ..ForestParams::classifier_default() };
+    let n_classes = class_names.len();
+    let first = null_first_trees(repeat, cfg.null.trees);
+    let scored = forest::fit_classifier_scored(bx_train, labels, n_classes, None, &params, bx_test, first);
+    let proba = scored.predictions;
+    let gold_classes: Vec<Option<usize>> = test
+        .iter()
+        .map(|s| {
+            let gold = class_of(format, s);
+            class_names.iter().position(|n| n.is_some() && *n == gold)
+        })
+        .collect();
+    // argmax, ties to the lowest class (as the forest's own predict).
+    let pick = |proba: &[f64], j: usize| {
+        let p = &proba[j * n_classes..(j + 1) * n_classes];
+        (0..n_classes).fold(0, |best, c| if p[c] > p[best] { c } else { best })
+    };
+    let hit = |pred: usize, j: usize| f64::from(u8::from(Some(pred) == gold_classes[j]));
+    let first_hits =
+        (!scored.first.is_empty()).then(|| (0..test.len()).map(|j| hit(pick(&scored.first, j), j)).sum::<f64>());
+    // The majority baseline answers the most common answer seen in training;
+    // the pooled "other" class (rare open answers) is no answer at all.
+    let majority_class = majority(labels, n_classes, |c| class_names[c].is_some());
+    // Open answers have no options to guess among: their chance is what
+    // answering the training folds' most common answer gets there.
+    let open_chance = (format == AnswerFormat::Open)
+        .then(|| labels.iter().filter(|&&l| l as usize == majority_class).count() as f64 / labels.len().max(1) as f64);
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    for (j, s) in test.iter().enumerate() {
+        let gold_class = gold_classes[j];
+        let pred = pick(&proba, j);
+        let correct = hit(pred, j);
+        let s_x = gold_class.map_or(0.0, |c| proba[j * n_classes + c]);
+        majority_hits.push(f64::from(u8::from(Some(majority_class) == gold_class)));
+        let prediction = prediction_text(format, s, class_names[pred].as_deref());
+        let mut row = ScoreRow::classified(s, format, (fold, repeat), prediction, correct, s_x);
+        if let Some(c) = open_chance {
+            row.chance = c;
+            row.s_minus_chance = s_x - c;
+        }
+        rows.push(row);
+    }
+    Scoring { rows, majority_hits, raw: proba, first_hits, importance: scored.importances }
+}
+
+/// A numeric fold: a regression forest on the training rows whose answer is a number
+/// (`bx_keep`, `y_keep`), scored by the benchmark's own numeric scorer.
+fn fit_numbers(
+    bx_keep: &forest::BinnedMatrix,
+    bx_test: &forest::BinnedMatrix,
+    y_keep: &[f64],
+    test: &[&Sample],
+    at: &FoldOf<'_>,
+    seed: u64,
+    cfg: &DiagnoseConfig,
+) -> Scoring {
+    let FoldOf { format, repeat, fold, .. } = *at;
+    let params = ForestParams { n_trees: cfg.regression_trees, seed, ..ForestParams::regressor_default() };
+    let first = null_first_trees(repeat, cfg.null.regression_trees);
+    let scored = forest::fit_regressor_scored(bx_keep, y_keep, None, &params, bx_test, first);
+    let seen = numeric_answers(y_keep);
+    let guesses = |mut predicted: Vec<f64>| {
+        if cfg.numeric == NumericScoring::Exact {
+            // Exact scoring: a blind guess is one of the answers seen in training
+            // (the nearest to the forest's mean).
+            for p in &mut predicted {
+                *p = nearest(&seen, *p);
+            }
+        }
+        predicted
+    };
+    let golds: Vec<f64> = test.iter().map(|s| parse_number(&s.answer).unwrap_or(f64::NAN)).collect();
+    let first_hits = (!scored.first.is_empty()).then(|| {
+        let first = guesses(scored.first);
+        first.iter().zip(&golds).map(|(&p, &gold)| cfg.numeric.score(p, gold, cfg.mra)).sum::<f64>()
+    });
+    let predicted = guesses(scored.predictions);
+    // The majority baseline answers the constant that scores best on the
+    // training folds under the benchmark's own scorer (exact: the most common
+    // answer); chance is what that constant scores there.
+    let (baseline, chance) = best_constant(&seen, cfg.numeric, cfg.mra);
+    let mut rows = Vec::with_capacity(test.len());
+    let mut majority_hits = Vec::with_capacity(test.len());
+    for (j, s) in test.iter().enumerate() {
+        let gold = golds[j];
+        let score = cfg.numeric.score(predicted[j], gold, cfg.mra);
+        majority_hits.push(cfg.numeric.score(baseline, gold, cfg.mra));
+        rows.push(ScoreRow {
+            id: s.id.clone(),
+            question_type: s.question_type.clone(),
+            format,
+            n_options: 0,
+            chance,
+            fold,
+            repeat,
+            prediction: format_number(predicted[j]),
+            correct: score,
+            s: score,
+            s_minus_chance: score - chance,
+        });
+    }
+    Scoring { rows, majority_hits, raw: predicted, first_hits, importance: scored.importances }
 }
 
 /// A multiple-choice fold, position-free (`features::candidates`): every option of a
@@ -395,7 +436,7 @@ fn fit_candidates(
         &format!("{qtype:?}/{:?}/{fold}", AnswerFormat::MultipleChoice),
     );
     let params = ForestParams { n_trees: cfg.trees, seed: forest_seed, ..ForestParams::classifier_default() };
-    let first = if repeat == 0 { cfg.null.trees } else { 0 };
+    let first = null_first_trees(repeat, cfg.null.trees);
     let scored = forest::fit_classifier_scored(&bx_train, &labels, 2, None, &params, &bx_test, first);
     // Per held-out question, its options' scores over their sum (uniform when every
     // option scores 0) and the top-scored option (ties to the lowest position).

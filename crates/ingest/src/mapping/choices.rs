@@ -90,24 +90,26 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
     let Some(v) = m.get(p) else { return Vec::new() };
     // Source names of the elements, for messages: "element 2 of ..." or "key \"B\" of ...".
     let mut keys: Option<Vec<String>> = None;
-    let labelled = crate::options::labelled_options(v.as_ref());
-    if let Some(Err(why)) = &labelled {
-        m.problem("options", format!("the options of source field \"{p}\" {why}")).help = Some(
-            "label the options A, B, C, ... (or 1, 2, 3, ...) in the order they are listed, or name one field per \
-             option in [ingest.fields] options = [...]"
-                .into(),
-        );
-        return Vec::new();
-    }
-    let list: Cow<'_, [Raw]> = match v.as_ref() {
-        // Labelled objects ({"label": "A", "text": ...}, or parallel lists): their texts.
-        _ if labelled.is_some() => Cow::Owned(labelled.and_then(Result::ok).unwrap_or_default()),
-        Raw::List(items) => match items.as_slice() {
+    // Labelled objects ({"label": "A", "text": ...}, or parallel lists): their texts.
+    let labelled = match crate::options::labelled_options(v.as_ref()) {
+        Some(Err(why)) => {
+            m.problem("options", format!("the options of source field \"{p}\" {why}")).help = Some(
+                "label the options A, B, C, ... (or 1, 2, 3, ...) in the order they are listed, or name one field \
+                 per option in [ingest.fields] options = [...]"
+                    .into(),
+            );
+            return Vec::new();
+        }
+        found => found.and_then(Result::ok),
+    };
+    let list: Cow<'_, [Raw]> = match (labelled, v.as_ref()) {
+        (Some(items), _) => Cow::Owned(items),
+        (None, Raw::List(items)) => match items.as_slice() {
             // A nested list [[a, b, c]] is the options list itself.
             [Raw::List(inner)] => Cow::Borrowed(inner.as_slice()),
             _ => Cow::Borrowed(items.as_slice()),
         },
-        Raw::Str(s) => {
+        (None, Raw::Str(s)) => {
             match parse_list_literal(s).or_else(|| lettered_options(s)) {
                 Some(items) => Cow::Owned(items.into_iter().map(Raw::Str).collect()),
                 None => {
@@ -120,7 +122,7 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
                 }
             }
         }
-        Raw::Map(fields) => match options_by_letter(fields) {
+        (None, Raw::Map(fields)) => match options_by_letter(fields) {
             Ok(items) => {
                 keys = Some((0..items.len()).map(crate::sample::option_letter).collect());
                 Cow::Owned(items)
@@ -134,7 +136,7 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
                 return Vec::new();
             }
         },
-        other => {
+        (None, other) => {
             m.problem("options", format!("source field \"{p}\" is {}, expected a list of options", other.kind()));
             return Vec::new();
         }

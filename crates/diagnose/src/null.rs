@@ -32,7 +32,7 @@
 //!       t-fit to at least 5 draws far beyond them, or a t-fit and the draws both
 //!       putting p above 0.1, `stats::PermutationTest`), at most
 //!       `max_permutations` rounds; a test whose blind accuracy is not above the
-//!       majority baseline (not above its null whatever p) at `min_permutations`
+//!       majority baseline (not above its null whatever p) at `moot_permutations`
 //! ```
 //!
 //! The verdict, IBP's gate and stop, and the card all read this one null.
@@ -58,6 +58,10 @@ pub struct NullConfig {
     /// Permutations drawn whatever the decision, so the null's mean and
     /// spread are estimated from more than one draw.
     pub min_permutations: usize,
+    /// Permutations of a test that no draw can decide (its blind accuracy is not above
+    /// the majority baseline, so it is not above its null whatever p): they only
+    /// estimate the null's mean and spread for the outputs, and no decision reads them.
+    pub moot_permutations: usize,
     pub stopping: Stopping,
     /// A group with more questions is tested on a seeded sample of this many
     /// (observed and null alike): the null of a large group is tight, and a
@@ -78,6 +82,7 @@ impl Default for NullConfig {
         NullConfig {
             max_permutations: 199,
             min_permutations: FIT_DRAWS,
+            moot_permutations: MOOT_DRAWS,
             stopping: Stopping::Decided,
             sample_cap: 2000,
             alpha: 0.01,
@@ -86,6 +91,10 @@ impl Default for NullConfig {
         }
     }
 }
+
+/// Draws of a moot test: a mean and a spread with a degree of freedom to spare. Fewer
+/// than [`FIT_DRAWS`], so no 95th percentile is fitted to them.
+pub const MOOT_DRAWS: usize = 3;
 
 fn futile_default() -> f64 {
     crate::stats::FUTILE_P
@@ -126,9 +135,9 @@ pub struct NullTest {
     /// The level of that stop.
     #[serde(default = "futile_default")]
     pub futile_above: f64,
-    /// Drawing stopped at the fewest permutations because the blind accuracy is not
-    /// above the majority baseline: such a group (or set) is not above its null
-    /// whatever p, so no further draw could change a decision. `p_value` is the
+    /// Drawing stopped at 3 permutations, which estimate the null's mean, because the
+    /// blind accuracy is not above the majority baseline: such a group (or set) is not
+    /// above its null whatever p, so no draw could change a decision. `p_value` is the
     /// Monte Carlo one of the draws made (valid, and coarse). Sequential stopping only:
     /// `permutation-stop = "all"` draws every permutation.
     #[serde(default)]
@@ -407,7 +416,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
         .collect();
     // A group whose blind accuracy is not above its majority baseline is not above its
     // null whatever p (the verdict, IBP and the after-pruning check all ask for both):
-    // its test stops at the fewest draws, which estimate the null's mean and spread
+    // its test stops at `moot_permutations`, which estimate the null's mean and spread
     // (unless every permutation is asked for: `permutation-stop = "all"`).
     let sequential = null.stopping == Stopping::Decided;
     let moot: Vec<bool> = tested
@@ -420,7 +429,7 @@ fn measure_rounds(samples: &[&Sample], cfg: &DiagnoseConfig, d: &Diagnosis, null
                     .is_some_and(|g| g.blind_accuracy <= g.majority)
         })
         .collect();
-    let draws_for = |moot: bool| if moot { null.min_permutations } else { null.max_permutations };
+    let draws_for = |moot: bool| if moot { null.moot_permutations } else { null.max_permutations };
     // A group tested whole takes its observed value from the diagnosis's first repeat:
     // its forests when they are the null's, else their first trees, which are the
     // null's forests (`GroupSummary::first_trees`).
@@ -564,7 +573,7 @@ mod tests {
     /// answers yes exactly when its question is long, type `m` is yes nine times in ten
     /// whatever it says.
     #[test]
-    fn a_group_not_above_its_majority_stops_at_the_fewest_draws() {
+    fn a_group_not_above_its_majority_stops_at_three_draws() {
         use rand::Rng;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let words = ["red", "blue", "cat", "dog", "car", "tree", "lamp", "cup"];
@@ -587,7 +596,8 @@ mod tests {
         let test = |t: &str| &null.group(Some(t), AnswerFormat::YesNo).expect("a null").test;
         let m = summary("m");
         assert!(m.blind_accuracy <= m.majority, "{m:?}");
-        assert_eq!(test("m").permutations, cfg.null.min_permutations, "{:?}", test("m"));
+        assert_eq!(test("m").permutations, 3, "{:?}", test("m"));
+        assert!(test("m").q95.is_none(), "no t-fit to 3 draws: {:?}", test("m"));
         assert!(test("m").p_moot && !test("m").above, "{:?}", test("m"));
         assert!(test("m").p_text().contains("not above the majority baseline"), "{}", test("m").p_text());
         let t = summary("t");

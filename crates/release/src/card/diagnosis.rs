@@ -30,6 +30,7 @@ struct DiagnosisView<'a> {
     rare_vocab: usize,
     null_trees: usize,
     max_permutations: usize,
+    moot_permutations: usize,
     alpha: f64,
     /// The top features the table shows, each once, with what it measures.
     features: Vec<FeatureMeaning<'a>>,
@@ -214,6 +215,7 @@ impl<'a> DiagnosisView<'a> {
             rare_vocab: cfg.features.rare_vocab,
             null_trees: cfg.null.trees,
             max_permutations: cfg.null.max_permutations,
+            moot_permutations: cfg.null.moot_permutations,
             alpha: cfg.null.alpha,
             features,
             // Multiple choice: the shortcut of each group above its null, once and in words.

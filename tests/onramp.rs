@@ -746,3 +746,109 @@ fn hf_classlabel_answers_are_read_by_name_where_there_are_no_options() {
     );
     assert!(!d.join("out2.parquet").exists());
 }
+
+/// A POPE-style yes/no file (the layout LLaVA's evaluation files copy): `question_id`,
+/// the image's file name, the question in `text`, the gold in `label`. No field is
+/// named like a question, so init proposes the one text field whose values end in a
+/// question mark; every question is read with its gold.
+#[test]
+fn a_question_in_a_text_field_is_proposed_by_its_question_marks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..N {
+        std::fs::write(d.join(format!("COCO_{:012}.png", image_of(i))), png(image_of(i))).unwrap();
+        let rec = serde_json::json!({"question_id": i + 1, "image": format!("COCO_{:012}.png", image_of(i)),
+            "text": format!("Is there a dog in picture {i}?"), "label": if i.is_multiple_of(3) { "yes" } else { "no" }});
+        text.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(d.join("pope.jsonl"), text).unwrap();
+    let (said, _) = init_proposes(
+        d,
+        &["pope.jsonl"],
+        "pope.toml",
+        &["id = \"question_id\"", "question = \"text\"", "answer = \"label\"", "images = \"image\""],
+    );
+    assert!(said.contains(&format!("{N} of its {N} values read end in a question mark")), "{said}");
+    let samples = common::ingest_pipeline(&d.join("pope.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let i: usize = s.id.parse::<usize>().unwrap() - 1;
+        assert_eq!(s.question, format!("Is there a dog in picture {i}?"));
+        assert_eq!(s.answer, if i.is_multiple_of(3) { "yes" } else { "no" });
+    }
+}
+
+/// A SEED-Bench-style JSON object: the records under `questions` beside a lookup table,
+/// options in `choice_a`-`choice_d`, the gold's letter, `question_id`, the image's file
+/// name in `data_id` and a `data_type` of one value. init takes `question_id` as the id
+/// (a field naming image files is the image, not an id) and proposes no question type
+/// from a field that takes one value.
+#[test]
+fn an_image_file_field_is_no_id_and_a_constant_field_no_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut questions = Vec::new();
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        std::fs::write(d.join(format!("{:05}.png", i)), png(image_of(i))).unwrap();
+        questions.push(serde_json::json!({"answer": LETTERS[gold], "choice_a": ch[0], "choice_b": ch[1],
+            "choice_c": ch[2], "choice_d": ch[3], "data_id": format!("{:05}.png", i), "data_type": "image",
+            "question": q, "question_id": format!("{}", 100 + i), "question_type_id": 1 + i % 2}));
+    }
+    let whole = serde_json::json!({"question_type": {"Counting": 1, "Colour": 2}, "questions": questions});
+    std::fs::write(d.join("seed.json"), whole.to_string()).unwrap();
+    let (_, toml) = init_proposes(
+        d,
+        &["seed.json"],
+        "seed.toml",
+        &["id = \"question_id\"", "answer-kind = \"letter\"", "images = \"data_id\""],
+    );
+    assert!(toml.contains("options = [\"choice_a\", \"choice_b\", \"choice_c\", \"choice_d\"]"), "{toml}");
+    assert!(!toml.lines().any(|l| l.starts_with("question-type =")), "{toml}");
+    reads_every_question(d, "seed.toml", |id| id.parse::<usize>().unwrap() - 100);
+}
+
+/// A MathVista-style JSON list: the id in `pid`, `choices` a list for multiple-choice
+/// questions and null for free-form ones, the gold as text. init proposes `pid` as the id
+/// and, since every gold read is the text of one of its options, `answer-kind = "text"`:
+/// a gold "2" among the options "3", "0", "1", "2" is the option "2", not the position 2
+/// (without it ingest refuses such a gold as naming two options). The multiple-choice
+/// questions are read with their gold's index, the free-form ones as numbers.
+#[test]
+fn a_three_letter_id_and_choices_only_where_asked_are_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut records = Vec::new();
+    for i in 0..N {
+        std::fs::write(d.join(format!("{}.png", i + 1)), png(image_of(i))).unwrap();
+        let (choices, answer, kind) = if i.is_multiple_of(2) {
+            let (_, _, ch, gold) = question(i);
+            (serde_json::json!(ch), ch[gold].clone(), "multi_choice")
+        } else {
+            (serde_json::Value::Null, format!("{}", 3 * i), "free_form")
+        };
+        records.push(serde_json::json!({"pid": format!("{}", i + 1), "question": format!("What is shown in {i}?"),
+            "image": format!("{}.png", i + 1), "choices": choices, "unit": null, "answer": answer,
+            "question_type": kind}));
+    }
+    std::fs::write(d.join("mathvista.json"), serde_json::to_string_pretty(&records).unwrap()).unwrap();
+    init_proposes(
+        d,
+        &["mathvista.json"],
+        "mathvista.toml",
+        &["id = \"pid\"", "options = \"choices\"", "answer-kind = \"text\"", "question-type = \"question_type\""],
+    );
+    let samples = common::ingest_pipeline(&d.join("mathvista.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let i = s.id.parse::<usize>().unwrap() - 1;
+        if i.is_multiple_of(2) {
+            let (_, _, ch, gold) = question(i);
+            assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
+        } else {
+            assert!(s.options.is_empty() && s.answer == format!("{}", 3 * i), "{s:?}");
+            assert_eq!(s.answer_format, blindspot::sample::AnswerFormat::Numeric, "{}", s.id);
+        }
+    }
+}

@@ -32,6 +32,8 @@ pub struct FieldSurvey {
     pub int_range: Option<(i64, i64)>,
     /// Every value is a single letter A-Z (a letter answer).
     pub letters: bool,
+    /// Values that are text ending in a question mark.
+    pub asking: usize,
 }
 
 /// The fields of a file's first records, in the order the first record lists them.
@@ -41,6 +43,8 @@ pub struct Survey {
     pub fields: Vec<FieldSurvey>,
     /// The records are an object keyed by id: each has its key (`_key`).
     pub keyed: bool,
+    /// The records read, for checks across fields (an answer among its options).
+    pub read: Vec<RawRecord>,
 }
 
 impl Survey {
@@ -132,6 +136,7 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
                 _ => false,
             } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
             f.image_like &= is_image(v);
+            f.asking += usize::from(matches!(v, Raw::Str(s) if s.trim_end().ends_with('?')));
             f.letters &=
                 matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));
             f.int_range = match (v, f.present) {
@@ -148,5 +153,5 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
         }
     }
     let keyed = !records.is_empty() && records.iter().all(|r| r.key.is_some());
-    Ok(Survey { records: records.len(), fields, keyed })
+    Ok(Survey { records: records.len(), fields, keyed, read: records })
 }

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::raw::Raw;
 use crate::ingest::survey::{FieldSurvey, Survey, survey};
 use crate::plan::IngestPlan;
 
@@ -327,6 +328,11 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         &|f| is_text(f) && last_part_in(f, &["question", "prompt", "query", "instruction"]),
         "text named like a question",
     );
+    let question = if question.1.is_none() && !question.0.why.contains("choose one") {
+        asking_line(s, &taken).unwrap_or(question)
+    } else {
+        question
+    };
     lines.push(take(question, given.question.as_ref(), &mut taken));
     let context = choose(
         s,
@@ -382,9 +388,12 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     );
     let answer_field = answer.1;
     lines.push(take(answer, given.answer.as_ref(), &mut taken));
-    // How the gold names its option, from the column's values.
+    // How the gold names its option, from the column's values, else from the options
+    // each answer is read against.
     if has_options && given.answer.is_none() {
-        lines.extend(answer_kind_line(answer_field));
+        let options = lines.iter().find(|l| l.key == "options").expect("pushed above");
+        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(|f| text_kind_line(s, f, options)));
+        lines.extend(kind);
     }
     let qtype = choose(
         s,
@@ -392,12 +401,13 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         "question-type",
         &["question_type"],
         &|f| {
+            // A field of one value splits nothing.
             is_text(f)
-                && f.distinct >= 1
+                && f.distinct >= 2
                 && f.distinct * 2 <= f.present.max(2)
                 && last_part_in(f, &["type", "category", "task", "subject", "skill", "subtask", "domain", "topic"])
         },
-        "text named like a type or category, with few distinct values",
+        "text named like a type or category, with a few distinct values (two or more)",
     );
     lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
     let images = choose(
@@ -421,6 +431,40 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         if beside.join(&first).is_file() { String::new() } else { first }
     });
     (lines, folder_line)
+}
+
+/// The question when no field is named like one: the one text field most of whose
+/// values end in a question mark (`text`, `prompt_text`, `utterance`); none when no
+/// field or several do (then named, for the user to choose).
+fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Option<(Line, Option<&'s FieldSurvey>)> {
+    let asking = |f: &FieldSurvey| {
+        !taken.contains(&f.name) && is_text(f) && !f.image_like && !f.list_of_text && f.asking * 2 > f.present
+    };
+    let found: Vec<&FieldSurvey> = s.fields.iter().filter(|f| asking(f)).collect();
+    let line = |value: Option<String>, why: String| Line { key: "question", value, why, columns: Vec::new() };
+    match found[..] {
+        [] => None,
+        [f] => Some((
+            line(
+                Some(f.name.clone()),
+                format!(
+                    "no field is named like a question; {} of its {} values read end in a question mark",
+                    f.asking, f.present
+                ),
+            ),
+            Some(f),
+        )),
+        _ => Some((
+            line(
+                None,
+                format!(
+                    "{} could each be the question (most of their values end in a question mark): choose one",
+                    quoted(&found)
+                ),
+            ),
+            None,
+        )),
+    }
 }
 
 /// Column names that number something other than options.
@@ -516,10 +560,16 @@ const UNNAMED_FIRST: &str = "Unnamed: 0";
 fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey>) {
     let n = s.records;
     // An answer's position (`answer_index`, `correct_choice_idx`) is no id.
+    // Nor is a field naming image files (`data_id = "00017.jpg"`): that is the image.
     let id_like = |f: &FieldSurvey| {
+        let last = parts(&f.name).pop().unwrap_or_default();
         is_scalar(f)
-            && (f.name == "id" || last_part_in(f, &["id", "idx", "index", "qid", "uid"]))
+            && (f.name == "id"
+                || ["id", "idx", "index"].contains(&last.as_str())
+                // `qid`, `pid`, `uid`: a letter and "id".
+                || (last.len() == 3 && last.ends_with("id")))
             && !named_like_answer(f)
+            && !f.image_like
     };
     // An id must be unique: a field named like one that repeats is not one.
     let unique = |f: &FieldSurvey| f.distinct == n && f.present == n;
@@ -593,6 +643,48 @@ fn answer_kind_line(answer_field: Option<&FieldSurvey>) -> Option<Line> {
             None => None,
         },
         None => None,
+    }
+}
+
+/// `answer-kind = "text"` when every answer read is the text of exactly one of its
+/// record's options (records without options, free-form questions, aside): said
+/// outright, so an answer such as "2" among the options "0", "1", "2" is read as that
+/// option's text, not as the position 2.
+fn text_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Line> {
+    let mut read = 0;
+    for rec in &s.read {
+        let Some(gold) = rec.value.get(&answer.name).and_then(Raw::scalar_text) else { continue };
+        let Some(texts) = options_of(&rec.value, options).filter(|t| !t.is_empty()) else { continue };
+        if texts.iter().filter(|t| **t == gold.trim()).count() != 1 {
+            return None;
+        }
+        read += 1;
+    }
+    (read > 0).then(|| Line {
+        key: "answer-kind",
+        value: Some("text".into()),
+        why: format!("each of the {read} \"{}\" read with options is the text of one of them", answer.name),
+        columns: Vec::new(),
+    })
+}
+
+/// A record's option texts, trimmed, as the proposed `options` line reads them: one
+/// column per option up to the first empty or `nan` cell, or one field holding a list,
+/// a list written as text, or labelled option objects.
+fn options_of(rec: &Raw, options: &Line) -> Option<Vec<String>> {
+    let text = |v: &Raw| v.scalar_text().map(|t| t.trim().to_string());
+    if !options.columns.is_empty() {
+        let cells = options.columns.iter().map(|c| rec.get(c).and_then(text).unwrap_or_default());
+        return Some(cells.take_while(|t| !t.is_empty() && t != "nan").collect());
+    }
+    let v = rec.get(options.value.as_deref()?)?;
+    match (crate::ingest::options::labelled_options(v), v) {
+        (Some(Ok(items)), _) => items.iter().map(text).collect(),
+        (Some(Err(_)), _) => None,
+        (None, Raw::List(items)) => items.iter().map(text).collect(),
+        (None, Raw::Str(s)) => crate::ingest::options::parse_list_literal(s)
+            .map(|items| items.iter().map(|t| t.trim().to_string()).collect()),
+        _ => None,
     }
 }
 
@@ -680,7 +772,7 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        Survey { records: 3, fields, keyed: false }
+        Survey { records: 3, fields, keyed: false, read: Vec::new() }
     }
 
     fn run(names: &[&str]) -> Result<Vec<String>, String> {

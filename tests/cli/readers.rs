@@ -277,6 +277,17 @@ fn a_headerless_tsv_is_read_with_named_columns_and_skipped_rows_give_their_reaso
     .unwrap();
     let (samples, _) = ingest_cli(&pipeline);
     assert_eq!(samples.iter().map(|s| s.question.as_str()).collect::<Vec<_>>(), ["Is it a cat?", "Is it a dog?"]);
+    // Unsaid, its first row reads as a record (a question), not a header: an error, not
+    // a record lost; said to be a header, it is one.
+    let unsaid = dir.path().join("unsaid.toml");
+    let head = "[dataset]\nname = \"p\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\n[ingest]\npath = \"q.tsv\"\n";
+    std::fs::write(&unsaid, head).unwrap();
+    ingest_fails(&unsaid, &["q.tsv:1", "column 2 is \"Is it a cat?\", a question", "header = false"]);
+    let said = dir.path().join("said.toml");
+    let names = "[ingest.fields]\nid = \"1\"\nquestion = \"Is it a cat?\"\nanswer = \"yes\"\n";
+    std::fs::write(&said, format!("{head}header = true\n{names}")).unwrap();
+    let (samples, _) = ingest_cli(&said);
+    assert_eq!(samples.len(), 1);
     // on-invalid = "skip": each reason counted, with its first three rows.
     let mut lines = vec![r#"{"id": "ok", "question": "Is it?", "answer": "yes"}"#.to_string()];
     for i in 0..4 {

@@ -256,6 +256,9 @@ pub struct IngestPlan {
     /// CSV and TSV inputs without a header row: their columns' names, in order
     /// (`[ingest] header = false`, `columns`).
     pub columns: Option<Vec<String>>,
+    /// The pipeline says the first row is a header (`[ingest] header = true`): it is
+    /// not checked for reading as a record.
+    pub header_said: bool,
     pub images_dir: Option<PathBuf>,
     /// The folder videos (files and frames) are read from (`[ingest] videos`).
     pub videos_dir: Option<PathBuf>,
@@ -319,6 +322,7 @@ impl IngestPlan {
             records: None,
             sheet: None,
             columns: None,
+            header_said: false,
             images_beside: beside.is_some(),
             images_dir: beside,
             videos_dir: release_videos_dir(path),

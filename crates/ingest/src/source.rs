@@ -93,7 +93,12 @@ pub(crate) fn open_input(
             let bytes = bounded::read(path, bounded::Shape::Lines)?;
             inputs.push(hash_file(path, Some(&bytes))?);
             let delimiter = if format == Format::Csv { b',' } else { b'\t' };
-            let rows = csv::Delimited::open(path, bytes, delimiter, plan.columns.as_deref())?;
+            let header = match (&plan.columns, plan.header_said) {
+                (Some(columns), _) => csv::Header::Named(columns),
+                (None, true) => csv::Header::FirstRowSaid,
+                (None, false) => csv::Header::FirstRow,
+            };
+            let rows = csv::Delimited::open(path, bytes, delimiter, header)?;
             if rows.semicolons {
                 notes.push(
                     "read as semicolon-separated: the CSV's header row holds semicolons and no comma (as spreadsheets \
@@ -172,7 +177,7 @@ pub(crate) fn open_input(
             if meta.extension().and_then(|e| e.to_str()) == Some("csv") {
                 let bytes = bounded::read(&meta, bounded::Shape::Lines)?;
                 inputs.push(hash_file(&meta, Some(&bytes))?);
-                Ok(Source::Delimited(csv::Delimited::open(&meta, bytes, b',', None)?))
+                Ok(Source::Delimited(csv::Delimited::open(&meta, bytes, b',', csv::Header::FirstRow)?))
             } else {
                 Ok(Source::Lines(json::JsonLines::open(&meta)?))
             }

@@ -159,7 +159,8 @@ pub struct IngestWire {
     /// Spreadsheet inputs: the sheet holding the questions, by name. Default: the first sheet.
     pub sheet: Option<String>,
     /// CSV and TSV inputs: whether the first row names the columns (default true). A
-    /// file without one (`false`) names them in `columns`.
+    /// file without one (`false`) names them in `columns`. Unless set to true, a first
+    /// row that reads as a record (an image file name, a question) is an error.
     pub header: Option<bool>,
     /// The column names of a CSV or TSV file without a header row, in order.
     pub columns: Option<Vec<String>>,

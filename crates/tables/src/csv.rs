@@ -9,12 +9,23 @@ use crate::error::{Error, Location, Problem, Result, display_path};
 
 /// Reads a delimited file with a header row.
 pub fn read_delimited(path: &Path, bytes: &[u8], delimiter: u8) -> Result<Vec<RawRecord>> {
-    let mut rows = Delimited::open(path, bytes.to_vec(), delimiter, None)?;
+    let mut rows = Delimited::open(path, bytes.to_vec(), delimiter, Header::FirstRow)?;
     let mut records = Vec::new();
     while let Some(batch) = rows.next_batch(usize::MAX)? {
         records.extend(batch);
     }
     Ok(records)
+}
+
+/// How a delimited file's columns are named.
+#[derive(Debug, Clone, Copy)]
+pub enum Header<'a> {
+    /// By its first row; refused when that row reads as a record (see [`data_in_header`]).
+    FirstRow,
+    /// By its first row, which the pipeline says is a header (`[ingest] header = true`).
+    FirstRowSaid,
+    /// By these names, in order: every row is a record (`[ingest] header = false`, `columns`).
+    Named(&'a [String]),
 }
 
 /// The records of a delimited file, parsed a batch at a time (the bytes are
@@ -44,9 +55,15 @@ impl Delimited {
     /// mark: read with commas its header would be one field, and no benchmark has
     /// a single column.
     ///
-    /// With `columns`, the file has no header row: every row is a record and the
-    /// columns are named, in order, by `columns` (`[ingest] header = false`).
-    pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8, columns: Option<&[String]>) -> Result<Delimited> {
+    /// With [`Header::Named`], the file has no header row: every row is a record and
+    /// the columns are named, in order, by those names (`[ingest] header = false`).
+    /// With [`Header::FirstRow`], a first row that reads as a record is an error, since
+    /// taking it for the header would drop that record and name the columns by its values.
+    pub fn open(path: &Path, mut bytes: Vec<u8>, delimiter: u8, header: Header<'_>) -> Result<Delimited> {
+        let columns = match header {
+            Header::Named(c) => Some(c),
+            Header::FirstRow | Header::FirstRowSaid => None,
+        };
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
         }
@@ -93,6 +110,9 @@ impl Delimited {
             (headers, unnamed, true)
         } else {
             let headers = read_header(&mut reader, path)?;
+            if matches!(header, Header::FirstRow) {
+                data_in_header(&headers, path)?;
+            }
             let unnamed: Vec<bool> = headers.iter().map(|h| h.is_empty()).collect();
             let headers = name_columns(headers);
             check_header(&headers, || Location::line(path, 1))?;
@@ -209,6 +229,48 @@ pub(super) fn check_header(headers: &[super::raw::Key], at: impl Fn() -> Locatio
         }
     }
     Ok(())
+}
+
+/// File extensions of images and videos: a column name ending in one is a value (a
+/// file name), not a name.
+const MEDIA_EXTENSIONS: &[&str] =
+    &["png", "jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff", "mp4", "mov", "mkv", "webm", "avi"];
+
+/// Refuses a header row that reads as a record: a column "named" by an image or video
+/// file name, or by a question (three words or more ending in a question mark). Taken
+/// for the header, that row's record would be dropped without a word.
+fn data_in_header(headers: &[super::raw::Key], path: &Path) -> Result<()> {
+    let why = |h: &str| {
+        let media = h.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && MEDIA_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e))
+        });
+        if media {
+            Some("an image or video file name")
+        } else if h.ends_with('?') && h.split_whitespace().count() >= 3 {
+            Some("a question")
+        } else {
+            None
+        }
+    };
+    let Some((i, h, what)) = headers.iter().enumerate().find_map(|(i, h)| why(h).map(|w| (i, h, w))) else {
+        return Ok(());
+    };
+    let shown: String = h.chars().take(60).collect();
+    Err(Error::one(
+        Problem::new(
+            Location::line(path, 1),
+            format!(
+                "the first row reads as a record, not a header: column {} is \"{shown}\", {what}; read as the \
+                 header, that record would be lost",
+                i + 1
+            ),
+        )
+        .help(format!(
+            "a file without a header row is read with [ingest] header = false and columns = [...] naming its {} \
+             columns in order; if the first row is the header, set header = true",
+            headers.len()
+        )),
+    ))
 }
 
 /// Where a quoted value that runs to the end of the file opens.
@@ -340,6 +402,31 @@ fn read_header<R: std::io::Read>(reader: &mut csv::Reader<R>, path: &Path) -> Re
 mod tests {
     use super::*;
 
+    /// A TSV without a header row, as MME's files are written: its first row is a
+    /// record, refused as a header; read as the pipeline says, every row is kept.
+    #[test]
+    fn a_first_row_that_reads_as_a_record_is_no_header() {
+        let text = b"0001.jpg\tIs there a dog in the image?\tYes\n0002.jpg\tIs there a cat?\tNo\n";
+        let e = Delimited::open(Path::new("t.tsv"), text.to_vec(), b'\t', Header::FirstRow).err().expect("refused");
+        let e = e.to_string();
+        assert!(e.contains("t.tsv:1") && e.contains("column 1 is \"0001.jpg\", an image or video file name"), "{e}");
+        assert!(e.contains("header = false") && e.contains("its 3 columns"), "{e}");
+        let question = b"id\tIs there a dog in the image?\tanswer\n1\tx\ty\n";
+        let e = Delimited::open(Path::new("t.tsv"), question.to_vec(), b'\t', Header::FirstRow).err().expect("refused");
+        assert!(e.to_string().contains("column 2 is \"Is there a dog in the image?\", a question"), "{e}");
+        // Names that only look alike are names: `image` and `correct?` are headers.
+        let fine = b"id\timage\tcorrect?\n1\ta.png\tyes\n";
+        assert!(Delimited::open(Path::new("t.tsv"), fine.to_vec(), b'\t', Header::FirstRow).is_ok());
+        // Said to be a header, the first row is one; named columns keep both rows.
+        let mut said = Delimited::open(Path::new("t.tsv"), text.to_vec(), b'\t', Header::FirstRowSaid).unwrap();
+        assert_eq!(said.next_batch(10).unwrap().unwrap().len(), 1);
+        let names = ["image".to_string(), "question".into(), "answer".into()];
+        let mut named = Delimited::open(Path::new("t.tsv"), text.to_vec(), b'\t', Header::Named(&names)).unwrap();
+        let rows = named.next_batch(10).unwrap().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].value.get("image").and_then(Raw::scalar_text).as_deref(), Some("0001.jpg"));
+    }
+
     #[test]
     fn an_unclosed_quote_is_located_with_its_column() {
         let e = read_delimited(Path::new("t.csv"), b"id,q,a\n1,x,y\n2,\"open,n\n3,z,w\n", b',').unwrap_err();
@@ -367,7 +454,7 @@ mod tests {
     fn batches_are_the_file_read_whole() {
         let text = b"id,question\n1,\"a\nb\"\n2,c\n3,d\n4,e\n5,f\n";
         let whole = read_delimited(Path::new("t.csv"), text, b',').unwrap();
-        let mut rows = Delimited::open(Path::new("t.csv"), text.to_vec(), b',', None).unwrap();
+        let mut rows = Delimited::open(Path::new("t.csv"), text.to_vec(), b',', Header::FirstRow).unwrap();
         let mut batched = Vec::new();
         while let Some(b) = rows.next_batch(2).unwrap() {
             assert!(b.len() <= 2);
@@ -378,7 +465,7 @@ mod tests {
         assert_eq!(whole[1].loc.to_string(), "t.csv:4");
 
         let bad = b"id,question\n1,a\n2\n3,c\n4,d,x\n";
-        let mut rows = Delimited::open(Path::new("t.csv"), bad.to_vec(), b',', None).unwrap();
+        let mut rows = Delimited::open(Path::new("t.csv"), bad.to_vec(), b',', Header::FirstRow).unwrap();
         let first = rows.next_batch(1).unwrap().unwrap();
         assert_eq!(first.len(), 1);
         let e = loop {

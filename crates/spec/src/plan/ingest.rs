@@ -142,6 +142,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         records: w.records.clone(),
         sheet: w.sheet.clone(),
         columns,
+        header_said: w.header == Some(true),
         images_dir,
         videos_dir,
         image_names_only: w.image_names_only,

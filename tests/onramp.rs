@@ -852,3 +852,62 @@ fn a_three_letter_id_and_choices_only_where_asked_are_proposed() {
         }
     }
 }
+
+/// An MMMU-style Parquet file: up to three images per question in `image_1` to
+/// `image_3` (`{bytes, path}` structs, null where a question has fewer; `image_3` null
+/// in every row), the options as list text, the gold's letter. init maps the image
+/// columns as one run, the empty one too, and every question is read with its own
+/// images.
+#[test]
+fn numbered_image_columns_are_proposed_as_one_run() {
+    use arrow::buffer::NullBuffer;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let images_of = |i: usize| if i.is_multiple_of(3) { 2 } else { 1 };
+    let image_column = |k: usize| {
+        let present: Vec<bool> = (0..N).map(|i| images_of(i) > k).collect();
+        let bytes: Vec<Vec<u8>> = (0..N).map(|i| if present[i] { png(image_of(i) + k) } else { Vec::new() }).collect();
+        let fields = vec![Field::new("bytes", DataType::Binary, true), Field::new("path", DataType::Utf8, true)];
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(BinaryArray::from_iter_values(bytes.iter())),
+            Arc::new(StringArray::from(vec![None::<&str>; N])),
+        ];
+        StructArray::try_new(fields.into(), arrays, Some(NullBuffer::from(present))).unwrap()
+    };
+    let mut columns: Vec<(String, ArrayRef)> = vec![
+        ("id".into(), Arc::new(StringArray::from((0..N).map(|i| format!("validation_Art_{i}")).collect::<Vec<_>>()))),
+        ("question".into(), Arc::new(StringArray::from((0..N).map(|i| question(i).1).collect::<Vec<_>>()))),
+        (
+            "options".into(),
+            Arc::new(StringArray::from((0..N).map(|i| format!("{:?}", question(i).2)).collect::<Vec<_>>())),
+        ),
+    ];
+    for k in 0..3 {
+        columns.push((format!("image_{}", k + 1), Arc::new(image_column(k))));
+    }
+    columns.push((
+        "answer".into(),
+        Arc::new(StringArray::from((0..N).map(|i| LETTERS[question(i).3]).collect::<Vec<_>>())),
+    ));
+    let schema =
+        Schema::new(columns.iter().map(|(n, a)| Field::new(n, a.data_type().clone(), true)).collect::<Vec<_>>());
+    let batch = RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let file = std::fs::File::create(d.join("mmmu.parquet")).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    init_proposes(
+        d,
+        &["mmmu.parquet"],
+        "mmmu.toml",
+        &["images = [\"image_1\", \"image_2\", \"image_3\"]", "answer-kind = \"letter\"", "group-by = \"image\""],
+    );
+    let samples = common::ingest_pipeline(&d.join("mmmu.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let i: usize = s.id["validation_Art_".len()..].parse().unwrap();
+        let (_, _, ch, gold) = question(i);
+        assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
+        assert_eq!(s.images.len(), images_of(i), "{}", s.id);
+    }
+}

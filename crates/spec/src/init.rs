@@ -162,7 +162,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     if !rest.is_empty() {
         let _ = writeln!(t, "# meta = [{}]   # default: every unmapped field is kept in meta", rest.join(", "));
     }
-    let has_images = lines.iter().any(|l| l.key == "images" && l.value.is_some());
+    let has_images = lines.iter().any(|l| l.key == "images" && l.is_mapped());
     let has_options = lines.iter().any(|l| l.key == "options" && l.is_mapped());
     t.push_str(
         "\n# TsT-RF: how much of the benchmark a model answers without the image\n\
@@ -418,12 +418,26 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         &|f| f.image_like,
         "images (a {bytes, path} struct, bytes, or image file names) in every record that has it",
     );
-    let image_field = images.1.cloned();
+    let mut image_field = images.1.cloned();
     let images_given = match &given.images {
         Some(crate::wire::OneOrMany::One(o)) => Some(o.clone()),
         _ => None,
     };
-    lines.push(take(images, images_given.as_ref(), &mut taken));
+    let mut images = take(images, images_given.as_ref(), &mut taken);
+    if !images.is_mapped()
+        && given.images.is_none()
+        && let Some(columns) = image_columns(s, &taken)
+    {
+        images.why = format!(
+            "one column per image, \"{}\" to \"{}\"; an empty cell is no image",
+            columns[0],
+            columns[columns.len() - 1]
+        );
+        image_field = columns.iter().find_map(|c| s.field(c).filter(|f| f.image_like)).cloned();
+        taken.extend(columns.iter().cloned());
+        images.columns = columns;
+    }
+    lines.push(images);
     // Image files named by path: found beside the data file (Some("")), or not
     // (Some(the first path)); None when the images are not named by path.
     let folder_line = image_field.filter(|f| f.kinds.contains("a string")).map(|f| {
@@ -465,6 +479,31 @@ fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Option<(Line, Option<&'s 
             None,
         )),
     }
+}
+
+/// Images given one column each (`image_1` to `image_7`, as MMMU writes them): every
+/// field left that holds images is named by one stem and a number, so every column of
+/// that stem and a number is mapped, in number order, the empty ones too (a later
+/// record may fill them). `None` unless the image fields left are such a run.
+fn image_columns(s: &Survey, taken: &[String]) -> Option<Vec<String>> {
+    let numbered = |name: &str| {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (stem, number) = name.split_at(name.len() - digits);
+        let number = number.parse::<usize>().ok()?;
+        stem.chars().any(|c| c.is_ascii_alphabetic()).then(|| (stem.to_string(), number))
+    };
+    let free = s.fields.iter().filter(|f| !taken.contains(&f.name));
+    let images: Vec<&FieldSurvey> = free.clone().filter(|f| f.present > 0 && f.image_like).collect();
+    let stem = numbered(&images.first()?.name)?.0;
+    if images.len() < 2 || !images.iter().all(|f| numbered(&f.name).is_some_and(|(s, _)| s == stem)) {
+        return None;
+    }
+    let mut run: Vec<(usize, String)> = free
+        .filter(|f| f.present == 0 || f.image_like)
+        .filter_map(|f| numbered(&f.name).filter(|(s, _)| *s == stem).map(|(_, n)| (n, f.name.clone())))
+        .collect();
+    run.sort();
+    Some(run.into_iter().map(|(_, name)| name).collect())
 }
 
 /// Column names that number something other than options.

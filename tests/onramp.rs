@@ -566,7 +566,7 @@ fn init_leaves_a_choice_between_two_columns_to_the_user() {
     let mut text = String::new();
     for i in 0..6 {
         text.push_str(&format!(
-            "{{\"question_id\": \"q{i}\", \"image_id\": \"i{i}\", \"question\": \"Is it {i}?\", \"answer\": \"yes\"}}\n"
+            "{{\"question_id\": \"q{i}\", \"uid\": \"u{i}\", \"question\": \"Is it {i}?\", \"answer\": \"yes\"}}\n"
         ));
     }
     std::fs::write(d.join("two.jsonl"), text).unwrap();
@@ -574,7 +574,7 @@ fn init_leaves_a_choice_between_two_columns_to_the_user() {
     let toml = std::fs::read_to_string(d.join("two.toml")).unwrap();
     let id = toml.lines().find(|l| l.contains("id = ")).unwrap();
     assert!(id.starts_with("# id = \"...\""), "{id}");
-    assert!(id.contains("\"question_id\" or \"image_id\" could each be the id"), "{id}");
+    assert!(id.contains("\"question_id\" or \"uid\" could each be the id"), "{id}");
     assert!(stdout(&o).contains("; choose: id"), "{}", stdout(&o));
 }
 
@@ -910,4 +910,55 @@ fn numbered_image_columns_are_proposed_as_one_run() {
         assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
         assert_eq!(s.images.len(), images_of(i), "{}", s.id);
     }
+}
+
+/// A TextVQA-style JSON object: the records under `data`, ten annotators' answers in
+/// `answers` (no options), a unique `image_id` beside `question_id`. init takes
+/// `question_id` as the id (an image's id names the picture), `answers` as the answer
+/// and writes `reference-answers = "majority"`: the gold is the most common answer (ties:
+/// the first given), and the whole list is kept in meta.
+#[test]
+fn reference_answers_are_read_as_their_most_common() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let answers = |i: usize| -> (Vec<&str>, &str) {
+        match i % 3 {
+            0 => (vec!["stop", "stop sign", "stop sign", "stop", "stop sign"], "stop sign"),
+            1 => (vec!["5", "five", "five", "5"], "5"),
+            _ => (vec!["coca cola"], "coca cola"),
+        }
+    };
+    let data: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            serde_json::json!({"question": format!("what does sign {i} say?"), "image_id": format!("{i:016x}"),
+                "image_classes": ["Sign", "Street"], "question_id": 34000 + i, "answers": answers(i).0})
+        })
+        .collect();
+    let whole = serde_json::json!({"dataset_type": "val", "dataset_name": "textvqa", "data": data});
+    std::fs::write(d.join("textvqa.json"), whole.to_string()).unwrap();
+    init_proposes(
+        d,
+        &["textvqa.json"],
+        "textvqa.toml",
+        &["id = \"question_id\"", "answer = \"answers\"", "reference-answers = \"majority\""],
+    );
+    let samples = common::ingest_pipeline(&d.join("textvqa.toml")).samples;
+    assert_eq!(samples.len(), N);
+    for s in &samples {
+        let i = s.id.parse::<usize>().unwrap() - 34000;
+        let (list, gold) = answers(i);
+        assert_eq!(s.answer, gold, "{}", s.id);
+        assert_eq!(s.meta.get("answers"), Some(&serde_json::to_string(&list).unwrap()), "{}", s.id);
+    }
+    // Without the setting, a list answer is an error that names it.
+    let toml = std::fs::read_to_string(d.join("textvqa.toml")).unwrap();
+    std::fs::write(d.join("unset.toml"), toml.replace("reference-answers = \"majority\"", "")).unwrap();
+    let o = run(d, &["ingest", "unset.toml", "-o", "out.parquet"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the answer is a list of 5 values") && err.contains("reference-answers = \"majority\""),
+        "{err}"
+    );
+    assert!(!d.join("out.parquet").exists());
 }

@@ -33,6 +33,25 @@ pub enum Format {
     Xlsx,
 }
 
+/// How the gold is read from an answer field that holds a list of reference answers
+/// (VQA's ten annotators, several accepted answers): `[ingest] reference-answers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceAnswers {
+    /// The most common answer (ties: the one given first), VQA's convention.
+    Majority,
+    /// The first answer given.
+    First,
+}
+
+impl ReferenceAnswers {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferenceAnswers::Majority => "majority",
+            ReferenceAnswers::First => "first",
+        }
+    }
+}
+
 /// How the source writes the gold answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AnswerKind {
@@ -278,6 +297,9 @@ pub struct IngestPlan {
     pub missing: Vec<String>,
     pub fields: FieldMap,
     pub answer_map: BTreeMap<String, String>,
+    /// An answer field holding a list of reference answers: how the gold is read
+    /// from it (`None`: such a field is an error).
+    pub reference_answers: Option<ReferenceAnswers>,
     pub filters: Vec<Filter>,
     pub shuffle_options: bool,
     pub question_text: Option<String>,
@@ -334,6 +356,7 @@ impl IngestPlan {
             missing: vec!["NULL".into()],
             fields: FieldMap::canonical(),
             answer_map: BTreeMap::new(),
+            reference_answers: None,
             filters: Vec::new(),
             shuffle_options: false,
             question_text: None,

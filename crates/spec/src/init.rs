@@ -147,6 +147,14 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         (None, None) => {}
     }
     entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
+    if lines.iter().any(|l| l.key == "answer" && l.value.is_some() && l.why == REFERENCES_WHY) {
+        entry(
+            &mut t,
+            "reference-answers",
+            Some("majority"),
+            "the gold is the most common reference answer (ties: the first given); \"first\" takes the first",
+        );
+    }
     t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
     for l in &lines {
         if l.columns.is_empty() {
@@ -232,16 +240,24 @@ fn parts(name: &str) -> Vec<String> {
     spaced.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase).collect()
 }
 
+/// Words for the gold answer.
+const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct"];
+
 /// Named like an answer: a word for the gold, alone or followed by words that say how
 /// it is given (`answer`, `gold_label`, `answerKey`, `correct_choice_idx`, `answer_letter`).
 fn named_like_answer(f: &FieldSurvey) -> bool {
-    const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct"];
     const HOW: &[&str] = &["key", "idx", "index", "letter", "label", "option", "choice", "text", "number"];
     let parts = parts(&f.name);
     parts
         .iter()
         .rposition(|p| GOLD.contains(&p.as_str()))
         .is_some_and(|at| parts[at + 1..].iter().all(|p| HOW.contains(&p.as_str())))
+}
+
+/// Named like several answers (`answers`, `gold_labels`): a list of reference answers
+/// when it holds lists, never the options.
+fn named_like_answers(f: &FieldSurvey) -> bool {
+    parts(&f.name).last().and_then(|p| p.strip_suffix('s')).is_some_and(|p| GOLD.contains(&p))
 }
 
 fn last_part_in(f: &FieldSurvey, words: &[&str]) -> bool {
@@ -347,12 +363,21 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     if context.value.is_some() || context.why.contains("choose one") {
         lines.push(context);
     }
+    // VQA's layout: no answer but a list of reference answers (`answers`); any other
+    // list (`image_classes`, `question_tokens`) is no options unless so named.
+    let references = !s.fields.iter().any(|f| is_scalar(f) && named_like_answer(f))
+        && s.fields.iter().any(|f| f.list_of_text && named_like_answers(f));
     let options = choose(
         s,
         &taken,
         "options",
         &["options", "choices"],
-        &|f| f.list_of_text && !f.image_like,
+        &|f| {
+            f.list_of_text
+                && !f.image_like
+                && !named_like_answers(f)
+                && (!references || ["options", "choices"].contains(&f.name.as_str()))
+        },
         "a list of texts in every record that has it",
     );
     let options_given = match &given.options {
@@ -386,6 +411,13 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         &|f| is_scalar(f) && named_like_answer(f),
         "named like an answer",
     );
+    // VQA's layout: the answer a list of reference answers (`answers`), no options.
+    let answer = match answer {
+        (line, None) if !has_options && !line.why.contains("choose one") => {
+            choose(s, &taken, "answer", &[], &|f| f.list_of_text && named_like_answers(f), REFERENCES_WHY)
+        }
+        other => other,
+    };
     let answer_field = answer.1;
     lines.push(take(answer, given.answer.as_ref(), &mut taken));
     // How the gold names its option, from the column's values, else from the options
@@ -480,6 +512,11 @@ fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Option<(Line, Option<&'s 
         )),
     }
 }
+
+/// Why a list field is proposed as the answer; the pipeline then reads it with
+/// `reference-answers = "majority"`.
+const REFERENCES_WHY: &str =
+    "a list of reference answers named like answers: the gold is the most common (reference-answers = \"majority\")";
 
 /// Images given one column each (`image_1` to `image_7`, as MMMU writes them): every
 /// field left that holds images is named by one stem and a number, so every column of
@@ -612,14 +649,21 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
     };
     // An id must be unique: a field named like one that repeats is not one.
     let unique = |f: &FieldSurvey| f.distinct == n && f.present == n;
-    let (mut line, found) = choose(
-        s,
-        taken,
-        "id",
-        &["id"],
-        &|f| id_like(f) && unique(f),
-        &format!("named like an id, with a distinct value in each of the {n} records read"),
-    );
+    // An image's or video's id (`image_id`, `videoID`) names the picture, and is the
+    // question's only where no other field is: one question per picture read so far.
+    let names_media = |f: &FieldSurvey| {
+        parts(&f.name)
+            .first()
+            .is_some_and(|p| ["image", "img", "picture", "photo", "video", "frame"].contains(&p.as_str()))
+    };
+    let why = format!("named like an id, with a distinct value in each of the {n} records read");
+    let (mut line, found) = match choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f) && !names_media(f), &why)
+    {
+        (line, None) if !line.why.contains("choose one") => {
+            choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f), &why)
+        }
+        chosen => chosen,
+    };
     if found.is_some() || line.why.contains("choose one") {
         return (line, found);
     }

@@ -111,6 +111,16 @@ pub enum OnInvalid {
     Skip,
 }
 
+/// How the gold is read from an answer field holding a list of reference answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceAnswers {
+    /// The most common answer (ties: the one given first), as VQA scores.
+    Majority,
+    /// The first answer given.
+    First,
+}
+
 /// How the source writes the gold answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -195,6 +205,10 @@ pub struct IngestWire {
     /// Replace source answers before validation (e.g. `"1" = "yes"`).
     #[serde(default)]
     pub answer_map: BTreeMap<String, String>,
+    /// An answer field holding a list of reference answers (VQA's ten annotators):
+    /// the gold is the most common (`majority`) or the first (`first`) of them, and the
+    /// list is kept in meta under the field's name. Unset, such a field is an error.
+    pub reference_answers: Option<ReferenceAnswers>,
     /// Keep only rows matching every filter.
     #[serde(default)]
     pub filter: Vec<FilterWire>,

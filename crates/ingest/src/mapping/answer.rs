@@ -8,7 +8,7 @@ use super::gold::{infer_format, resolve_choice};
 use super::mapper::{Mapper, default_accessor};
 use super::short;
 use crate::options::option_label;
-use crate::plan::{Accessor, AnswerKind, Format};
+use crate::plan::{Accessor, AnswerKind, Format, ReferenceAnswers};
 use crate::raw::Raw;
 use crate::sample::{AnswerFormat, parse_number};
 use crate::tables::parquet::ClassLabels;
@@ -41,6 +41,47 @@ pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String
         m.missing_required("answer", ans_acc, &["answer", "answer_index"]);
     }
     (raw_answer, kind, answer_src)
+}
+
+/// The gold of an answer field holding a list of reference answers, read as
+/// `[ingest] reference-answers` says, and the list as meta keeps it (under the field's
+/// name); the answer as it is when it is no list. A list without that setting, or with
+/// an empty or non-text value, is a problem (None).
+pub(super) fn reference_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: &str) -> Option<(Raw, Option<String>)> {
+    let Raw::List(items) = &raw_answer else { return Some((raw_answer, None)) };
+    let Some(rule) = m.plan.reference_answers else {
+        m.problem(answer_src, format!("the answer is a list of {} values, expected text or a number", items.len()))
+            .help = Some(
+            "a list of reference answers (VQA's annotators, several accepted answers) is read with [ingest] \
+                 reference-answers = \"majority\" (the most common is the gold) or \"first\"; the list is kept in meta"
+                .into(),
+        );
+        return None;
+    };
+    let texts: Vec<String> =
+        items.iter().filter_map(Raw::scalar_text).map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+    if texts.is_empty() || texts.len() != items.len() {
+        m.problem(answer_src, "the reference answers hold an empty value or one that is not text or a number");
+        return None;
+    }
+    let gold = match rule {
+        ReferenceAnswers::First => texts[0].clone(),
+        ReferenceAnswers::Majority => {
+            let count = |t: &String| texts.iter().filter(|u| *u == t).count();
+            // The most common; among equals, the one given first.
+            let most = texts.iter().map(count).max().unwrap_or(0);
+            texts.iter().find(|t| count(t) == most).cloned().unwrap_or_default()
+        }
+    };
+    m.notes.push(Cow::Owned(format!(
+        "the gold is the {} of the reference answers in \"{answer_src}\" (exact text, trimmed; the list is kept in \
+         meta \"{answer_src}\")",
+        match rule {
+            ReferenceAnswers::First => "first",
+            ReferenceAnswers::Majority => "most common (ties: the one given first)",
+        }
+    )));
+    Some((Raw::Str(gold), Some(raw_answer.to_text())))
 }
 
 /// Classes named in the note that says a `ClassLabel` column was read by name.

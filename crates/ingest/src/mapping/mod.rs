@@ -150,6 +150,9 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format, class_labe
     if question.trim().is_empty() {
         m.problem("question", "the question is empty");
     }
+    let Some((raw_answer, references)) = answer::reference_answer(&mut m, raw_answer, &answer_src) else {
+        return Outcome::Invalid(m.problems);
+    };
     let Some(raw_answer) = answer::class_name(&mut m, raw_answer, &options, &answer_src, class_labels) else {
         return Outcome::Invalid(m.problems);
     };
@@ -167,7 +170,10 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format, class_labe
     let (options, answer_index) = choices::shuffle_options(plan, &id, options, answer_index);
     let columns = canonical::canonical_columns(&mut m, canonical_input);
     id::check_id_separator(&mut m, &id, &columns.variant_fields);
-    let meta = canonical::map_meta(&mut m);
+    let mut meta = canonical::map_meta(&mut m);
+    if let Some(references) = references {
+        meta.insert(answer_src.clone(), references);
+    }
     if !m.problems.is_empty() {
         return Outcome::Invalid(m.problems);
     }

@@ -48,6 +48,7 @@ pub(super) fn leakage_plan(w: &crate::wire::LeakageWire, dataset: &Dataset, ctx:
             missing: None,
             fields: w.fields.clone().unwrap_or_default(),
             answer_map: BTreeMap::new(),
+            reference_answers: None,
             filter: Vec::new(),
             shuffle_options: false,
             question_text: None,
@@ -150,6 +151,10 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         max_image_pixels: max_image_pixels(w, ctx, &k),
         split: w.split.clone().unwrap_or_else(|| "test".into()),
         benchmark: w.benchmark.clone().unwrap_or_else(|| dataset.name.clone()),
+        reference_answers: w.reference_answers.map(|r| match r {
+            crate::wire::ReferenceAnswers::Majority => crate::plan::ReferenceAnswers::Majority,
+            crate::wire::ReferenceAnswers::First => crate::plan::ReferenceAnswers::First,
+        }),
         on_invalid: w.on_invalid.into(),
         missing: w.missing.clone().unwrap_or_else(|| vec!["NULL".into()]),
         fields,

@@ -169,11 +169,17 @@ fn init_proposes(dir: &Path, args: &[&str], pipeline: &str, lines: &[&str]) -> (
     (stdout(&o), toml)
 }
 
+/// The questions of pipeline `pipeline` in `dir`, all `N` of them.
+fn read_as_proposed(dir: &Path, pipeline: &str) -> Vec<blindspot::sample::Sample> {
+    let samples = common::ingest_pipeline(&dir.join(pipeline)).samples;
+    assert_eq!(samples.len(), N);
+    samples
+}
+
 /// Ingests pipeline `pipeline` in `dir`: every question `i` (read from its id by
 /// `index`) must hold the options and gold of `question(i)`.
 fn reads_every_question(dir: &Path, pipeline: &str, index: impl Fn(&str) -> usize) {
-    let samples = common::ingest_pipeline(&dir.join(pipeline)).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(dir, pipeline);
     for s in &samples {
         let (_, _, ch, gold) = question(index(&s.id));
         assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);
@@ -309,8 +315,7 @@ fn vlmevalkit_tsv_letter_columns_init_build() {
     let o = ok(d, &["ingest", "bench.toml", "--out", "bench.parquet"]);
     let warned = format!("{three} rows: absent option cells");
     assert!(stderr(&o).contains(&warned), "no {warned:?} in {}", stderr(&o));
-    let samples = common::ingest_pipeline(&d.join("bench.toml")).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(d, "bench.toml");
     for s in &samples {
         let i: usize = s.id.parse().unwrap();
         let (_, _, ch, gold) = question(i);
@@ -770,8 +775,7 @@ fn a_question_in_a_text_field_is_proposed_by_its_question_marks() {
         &["id = \"question_id\"", "question = \"text\"", "answer = \"label\"", "images = \"image\""],
     );
     assert!(said.contains(&format!("{N} of its {N} values read end in a question mark")), "{said}");
-    let samples = common::ingest_pipeline(&d.join("pope.toml")).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(d, "pope.toml");
     for s in &samples {
         let i: usize = s.id.parse::<usize>().unwrap() - 1;
         assert_eq!(s.question, format!("Is there a dog in picture {i}?"));
@@ -839,8 +843,7 @@ fn a_three_letter_id_and_choices_only_where_asked_are_proposed() {
         "mathvista.toml",
         &["id = \"pid\"", "options = \"choices\"", "answer-kind = \"text\"", "question-type = \"question_type\""],
     );
-    let samples = common::ingest_pipeline(&d.join("mathvista.toml")).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(d, "mathvista.toml");
     for s in &samples {
         let i = s.id.parse::<usize>().unwrap() - 1;
         if i.is_multiple_of(2) {
@@ -902,8 +905,7 @@ fn numbered_image_columns_are_proposed_as_one_run() {
         "mmmu.toml",
         &["images = [\"image_1\", \"image_2\", \"image_3\"]", "answer-kind = \"letter\"", "group-by = \"image\""],
     );
-    let samples = common::ingest_pipeline(&d.join("mmmu.toml")).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(d, "mmmu.toml");
     for s in &samples {
         let i: usize = s.id["validation_Art_".len()..].parse().unwrap();
         let (_, _, ch, gold) = question(i);
@@ -942,8 +944,7 @@ fn reference_answers_are_read_as_their_most_common() {
         "textvqa.toml",
         &["id = \"question_id\"", "answer = \"answers\"", "reference-answers = \"majority\""],
     );
-    let samples = common::ingest_pipeline(&d.join("textvqa.toml")).samples;
-    assert_eq!(samples.len(), N);
+    let samples = read_as_proposed(d, "textvqa.toml");
     for s in &samples {
         let i = s.id.parse::<usize>().unwrap() - 34000;
         let (list, gold) = answers(i);

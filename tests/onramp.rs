@@ -963,3 +963,35 @@ fn reference_answers_are_read_as_their_most_common() {
     );
     assert!(!d.join("out.parquet").exists());
 }
+
+/// A VizWiz-style JSON list: each annotator's answer an object (`{"answer_confidence":
+/// "yes", "answer": "..."}`) in `answers`, with `answer_type` and `answerable` beside it.
+/// init proposes `answers` with `reference-answers = "majority"`; the gold is the most
+/// common `answer`, and the annotators' objects are kept whole in meta.
+#[test]
+fn annotator_objects_are_read_as_reference_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let said = |i: usize| if i.is_multiple_of(2) { ["unanswerable", "soup", "soup"] } else { ["blue", "blue", "navy"] };
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            std::fs::write(d.join(format!("VizWiz_val_{i:08}.png")), png(image_of(i))).unwrap();
+            let answers: Vec<serde_json::Value> =
+                said(i).iter().map(|a| serde_json::json!({"answer_confidence": "yes", "answer": a})).collect();
+            serde_json::json!({"image": format!("VizWiz_val_{i:08}.png"), "question": format!("What is this {i}?"),
+                "answers": answers, "answer_type": "other", "answerable": 1})
+        })
+        .collect();
+    std::fs::write(d.join("vizwiz.json"), serde_json::to_string_pretty(&records).unwrap()).unwrap();
+    let o = ok(d, &["init", "vizwiz.json", "--field", "id=_row"]);
+    let toml = std::fs::read_to_string(d.join("vizwiz.toml")).unwrap();
+    for line in ["answer = \"answers\"", "reference-answers = \"majority\"", "images = \"image\""] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}\n{}", stdout(&o));
+    }
+    for s in &read_as_proposed(d, "vizwiz.toml") {
+        let i = s.id.parse::<usize>().unwrap() - 1;
+        assert_eq!(s.answer, if i.is_multiple_of(2) { "soup" } else { "blue" }, "{}", s.id);
+        let kept: serde_json::Value = serde_json::from_str(&s.meta["answers"]).unwrap();
+        assert_eq!(kept[2]["answer"], said(i)[2], "{}", s.id);
+    }
+}

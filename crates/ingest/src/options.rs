@@ -252,3 +252,12 @@ pub fn labelled_options(v: &crate::raw::Raw) -> Option<Result<Vec<crate::raw::Ra
     }
     Some(Ok(texts))
 }
+
+/// One reference answer of a list of them: a text or number, or an annotator's object
+/// holding one in `answer` (VizWiz, VQA v2: `{"answer": "yes", "answer_confidence": "yes"}`).
+pub fn reference_text(v: &crate::raw::Raw) -> Option<String> {
+    match v {
+        crate::raw::Raw::Map(_) => v.get("answer").and_then(crate::raw::Raw::scalar_text),
+        _ => v.scalar_text(),
+    }
+}

@@ -34,6 +34,9 @@ pub struct FieldSurvey {
     pub letters: bool,
     /// Values that are text ending in a question mark.
     pub asking: usize,
+    /// Every value is a non-empty list of reference answers: texts, or annotators'
+    /// objects holding one in `answer` ([`crate::options::reference_text`]).
+    pub references: bool,
 }
 
 /// The fields of a file's first records, in the order the first record lists them.
@@ -110,6 +113,7 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
                         list_of_text: true,
                         image_like: true,
                         letters: true,
+                        references: true,
                         ..Default::default()
                     });
                     values.push(BTreeSet::new());
@@ -136,6 +140,8 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
                 _ => false,
             } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
             f.image_like &= is_image(v);
+            f.references &= matches!(v, Raw::List(items)
+                if !items.is_empty() && items.iter().all(|x| crate::options::reference_text(x).is_some()));
             f.asking += usize::from(matches!(v, Raw::Str(s) if s.trim_end().ends_with('?')));
             f.letters &=
                 matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));
@@ -149,7 +155,7 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
     for (f, v) in fields.iter_mut().zip(&values) {
         f.distinct = v.len();
         if f.present == 0 {
-            (f.list_of_text, f.image_like, f.letters) = (false, false, false);
+            (f.list_of_text, f.image_like, f.letters, f.references) = (false, false, false, false);
         }
     }
     let keyed = !records.is_empty() && records.iter().all(|r| r.key.is_some());

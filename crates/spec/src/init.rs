@@ -366,7 +366,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     // VQA's layout: no answer but a list of reference answers (`answers`); any other
     // list (`image_classes`, `question_tokens`) is no options unless so named.
     let references = !s.fields.iter().any(|f| is_scalar(f) && named_like_answer(f))
-        && s.fields.iter().any(|f| f.list_of_text && named_like_answers(f));
+        && s.fields.iter().any(|f| f.references && named_like_answers(f));
     let options = choose(
         s,
         &taken,
@@ -414,7 +414,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     // VQA's layout: the answer a list of reference answers (`answers`), no options.
     let answer = match answer {
         (line, None) if !has_options && !line.why.contains("choose one") => {
-            choose(s, &taken, "answer", &[], &|f| f.list_of_text && named_like_answers(f), REFERENCES_WHY)
+            choose(s, &taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY)
         }
         other => other,
     };

@@ -995,3 +995,43 @@ fn annotator_objects_are_read_as_reference_answers() {
         assert_eq!(kept[2]["answer"], said(i)[2], "{}", s.id);
     }
 }
+
+/// An MME-style `.txt`: tab-separated `image<TAB>question<TAB>answer` lines, no header
+/// row. It is read as a TSV; init proposes `header = false` with the columns named in
+/// order (its first row reads as a record: an image file name), so no question is lost;
+/// named as a designer names them, every question is read. A `.txt` of prose is no table.
+#[test]
+fn a_headerless_tab_separated_txt_is_proposed_with_named_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..N {
+        std::fs::write(d.join(format!("{i:012}.png")), png(image_of(i))).unwrap();
+        let answer = if i.is_multiple_of(3) { "Yes" } else { "No" };
+        text.push_str(&format!("{i:012}.png\tIs there a dog in picture {i}? Please answer yes or no.\t{answer}\n"));
+    }
+    std::fs::write(d.join("existence.txt"), text).unwrap();
+    let (said, toml) = init_proposes(
+        d,
+        &["existence.txt"],
+        "existence.toml",
+        &["header = false", "columns = [\"column_1\", \"column_2\", \"column_3\"]", "images = \"column_1\""],
+    );
+    assert!(said.contains(&format!("({N} records read, 3 fields)")), "{said}");
+    let named = toml
+        .replace(
+            "columns = [\"column_1\", \"column_2\", \"column_3\"]",
+            "columns = [\"image\", \"question\", \"answer\"]",
+        )
+        .replace("images = \"column_1\"", "images = \"image\"\nid = \"_row\"");
+    std::fs::write(d.join("named.toml"), named).unwrap();
+    for s in &read_as_proposed(d, "named.toml") {
+        let i = s.id.parse::<usize>().unwrap() - 1;
+        assert_eq!(s.question, format!("Is there a dog in picture {i}? Please answer yes or no."), "{}", s.id);
+        assert_eq!(s.answer, if i.is_multiple_of(3) { "yes" } else { "no" }, "{}", s.id);
+    }
+    std::fs::write(d.join("notes.txt"), "Some notes\tabout the set.\nNo tabs here.\n").unwrap();
+    let o = run(d, &["init", "notes.txt"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot tell the file's format from its name"), "{}", stderr(&o));
+}

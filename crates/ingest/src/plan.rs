@@ -87,12 +87,33 @@ impl Format {
             "csv" => Format::Csv,
             "tsv" if looks_like_vlmevalkit(path) => Format::Vlmevalkit,
             "tsv" => Format::Tsv,
+            "txt" if tab_separated(path) => Format::Tsv,
             // Arrow IPC files (a `save_to_disk` shard, Feather v2) are read as Parquet's rows are.
             "parquet" | "arrow" | "feather" => Format::Parquet,
             e if crate::xlsx::EXTENSIONS.contains(&e) => Format::Xlsx,
             _ => return None,
         })
     }
+}
+
+/// A `.txt` file that is a table of tab-separated values (MME writes its questions so):
+/// every line of its first 64 KiB (the last one only when complete) holds the same
+/// number of tabs, at least one.
+fn tab_separated(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut head = Vec::new();
+    if f.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let whole = head.len() < 64 * 1024 || head.ends_with(b"\n");
+    let text = String::from_utf8_lossy(&head);
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if !whole {
+        lines.pop();
+    }
+    let tabs = |l: &str| l.matches('\t').count();
+    lines.first().is_some_and(|first| tabs(first) > 0 && lines.iter().all(|l| tabs(l) == tabs(first)))
 }
 
 /// A TSV whose header has VLMEvalKit's `index`, `question`, `A` and `answer` columns.
@@ -322,7 +343,7 @@ impl IngestPlan {
     pub fn for_canonical_input(path: &Path) -> Result<IngestPlan> {
         let format = Format::infer(path).ok_or_else(|| {
             Error::one(Problem::new(Location::file(path), "cannot tell the file's format from its name").help(
-                "use a .json, .jsonl, .csv, .tsv, .xlsx or .parquet file, a Hugging Face folder, or a pipeline file",
+                "use a .json, .jsonl, .csv, .tsv, .xlsx or .parquet file (or a .txt of tab-separated values), a Hugging Face folder, or a pipeline file",
             ))
         })?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmark").to_string();

@@ -99,7 +99,13 @@ impl Proposal {
 
 /// Surveys the benchmark's first records and proposes its pipeline file.
 pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
-    let s = survey(&plan.ingest, SURVEYED)?;
+    // A CSV or TSV without a header row is read with its columns named here.
+    let headerless = headerless(&plan.ingest)?;
+    let ingest = match &headerless {
+        Some((columns, _)) => IngestPlan { columns: Some(columns.clone()), ..plan.ingest.clone() },
+        None => plan.ingest.clone(),
+    };
+    let s = survey(&ingest, SURVEYED)?;
     let beside = plan.ingest.images_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let (lines, folder) = propose(&s, &plan.given, &beside);
 
@@ -147,6 +153,15 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         (None, None) => {}
     }
     entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
+    if let Some((columns, why)) = &headerless {
+        let _ = writeln!(t, "{:<32} # the first row reads as a record, not a header: {why}", "header = false");
+        let named: Vec<String> = columns.iter().map(|c| toml_str(c)).collect();
+        let _ = writeln!(
+            t,
+            "{:<32} # named by init, in order: give them your names (and the fields below with them)",
+            format!("columns = [{}]", named.join(", "))
+        );
+    }
     if lines.iter().any(|l| l.key == "answer" && l.value.is_some() && l.why == REFERENCES_WHY) {
         entry(
             &mut t,
@@ -205,6 +220,24 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     }
 
     Ok(Proposal { text: t, lines, records: s.records, fields: s.fields.len() })
+}
+
+/// A CSV or TSV input whose first row reads as a record: its columns named `column_1`,
+/// `column_2`, ... and why the row is no header; `None` for a file with a header row, one
+/// whose columns the plan names already, or another format.
+fn headerless(ingest: &IngestPlan) -> Result<Option<(Vec<String>, String)>> {
+    let Some(input) = ingest.inputs.first() else { return Ok(None) };
+    let delimiter = match input.format {
+        crate::plan::Format::Csv => b',',
+        crate::plan::Format::Tsv => b'\t',
+        _ => return Ok(None),
+    };
+    if ingest.columns.is_some() || ingest.header_said {
+        return Ok(None);
+    }
+    let bytes = crate::ingest::bounded::read(&input.path, crate::ingest::bounded::Shape::Lines)?;
+    Ok(crate::ingest::csv::first_row_reads_as_record(&input.path, bytes, delimiter)?
+        .map(|(n, why)| ((1..=n).map(|k| format!("column_{k}")).collect(), why)))
 }
 
 /// One canonical field's line: the source chosen and why, or why none was.
@@ -414,7 +447,10 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     // VQA's layout: the answer a list of reference answers (`answers`), no options.
     let answer = match answer {
         (line, None) if !has_options && !line.why.contains("choose one") => {
-            choose(s, &taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY)
+            match choose(s, &taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY) {
+                (found, None) if !found.why.contains("choose one") => (line, None),
+                found => found,
+            }
         }
         other => other,
     };

@@ -240,21 +240,7 @@ const MEDIA_EXTENSIONS: &[&str] =
 /// file name, or by a question (three words or more ending in a question mark). Taken
 /// for the header, that row's record would be dropped without a word.
 fn data_in_header(headers: &[super::raw::Key], path: &Path) -> Result<()> {
-    let why = |h: &str| {
-        let media = h.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty() && MEDIA_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e))
-        });
-        if media {
-            Some("an image or video file name")
-        } else if h.ends_with('?') && h.split_whitespace().count() >= 3 {
-            Some("a question")
-        } else {
-            None
-        }
-    };
-    let Some((i, h, what)) = headers.iter().enumerate().find_map(|(i, h)| why(h).map(|w| (i, h, w))) else {
-        return Ok(());
-    };
+    let Some((i, h, what)) = reads_as_record(headers) else { return Ok(()) };
     let shown: String = h.chars().take(60).collect();
     Err(Error::one(
         Problem::new(
@@ -271,6 +257,32 @@ fn data_in_header(headers: &[super::raw::Key], path: &Path) -> Result<()> {
             headers.len()
         )),
     ))
+}
+
+/// The number of columns of a delimited file whose first row reads as a record, not a
+/// header (see [`data_in_header`]), with the cell that says so and why; `None` when
+/// it reads as a header.
+pub fn first_row_reads_as_record(path: &Path, bytes: Vec<u8>, delimiter: u8) -> Result<Option<(usize, String)>> {
+    let rows = Delimited::open(path, bytes, delimiter, Header::FirstRowSaid)?;
+    Ok(reads_as_record(&rows.headers)
+        .map(|(i, h, what)| (rows.headers.len(), format!("column {} is \"{h}\", {what}", i + 1))))
+}
+
+/// The first column "named" by a value: an image or video file name, or a question.
+fn reads_as_record(headers: &[super::raw::Key]) -> Option<(usize, &super::raw::Key, &'static str)> {
+    let why = |h: &str| {
+        let media = h.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && MEDIA_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e))
+        });
+        if media {
+            Some("an image or video file name")
+        } else if h.ends_with('?') && h.split_whitespace().count() >= 3 {
+            Some("a question")
+        } else {
+            None
+        }
+    };
+    headers.iter().enumerate().find_map(|(i, h)| why(h).map(|w| (i, h, w)))
 }
 
 /// Where a quoted value that runs to the end of the file opens.

@@ -351,37 +351,57 @@ fn choose<'a>(
     }
 }
 
+/// A canonical field's proposed line, and the field it maps (none: left to the user).
+type Chosen<'s> = (Line, Option<&'s FieldSurvey>);
+
+/// `first`, unless it found no field and named none to choose between: then what
+/// `then` finds (a field, or fields to choose between), else still `first`.
+fn or_else<'s>(first: Chosen<'s>, then: impl FnOnce() -> Option<Chosen<'s>>) -> Chosen<'s> {
+    let settled = |c: &Chosen<'_>| c.1.is_some() || c.0.why.contains("choose one");
+    if settled(&first) {
+        return first;
+    }
+    then().filter(settled).unwrap_or(first)
+}
+
+/// The line of `chosen`, or of the field given with `--field`; its field is taken.
+fn take(chosen: Chosen<'_>, given: Option<&String>, taken: &mut Vec<String>) -> Line {
+    let mut line = chosen.0;
+    if let Some(g) = given {
+        line.value = Some(g.clone());
+        line.why = "given with --field".into();
+    }
+    if let Some(v) = &line.value {
+        taken.push(v.clone());
+    }
+    line
+}
+
+/// `line` mapped to one column per `what` (options, images), in order; they are taken.
+fn map_columns(line: &mut Line, columns: Vec<String>, what: &str, empty: &str, taken: &mut Vec<String>) {
+    line.why = format!("one column per {what}, \"{}\" to \"{}\"; {empty}", columns[0], columns[columns.len() - 1]);
+    taken.extend(columns.iter().cloned());
+    line.columns = columns;
+}
+
 /// The proposed `[ingest.fields]`, in the order a pipeline lists them; the
 /// fields `--field` maps are taken as given.
 fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<Line>, Option<String>) {
     let mut taken: Vec<String> = Vec::new();
     let mut lines = Vec::new();
-    let take = |line: (Line, Option<&FieldSurvey>), given: Option<&String>, taken: &mut Vec<String>| {
-        let mut line = line.0;
-        if let Some(g) = given {
-            line.value = Some(g.clone());
-            line.why = "given with --field".into();
-        }
-        if let Some(v) = &line.value {
-            taken.push(v.clone());
-        }
-        line
-    };
     let id = id_line(s, &taken);
     lines.push(take(id, given.id.as_ref(), &mut taken));
-    let question = choose(
-        s,
-        &taken,
-        "question",
-        &["question"],
-        &|f| is_text(f) && last_part_in(f, &["question", "prompt", "query", "instruction"]),
-        "text named like a question",
+    let question = or_else(
+        choose(
+            s,
+            &taken,
+            "question",
+            &["question"],
+            &|f| is_text(f) && last_part_in(f, &["question", "prompt", "query", "instruction"]),
+            "text named like a question",
+        ),
+        || Some(asking_line(s, &taken)),
     );
-    let question = if question.1.is_none() && !question.0.why.contains("choose one") {
-        asking_line(s, &taken).unwrap_or(question)
-    } else {
-        question
-    };
     lines.push(take(question, given.question.as_ref(), &mut taken));
     let context = choose(
         s,
@@ -396,73 +416,8 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     if context.value.is_some() || context.why.contains("choose one") {
         lines.push(context);
     }
-    // VQA's layout: no answer but a list of reference answers (`answers`); any other
-    // list (`image_classes`, `question_tokens`) is no options unless so named.
-    let references = !s.fields.iter().any(|f| is_scalar(f) && named_like_answer(f))
-        && s.fields.iter().any(|f| f.references && named_like_answers(f));
-    let options = choose(
-        s,
-        &taken,
-        "options",
-        &["options", "choices"],
-        &|f| {
-            f.list_of_text
-                && !f.image_like
-                && !named_like_answers(f)
-                && (!references || ["options", "choices"].contains(&f.name.as_str()))
-        },
-        "a list of texts in every record that has it",
-    );
-    let options_given = match &given.options {
-        Some(crate::wire::OptionsWire::One(o)) => Some(o.clone()),
-        _ => None,
-    };
-    let mut options = take(options, options_given.as_ref(), &mut taken);
-    if !options.is_mapped() && given.options.is_none() {
-        match option_columns(s, &taken) {
-            OptionColumns::Run(columns) => {
-                options.why = format!(
-                    "one column per option, \"{}\" to \"{}\"; an empty or nan cell after the last option is no \
-                     option",
-                    columns[0],
-                    columns[columns.len() - 1]
-                );
-                taken.extend(columns.iter().cloned());
-                options.columns = columns;
-            }
-            OptionColumns::Unclear(why) => options.why = why,
-            OptionColumns::None => {}
-        }
-    }
-    let has_options = options.is_mapped();
-    lines.push(options);
-    let answer = choose(
-        s,
-        &taken,
-        "answer",
-        &["answer_index", "answer"],
-        &|f| is_scalar(f) && named_like_answer(f),
-        "named like an answer",
-    );
-    // VQA's layout: the answer a list of reference answers (`answers`), no options.
-    let answer = match answer {
-        (line, None) if !has_options && !line.why.contains("choose one") => {
-            match choose(s, &taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY) {
-                (found, None) if !found.why.contains("choose one") => (line, None),
-                found => found,
-            }
-        }
-        other => other,
-    };
-    let answer_field = answer.1;
-    lines.push(take(answer, given.answer.as_ref(), &mut taken));
-    // How the gold names its option, from the column's values, else from the options
-    // each answer is read against.
-    if has_options && given.answer.is_none() {
-        let options = lines.iter().find(|l| l.key == "options").expect("pushed above");
-        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(|f| text_kind_line(s, f, options)));
-        lines.extend(kind);
-    }
+    lines.push(options_line(s, given, &mut taken));
+    answer_lines(s, given, &mut lines, &mut taken);
     let qtype = choose(
         s,
         &taken,
@@ -478,33 +433,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         "text named like a type or category, with a few distinct values (two or more)",
     );
     lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
-    let images = choose(
-        s,
-        &taken,
-        "images",
-        &["images", "image"],
-        &|f| f.image_like,
-        "images (a {bytes, path} struct, bytes, or image file names) in every record that has it",
-    );
-    let mut image_field = images.1.cloned();
-    let images_given = match &given.images {
-        Some(crate::wire::OneOrMany::One(o)) => Some(o.clone()),
-        _ => None,
-    };
-    let mut images = take(images, images_given.as_ref(), &mut taken);
-    if !images.is_mapped()
-        && given.images.is_none()
-        && let Some(columns) = image_columns(s, &taken)
-    {
-        images.why = format!(
-            "one column per image, \"{}\" to \"{}\"; an empty cell is no image",
-            columns[0],
-            columns[columns.len() - 1]
-        );
-        image_field = columns.iter().find_map(|c| s.field(c).filter(|f| f.image_like)).cloned();
-        taken.extend(columns.iter().cloned());
-        images.columns = columns;
-    }
+    let (images, image_field) = images_line(s, given, &mut taken);
     lines.push(images);
     // Image files named by path: found beside the data file (Some("")), or not
     // (Some(the first path)); None when the images are not named by path.
@@ -515,38 +444,124 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     (lines, folder_line)
 }
 
-/// The question when no field is named like one: the one text field most of whose
-/// values end in a question mark (`text`, `prompt_text`, `utterance`); none when no
-/// field or several do (then named, for the user to choose).
-fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Option<(Line, Option<&'s FieldSurvey>)> {
-    let asking = |f: &FieldSurvey| {
-        !taken.contains(&f.name) && is_text(f) && !f.image_like && !f.list_of_text && f.asking * 2 > f.present
+/// The options: a list field, else one column per option.
+fn options_line(s: &Survey, given: &crate::wire::FieldsWire, taken: &mut Vec<String>) -> Line {
+    // VQA's layout: no answer but a list of reference answers (`answers`); any other
+    // list (`image_classes`, `question_tokens`) is no options unless so named.
+    let references = !s.fields.iter().any(|f| is_scalar(f) && named_like_answer(f))
+        && s.fields.iter().any(|f| f.references && named_like_answers(f));
+    let options = choose(
+        s,
+        taken,
+        "options",
+        &["options", "choices"],
+        &|f| {
+            f.list_of_text
+                && !f.image_like
+                && !named_like_answers(f)
+                && (!references || ["options", "choices"].contains(&f.name.as_str()))
+        },
+        "a list of texts in every record that has it",
+    );
+    let options_given = match &given.options {
+        Some(crate::wire::OptionsWire::One(o)) => Some(o.clone()),
+        _ => None,
     };
-    let found: Vec<&FieldSurvey> = s.fields.iter().filter(|f| asking(f)).collect();
-    let line = |value: Option<String>, why: String| Line { key: "question", value, why, columns: Vec::new() };
-    match found[..] {
-        [] => None,
-        [f] => Some((
-            line(
-                Some(f.name.clone()),
-                format!(
-                    "no field is named like a question; {} of its {} values read end in a question mark",
-                    f.asking, f.present
-                ),
+    let mut options = take(options, options_given.as_ref(), taken);
+    if !options.is_mapped() && given.options.is_none() {
+        match option_columns(s, taken) {
+            OptionColumns::Run(columns) => map_columns(
+                &mut options,
+                columns,
+                "option",
+                "an empty or nan cell after the last option is no option",
+                taken,
             ),
-            Some(f),
-        )),
-        _ => Some((
-            line(
-                None,
-                format!(
-                    "{} could each be the question (most of their values end in a question mark): choose one",
-                    quoted(&found)
-                ),
-            ),
-            None,
-        )),
+            OptionColumns::Unclear(why) => options.why = why,
+            OptionColumns::None => {}
+        }
     }
+    options
+}
+
+/// The answer, and how it names its option (`answer-kind`) where the values say;
+/// pushed after the options line in `lines`.
+fn answer_lines(s: &Survey, given: &crate::wire::FieldsWire, lines: &mut Vec<Line>, taken: &mut Vec<String>) {
+    let options = lines.iter().find(|l| l.key == "options" && l.is_mapped()).cloned();
+    let answer = choose(
+        s,
+        taken,
+        "answer",
+        &["answer_index", "answer"],
+        &|f| is_scalar(f) && named_like_answer(f),
+        "named like an answer",
+    );
+    // VQA's layout: the answer a list of reference answers (`answers`), no options.
+    let answer = or_else(answer, || {
+        options
+            .is_none()
+            .then(|| choose(s, taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY))
+    });
+    let answer_field = answer.1;
+    lines.push(take(answer, given.answer.as_ref(), taken));
+    // How the gold names its option, from the column's values, else from the options
+    // each answer is read against.
+    if let Some(options) = options.filter(|_| given.answer.is_none()) {
+        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(|f| text_kind_line(s, f, &options)));
+        lines.extend(kind);
+    }
+}
+
+/// The images: one field, else one column per image; and the field whose values
+/// say how images are named.
+fn images_line<'s>(
+    s: &'s Survey,
+    given: &crate::wire::FieldsWire,
+    taken: &mut Vec<String>,
+) -> (Line, Option<&'s FieldSurvey>) {
+    let images = choose(
+        s,
+        taken,
+        "images",
+        &["images", "image"],
+        &|f| f.image_like,
+        "images (a {bytes, path} struct, bytes, or image file names) in every record that has it",
+    );
+    let mut image_field = images.1;
+    let images_given = match &given.images {
+        Some(crate::wire::OneOrMany::One(o)) => Some(o.clone()),
+        _ => None,
+    };
+    let mut images = take(images, images_given.as_ref(), taken);
+    if !images.is_mapped()
+        && given.images.is_none()
+        && let Some(columns) = image_columns(s, taken)
+    {
+        image_field = columns.iter().find_map(|c| s.field(c).filter(|f| f.image_like));
+        map_columns(&mut images, columns, "image", "an empty cell is no image", taken);
+    }
+    (images, image_field)
+}
+
+/// The question when no field is named like one: the one text field most of whose
+/// values end in a question mark (`text`, `prompt_text`, `utterance`), with how many
+/// do; several are named for the user to choose.
+fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Chosen<'s> {
+    let (mut line, found) = choose(
+        s,
+        taken,
+        "question",
+        &[],
+        &|f| is_text(f) && !f.image_like && !f.list_of_text && f.asking * 2 > f.present,
+        "text most of whose values end in a question mark",
+    );
+    if let Some(f) = found {
+        line.why = format!(
+            "no field is named like a question; {} of its {} values read end in a question mark",
+            f.asking, f.present
+        );
+    }
+    (line, found)
 }
 
 /// Why a list field is proposed as the answer; the pipeline then reads it with
@@ -693,13 +708,10 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
             .is_some_and(|p| ["image", "img", "picture", "photo", "video", "frame"].contains(&p.as_str()))
     };
     let why = format!("named like an id, with a distinct value in each of the {n} records read");
-    let (mut line, found) = match choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f) && !names_media(f), &why)
-    {
-        (line, None) if !line.why.contains("choose one") => {
-            choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f), &why)
-        }
-        chosen => chosen,
-    };
+    let (mut line, found) =
+        or_else(choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f) && !names_media(f), &why), || {
+            Some(choose(s, taken, "id", &["id"], &|f| id_like(f) && unique(f), &why))
+        });
     if found.is_some() || line.why.contains("choose one") {
         return (line, found);
     }

@@ -100,7 +100,7 @@ impl Proposal {
 /// Surveys the benchmark's first records and proposes its pipeline file.
 pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     // A CSV or TSV without a header row is read with its columns named here.
-    let headerless = headerless(&plan.ingest)?;
+    let headerless = headerless(&plan.ingest);
     let ingest = match &headerless {
         Some((columns, _)) => IngestPlan { columns: Some(columns.clone()), ..plan.ingest.clone() },
         None => plan.ingest.clone(),
@@ -224,20 +224,31 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
 
 /// A CSV or TSV input whose first row reads as a record: its columns named `column_1`,
 /// `column_2`, ... and why the row is no header; `None` for a file with a header row, one
-/// whose columns the plan names already, or another format.
-fn headerless(ingest: &IngestPlan) -> Result<Option<(Vec<String>, String)>> {
-    let Some(input) = ingest.inputs.first() else { return Ok(None) };
+/// whose columns the plan names already, another format, or one the survey must
+/// report on.
+fn headerless(ingest: &IngestPlan) -> Option<(Vec<String>, String)> {
+    let input = ingest.inputs.first()?;
     let delimiter = match input.format {
         crate::plan::Format::Csv => b',',
         crate::plan::Format::Tsv => b'\t',
-        _ => return Ok(None),
+        _ => return None,
     };
     if ingest.columns.is_some() || ingest.header_said {
-        return Ok(None);
+        return None;
     }
-    let bytes = crate::ingest::bounded::read(&input.path, crate::ingest::bounded::Shape::Lines)?;
-    Ok(crate::ingest::csv::first_row_reads_as_record(&input.path, bytes, delimiter)?
-        .map(|(n, why)| ((1..=n).map(|k| format!("column_{k}")).collect(), why)))
+    // The first row is all this reads: the file's first MiB, up to its last line end.
+    // What the prefix cannot tell (a quoted value running past it, an unreadable file)
+    // is left to the survey, which reads the whole file and says what is wrong.
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(std::fs::File::open(&input.path).ok()?, 1 << 20), &mut head)
+        .ok()?;
+    if head.len() == 1 << 20
+        && let Some(end) = head.iter().rposition(|&b| b == b'\n')
+    {
+        head.truncate(end + 1);
+    }
+    let (n, why) = crate::ingest::csv::first_row_reads_as_record(&input.path, head, delimiter).ok().flatten()?;
+    Some(((1..=n).map(|k| format!("column_{k}")).collect(), why))
 }
 
 /// One canonical field's line: the source chosen and why, or why none was.

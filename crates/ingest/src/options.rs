@@ -2,7 +2,10 @@
 //! literals), labelled options (`A. chair`, `(B) table`) and options written
 //! at the end of the question text.
 
+use std::borrow::Cow;
+
 use super::mapping::LETTERS;
+use crate::raw::Raw;
 
 /// Parses a string-encoded list: JSON (`["a", "b"]`) or a Python literal (`['a', "b"]`).
 pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
@@ -260,4 +263,77 @@ pub fn reference_text(v: &crate::raw::Raw) -> Option<String> {
         crate::raw::Raw::Map(_) => v.get("answer").and_then(crate::raw::Raw::scalar_text),
         _ => v.scalar_text(),
     }
+}
+
+/// Why a field's value holds no list of options.
+pub enum NoOptions {
+    /// Labelled option objects whose labels do not run A, B, C, ... (the reason).
+    Labels(String),
+    /// A string that is neither a list nor lettered options (the string).
+    Text(String),
+    /// An object whose keys are not the option letters (the reason).
+    Keys(String),
+    /// Another kind of value (its kind).
+    Kind(&'static str),
+}
+
+/// The option items of one field's value, and whether they were keyed by letter:
+/// labelled option objects ([`labelled_options`]), a list (`[[a, b]]` is the list
+/// `[a, b]`), a string holding a list (`"['a', 'b']"`) or lettered options (`A. a`
+/// lines), or an object keyed by letter (`{"A": ..., "B": ...}`).
+pub fn option_items(v: &Raw) -> Result<(Cow<'_, [Raw]>, bool), NoOptions> {
+    match labelled_options(v) {
+        Some(Err(why)) => return Err(NoOptions::Labels(why)),
+        Some(Ok(items)) => return Ok((Cow::Owned(items), false)),
+        None => {}
+    }
+    match v {
+        Raw::List(items) => match items.as_slice() {
+            [Raw::List(inner)] => Ok((Cow::Borrowed(inner.as_slice()), false)),
+            _ => Ok((Cow::Borrowed(items.as_slice()), false)),
+        },
+        Raw::Str(s) => match parse_list_literal(s).or_else(|| lettered_options(s)) {
+            Some(items) => Ok((Cow::Owned(items.into_iter().map(Raw::Str).collect()), false)),
+            None => Err(NoOptions::Text(s.clone())),
+        },
+        Raw::Map(fields) => options_by_letter(fields).map(|items| (Cow::Owned(items), true)).map_err(NoOptions::Keys),
+        other => Err(NoOptions::Kind(other.kind())),
+    }
+}
+
+/// The values of an object of options keyed by letter (`{"A": "a cat", "B": "a dog"}`),
+/// in letter order: the keys must be the letters from A on, each once (either case), so
+/// that every option keeps its letter and a gold given by letter names the same option.
+/// Otherwise, why not.
+fn options_by_letter(fields: &[(crate::raw::Key, Raw)]) -> std::result::Result<Vec<Raw>, String> {
+    let mut slots: Vec<Option<Raw>> = vec![None; fields.len()];
+    for (key, value) in fields {
+        let letter = match key.trim().as_bytes() {
+            [b] if b.is_ascii_alphabetic() => Some(usize::from(b.to_ascii_uppercase() - b'A')),
+            _ => None,
+        }
+        .filter(|&i| i < fields.len());
+        match letter {
+            Some(i) if slots[i].is_none() => slots[i] = Some(value.clone()),
+            Some(_) => return Err(format!("name option {} twice (\"{key}\")", key.trim().to_ascii_uppercase())),
+            None => {
+                let keys: Vec<String> = fields.iter().take(6).map(|(k, _)| format!("\"{k}\"")).collect();
+                return Err(format!(
+                    "are not the option letters A-{} ({}{})",
+                    crate::sample::option_letter(fields.len().saturating_sub(1)),
+                    keys.join(", "),
+                    if fields.len() > 6 { ", ..." } else { "" }
+                ));
+            }
+        }
+    }
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// A text that is nothing but lettered options (`A. cat` lines, or inline `(A) cat
+/// (B) dog` / `A: cat, B: dog`), as the options of a question are sometimes stored:
+/// the options, if there are at least two and no text precedes them.
+fn lettered_options(text: &str) -> Option<Vec<String>> {
+    let (stem, options) = split_options_from_question(text);
+    (stem.trim().is_empty() && options.len() >= 2).then_some(options)
 }

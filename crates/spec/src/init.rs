@@ -811,23 +811,16 @@ fn text_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Li
 }
 
 /// A record's option texts, trimmed, as the proposed `options` line reads them: one
-/// column per option up to the first empty or `nan` cell, or one field holding a list,
-/// a list written as text, or labelled option objects.
+/// column per option up to the first empty or `nan` cell, or one field's option items
+/// as ingest reads them ([`crate::ingest::options::option_items`]).
 fn options_of(rec: &Raw, options: &Line) -> Option<Vec<String>> {
     let text = |v: &Raw| v.scalar_text().map(|t| t.trim().to_string());
     if !options.columns.is_empty() {
         let cells = options.columns.iter().map(|c| rec.get(c).and_then(text).unwrap_or_default());
         return Some(cells.take_while(|t| !t.is_empty() && t != "nan").collect());
     }
-    let v = rec.get(options.value.as_deref()?)?;
-    match (crate::ingest::options::labelled_options(v), v) {
-        (Some(Ok(items)), _) => items.iter().map(text).collect(),
-        (Some(Err(_)), _) => None,
-        (None, Raw::List(items)) => items.iter().map(text).collect(),
-        (None, Raw::Str(s)) => crate::ingest::options::parse_list_literal(s)
-            .map(|items| items.iter().map(|t| t.trim().to_string()).collect()),
-        _ => None,
-    }
+    let (items, _) = crate::ingest::options::option_items(rec.get(options.value.as_deref()?)?).ok()?;
+    items.iter().map(text).collect()
 }
 
 /// `to` relative to the folder `from` (both made absolute first).

@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use super::gold::{READ_INDEX, READ_LETTER, READ_TEXT, folded};
 use super::mapper::{Mapper, default_accessor};
 use super::{NOTE_LETTER_COLUMNS, NOTE_REPEATED_OPTIONS, short};
-use crate::options::{parse_list_literal, split_options_from_question, strip_option_labels};
+use crate::options::{NoOptions, split_options_from_question, strip_option_labels};
 use crate::plan::{Accessor, IngestPlan};
 use crate::raw::Raw;
 use crate::sample::AnswerFormat;
@@ -88,11 +88,9 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         return m.text("options", acc).into_iter().collect();
     };
     let Some(v) = m.get(p) else { return Vec::new() };
-    // Source names of the elements, for messages: "element 2 of ..." or "key \"B\" of ...".
-    let mut keys: Option<Vec<String>> = None;
-    // Labelled objects ({"label": "A", "text": ...}, or parallel lists): their texts.
-    let labelled = match crate::options::labelled_options(v.as_ref()) {
-        Some(Err(why)) => {
+    let (list, by_letter) = match crate::options::option_items(v.as_ref()) {
+        Ok(found) => found,
+        Err(NoOptions::Labels(why)) => {
             m.problem("options", format!("the options of source field \"{p}\" {why}")).help = Some(
                 "label the options A, B, C, ... (or 1, 2, 3, ...) in the order they are listed, or name one field \
                  per option in [ingest.fields] options = [...]"
@@ -100,44 +98,24 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             );
             return Vec::new();
         }
-        found => found.and_then(Result::ok),
-    };
-    let list: Cow<'_, [Raw]> = match (labelled, v.as_ref()) {
-        (Some(items), _) => Cow::Owned(items),
-        (None, Raw::List(items)) => match items.as_slice() {
-            // A nested list [[a, b, c]] is the options list itself.
-            [Raw::List(inner)] => Cow::Borrowed(inner.as_slice()),
-            _ => Cow::Borrowed(items.as_slice()),
-        },
-        (None, Raw::Str(s)) => {
-            match parse_list_literal(s).or_else(|| lettered_options(s)) {
-                Some(items) => Cow::Owned(items.into_iter().map(Raw::Str).collect()),
-                None => {
-                    m.problem(
-                    "options",
-                    format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(s)),
-                )
-                .help = Some("options must be a list, a string like \"['a', 'b']\" or \"A. a\\nB. b\", or one field per option".into());
-                    return Vec::new();
-                }
-            }
+        Err(NoOptions::Text(s)) => {
+            m.problem("options", format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(&s)))
+                .help = Some(
+                "options must be a list, a string like \"['a', 'b']\" or \"A. a\\nB. b\", or one field per option"
+                    .into(),
+            );
+            return Vec::new();
         }
-        (None, Raw::Map(fields)) => match options_by_letter(fields) {
-            Ok(items) => {
-                keys = Some((0..items.len()).map(crate::sample::option_letter).collect());
-                Cow::Owned(items)
-            }
-            Err(why) => {
-                m.problem("options", format!("source field \"{p}\" is an object whose keys {why}")).help = Some(
-                    "an object of options needs the keys A, B, C, ... (any order, each once, none skipped); \
-                     otherwise name one field per option in [ingest.fields] options = [\"options.x\", ...]"
-                        .into(),
-                );
-                return Vec::new();
-            }
-        },
-        (None, other) => {
-            m.problem("options", format!("source field \"{p}\" is {}, expected a list of options", other.kind()));
+        Err(NoOptions::Keys(why)) => {
+            m.problem("options", format!("source field \"{p}\" is an object whose keys {why}")).help = Some(
+                "an object of options needs the keys A, B, C, ... (any order, each once, none skipped); \
+                 otherwise name one field per option in [ingest.fields] options = [\"options.x\", ...]"
+                    .into(),
+            );
+            return Vec::new();
+        }
+        Err(NoOptions::Kind(kind)) => {
+            m.problem("options", format!("source field \"{p}\" is {kind}, expected a list of options"));
             return Vec::new();
         }
     };
@@ -155,9 +133,11 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
             }
         }
     }
-    let names: Vec<String> = match keys {
-        Some(keys) => keys.iter().map(|k| format!("key \"{k}\" of \"{p}\"")).collect(),
-        None => (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect(),
+    // Source names of the elements, for messages: "element 2 of ..." or "key \"B\" of ...".
+    let names: Vec<String> = if by_letter {
+        (0..cells.len()).map(|i| format!("key \"{}\" of \"{p}\"", crate::sample::option_letter(i))).collect()
+    } else {
+        (0..cells.len()).map(|i| format!("element {} of \"{p}\"", i + 1)).collect()
     };
     m.keep_letters(cells, &names)
 }
@@ -211,43 +191,6 @@ fn letter_columns(m: &mut Mapper<'_>, min: usize) -> Vec<&'static Accessor> {
         ));
     }
     LETTERS[..run].iter().map(|l| default_accessor(l)).collect()
-}
-
-/// The values of an object of options keyed by letter (`{"A": "a cat", "B": "a dog"}`),
-/// in letter order: the keys must be the letters from A on, each once (either case), so
-/// that every option keeps its letter and a gold given by letter names the same option.
-/// Otherwise, why not.
-fn options_by_letter(fields: &[(crate::raw::Key, Raw)]) -> std::result::Result<Vec<Raw>, String> {
-    let mut slots: Vec<Option<Raw>> = vec![None; fields.len()];
-    for (key, value) in fields {
-        let letter = match key.trim().as_bytes() {
-            [b] if b.is_ascii_alphabetic() => Some(usize::from(b.to_ascii_uppercase() - b'A')),
-            _ => None,
-        }
-        .filter(|&i| i < fields.len());
-        match letter {
-            Some(i) if slots[i].is_none() => slots[i] = Some(value.clone()),
-            Some(_) => return Err(format!("name option {} twice (\"{key}\")", key.trim().to_ascii_uppercase())),
-            None => {
-                let keys: Vec<String> = fields.iter().take(6).map(|(k, _)| format!("\"{k}\"")).collect();
-                return Err(format!(
-                    "are not the option letters A-{} ({}{})",
-                    crate::sample::option_letter(fields.len().saturating_sub(1)),
-                    keys.join(", "),
-                    if fields.len() > 6 { ", ..." } else { "" }
-                ));
-            }
-        }
-    }
-    Ok(slots.into_iter().flatten().collect())
-}
-
-/// A text that is nothing but lettered options (`A. cat` lines, or inline `(A) cat
-/// (B) dog` / `A: cat, B: dog`), as the options of a question are sometimes stored:
-/// the options, if there are at least two and no text precedes them.
-fn lettered_options(text: &str) -> Option<Vec<String>> {
-    let (stem, options) = split_options_from_question(text);
-    (stem.trim().is_empty() && options.len() >= 2).then_some(options)
 }
 
 /// The first two options that are the same text once case and Unicode

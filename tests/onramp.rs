@@ -1035,3 +1035,99 @@ fn a_headerless_tab_separated_txt_is_proposed_with_named_columns() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("cannot tell the file's format from its name"), "{}", stderr(&o));
 }
+
+/// The ingest note that counts records whose field `field` holds more than the
+/// mapping reads from it, and how many records it counts (0: no such note).
+fn read_in_part(ingested: &blindspot::ingest::Ingested, field: &str) -> usize {
+    let start = format!("field \"{field}\" is read in part");
+    ingested.stats.notes.iter().filter(|n| n.what.starts_with(&start)).map(|n| n.rows).sum()
+}
+
+/// LLaVA's evaluation layout: `conversations` of `{"from": "human"|"gpt", "value": ...}`
+/// turns, the options written into the asking turn (`A. ...` lines after an `<image>`
+/// placeholder) and a letter as the answering turn; every tenth record goes on with a
+/// follow-up exchange. init proposes the first exchange's turns by path, with
+/// `options-in-question` and `answer-kind = "letter"`; read as proposed, every question
+/// has its options and gold, and the follow-ups ingest does not keep are counted. A
+/// conversation is never proposed as the options.
+#[test]
+fn a_conversation_is_proposed_as_its_first_exchange() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            let (_, q, ch, gold) = question(i);
+            let lettered: Vec<String> = ch.iter().enumerate().map(|(j, c)| format!("{}. {c}", LETTERS[j])).collect();
+            let mut turns = vec![
+                serde_json::json!({"from": "human", "value": format!("<image>\n{q}\n{}", lettered.join("\n"))}),
+                serde_json::json!({"from": "gpt", "value": LETTERS[gold]}),
+            ];
+            if i.is_multiple_of(10) {
+                turns.push(serde_json::json!({"from": "human", "value": "Why?"}));
+                turns.push(serde_json::json!({"from": "gpt", "value": "Count them."}));
+            }
+            std::fs::write(d.join(format!("{i}.png")), png(image_of(i))).unwrap();
+            serde_json::json!({"id": i.to_string(), "image": format!("{i}.png"), "conversations": turns})
+        })
+        .collect();
+    std::fs::write(d.join("llava_test.json"), serde_json::to_string_pretty(&records).unwrap()).unwrap();
+    let (said, toml) = init_proposes(
+        d,
+        &["llava_test.json", "-o", "llava_test.toml"],
+        "llava_test.toml",
+        &[
+            "question = \"conversations.0.value\"",
+            "answer = \"conversations.1.value\"",
+            "answer-kind = \"letter\"",
+            "options-in-question = true",
+            "images = \"image\"",
+        ],
+    );
+    assert!(said.contains("4 of them go on after it"), "{said}");
+    assert!(!toml.contains("meta = [\"conversations\"]"), "{toml}");
+    reads_every_question(d, "llava_test.toml", |id| id.parse().unwrap());
+    let ingested = common::ingest_pipeline(&d.join("llava_test.toml"));
+    assert!(ingested.samples.iter().all(|s| !s.question.contains("<image>") && !s.question.contains("\nA. ")));
+    assert_eq!(read_in_part(&ingested, "conversations"), N / 10);
+    // Mapped as options by hand, the turns are refused, not read as four options.
+    std::fs::write(
+        d.join("as_options.toml"),
+        toml.replace("options-in-question = true", "").replace("# options = ", "options = \"conversations\" #"),
+    )
+    .unwrap();
+    let o = run(d, &["ingest", "as_options.toml", "-o", "out.parquet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!d.join("out.parquet").exists());
+}
+
+/// A chat API's layout: `messages` of `{"role": ..., "content": ...}` with a system turn
+/// first and a free-form answer. init proposes the user and assistant turns after it; the
+/// system turn, which no canonical field holds, is counted in every record.
+#[test]
+fn chat_messages_are_proposed_after_their_system_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        let rec = serde_json::json!({"uid": format!("m{i}"), "messages": [
+            {"role": "system", "content": "Answer in one word."},
+            {"role": "user", "content": q},
+            {"role": "assistant", "content": ch[gold]}]});
+        text.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(d.join("chat.jsonl"), text).unwrap();
+    init_proposes(
+        d,
+        &["chat.jsonl"],
+        "chat.toml",
+        &["id = \"uid\"", "question = \"messages.1.content\"", "answer = \"messages.2.content\""],
+    );
+    let ingested = common::ingest_pipeline(&d.join("chat.toml"));
+    assert_eq!(ingested.samples.len(), N);
+    for s in &ingested.samples {
+        let (_, q, ch, gold) = question(s.id[1..].parse().unwrap());
+        assert_eq!((&s.question, &s.answer), (&q, &ch[gold]), "{}", s.id);
+    }
+    assert_eq!(read_in_part(&ingested, "messages"), N);
+}

@@ -55,6 +55,40 @@ fn scienceqa_llava_options_parsed_from_questions_match_the_flat_file() {
     assert!(llava.samples.iter().all(|s| !s.question.contains("<image>") && !s.question.contains("\nA. ")));
 }
 
+/// `init` on the LLaVA-format file proposes the hand-written pipeline's mapping (the
+/// first exchange's turns, the options in the question, letter answers); read as
+/// proposed (with the image names kept, as the shared data has no images), every
+/// question equals the hand pipeline's.
+fn scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = crate::common::data_dir().join("scienceqa/llava_test_CQM-A.json");
+    let out = tmp.path().join("llava.toml");
+    let o = crate::common::blindspot().arg("init").arg(&data).arg("-o").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let toml = std::fs::read_to_string(&out).unwrap();
+    for line in [
+        "options-in-question = true",
+        "question = \"conversations.0.value\"",
+        "answer = \"conversations.1.value\"",
+        "answer-kind = \"letter\"",
+        "images = \"image\"",
+    ] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    std::fs::write(&out, toml.replace("split = \"test\"", "split = \"test\"\nimage-names-only = true")).unwrap();
+    let proposed = ingest_pipeline(&out);
+    let hand = ingest_pipeline(&pipeline("scienceqa-llava"));
+    assert_eq!(proposed.samples.len(), 4241);
+    for (p, h) in proposed.samples.iter().zip(&hand.samples) {
+        assert_eq!(
+            (&p.id, &p.question, &p.options, p.answer_index, &p.images),
+            (&h.id, &h.question, &h.options, h.answer_index, &h.images)
+        );
+    }
+    // Every conversation is one exchange: nothing is left unread in it.
+    assert!(!proposed.stats.notes.iter().any(|n| n.what.contains("is read in part")));
+}
+
 fn pope_nine_files_of_3000_balanced() {
     let ing = ingest_pipeline(&pipeline("pope"));
     assert_eq!(ing.samples.len(), 27_000);
@@ -173,6 +207,10 @@ pub const TESTS: crate::Tests = &[
     (
         "scienceqa_llava_options_parsed_from_questions_match_the_flat_file",
         scienceqa_llava_options_parsed_from_questions_match_the_flat_file,
+    ),
+    (
+        "scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline",
+        scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline,
     ),
     ("pope_nine_files_of_3000_balanced", pope_nine_files_of_3000_balanced),
     ("hallusionbench_counts_and_yes_no_mapping", hallusionbench_counts_and_yes_no_mapping),

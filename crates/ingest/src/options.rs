@@ -213,6 +213,10 @@ pub fn labelled_options(v: &crate::raw::Raw) -> Option<Result<Vec<crate::raw::Ra
             let mut labels = Vec::with_capacity(items.len());
             for item in items {
                 let Raw::Map(fields) = item else { return None };
+                // A turn of a conversation (`{"from": "human", "value": ...}`) is no option.
+                if member(fields, &ROLE_MEMBERS).is_some() {
+                    return None;
+                }
                 texts.push(member(fields, &TEXT_MEMBERS)?);
                 labels.push(member(fields, &LABEL_MEMBERS));
             }
@@ -254,6 +258,47 @@ pub fn labelled_options(v: &crate::raw::Raw) -> Option<Result<Vec<crate::raw::Ra
         }
     }
     Some(Ok(texts))
+}
+
+/// Member names of a conversation turn that say who speaks (`{"from": "human"}`,
+/// `{"role": "user"}`).
+const ROLE_MEMBERS: [&str; 3] = ["from", "role", "speaker"];
+
+/// Who speaks a turn of a conversation, as its role member says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speaker {
+    /// `human` or `user`: the one who asks.
+    Asker,
+    /// `gpt`, `assistant`, `model` or `bot`: the one who answers.
+    Answerer,
+    /// Anyone else (`system`).
+    Other,
+}
+
+/// The question and answer of a conversation list, as chat-style benchmarks and
+/// instruction data give them (LLaVA's `conversations` of `{"from": "human", "value":
+/// ...}`, a chat API's `messages` of `{"role": "user", "content": ...}`): the position
+/// of the first asking turn that the next turn answers, and the member holding each
+/// turn's text. None when `v` is no list of such turns, each with a text.
+pub fn first_exchange(v: &crate::raw::Raw) -> Option<(usize, String)> {
+    use crate::raw::Raw;
+    let Raw::List(turns) = v else { return None };
+    let mut read = Vec::with_capacity(turns.len());
+    for turn in turns {
+        let Raw::Map(fields) = turn else { return None };
+        let role = fields.iter().find(|(k, _)| ROLE_MEMBERS.iter().any(|n| k.eq_ignore_ascii_case(n)))?;
+        let text = fields.iter().find(|(k, v)| {
+            ["value", "content", "text"].iter().any(|n| k.eq_ignore_ascii_case(n)) && matches!(v, Raw::Str(_))
+        })?;
+        let speaker = match role.1.scalar_text()?.trim().to_ascii_lowercase().as_str() {
+            "human" | "user" => Speaker::Asker,
+            "gpt" | "assistant" | "model" | "bot" => Speaker::Answerer,
+            _ => Speaker::Other,
+        };
+        read.push((speaker, text.0.to_string()));
+    }
+    let at = read.windows(2).position(|w| w[0].0 == Speaker::Asker && w[1].0 == Speaker::Answerer)?;
+    (read[at].1 == read[at + 1].1).then(|| (at, read[at].1.clone()))
 }
 
 /// One reference answer of a list of them: a text or number, or an annotator's object
@@ -336,4 +381,35 @@ fn options_by_letter(fields: &[(crate::raw::Key, Raw)]) -> std::result::Result<V
 fn lettered_options(text: &str) -> Option<Vec<String>> {
     let (stem, options) = split_options_from_question(text);
     (stem.trim().is_empty() && options.len() >= 2).then_some(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::Raw;
+
+    fn raw(v: serde_json::Value) -> Raw {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_conversation_is_its_first_exchange_and_never_options() {
+        let llava = raw(serde_json::json!([{"from": "human", "value": "Q?"}, {"from": "gpt", "value": "A"}]));
+        assert_eq!(first_exchange(&llava), Some((0, "value".to_string())));
+        assert!(labelled_options(&llava).is_none());
+        let chat = raw(serde_json::json!([{"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}]));
+        assert_eq!(first_exchange(&chat), Some((1, "content".to_string())));
+        // No answering turn after the asking one, or a turn without text: no exchange.
+        let unanswered =
+            raw(serde_json::json!([{"role": "assistant", "content": "Hi"}, {"role": "user", "content": "Q?"}]));
+        assert_eq!(first_exchange(&unanswered), None);
+        let parts = raw(serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "Q?"}]},
+            {"role": "assistant", "content": "A"}]));
+        assert_eq!(first_exchange(&parts), None);
+        // Option objects are no conversation.
+        let options = raw(serde_json::json!([{"label": "A", "text": "cat"}, {"label": "B", "text": "dog"}]));
+        assert_eq!(first_exchange(&options), None);
+        assert!(matches!(labelled_options(&options), Some(Ok(texts)) if texts.len() == 2));
+    }
 }

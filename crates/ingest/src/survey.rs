@@ -37,6 +37,12 @@ pub struct FieldSurvey {
     /// Every value is a non-empty list of reference answers: texts, or annotators'
     /// objects holding one in `answer` ([`crate::options::reference_text`]).
     pub references: bool,
+    /// Every value is a conversation whose first exchange is at the same turn, its
+    /// text under the same member ([`crate::options::first_exchange`]): that turn and
+    /// member.
+    pub exchange: Option<(usize, String)>,
+    /// Records whose conversation goes on after that exchange.
+    pub turns_after: usize,
 }
 
 /// The fields of a file's first records, in the order the first record lists them.
@@ -46,6 +52,10 @@ pub struct Survey {
     pub fields: Vec<FieldSurvey>,
     /// The records are an object keyed by id: each has its key (`_key`).
     pub keyed: bool,
+    /// The asking and answering turns of each conversation field's first exchange
+    /// ([`FieldSurvey::exchange`]), each surveyed as a field named by its path
+    /// (`conversations.0.value`).
+    pub turns: Vec<FieldSurvey>,
     /// The records read, for checks across fields (an answer among its options).
     pub read: Vec<RawRecord>,
 }
@@ -53,6 +63,66 @@ pub struct Survey {
 impl Survey {
     pub fn field(&self, name: &str) -> Option<&FieldSurvey> {
         self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+impl FieldSurvey {
+    fn new(name: &str) -> FieldSurvey {
+        FieldSurvey {
+            name: name.to_string(),
+            list_of_text: true,
+            image_like: true,
+            letters: true,
+            references: true,
+            ..Default::default()
+        }
+    }
+
+    /// Takes one record's value in; `values` collects the distinct ones.
+    fn observe(&mut self, v: &Raw, values: &mut BTreeSet<String>) {
+        let f = self;
+        let empty = matches!(v, Raw::Null) || matches!(v, Raw::Str(s) if s.trim().is_empty());
+        if empty {
+            return;
+        }
+        f.present += 1;
+        f.kinds.insert(v.kind());
+        let text = v.to_text();
+        if f.examples.len() < 3 && !f.examples.contains(&text) && !matches!(v, Raw::Bytes(_) | Raw::Map(_)) {
+            f.examples.push(text.chars().take(60).collect());
+        }
+        values.insert(text);
+        f.list_of_text &= match v {
+            Raw::List(items) => items.iter().all(|x| x.scalar_text().is_some()),
+            // A list written into a text column (CSV, or a Hub string column), as ingest
+            // reads an options field.
+            Raw::Str(s) => crate::options::parse_list_literal(s).is_some(),
+            _ => false,
+        } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
+        f.image_like &= is_image(v);
+        f.references &= matches!(v, Raw::List(items)
+            if !items.is_empty() && items.iter().all(|x| crate::options::reference_text(x).is_some()));
+        let exchange = crate::options::first_exchange(v);
+        if let (Some((at, _)), Raw::List(turns)) = (&exchange, v) {
+            f.turns_after += usize::from(turns.len() > at + 2);
+        }
+        f.exchange = if f.present == 1 { exchange } else { f.exchange.take().filter(|e| exchange.as_ref() == Some(e)) };
+        f.asking += usize::from(matches!(v, Raw::Str(s) if s.trim_end().ends_with('?')));
+        f.letters &=
+            matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));
+        f.int_range = match (v, f.present) {
+            (Raw::Int(x), 1) => Some((*x, *x)),
+            (Raw::Int(x), _) => f.int_range.map(|(a, b)| (a.min(*x), b.max(*x))),
+            _ => None,
+        };
+    }
+
+    /// Once every value is in.
+    fn finish(&mut self, values: &BTreeSet<String>) {
+        self.distinct = values.len();
+        if self.present == 0 {
+            (self.list_of_text, self.image_like, self.letters, self.references) = (false, false, false, false);
+        }
     }
 }
 
@@ -108,56 +178,32 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
             let i = match fields.iter().position(|f| *f.name == **k) {
                 Some(i) => i,
                 None => {
-                    fields.push(FieldSurvey {
-                        name: k.to_string(),
-                        list_of_text: true,
-                        image_like: true,
-                        letters: true,
-                        references: true,
-                        ..Default::default()
-                    });
+                    fields.push(FieldSurvey::new(k));
                     values.push(BTreeSet::new());
                     fields.len() - 1
                 }
             };
-            let f = &mut fields[i];
-            let empty = matches!(v, Raw::Null) || matches!(v, Raw::Str(s) if s.trim().is_empty());
-            if empty {
-                continue;
-            }
-            f.present += 1;
-            f.kinds.insert(v.kind());
-            let text = v.to_text();
-            if f.examples.len() < 3 && !f.examples.contains(&text) && !matches!(v, Raw::Bytes(_) | Raw::Map(_)) {
-                f.examples.push(text.chars().take(60).collect());
-            }
-            values[i].insert(text);
-            f.list_of_text &= match v {
-                Raw::List(items) => items.iter().all(|x| x.scalar_text().is_some()),
-                // A list written into a text column (CSV, or a Hub string column), as ingest
-                // reads an options field.
-                Raw::Str(s) => crate::options::parse_list_literal(s).is_some(),
-                _ => false,
-            } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
-            f.image_like &= is_image(v);
-            f.references &= matches!(v, Raw::List(items)
-                if !items.is_empty() && items.iter().all(|x| crate::options::reference_text(x).is_some()));
-            f.asking += usize::from(matches!(v, Raw::Str(s) if s.trim_end().ends_with('?')));
-            f.letters &=
-                matches!(v, Raw::Str(s) if s.trim().len() == 1 && s.trim().chars().all(|c| c.is_ascii_uppercase()));
-            f.int_range = match (v, f.present) {
-                (Raw::Int(x), 1) => Some((*x, *x)),
-                (Raw::Int(x), _) => f.int_range.map(|(a, b)| (a.min(*x), b.max(*x))),
-                _ => None,
-            };
+            fields[i].observe(v, &mut values[i]);
         }
     }
     for (f, v) in fields.iter_mut().zip(&values) {
-        f.distinct = v.len();
-        if f.present == 0 {
-            (f.list_of_text, f.image_like, f.letters, f.references) = (false, false, false, false);
+        f.finish(v);
+    }
+    // The asking and answering turns of each conversation field, surveyed as fields.
+    let mut turns = Vec::new();
+    for f in &fields {
+        let Some((at, member)) = &f.exchange else { continue };
+        for turn in [at, &(at + 1)] {
+            let path = format!("{}.{turn}.{member}", f.name);
+            let mut part = FieldSurvey::new(&path);
+            let mut values = BTreeSet::new();
+            for v in records.iter().filter_map(|r| r.value.get_path(&path)) {
+                part.observe(v, &mut values);
+            }
+            part.finish(&values);
+            turns.push(part);
         }
     }
     let keyed = !records.is_empty() && records.iter().all(|r| r.key.is_some());
-    Ok(Survey { records: records.len(), fields, keyed, read: records })
+    Ok(Survey { records: records.len(), fields, turns, keyed, read: records })
 }

@@ -170,8 +170,11 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             "the gold is the most common reference answer (ties: the first given); \"first\" takes the first",
         );
     }
+    if let Some(l) = lines.iter().find(|l| l.key == "options-in-question") {
+        let _ = writeln!(t, "{:<32} # {}", "options-in-question = true", l.why);
+    }
     t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
-    for l in &lines {
+    for l in lines.iter().filter(|l| l.key != "options-in-question") {
         if l.columns.is_empty() {
             entry(&mut t, l.key, l.value.as_deref(), &l.why);
         } else {
@@ -179,14 +182,23 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             let _ = writeln!(t, "{:<32} # {}", format!("{} = [{}]", l.key, columns.join(", ")), l.why);
         }
     }
-    let chosen: Vec<&str> = lines.iter().flat_map(|l| l.value.iter().chain(&l.columns)).map(String::as_str).collect();
+    let chosen: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.key != "options-in-question")
+        .flat_map(|l| l.value.iter().chain(&l.columns))
+        .map(String::as_str)
+        .collect();
+    // A field is chosen whole, or in part by a path into it (`conversations.0.value`).
+    let chosen_field = |name: &str| {
+        chosen.iter().any(|c| *c == name || c.strip_prefix(name).is_some_and(|rest| rest.starts_with('.')))
+    };
     let rest: Vec<String> =
-        s.fields.iter().filter(|f| !chosen.contains(&f.name.as_str())).map(|f| format!("\"{}\"", f.name)).collect();
+        s.fields.iter().filter(|f| !chosen_field(&f.name)).map(|f| format!("\"{}\"", f.name)).collect();
     if !rest.is_empty() {
         let _ = writeln!(t, "# meta = [{}]   # default: every unmapped field is kept in meta", rest.join(", "));
     }
     let has_images = lines.iter().any(|l| l.key == "images" && l.is_mapped());
-    let has_options = lines.iter().any(|l| l.key == "options" && l.is_mapped());
+    let has_options = lines.iter().any(|l| (l.key == "options" && l.is_mapped()) || l.key == "options-in-question");
     t.push_str(
         "\n# TsT-RF: how much of the benchmark a model answers without the image\n\
          # (k-fold random forests on non-visual features).\n[diagnose]\n",
@@ -263,6 +275,10 @@ pub struct Line {
 }
 
 impl Line {
+    fn unmapped(key: &'static str, why: &str) -> Line {
+        Line { key, value: None, why: why.to_string(), columns: Vec::new() }
+    }
+
     /// Whether the line maps a source: a field, or one field per option.
     pub fn is_mapped(&self) -> bool {
         self.value.is_some() || !self.columns.is_empty()
@@ -411,7 +427,7 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
             &|f| is_text(f) && last_part_in(f, &["question", "prompt", "query", "instruction"]),
             "text named like a question",
         ),
-        || Some(asking_line(s, &taken)),
+        || Some(or_else(asking_line(s, &taken), || Some(exchange_line(s, &taken, "question", 0)))),
     );
     lines.push(take(question, given.question.as_ref(), &mut taken));
     let context = choose(
@@ -427,7 +443,15 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
     if context.value.is_some() || context.why.contains("choose one") {
         lines.push(context);
     }
-    lines.push(options_line(s, given, &mut taken));
+    let mut options = options_line(s, given, &mut taken);
+    let in_question = (!options.is_mapped() && given.options.is_none())
+        .then(|| lines.iter().find(|l| l.key == "question").and_then(|q| options_in_question_line(s, q)))
+        .flatten();
+    if in_question.is_some() {
+        options.why = "the options are written in the question (options-in-question above)".into();
+    }
+    lines.push(options);
+    lines.extend(in_question);
     answer_lines(s, given, &mut lines, &mut taken);
     let qtype = choose(
         s,
@@ -498,7 +522,8 @@ fn options_line(s: &Survey, given: &crate::wire::FieldsWire, taken: &mut Vec<Str
 /// The answer, and how it names its option (`answer-kind`) where the values say;
 /// pushed after the options line in `lines`.
 fn answer_lines(s: &Survey, given: &crate::wire::FieldsWire, lines: &mut Vec<Line>, taken: &mut Vec<String>) {
-    let options = lines.iter().find(|l| l.key == "options" && l.is_mapped()).cloned();
+    let options =
+        lines.iter().find(|l| (l.key == "options" && l.is_mapped()) || l.key == "options-in-question").cloned();
     let answer = choose(
         s,
         taken,
@@ -513,12 +538,19 @@ fn answer_lines(s: &Survey, given: &crate::wire::FieldsWire, lines: &mut Vec<Lin
             .is_none()
             .then(|| choose(s, taken, "answer", &[], &|f| f.references && named_like_answers(f), REFERENCES_WHY))
     });
+    // A conversation's first exchange, when its asking turn is the question.
+    let answer = or_else(answer, || {
+        let question = lines.iter().find(|l| l.key == "question").and_then(|l| l.value.as_deref());
+        let asked = exchange_line(s, taken, "question", 0);
+        (asked.0.value.as_deref() == question && asked.1.is_some()).then(|| exchange_line(s, taken, "answer", 1))
+    });
     let answer_field = answer.1;
     lines.push(take(answer, given.answer.as_ref(), taken));
     // How the gold names its option, from the column's values, else from the options
     // each answer is read against.
     if let Some(options) = options.filter(|_| given.answer.is_none()) {
-        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(|f| text_kind_line(s, f, &options)));
+        let text_kind = |f| (options.key == "options").then(|| text_kind_line(s, f, &options)).flatten();
+        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(text_kind));
         lines.extend(kind);
     }
 }
@@ -573,6 +605,54 @@ fn asking_line<'s>(s: &'s Survey, taken: &[String]) -> Chosen<'s> {
         );
     }
     (line, found)
+}
+
+/// The question (`turn` 0) or the answer (`turn` 1) of a conversation field's first
+/// exchange ([`crate::ingest::options::first_exchange`]): a path to that turn's text
+/// (`conversations.0.value`), with who speaks it and how many records go on after it.
+fn exchange_line<'s>(s: &'s Survey, taken: &[String], key: &'static str, turn: usize) -> Chosen<'s> {
+    let free = |f: &&FieldSurvey| !taken.contains(&f.name);
+    let found: Vec<&FieldSurvey> = s.fields.iter().filter(free).filter(|f| f.exchange.is_some()).collect();
+    let [f] = found[..] else {
+        return choose(s, taken, key, &[], &|f| f.exchange.is_some(), "a conversation of turns that say who speaks");
+    };
+    let (at, member) = f.exchange.clone().unwrap_or_default();
+    let path = format!("{}.{}.{member}", f.name, at + turn);
+    let Some(part) = s.turns.iter().find(|t| t.name == path) else { return (Line::unmapped(key, ""), None) };
+    let mut why = format!(
+        "the {} turn of the first exchange of a conversation, in each of the {} records that have it",
+        if turn == 0 { "asking" } else { "answering" },
+        f.present
+    );
+    if turn == 0 && f.turns_after > 0 {
+        why.push_str(&format!(
+            "; {} of them go on after it: the later turns are not mapped, and ingest counts them",
+            f.turns_after
+        ));
+    }
+    (Line { key, value: Some(path), why, columns: Vec::new() }, Some(part))
+}
+
+/// `options-in-question = true` (an `[ingest]` setting) when no options are mapped and
+/// most questions read end in lettered options (`A. ...` lines, as LLaVA-style
+/// conversations write them), which ingest then splits off as the options.
+fn options_in_question_line(s: &Survey, question: &Line) -> Option<Line> {
+    let path = question.value.as_deref()?;
+    let (mut read, mut lettered) = (0, 0);
+    for rec in &s.read {
+        let Some(text) = rec.value.get_path(path).and_then(Raw::scalar_text) else { continue };
+        read += 1;
+        lettered += usize::from(crate::ingest::options::split_options_from_question(&text).1.len() >= 2);
+    }
+    (lettered * 2 > read).then(|| Line {
+        key: "options-in-question",
+        value: Some("true".into()),
+        why: format!(
+            "{lettered} of the {read} questions read end in lettered options (\"A. ...\" lines): ingest splits them \
+             off as the options"
+        ),
+        columns: Vec::new(),
+    })
 }
 
 /// Why a list field is proposed as the answer; the pipeline then reads it with
@@ -795,7 +875,7 @@ fn answer_kind_line(answer_field: Option<&FieldSurvey>) -> Option<Line> {
 fn text_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Line> {
     let mut read = 0;
     for rec in &s.read {
-        let Some(gold) = rec.value.get(&answer.name).and_then(Raw::scalar_text) else { continue };
+        let Some(gold) = rec.value.get_path(&answer.name).and_then(Raw::scalar_text) else { continue };
         let Some(texts) = options_of(&rec.value, options).filter(|t| !t.is_empty()) else { continue };
         if texts.iter().filter(|t| **t == gold.trim()).count() != 1 {
             return None;
@@ -907,7 +987,7 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        Survey { records: 3, fields, keyed: false, read: Vec::new() }
+        Survey { records: 3, fields, turns: Vec::new(), keyed: false, read: Vec::new() }
     }
 
     fn run(names: &[&str]) -> Result<Vec<String>, String> {

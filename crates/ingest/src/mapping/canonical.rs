@@ -2,6 +2,7 @@
 //! split, a variant's columns), read only from a canonical input, and the
 //! `meta` of a record: its unread fields, or the fields the plan keeps.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::mapper::Mapper;
@@ -48,6 +49,10 @@ pub(super) fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
                     if m.used.contains(&i) || m.is_missing(v) || matches!(v, Raw::Bytes(_)) {
                         continue;
                     }
+                    if m.read_in_part.iter().any(|(j, _)| *j == i) {
+                        note_unread_part(m, i, k, v);
+                        continue;
+                    }
                     if &**k == "meta"
                         && let Some(pairs) = key_value_pairs(v)
                     {
@@ -67,6 +72,61 @@ pub(super) fn map_meta(m: &mut Mapper<'_>) -> BTreeMap<String, String> {
         }
     }
     meta
+}
+
+/// A note when field `name` (at position `i`), read only through paths into it
+/// (`conversations.0.value`), holds more than they reach (a later turn): that part is in
+/// no canonical field and not in meta, so it is counted, never dropped unsaid.
+fn note_unread_part(m: &mut Mapper<'_>, i: usize, name: &str, v: &Raw) {
+    let mut read: Vec<&str> = m
+        .read_in_part
+        .iter()
+        .filter(|(j, _)| *j == i)
+        .filter_map(|(_, p)| p.strip_prefix(name)?.strip_prefix('.'))
+        .collect();
+    read.sort_unstable();
+    read.dedup();
+    if unread_part(m, v, &read, name).is_none() {
+        return;
+    }
+    let paths: Vec<String> = read.iter().map(|p| format!("\"{name}.{p}\"")).collect();
+    m.notes.push(Cow::Owned(format!(
+        "field \"{name}\" is read in part ({}): what else it holds is in no canonical field and not kept in meta; \
+         map it, or list \"{name}\" in [ingest.fields] meta to keep the whole field",
+        paths.join(", ")
+    )));
+}
+
+/// The first part of `v` (a path under `at`) that none of `read`, paths inside `v`
+/// (`0.value`), reaches; None when they reach all of it.
+fn unread_part(m: &Mapper<'_>, v: &Raw, read: &[&str], at: &str) -> Option<String> {
+    if read.contains(&"") {
+        return None;
+    }
+    // A conversation read turn by turn: the turns read are whole (who speaks them is the
+    // field they are mapped to), so what is left is the turns not read.
+    if crate::options::first_exchange(v).is_some()
+        && let Raw::List(turns) = v
+    {
+        let turn_read = |t: &usize| read.iter().any(|p| p.split('.').next() == Some(t.to_string().as_str()));
+        return (0..turns.len()).find(|t| !turn_read(t)).map(|t| format!("{at}.{t}"));
+    }
+    let children: Vec<(String, &Raw)> = match v {
+        Raw::Map(fields) => fields.iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        Raw::List(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        _ => return None,
+    };
+    children.into_iter().filter(|(_, child)| !m.is_missing(child)).find_map(|(key, child)| {
+        let under: Vec<&str> = read
+            .iter()
+            .filter_map(|p| {
+                let rest = p.strip_prefix(key.as_str())?;
+                if rest.is_empty() { Some(rest) } else { rest.strip_prefix('.') }
+            })
+            .collect();
+        let here = format!("{at}.{key}");
+        if under.is_empty() { Some(here) } else { unread_part(m, child, &under, &here) }
+    })
 }
 
 /// A canonical `meta` column: a list of `{key, value}` structs (as blindspot

@@ -151,7 +151,7 @@ fn unmapped_list_with(m: &Mapper<'_>, answer: &str) -> Option<String> {
         let Raw::List(items) = value else { return None };
         let texts: Vec<String> = items.iter().filter_map(Raw::scalar_text).collect();
         let holds = texts.len() >= 2 && texts.iter().any(|t| t.trim().eq_ignore_ascii_case(answer));
-        (holds && !m.used.contains(&i) && !answer.is_empty()).then(|| name.to_string())
+        (holds && !m.read(i) && !answer.is_empty()).then(|| name.to_string())
     })
 }
 

@@ -15,6 +15,9 @@ pub(super) struct Mapper<'a> {
     pub(super) problems: Vec<Problem>,
     /// Positions of the top-level source fields the mapping read (not repeated in meta).
     pub(super) used: Vec<usize>,
+    /// Top-level fields read only through a path into them (`conversations.0.value`):
+    /// the field's position and the path.
+    pub(super) read_in_part: Vec<(usize, String)>,
     pub(super) notes: Vec<Cow<'static, str>>,
 }
 
@@ -83,7 +86,7 @@ impl<'a> Mapper<'a> {
                 None => {
                     let top = path.split('.').next().unwrap_or(path);
                     if let Some(i) = fields.iter().position(|(k, _)| **k == *top) {
-                        self.used.push(i);
+                        self.read_in_part.push((i, path.to_string()));
                     }
                     rec.field(path)
                 }
@@ -91,6 +94,11 @@ impl<'a> Mapper<'a> {
             _ => rec.field(path),
         };
         found.filter(|v| !self.is_missing(v))
+    }
+
+    /// Whether the mapping read the top-level field at position `i`, whole or in part.
+    pub(super) fn read(&self, i: usize) -> bool {
+        self.used.contains(&i) || self.read_in_part.iter().any(|(j, _)| *j == i)
     }
 
     pub(super) fn has(&self, path: &str) -> bool {

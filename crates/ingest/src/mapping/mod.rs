@@ -118,7 +118,8 @@ pub fn passes_filters(rec: &RawRecord, plan: &IngestPlan) -> bool {
 
 /// The record's id as far as it can be read, for reporting a rejected row.
 pub fn best_effort_id(rec: &RawRecord, plan: &IngestPlan, format: Format) -> Option<String> {
-    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), notes: Vec::new() };
+    let mut m =
+        Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), read_in_part: Vec::new(), notes: Vec::new() };
     let defaults: &[&str] = if format == Format::Vlmevalkit { &["index"] } else { &["id"] };
     let acc = m.pick(&plan.fields.id, defaults)?;
     m.text("id", acc)
@@ -130,7 +131,8 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format, class_labe
     if !passes_filters(rec, plan) {
         return Outcome::Filtered;
     }
-    let mut m = Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), notes: Vec::new() };
+    let mut m =
+        Mapper { rec, plan, problems: Vec::new(), used: Vec::new(), read_in_part: Vec::new(), notes: Vec::new() };
     let vlm = format == Format::Vlmevalkit;
 
     let id = id::map_id(&mut m, vlm);

@@ -12,7 +12,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::syntax::{Tok, html_tags, python_list, shell_split, table_cells, unclosed_code_span};
@@ -28,24 +28,11 @@ struct Built {
 
 const REPOSITORY: &str = "https://example.org/r;touch$IFS'PWNED';#";
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let work = tempfile::tempdir().unwrap();
-        copy_dir(&root().join("tests/fixtures/hostile"), work.path());
+        common::copy_dir(&root().join("tests/fixtures/hostile"), work.path());
         let run = |args: &[&str]| {
             let out =
                 blindspot().current_dir(work.path()).env("BLINDSPOT_CACHE_DIR", "cache").args(args).output().unwrap();
@@ -396,7 +383,7 @@ fn the_lmms_eval_yamls_have_only_their_own_keys() {
 #[test]
 fn a_forged_cache_entry_does_not_change_the_release() {
     let work = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("tests/fixtures/hostile"), work.path());
+    common::copy_dir(&root().join("tests/fixtures/hostile"), work.path());
     let build = |out: &str| {
         let out = blindspot()
             .current_dir(work.path())
@@ -432,7 +419,7 @@ fn a_forged_cache_entry_does_not_change_the_release() {
 #[test]
 fn verify_checks_the_cards_counts_against_the_data() {
     let work = tempfile::tempdir().unwrap();
-    copy_dir(&built().release, work.path());
+    common::copy_dir(&built().release, work.path());
     let card = std::fs::read_to_string(work.path().join("README.md")).unwrap();
     let forged = card.replacen("68 questions (", "67 questions (", 1);
     assert_ne!(card, forged, "the card states the number of questions");
@@ -584,7 +571,7 @@ fn no_output_of_a_command_lands_on_or_inside_another() {
 #[test]
 fn export_refuses_to_write_inside_the_release() {
     let work = tempfile::tempdir().unwrap();
-    copy_dir(&built().release, &work.path().join("R"));
+    common::copy_dir(&built().release, &work.path().join("R"));
     let out = blindspot()
         .current_dir(work.path())
         .args(["export", "R", "--to", "vlmevalkit", "-o", "R/exp"])

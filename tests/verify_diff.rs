@@ -19,14 +19,6 @@ fn build(work: &Path, pipeline: &str, version: &str) -> PathBuf {
     work.join("rel").join(name).join(version)
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for f in common::files_below(from) {
-        let dest = to.join(&f);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dest).unwrap();
-    }
-}
-
 /// `blindspot verify DIR` → (exit code, stdout, stderr).
 fn verify(dir: &Path) -> (i32, String, String) {
     let o = blindspot().arg("verify").arg(dir).output().unwrap();
@@ -68,7 +60,7 @@ fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
 
     // One byte of the Parquet file changed (in the middle: the data, not the footer).
     let tampered = work.path().join("tampered");
-    copy_tree(&rel, &tampered);
+    common::copy_dir(&rel, &tampered);
     let path = tampered.join(DATA);
     let mut bytes = std::fs::read(&path).unwrap();
     let mid = bytes.len() / 2;
@@ -82,7 +74,7 @@ fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
 
     // A file deleted.
     let deleted = work.path().join("deleted");
-    copy_tree(&rel, &deleted);
+    common::copy_dir(&rel, &deleted);
     std::fs::remove_file(deleted.join("README.md")).unwrap();
     let (code, _, stderr) = verify(&deleted);
     assert_eq!(code, 1, "{stderr}");
@@ -90,7 +82,7 @@ fn verify_passes_then_names_a_changed_a_missing_and_an_extra_file() {
 
     // A file added.
     let added = work.path().join("added");
-    copy_tree(&rel, &added);
+    common::copy_dir(&rel, &added);
     std::fs::write(added.join("data/notes.txt"), "hand-written").unwrap();
     let (code, _, stderr) = verify(&added);
     assert_eq!(code, 1, "{stderr}");
@@ -131,7 +123,7 @@ fn verify_names_a_listed_file_replaced_by_a_folder_a_fifo_or_a_link() {
     );
     let replace = |name: &str, make: &dyn Fn(&Path)| {
         let copy = work.path().join(name);
-        copy_tree(&rel, &copy);
+        common::copy_dir(&rel, &copy);
         std::fs::remove_file(copy.join("README.md")).unwrap();
         make(&copy.join("README.md"));
         let (code, _, stderr) = verify(&copy);
@@ -354,7 +346,7 @@ fn diff_reads_configs_from_the_card() {
     let work = common::fixture_workspace();
     let v1 = build(work.path(), "canonical.toml", "1.0.0");
     let two = work.path().join("two-configs");
-    copy_tree(&v1, &two);
+    common::copy_dir(&v1, &two);
     std::fs::create_dir_all(two.join("full")).unwrap();
     std::fs::copy(two.join(DATA), two.join("full/test-00000-of-00001.parquet")).unwrap();
     let card = std::fs::read_to_string(two.join("README.md")).unwrap();
@@ -379,7 +371,7 @@ fn diff_reads_configs_from_the_card() {
 
     // No front matter: data/*.parquet is config default, split from the file name.
     let bare = work.path().join("bare");
-    copy_tree(&v1, &bare);
+    common::copy_dir(&v1, &bare);
     std::fs::write(bare.join("README.md"), "# no front matter\n").unwrap();
     let d = diff_json(&bare, &v1);
     let s = split(&d, "default");
@@ -509,7 +501,7 @@ fn diff_and_export_reject_a_corrupt_parquet_footer() {
     let work = common::fixture_workspace();
     let a = build(work.path(), "canonical.toml", "1.0.0");
     let b = work.path().join("b");
-    copy_tree(&a, &b);
+    common::copy_dir(&a, &b);
     let corrupt = root().join("tests/fixtures/bad/fuzz-negative-range.parquet");
     std::fs::copy(&corrupt, b.join(DATA)).unwrap();
     let o = blindspot().arg("diff").arg(&a).arg(&b).output().unwrap();

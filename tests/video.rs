@@ -506,3 +506,57 @@ fn a_frames_video_release_read_back_restores_its_frames() {
         assert_eq!(paths, frames.iter().map(|f| Some(f.as_str())).collect::<Vec<_>>(), "{carry}");
     }
 }
+
+/// A designer's video benchmark with no pipeline: `init` finds the video each record
+/// names, by a field of video file names (MVBench's `video`) or by a template of its
+/// fields that names a file in the data file's folder or its `videos` folder
+/// (`{videoID}.mp4`, `{dataset}/{scene_name}.mp4`), and writes the folder, the video
+/// variants and no image ones. Read as proposed, each question has the hand pipeline's
+/// video; `ground_truth` is proposed as the answer.
+#[test]
+fn init_finds_the_videos_of_both_layouts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (layout, data, template, extra) in [
+        ("videomme", "videomme.jsonl", "{videoID}.mp4", "answer-kind = \"letter\""),
+        ("vsibench", "test.jsonl", "{dataset}/{scene_name}.mp4", "answer = \"ground_truth\""),
+    ] {
+        let dir = tmp.path().join(layout);
+        common::copy_dir(&fixture(layout), &dir);
+        std::fs::remove_file(dir.join(format!("{layout}.toml"))).unwrap();
+        let out = blindspot().current_dir(&dir).args(["init", data, "-o", "proposed.toml"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let toml = std::fs::read_to_string(dir.join("proposed.toml")).unwrap();
+        for line in [format!("videos = \"{template}\""), "videos = \"videos\"".into(), extra.into()] {
+            assert!(toml.lines().any(|l| l.starts_with(&line)), "{layout}: no line {line:?} in\n{toml}");
+        }
+        let kinds = toml.lines().find(|l| l.starts_with("kinds = ")).unwrap();
+        assert!(kinds.contains("\"no_video\"") && !kinds.contains("\"no_image\""), "{kinds}");
+        let proposed = ingest_pipeline(&dir.join("proposed.toml"));
+        let hand = ingest_pipeline(&fixture(&format!("{layout}/{layout}.toml")));
+        assert_eq!(proposed.samples.len(), hand.samples.len());
+        for (p, h) in proposed.samples.iter().zip(&hand.samples) {
+            assert_eq!((&p.id, &p.answer, p.answer_index), (&h.id, &h.answer, h.answer_index), "{layout}");
+            let sha = |s: &blindspot::sample::Sample| s.videos.iter().map(|v| v.sha256.clone()).collect::<Vec<_>>();
+            assert_eq!(sha(p), sha(h), "{layout} {}", p.id);
+            assert!(!sha(p).is_empty());
+        }
+    }
+    // MVBench: a field naming the video files, which lie beside the data file.
+    let dir = tmp.path().join("mvbench");
+    std::fs::create_dir(&dir).unwrap();
+    let mut records = Vec::new();
+    for (i, name) in ["fFjv93ACGo8", "KQ8ubrBWmlc", "q0vB0r6aBNk"].iter().enumerate() {
+        std::fs::copy(fixture(&format!("videomme/videos/{name}.mp4")), dir.join(format!("clip_{i}.mp4"))).unwrap();
+        records.push(serde_json::json!({"video": format!("clip_{i}.mp4"), "question": "What is shown?",
+            "candidates": ["bars", "a cat", "nothing"], "answer": "bars"}));
+    }
+    std::fs::write(dir.join("action.json"), serde_json::to_string(&records).unwrap()).unwrap();
+    let out = blindspot().current_dir(&dir).args(["init", "action.json", "--field", "id=_row"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let toml = std::fs::read_to_string(dir.join("action.toml")).unwrap();
+    for line in ["videos = \"video\"", "videos = \".\"", "options = \"candidates\""] {
+        assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
+    }
+    let proposed = ingest_pipeline(&dir.join("action.toml"));
+    assert!(proposed.samples.iter().all(|s| s.videos.len() == 1 && s.videos[0].frame_count == Some(8)));
+}

@@ -174,3 +174,13 @@ pub fn near_duplicate_image_bench(dir: &Path, extra: &str) {
     )
     .unwrap();
 }
+
+/// Copies every file below `from` to the same place below `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for f in files_below(from) {
+        let dest = to.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dest).unwrap();
+    }
+}

@@ -28,6 +28,8 @@ pub struct FieldSurvey {
     /// Every value is an image: a `{bytes, path}` struct, bytes, or a string
     /// naming an image file (`.png`, `.jpg`, ...), or a list of such.
     pub image_like: bool,
+    /// Every value names a video file (`.mp4`, `.mov`, `.mkv`, `.webm`), or is a list of such.
+    pub video_like: bool,
     /// Every value is an integer: the least and the greatest.
     pub int_range: Option<(i64, i64)>,
     /// Every value is a single letter A-Z (a letter answer).
@@ -72,6 +74,7 @@ impl FieldSurvey {
             name: name.to_string(),
             list_of_text: true,
             image_like: true,
+            video_like: true,
             letters: true,
             references: true,
             ..Default::default()
@@ -100,6 +103,7 @@ impl FieldSurvey {
             _ => false,
         } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
         f.image_like &= is_image(v);
+        f.video_like &= names_a_video(v);
         f.references &= matches!(v, Raw::List(items)
             if !items.is_empty() && items.iter().all(|x| crate::options::reference_text(x).is_some()));
         let exchange = crate::options::first_exchange(v);
@@ -122,6 +126,7 @@ impl FieldSurvey {
         self.distinct = values.len();
         if self.present == 0 {
             (self.list_of_text, self.image_like, self.letters, self.references) = (false, false, false, false);
+            self.video_like = false;
         }
     }
 }
@@ -136,6 +141,19 @@ fn is_image(v: &Raw) -> bool {
             s.rsplit_once('.').is_some_and(|(_, ext)| IMAGE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e)))
         }
         Raw::List(items) => !items.is_empty() && items.iter().all(is_image),
+        _ => false,
+    }
+}
+
+/// Extensions of the video files ingest reads.
+pub const VIDEO_EXTENSIONS: &[&str] = &["mp4", "mov", "mkv", "webm"];
+
+fn names_a_video(v: &Raw) -> bool {
+    match v {
+        Raw::Str(s) => {
+            s.rsplit_once('.').is_some_and(|(_, ext)| VIDEO_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e)))
+        }
+        Raw::List(items) => !items.is_empty() && items.iter().all(names_a_video),
         _ => false,
     }
 }

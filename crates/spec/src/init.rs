@@ -107,7 +107,11 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     };
     let s = survey(&ingest, SURVEYED)?;
     let beside = plan.ingest.images_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let (lines, folder) = propose(&s, &plan.given, &beside);
+    let data_dir = match plan.flags.input.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (lines, folder, video_dir) = propose(&s, &plan.given, &beside, &data_dir);
 
     let out_dir = match plan.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -151,6 +155,17 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             &format!("the image \"{first}\" is not beside the data file: give the folder its path is relative to"),
         ),
         (None, None) => {}
+    }
+    let has_videos = lines.iter().any(|l| l.key == "videos" && l.value.is_some());
+    match &video_dir {
+        Some(dir) => entry(&mut t, "videos", Some(&rel(dir)), "the folder the video paths are relative to"),
+        None if has_videos => entry(
+            &mut t,
+            "videos",
+            None,
+            "the videos are not beside the data file: give the folder their paths are relative to",
+        ),
+        None => {}
     }
     entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
     if let Some((columns, why)) = &headerless {
@@ -206,6 +221,13 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     let _ = writeln!(t, "{:<32} # k-fold cross-validation", "folds = 5");
     if has_images {
         t.push_str(&group_by_image_line());
+    } else if has_videos {
+        entry(
+            &mut t,
+            "group-by",
+            None,
+            "\"video\": questions about one video share a fold, where every question type has enough videos",
+        );
     } else {
         entry(&mut t, "group-by", None, "\"image\", \"question\" or \"meta:FIELD\": questions that must share a fold");
     }
@@ -218,6 +240,12 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     let _ = writeln!(t, "{:<32} # fewest questions a question type keeps", "floor = 10");
     t.push_str("\n# Stress-test variants, one release config per kind that applies.\n[variants]\n");
     let mut kinds = vec!["no_image", "white_image", "mirage", "guess", "phantom", "phantom0"];
+    if has_videos {
+        if !has_images {
+            kinds.retain(|k| !["no_image", "white_image", "phantom0"].contains(k));
+        }
+        kinds.extend(["no_video", "phantom0_video"]);
+    }
     if has_options {
         kinds.extend(["option_shuffle", "unknown_option", "gold_removed"]);
     }
@@ -301,7 +329,7 @@ fn parts(name: &str) -> Vec<String> {
 }
 
 /// Words for the gold answer.
-const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct"];
+const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct", "truth", "gt"];
 
 /// Named like an answer: a word for the gold, alone or followed by words that say how
 /// it is given (`answer`, `gold_label`, `answerKey`, `correct_choice_idx`, `answer_letter`).
@@ -413,7 +441,12 @@ fn map_columns(line: &mut Line, columns: Vec<String>, what: &str, empty: &str, t
 
 /// The proposed `[ingest.fields]`, in the order a pipeline lists them; the
 /// fields `--field` maps are taken as given.
-fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<Line>, Option<String>) {
+fn propose(
+    s: &Survey,
+    given: &crate::wire::FieldsWire,
+    beside: &Path,
+    data_dir: &Path,
+) -> (Vec<Line>, Option<String>, Option<PathBuf>) {
     let mut taken: Vec<String> = Vec::new();
     let mut lines = Vec::new();
     let id = id_line(s, &taken);
@@ -476,7 +509,70 @@ fn propose(s: &Survey, given: &crate::wire::FieldsWire, beside: &Path) -> (Vec<L
         let first = f.examples.first().cloned().unwrap_or_default();
         if beside.join(&first).is_file() { String::new() } else { first }
     });
-    (lines, folder_line)
+    let videos = videos_line(s, data_dir, &mut taken);
+    let video_dir = videos.as_ref().and_then(|(_, d)| d.clone());
+    lines.extend(videos.map(|(l, _)| l));
+    (lines, folder_line, video_dir)
+}
+
+/// The videos (a line only when found): a field naming video files, else a template of
+/// one or two fields that names, on each of the first records, a video file in the data
+/// file's folder or its `videos` folder (`{videoID}.mp4`, `{dataset}/{scene_name}.mp4`,
+/// as Video-MME and VSI-Bench lay them out); with the folder the files were found in.
+fn videos_line(s: &Survey, data_dir: &Path, taken: &mut Vec<String>) -> Option<(Line, Option<PathBuf>)> {
+    let folders: Vec<PathBuf> =
+        [data_dir.to_path_buf(), data_dir.join("videos")].into_iter().filter(|d| d.is_dir()).collect();
+    let (line, field) = choose(
+        s,
+        taken,
+        "videos",
+        &["videos", "video"],
+        &|f| f.video_like,
+        "video file names in every record that has it",
+    );
+    if let Some(f) = field {
+        let first = f.examples.first().cloned().unwrap_or_default();
+        taken.push(f.name.clone());
+        return Some((line, folders.into_iter().find(|d| d.join(&first).is_file())));
+    }
+    if line.why.contains("choose one") {
+        return Some((line, None));
+    }
+    let records: Vec<&Raw> = s.read.iter().take(3).map(|r| &r.value).collect();
+    let scalar: Vec<&str> =
+        s.fields.iter().filter(|f| is_scalar(f) && f.present == s.records).map(|f| f.name.as_str()).collect();
+    let value = |rec: &Raw, field: &str| rec.get(field).and_then(Raw::scalar_text).map(|t| t.trim().to_string());
+    let names = |template: &str, fields: &[&str]| -> Option<Vec<String>> {
+        records
+            .iter()
+            .map(|rec| {
+                let mut path = template.to_string();
+                for f in fields {
+                    let v = value(rec, f).filter(|v| !v.is_empty() && !v.contains(['{', '}']))?;
+                    path = path.replacen(&format!("{{{f}}}"), &v, 1);
+                }
+                Some(path)
+            })
+            .collect()
+    };
+    let singles = scalar.iter().map(|a| vec![*a]);
+    let pairs = scalar.iter().flat_map(|a| scalar.iter().filter(move |b| *b != a).map(move |b| vec![*a, *b]));
+    for fields in singles.chain(pairs) {
+        for ext in crate::ingest::survey::VIDEO_EXTENSIONS {
+            let braced: Vec<String> = fields.iter().map(|f| format!("{{{f}}}")).collect();
+            let template = format!("{}.{ext}", braced.join("/"));
+            let Some(paths) = names(&template, &fields).filter(|p| !p.is_empty()) else { continue };
+            if let Some(d) = folders.iter().find(|d| paths.iter().all(|p| d.join(p).is_file())) {
+                let why =
+                    format!("each of the first {} records names a video file there (\"{}\")", paths.len(), paths[0]);
+                return Some((
+                    Line { key: "videos", value: Some(template), why, columns: Vec::new() },
+                    Some(d.clone()),
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The options: a list field, else one column per option.

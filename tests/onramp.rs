@@ -405,22 +405,22 @@ fn init_proposes_what_it_can_when_the_questions_do_not_ingest_yet() {
     let d = tmp.path();
     let path = write_jsonl(d);
     let text = std::fs::read_to_string(&path).unwrap();
-    let without_ids: Vec<String> = text
+    let without_answers: Vec<String> = text
         .lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("qid");
+            v.as_object_mut().unwrap().remove("answer");
             v.to_string()
         })
         .collect();
-    std::fs::write(&path, without_ids.join("\n")).unwrap();
+    std::fs::write(&path, without_answers.join("\n")).unwrap();
     let o = ok(d, &["init", "jsonl/bench.jsonl", "-o", "bench.toml"]);
     let out = stdout(&o);
     assert!(
         out.contains("group-by          not set: not checked, the questions do not ingest as proposed yet"),
         "{out}"
     );
-    assert!(out.contains("id                not mapped") && out.contains("images         <- \"image\""), "{out}");
+    assert!(out.contains("answer            not mapped") && out.contains("images         <- \"image\""), "{out}");
     let toml = std::fs::read_to_string(d.join("bench.toml")).unwrap();
     assert!(toml.lines().any(|l| l.starts_with("# group-by = \"image\"")), "{toml}");
 }
@@ -1015,7 +1015,12 @@ fn a_headerless_tab_separated_txt_is_proposed_with_named_columns() {
         d,
         &["existence.txt"],
         "existence.toml",
-        &["header = false", "columns = [\"column_1\", \"column_2\", \"column_3\"]", "images = \"column_1\""],
+        &[
+            "header = false",
+            "columns = [\"column_1\", \"column_2\", \"column_3\"]",
+            "images = \"column_1\"",
+            "id = \"_row\"",
+        ],
     );
     assert!(said.contains(&format!("({N} records read, 3 fields)")), "{said}");
     let named = toml
@@ -1023,7 +1028,7 @@ fn a_headerless_tab_separated_txt_is_proposed_with_named_columns() {
             "columns = [\"column_1\", \"column_2\", \"column_3\"]",
             "columns = [\"image\", \"question\", \"answer\"]",
         )
-        .replace("images = \"column_1\"", "images = \"image\"\nid = \"_row\"");
+        .replace("images = \"column_1\"", "images = \"image\"");
     std::fs::write(d.join("named.toml"), named).unwrap();
     for s in &read_as_proposed(d, "named.toml") {
         let i = s.id.parse::<usize>().unwrap() - 1;
@@ -1130,4 +1135,98 @@ fn chat_messages_are_proposed_after_their_system_turn() {
         assert_eq!((&s.question, &s.answer), (&q, &ch[gold]), "{}", s.id);
     }
     assert_eq!(read_in_part(&ingested, "messages"), N);
+}
+
+/// A Parquet file of the named columns, as `datasets` writes one (no Hub metadata).
+fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    let fields: Vec<Field> = columns.iter().map(|(n, a)| Field::new(*n, a.data_type().clone(), true)).collect();
+    let batch =
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// `{bytes, path}` image structs, null where `pictures` has none.
+fn image_structs(pictures: &[Option<usize>]) -> ArrayRef {
+    let bytes: Vec<Option<Vec<u8>>> = pictures.iter().map(|p| p.map(png)).collect();
+    let fields = vec![Field::new("bytes", DataType::Binary, true), Field::new("path", DataType::Utf8, true)];
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(BinaryArray::from_iter(bytes.iter().map(|b| b.as_deref()))),
+        Arc::new(StringArray::from(vec![None::<&str>; pictures.len()])),
+    ];
+    let nulls = arrow::buffer::NullBuffer::from(pictures.iter().map(Option::is_some).collect::<Vec<_>>());
+    Arc::new(StructArray::try_new(fields.into(), arrays, Some(nulls)).unwrap())
+}
+
+/// Lists of texts, one list per row.
+fn text_lists(rows: &[Vec<String>]) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new());
+    for row in rows {
+        for t in row {
+            b.values().append_value(t);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+/// AI2D as lmms-lab publishes it: no id column, the options a list, the gold the
+/// option's 0-based position written as text ("2"). init proposes the row number as
+/// the id and `answer-kind = "index"`: half the questions offer digits, where a gold
+/// "2" could also be read as the option whose text is "2", while the colour questions'
+/// golds are no option's text, so positions are what the file means.
+#[test]
+fn a_file_without_ids_is_proposed_by_row_with_positions_written_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let rows: Vec<_> = (0..N).map(question).collect();
+    write_parquet(
+        &d.join("ai2d.parquet"),
+        vec![
+            ("question", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.clone())))),
+            ("options", text_lists(&rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>())),
+            ("answer", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.3.to_string())))),
+            ("image", image_structs(&(0..N).map(|i| Some(image_of(i))).collect::<Vec<_>>())),
+        ],
+    );
+    init_proposes(
+        d,
+        &["ai2d.parquet"],
+        "ai2d.toml",
+        &["id = \"_row\"", "options = \"options\"", "answer-kind = \"index\"", "images = \"image\""],
+    );
+    reads_every_question(d, "ai2d.toml", |id| id.parse::<usize>().unwrap() - 1);
+}
+
+/// BLINK's layout: `image_1` to `image_4`, the later ones null where a task shows fewer
+/// pictures (here in every record read). The run is proposed whole, so a record further
+/// on that fills `image_2` keeps it.
+#[test]
+fn a_numbered_image_run_is_proposed_whole_when_only_its_first_is_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let rows: Vec<_> = (0..N).map(question).collect();
+    let none = vec![None; N];
+    write_parquet(
+        &d.join("blink.parquet"),
+        vec![
+            ("idx", Arc::new(StringArray::from_iter_values((0..N).map(|i| format!("val_Counting_{i}"))))),
+            ("question", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.clone())))),
+            ("image_1", image_structs(&(0..N).map(|i| Some(image_of(i))).collect::<Vec<_>>())),
+            ("image_2", image_structs(&none)),
+            ("image_3", image_structs(&none)),
+            ("image_4", image_structs(&none)),
+            ("choices", text_lists(&rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>())),
+            ("answer", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| format!("({})", LETTERS[r.3]))))),
+        ],
+    );
+    init_proposes(
+        d,
+        &["blink.parquet"],
+        "blink.toml",
+        &["images = [\"image_1\", \"image_2\", \"image_3\", \"image_4\"]", "options = \"choices\""],
+    );
+    reads_every_question(d, "blink.toml", |id| id.trim_start_matches("val_Counting_").parse().unwrap());
 }

@@ -645,8 +645,12 @@ fn answer_lines(s: &Survey, given: &crate::wire::FieldsWire, lines: &mut Vec<Lin
     // How the gold names its option, from the column's values, else from the options
     // each answer is read against.
     if let Some(options) = options.filter(|_| given.answer.is_none()) {
-        let text_kind = |f| (options.key == "options").then(|| text_kind_line(s, f, &options)).flatten();
-        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(text_kind));
+        let read_kind = |f| {
+            (options.key == "options")
+                .then(|| text_kind_line(s, f, &options).or_else(|| position_kind_line(s, f, &options)))
+                .flatten()
+        };
+        let kind = answer_kind_line(answer_field).or_else(|| answer_field.and_then(read_kind));
         lines.extend(kind);
     }
 }
@@ -671,10 +675,16 @@ fn images_line<'s>(
         Some(crate::wire::OneOrMany::One(o)) => Some(o.clone()),
         _ => None,
     };
+    // A run whose first column alone is filled in the records read (BLINK's `image_1`
+    // to `image_4`) is the run, not that column: a record further on may fill the rest.
+    let run = image_columns(s, taken);
+    let in_run = |line: &Line| run.as_ref().is_some_and(|r| line.value.as_ref().is_some_and(|v| r.contains(v)));
+    let images =
+        if images_given.is_none() && in_run(&images.0) { (Line::unmapped("images", ""), None) } else { images };
     let mut images = take(images, images_given.as_ref(), taken);
     if !images.is_mapped()
         && given.images.is_none()
-        && let Some(columns) = image_columns(s, taken)
+        && let Some(columns) = run
     {
         image_field = columns.iter().find_map(|c| s.field(c).filter(|f| f.image_like));
         map_columns(&mut images, columns, "image", "an empty cell is no image", taken);
@@ -744,8 +754,8 @@ fn options_in_question_line(s: &Survey, question: &Line) -> Option<Line> {
         key: "options-in-question",
         value: Some("true".into()),
         why: format!(
-            "{lettered} of the {read} questions read end in lettered options (\"A. ...\" lines): ingest splits them \
-             off as the options"
+            "{lettered} of the {read} questions read end in lettered options (\"A. ...\" lines, or \"A: ..., B: ...\"): \
+             ingest splits them off as the options"
         ),
         columns: Vec::new(),
     })
@@ -759,7 +769,8 @@ const REFERENCES_WHY: &str =
 /// Images given one column each (`image_1` to `image_7`, as MMMU writes them): every
 /// field left that holds images is named by one stem and a number, so every column of
 /// that stem and a number is mapped, in number order, the empty ones too (a later
-/// record may fill them). `None` unless the image fields left are such a run.
+/// record may fill them). `None` unless the image fields left are such a run of two
+/// columns or more.
 fn image_columns(s: &Survey, taken: &[String]) -> Option<Vec<String>> {
     let numbered = |name: &str| {
         let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
@@ -770,7 +781,7 @@ fn image_columns(s: &Survey, taken: &[String]) -> Option<Vec<String>> {
     let free = s.fields.iter().filter(|f| !taken.contains(&f.name));
     let images: Vec<&FieldSurvey> = free.clone().filter(|f| f.present > 0 && f.image_like).collect();
     let stem = numbered(&images.first()?.name)?.0;
-    if images.len() < 2 || !images.iter().all(|f| numbered(&f.name).is_some_and(|(s, _)| s == stem)) {
+    if !images.iter().all(|f| numbered(&f.name).is_some_and(|(s, _)| s == stem)) {
         return None;
     }
     let mut run: Vec<(usize, String)> = free
@@ -778,7 +789,7 @@ fn image_columns(s: &Survey, taken: &[String]) -> Option<Vec<String>> {
         .filter_map(|f| numbered(&f.name).filter(|(s, _)| *s == stem).map(|(_, n)| (n, f.name.clone())))
         .collect();
     run.sort();
-    Some(run.into_iter().map(|(_, name)| name).collect())
+    (run.len() >= 2).then(|| run.into_iter().map(|(_, name)| name).collect())
 }
 
 /// Column names that number something other than options.
@@ -923,9 +934,12 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
             f.name, f.distinct
         );
     } else {
-        line.why = "no field named like an id has a distinct value in each record; map one, or \"_row\" (the row \
-                    number, stable for a fixed file)"
-            .to_string();
+        set(
+            "_row",
+            "no field is named like an id: the row number (1 for the first record; stable while the file keeps its \
+             order); map a field instead if one names the questions"
+                .into(),
+        );
     }
     (line, None)
 }
@@ -982,6 +996,35 @@ fn text_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Li
         key: "answer-kind",
         value: Some("text".into()),
         why: format!("each of the {read} \"{}\" read with options is the text of one of them", answer.name),
+        columns: Vec::new(),
+    })
+}
+
+/// `answer-kind = "index"` when every gold read with options is a whole number written
+/// as text below its record's option count, and some gold is no option's text: the file
+/// gives positions, so a gold "2" among the options "1", "2", "3" is the third option,
+/// not the one whose text is "2".
+fn position_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Line> {
+    let (mut read, mut no_text) = (0, 0);
+    for rec in &s.read {
+        let Some(gold) = rec.value.get_path(&answer.name).and_then(Raw::scalar_text) else { continue };
+        let Some(texts) = options_of(&rec.value, options).filter(|t| !t.is_empty()) else { continue };
+        let gold = gold.trim();
+        let position = gold.parse::<usize>().ok().filter(|_| gold.bytes().all(|b| b.is_ascii_digit()))?;
+        if position >= texts.len() {
+            return None;
+        }
+        read += 1;
+        no_text += usize::from(!texts.iter().any(|t| t == gold));
+    }
+    (no_text > 0).then(|| Line {
+        key: "answer-kind",
+        value: Some("index".into()),
+        why: format!(
+            "each of the {read} \"{}\" read with options is a position from 0 below its option count, and {no_text} \
+             of them are no option's text",
+            answer.name
+        ),
         columns: Vec::new(),
     })
 }
@@ -1157,11 +1200,15 @@ mod tests {
         let (line, _) = id_line(&survey, &[]);
         assert_eq!(line.value, None);
         assert!(line.why.contains("\"image_id\" is named like an id but has 2 distinct values"), "{line:?}");
-        // An answer's position is not offered as an id, unique or not.
+        // An answer's position is not offered as an id, unique or not: with no field
+        // named like an id, the row number is.
         let mut survey = fields(&["answer_index", "question"]);
         survey.fields[0].distinct = 2;
         let (line, _) = id_line(&survey, &[]);
-        assert!(line.value.is_none() && line.why.starts_with("no field named like an id"), "{line:?}");
+        assert!(
+            line.value.as_deref() == Some("_row") && line.why.starts_with("no field is named like an id"),
+            "{line:?}"
+        );
     }
 
     /// A file named for its split takes its folder's name; others their own.

@@ -106,6 +106,11 @@ fn tab_separated(path: &Path) -> bool {
     if f.take(64 * 1024).read_to_end(&mut head).is_err() {
         return false;
     }
+    // Excel's "Unicode Text" is tab-separated UTF-16: read as a TSV, it is refused
+    // as UTF-16 with what to do, not as a file of unknown format.
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        return true;
+    }
     let whole = head.len() < 64 * 1024 || head.ends_with(b"\n");
     let text = String::from_utf8_lossy(&head);
     let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

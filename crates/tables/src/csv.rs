@@ -67,6 +67,12 @@ impl Delimited {
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
         }
+        if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+            return Err(Error::one(
+                Problem::new(Location::file(path), "the file is UTF-16 text (it begins with a UTF-16 byte-order mark), not UTF-8")
+                    .help("re-save it as UTF-8 (Excel: \"CSV UTF-8\"; its \"Unicode Text\" is UTF-16), or convert it: iconv -f UTF-16 -t UTF-8"),
+            ));
+        }
         let semicolons = delimiter == b','
             && columns.is_none()
             && first_line(&bytes).is_some_and(|header| header.contains(';') && !header.contains(','));
@@ -176,7 +182,7 @@ impl Delimited {
                     Err(_) => self.problems.push(
                         Problem::new(Location::line(path, line), "the value is not valid UTF-8")
                             .field(self.headers[i].to_string())
-                            .help("re-save the file as UTF-8"),
+                            .help(UTF8_HELP),
                     ),
                 }
             }
@@ -390,10 +396,15 @@ fn csv_problem_inner(path: &Path, e: &csv::Error) -> Problem {
         csv::ErrorKind::Utf8 { pos, err } => Problem::new(
             Location::line(path, pos.as_ref().map_or(0, csv::Position::line)),
             format!("field {} is not valid UTF-8", err.field() + 1),
-        ),
+        )
+        .help(UTF8_HELP),
         _ => Problem::new(Location::file(path), format!("cannot read the file: {e}")),
     }
 }
+
+/// What to do with a file that is not UTF-8.
+const UTF8_HELP: &str = "the file is not UTF-8 (a spreadsheet's \"CSV\" is often Windows-1252): re-save it as UTF-8 \
+                         (Excel: \"CSV UTF-8\"), or convert it: iconv -f windows-1252 -t utf-8";
 
 /// The header row of `reader`: each column name trimmed, as UTF-8.
 fn read_header<R: std::io::Read>(reader: &mut csv::Reader<R>, path: &Path) -> Result<Vec<super::raw::Key>> {
@@ -404,7 +415,10 @@ fn read_header<R: std::io::Read>(reader: &mut csv::Reader<R>, path: &Path) -> Re
         .enumerate()
         .map(|(i, h)| {
             std::str::from_utf8(h).map(|s| super::raw::intern(s.trim())).map_err(|_| {
-                Error::one(Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1)))
+                Error::one(
+                    Problem::new(Location::line(path, 1), format!("header column {} is not valid UTF-8", i + 1))
+                        .help(UTF8_HELP),
+                )
             })
         })
         .collect::<Result<Vec<super::raw::Key>>>()
@@ -413,6 +427,17 @@ fn read_header<R: std::io::Read>(reader: &mut csv::Reader<R>, path: &Path) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// UTF-16 text (Excel's "Unicode Text") is refused as such, saying how to convert it.
+    #[test]
+    fn utf16_text_is_refused_with_how_to_convert_it() {
+        let text = "id\tquestion\tanswer\r\n1\tIs the café open?\tyes\r\n";
+        let mut bytes = vec![0xFF, 0xFE];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        let Err(e) = Delimited::open(Path::new("u.txt"), bytes, b'\t', Header::FirstRow) else { panic!("read") };
+        let shown = e.to_string();
+        assert!(shown.contains("u.txt: the file is UTF-16 text") && shown.contains("iconv -f UTF-16"), "{shown}");
+    }
 
     /// A TSV without a header row, as MME's files are written: its first row is a
     /// record, refused as a header; read as the pipeline says, every row is kept.

@@ -962,6 +962,38 @@ fn reference_answers_are_read_as_their_most_common() {
         "{err}"
     );
     assert!(!d.join("out.parquet").exists());
+    // A model answering "stop", "five" and "coca cola". Against the gold alone: "stop" is
+    // not "stop sign" (0, 14 questions), "five" is the number 5 (1, 13), "coca cola" is
+    // the gold (1, 13).
+    ok(d, &["ingest", "textvqa.toml", "-o", "s.parquet"]);
+    let preds: String = (0..N)
+        .map(|i| {
+            let said = ["stop", "five", "coca cola"][i % 3];
+            format!("{}\n", serde_json::json!({"id": (34000 + i).to_string(), "response": said}))
+        })
+        .collect();
+    std::fs::write(d.join("preds.jsonl"), preds).unwrap();
+    let accuracy = |extra: &[&str], out: &str| {
+        let o = ok(
+            d,
+            &[&["metrics", "--samples", "s.parquet", "--predictions", "m=preds.jsonl", "-o", out], extra].concat(),
+        );
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(out).join("metrics.json")).unwrap()).unwrap();
+        (m["models"]["m"]["conditions"]["original"]["accuracy"].as_f64().unwrap(), m, stdout(&o))
+    };
+    let (gold_only, m, _) = accuracy(&[], "plain");
+    assert!(m["import"].get("reference_answers").is_none());
+    assert!((gold_only - 26.0 / 40.0).abs() < 1e-6, "{gold_only}");
+    // By VQA accuracy: "stop" is 2 of the 5 references, left out in turn
+    // (2·1/3 + 3·2/3)/5 = 8/15; "five" is all 4 ("5" and "five" alike), 3 of 3 left: 1;
+    // "coca cola" is the one reference: 1.
+    let (vqa, m, said) = accuracy(&["--reference-answers", "answers"], "vqa");
+    let want = (14.0 * 8.0 / 15.0 + 13.0 + 13.0) / 40.0;
+    assert!((vqa - want).abs() < 1e-6, "{vqa}, want {want}");
+    assert_eq!(m["import"]["reference_answers"]["scored"], N);
+    assert!(m["definitions"]["accuracy"].as_str().unwrap().contains("VQA accuracy"));
+    assert!(said.contains("scored by VQA accuracy over the reference answers in meta \"answers\""), "{said}");
 }
 
 /// A VizWiz-style JSON list: each annotator's answer an object (`{"answer_confidence":

@@ -116,6 +116,11 @@ pub struct Args {
     /// MMStar leakage: `VLM=LLM`, the LLM backbone's text-only predictions are model LLM.
     #[arg(long)]
     pub llm_base: Vec<String>,
+    /// The meta field holding each question's reference answers (VQA, TextVQA, VizWiz):
+    /// answers to questions without options score VQA accuracy over them, not agreement
+    /// with the gold alone.
+    #[arg(long)]
+    pub reference_answers: Option<String>,
     /// A `prune.json` (from `blindspot prune --out DIR`, with `--control` for the random
     /// control): writes gap.json, each model's accuracy with and without the image on the
     /// full, kept, removed and control-kept sets.
@@ -152,6 +157,7 @@ impl Args {
             scoring: self.inputs.scoring()?,
             group_by: self.group_by.clone(),
             llm_base: self.llm_base.clone(),
+            reference_answers: self.reference_answers.clone(),
             audit_agree: self.audit_agree.clone(),
             bclean: self.bclean,
             bclean_models: self.bclean_models.clone(),
@@ -171,6 +177,15 @@ pub fn run(args: &Args) -> Result<()> {
     measured.write(&args.out, &rows, &imported)?;
     let crate::pipeline::steps::Measured { report, audit, bclean: bclean_report, gap } = measured;
     let audit_rule = settings.audit;
+    if let Some(field) = &cfg.reference_answers {
+        super::say(&format!(
+            "answers to questions without options scored by VQA accuracy over the reference answers in meta \
+             \"{field}\" (min(1, matches / 3), \
+             averaged over each reference left out): {} prediction(s); {} whose question has none there, scored \
+             against the gold",
+            report.scored.by_references, report.scored.without_references
+        ));
+    }
     for (m, conds) in &report.cells {
         for (c, s) in conds {
             super::say(&format!(

@@ -77,6 +77,21 @@ pub struct Import {
     pub unknown_ids: Listed,
     /// Second predictions of a model for one id (ignored).
     pub duplicates: Listed,
+    /// With `[metrics] reference-answers`: how answers to questions without options were scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_answers: Option<ReferenceScoring>,
+}
+
+/// Answers to questions without options scored by VQA accuracy over each question's
+/// reference answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReferenceScoring {
+    /// The meta field holding the reference answers.
+    pub field: String,
+    /// Predictions (of questions without options) scored over their question's reference answers.
+    pub scored: usize,
+    /// Such predictions whose question has none in that field: scored against the gold.
+    pub without_references: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -271,6 +286,24 @@ pub struct Definitions {
     pub robustness: String,
 }
 
+impl Definitions {
+    /// The definitions, the accuracy's saying how open answers are scored when each
+    /// question's reference answers in meta `references` score them.
+    pub fn scored_with(references: Option<&str>) -> Definitions {
+        let mut d = Definitions::default();
+        if let Some(field) = references {
+            d.accuracy.push_str(&format!(
+                "; answers to questions without options that have reference answers (meta \"{field}\"; open, \
+                 yes/no and numeric) score VQA accuracy over them: for each \
+                 reference left out in turn, min(1, matching others / 3), averaged (10 references: 1 match 0.3, 2 \
+                 0.6, 3 0.9, 4 or more 1), compared after lowercasing, dropping punctuation and articles and writing \
+                 number words as digits (VQA's contraction rewrites are not made); see import.reference_answers"
+            ));
+        }
+        d
+    }
+}
+
 impl Default for Definitions {
     fn default() -> Self {
         Definitions {
@@ -452,9 +485,14 @@ impl Report {
                 predictions: self.scored.predictions,
                 unknown_ids: listed(self.scored.unknown_count, &self.scored.unknown),
                 duplicates: listed(self.scored.duplicate_count, &self.scored.duplicates),
+                reference_answers: cfg.reference_answers.as_ref().map(|field| ReferenceScoring {
+                    field: field.clone(),
+                    scored: self.scored.by_references,
+                    without_references: self.scored.without_references,
+                }),
             },
             models,
-            definitions: Definitions::default(),
+            definitions: Definitions::scored_with(cfg.reference_answers.as_deref()),
         }
     }
 }

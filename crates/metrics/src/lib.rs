@@ -115,6 +115,11 @@ pub struct MetricsConfig {
     pub llm_bases: BTreeMap<String, String>,
     /// Unknown ids and duplicate predictions are errors.
     pub strict: bool,
+    /// The meta field holding each question's reference answers (as ingest keeps them
+    /// with `[ingest] reference-answers`): answers that are no choice among options
+    /// (open, yes/no, numeric) are scored by VQA accuracy over them
+    /// ([`crate::predictions::parse::vqa_accuracy`]) instead of against the gold.
+    pub reference_answers: Option<String>,
 }
 
 impl Default for MetricsConfig {
@@ -127,6 +132,7 @@ impl Default for MetricsConfig {
             group_by: Vec::new(),
             llm_bases: BTreeMap::new(),
             strict: false,
+            reference_answers: None,
         }
     }
 }
@@ -166,6 +172,11 @@ pub struct Scored {
     pub unknown: Vec<Located>,
     pub duplicate_count: usize,
     pub duplicates: Vec<Located>,
+    /// With `reference_answers`: predictions of questions without options scored by VQA
+    /// accuracy over their question's reference answers, and those whose question has
+    /// none (scored against the gold).
+    pub by_references: usize,
+    pub without_references: usize,
 }
 
 impl Scored {
@@ -251,9 +262,34 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
     if !problems.is_empty() {
         return Err(Error::Invalid(problems));
     }
-    let outcomes: Vec<Outcome> =
-        resolved.par_iter().map(|r| parse::score_with(&rows[r.row], &r.pred.response, cfg.numeric, cfg.mra)).collect();
-    for (r, outcome) in resolved.iter().zip(outcomes) {
+    let outcomes: Vec<(Outcome, Option<bool>)> = resolved
+        .par_iter()
+        .map(|r| {
+            let row = &rows[r.row];
+            let mut outcome = parse::score_with(row, &r.pred.response, cfg.numeric, cfg.mra);
+            // VQA scores every answer that is not a choice among options this way: its
+            // yes/no and number questions too.
+            let by_references = match (&cfg.reference_answers, row.answer_format) {
+                (Some(field), f) if f != sample::AnswerFormat::MultipleChoice => {
+                    let references = row.meta.get(field).map(|v| reference_answers(v));
+                    if let (Some(refs), Some(answer)) = (&references, outcome.answer.as_deref())
+                        && outcome.parsed
+                    {
+                        outcome.score = parse::vqa_accuracy(answer, refs);
+                    }
+                    Some(references.is_some())
+                }
+                _ => None,
+            };
+            (outcome, by_references)
+        })
+        .collect();
+    for (r, (outcome, by_references)) in resolved.iter().zip(outcomes) {
+        match by_references {
+            Some(true) => out.by_references += 1,
+            Some(false) => out.without_references += 1,
+            None => {}
+        }
         let row = &rows[r.row];
         let parent = row.parent_id.clone().unwrap_or_else(|| row.id.clone());
         out.cells.entry(r.pred.model.clone()).or_default().entry(r.condition.clone()).or_default().push(Item {
@@ -506,8 +542,41 @@ pub fn metrics(rows: &[Sample], imported: &Imported, cfg: &MetricsConfig) -> Res
 
 /// A `meta:FIELD` grouping that no row carries is a typo: every row would fall in
 /// one "(none)" group while the report names the field.
+/// A question's reference answers as ingest keeps them in meta: a JSON list of texts,
+/// numbers, or annotators' objects holding one in `answer`; any other value is one answer.
+fn reference_answers(kept: &str) -> Vec<String> {
+    let text = |v: &J| match v {
+        J::String(s) => Some(s.clone()),
+        J::Number(n) => Some(n.to_string()),
+        J::Object(o) => o
+            .get("answer")
+            .and_then(|a| a.as_str().map(str::to_string).or_else(|| a.as_number().map(|n| n.to_string()))),
+        _ => None,
+    };
+    match serde_json::from_str::<Vec<J>>(kept) {
+        Ok(items) => items.iter().filter_map(text).collect(),
+        Err(_) => vec![kept.to_string()],
+    }
+}
+
 fn check_group_fields(rows: &[Sample], cfg: &MetricsConfig) -> Result<()> {
     let have: std::collections::BTreeSet<&str> = rows.iter().flat_map(|s| s.meta.keys().map(String::as_str)).collect();
+    if let Some(f) = cfg.reference_answers.as_ref().filter(|f| !have.contains(f.as_str())) {
+        let help = match crate::error::did_you_mean(f, have.iter().copied()) {
+            Some(m) => format!("did you mean \"{m}\"?"),
+            None => "name the meta field ingest keeps the reference answers in (the answer field's name, with \
+                     [ingest] reference-answers)"
+                .into(),
+        };
+        return Err(Error::one(
+            Problem::new(
+                Location::file("[metrics] reference-answers (--reference-answers)"),
+                format!("no row has the meta field \"{f}\""),
+            )
+            .field("reference-answers")
+            .help(help),
+        ));
+    }
     let problems: Vec<Problem> = cfg
         .group_by
         .iter()
@@ -570,6 +639,62 @@ mod tests {
         let neg = bootstrap_mean_ci(&[-1.0, 0.0, 1.0, 1.0], 1000, 1, "s", "k");
         assert!(neg.0 < 0.25 && neg.1 > 0.25 && neg.0 >= -1.0 && neg.1 <= 1.0, "{neg:?}");
         assert_eq!(bootstrap_mean_ci(&[], 1000, 7, "s", "k"), (0.0, 0.0));
+    }
+
+    /// With `reference_answers`, an answer to a question without options scores VQA
+    /// accuracy over its question's references (texts, or annotators' objects); a
+    /// question without them is scored against its gold and counted; abstentions score 0.
+    #[test]
+    fn open_answers_score_vqa_accuracy_over_their_references() {
+        let open = |id: &str, gold: &str, refs: Option<&str>| {
+            let mut s = Sample::new(id, "What is it?", gold);
+            if let Some(r) = refs {
+                s.meta.insert("answers".into(), r.into());
+            }
+            s
+        };
+        let mut yes_no = Sample::new("yn", "Is it?", "yes");
+        yes_no.answer_format = sample::AnswerFormat::YesNo;
+        let rows = vec![
+            // 10 references, 2 say "two" (one as a digit): 0.6.
+            open("a", "three", Some(r#"["three","three","three","three","three","three","three","three","Two","2"]"#)),
+            // Annotators' objects, 4 of 5 agree: 1.
+            open(
+                "b",
+                "soup",
+                Some(
+                    r#"[{"answer": "soup"}, {"answer": "soup"}, {"answer": "soup"}, {"answer": "soup"}, {"answer": "tea"}]"#,
+                ),
+            ),
+            open("c", "cat", None),
+            open("d", "dog", Some(r#"["dog","dog","dog","dog"]"#)),
+            yes_no,
+        ];
+        let preds: Vec<Prediction> =
+            [("a", "two"), ("b", "Soup."), ("c", "cat"), ("d", "I cannot see the image."), ("yn", "yes")]
+                .iter()
+                .enumerate()
+                .map(|(i, (id, r))| Prediction::text("m", id, r, i as u64 + 1))
+                .collect();
+        let cfg = MetricsConfig { reference_answers: Some("answers".into()), ..MetricsConfig::default() };
+        let scored = score_all(&rows, &preds, &cfg).unwrap();
+        let got: Vec<(&str, f64)> =
+            scored.cell("m", ORIGINAL).unwrap().iter().map(|i| (i.id.as_str(), i.outcome.score)).collect();
+        let want = [("a", 0.6), ("b", 1.0), ("c", 1.0), ("d", 0.0), ("yn", 1.0)];
+        for ((id, score), (wid, w)) in got.iter().zip(want) {
+            assert_eq!(*id, wid);
+            assert!((score - w).abs() < 1e-12, "{id}: {score}, want {w}");
+        }
+        // "c" and the yes/no question have no references: scored against their golds.
+        assert_eq!((scored.by_references, scored.without_references), (3, 2));
+        // Against the gold alone, "two" and "Soup." score 0 and 1.
+        let plain = score_all(&rows, &preds, &MetricsConfig::default()).unwrap();
+        let a = &plain.cell("m", ORIGINAL).unwrap()[0];
+        assert_eq!((a.id.as_str(), a.outcome.score, plain.by_references), ("a", 0.0, 0));
+        // A field no row has is an error naming the one they have.
+        let typo = MetricsConfig { reference_answers: Some("answer".into()), ..MetricsConfig::default() };
+        let e = score_all(&rows, &preds, &typo).unwrap_err().to_string();
+        assert!(e.contains("no row has the meta field \"answer\"") && e.contains("did you mean \"answers\""), "{e}");
     }
 
     #[test]

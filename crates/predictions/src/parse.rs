@@ -509,9 +509,54 @@ pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, ru
     }
 }
 
+/// VQA accuracy of an open answer over its reference answers (VQA, TextVQA, VizWiz):
+/// for each reference left out in turn, min(1, matches among the others / 3), averaged;
+/// with ten references, three or more matches score 1, two 0.6, one 0.3. Answers and
+/// references are compared after [`normalize_text`] with number words zero to ten
+/// written as digits ("two" is "2"), as VQA's evaluation does; VQA's other rewrites
+/// (contractions, "none" as "0") are not made. 0 without references.
+pub fn vqa_accuracy(answer: &str, references: &[String]) -> f64 {
+    const NUMBERS: [&str; 11] = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    let norm = |t: &str| {
+        normalize_text(t)
+            .split(' ')
+            .map(|w| NUMBERS.iter().position(|n| *n == w).map_or_else(|| w.to_string(), |d| d.to_string()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let answer = norm(answer);
+    let same: Vec<bool> = references.iter().map(|r| !answer.is_empty() && norm(r) == answer).collect();
+    let matches = same.iter().filter(|&&m| m).count();
+    if references.len() < 2 {
+        return f64::from(u8::from(matches == 1));
+    }
+    let left_out = |m: bool| ((matches - usize::from(m)) as f64 / 3.0).min(1.0);
+    same.iter().map(|&m| left_out(m)).sum::<f64>() / references.len() as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vqa_accuracy_is_the_leave_one_out_mean_of_matches_over_three() {
+        let refs = |said: &[&str]| said.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ten = |hits: usize| {
+            let mut r = vec!["two"; hits];
+            r.resize(10, "three");
+            refs(&r)
+        };
+        // With ten references: 0, 0.3, 0.6, 0.9 and 1 for 0 to 4 matches.
+        for (hits, want) in [(0, 0.0), (1, 0.3), (2, 0.6), (3, 0.9), (4, 1.0)] {
+            assert!((vqa_accuracy("2", &ten(hits)) - want).abs() < 1e-12, "{hits}: {}", vqa_accuracy("2", &ten(hits)));
+        }
+        // Normalized: case, punctuation, articles and number words.
+        assert!((vqa_accuracy("The Stop Sign.", &refs(&["stop sign"; 4])) - 1.0).abs() < 1e-12);
+        assert!((vqa_accuracy("stop sign", &refs(&["stop sign"; 3])) - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(vqa_accuracy("", &refs(&["", ""])), 0.0);
+        assert_eq!(vqa_accuracy("soup", &refs(&["soup"])), 1.0);
+        assert_eq!(vqa_accuracy("soup", &[]), 0.0);
+    }
 
     fn opts(o: &[&str]) -> Vec<String> {
         o.iter().map(|s| s.to_string()).collect()

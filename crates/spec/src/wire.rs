@@ -798,6 +798,12 @@ pub struct MetricsWire {
     /// MMStar leakage: a model's LLM backbone evaluated text-only (`"vlm" = "llm"`).
     #[serde(default)]
     pub llm_bases: BTreeMap<String, String>,
+    /// The meta field holding each question's reference answers (the answer field's
+    /// name, as `[ingest] reference-answers` keeps the list): answers to questions
+    /// without options (open, yes/no, numeric) are scored by VQA accuracy over them,
+    /// min(1, matches / 3) averaged over each reference left out, instead of against
+    /// the gold alone.
+    pub reference_answers: Option<String>,
     /// Gold-label audit: a question is listed when sighted models agree on one other answer —
     /// `"all"` (every model that answered, at least 3; the default) or at least this many.
     pub audit_agree: Option<CountWire>,

@@ -79,7 +79,8 @@ pub(super) fn reference_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: 
     };
     m.notes.push(Cow::Owned(format!(
         "the gold is the {} of the reference answers in \"{answer_src}\" (exact text, trimmed; the list is kept in \
-         meta \"{answer_src}\")",
+         meta \"{answer_src}\", and [metrics] reference-answers = \"{answer_src}\" scores models by VQA accuracy over \
+         it)",
         match rule {
             ReferenceAnswers::First => "first",
             ReferenceAnswers::Majority => "most common (ties: the one given first)",

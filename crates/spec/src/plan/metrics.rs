@@ -105,6 +105,7 @@ pub(super) fn metrics_plan(
             }
         }
         plan.config.llm_bases = m.llm_bases.clone();
+        plan.config.reference_answers = m.reference_answers.clone();
         if let Some(a) = &m.audit_agree {
             match crate::metrics::evidence::AuditRule::parse(&a.text()) {
                 Ok(r) => plan.audit = r,
@@ -134,6 +135,8 @@ pub struct MetricsFlags {
     pub group_by: Vec<String>,
     /// `--llm-base VLM=LLM`.
     pub llm_base: Vec<String>,
+    /// `--reference-answers FIELD`.
+    pub reference_answers: Option<String>,
     /// `--audit-agree`.
     pub audit_agree: Option<String>,
     /// `--bclean`, `--bclean-models`, `--bclean-step3`, `--bclean-remove-imageless`.
@@ -168,6 +171,7 @@ pub fn metrics_settings(flags: &MetricsFlags) -> Result<MetricsSettings> {
         strict: flags.strict,
         numeric,
         mra,
+        reference_answers: flags.reference_answers.clone(),
         ..defaults
     };
     if let Some(v) = crate::bounds::check_count(&crate::bounds::RESAMPLES, config.resamples) {
@@ -213,6 +217,7 @@ mod tests {
             scoring: (crate::sample::NumericScoring::Exact, crate::sample::MraRule::Strict),
             group_by: Vec::new(),
             llm_base: Vec::new(),
+            reference_answers: None,
             audit_agree: None,
             bclean: false,
             bclean_models: Vec::new(),
@@ -262,12 +267,13 @@ mod tests {
             &path,
             "[dataset]\nname = \"b\"\nversion = \"1.0.0\"\nlicense = \"CC0-1.0\"\nseed = 7\nnumeric = \"mra\"\n\n\
              [ingest]\npath = \"b.jsonl\"\n\n[predictions]\nstrict = true\nfiles = [{ path = \"preds.jsonl\", model = \
-             \"m\" }]\n\n[metrics]\nresamples = 50\n",
+             \"m\" }]\n\n[metrics]\nresamples = 50\nreference-answers = \"answers\"\n",
         )
         .unwrap();
         let plan = Pipeline::load(&path).unwrap().metrics.unwrap();
         let c = &plan.config;
         assert_eq!((c.strict, c.seed, c.resamples, c.numeric), (true, 7, 50, crate::sample::NumericScoring::Mra));
+        assert_eq!(c.reference_answers.as_deref(), Some("answers"));
         assert_eq!(plan.lenient, crate::metrics::MetricsConfig { strict: false, ..c.clone() });
     }
 }

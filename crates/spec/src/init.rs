@@ -177,12 +177,16 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             format!("columns = [{}]", named.join(", "))
         );
     }
-    if lines.iter().any(|l| l.key == "answer" && l.value.is_some() && l.why == REFERENCES_WHY) {
+    if let Some(answer) = lines.iter().find(|l| l.key == "answer" && l.why == REFERENCES_WHY) {
         entry(
             &mut t,
             "reference-answers",
             Some("majority"),
-            "the gold is the most common reference answer (ties: the first given); \"first\" takes the first",
+            &format!(
+                "the gold is the most common reference answer (ties: the first given); \"first\" takes the first; \
+                 with [predictions], [metrics] reference-answers = {} scores models by VQA accuracy over the list",
+                toml_str(answer.value.as_deref().unwrap_or_default())
+            ),
         );
     }
     if let Some(l) = lines.iter().find(|l| l.key == "options-in-question") {

@@ -1262,3 +1262,25 @@ fn a_numbered_image_run_is_proposed_whole_when_only_its_first_is_filled() {
     );
     reads_every_question(d, "blink.toml", |id| id.trim_start_matches("val_Counting_").parse().unwrap());
 }
+
+/// VQA-RAD's layout: a JSON list whose `image_name` holds a bare file name, the files in
+/// an `images` folder beside it. init finds them there and writes that folder, so the
+/// proposal reads every image.
+#[test]
+fn images_in_a_folder_beside_the_data_are_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("images")).unwrap();
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            let (_, q, _, _) = question(i);
+            std::fs::write(d.join(format!("images/synpic{}.png", image_of(i))), png(image_of(i))).unwrap();
+            serde_json::json!({"qid": i, "image_name": format!("synpic{}.png", image_of(i)), "question": q,
+                "answer": if i.is_multiple_of(2) { "yes" } else { "no" }})
+        })
+        .collect();
+    std::fs::write(d.join("rad.json"), serde_json::to_string_pretty(&records).unwrap()).unwrap();
+    init_proposes(d, &["rad.json"], "rad.toml", &["images = \"images\"", "images = \"image_name\""]);
+    let samples = read_as_proposed(d, "rad.toml");
+    assert!(samples.iter().all(|s| s.images.len() == 1 && s.images[0].sha256.is_some()));
+}

@@ -141,20 +141,24 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     entry(&mut t, "path", Some(&rel(&plan.flags.input)), "relative to this file");
     let images_dir = match (&plan.flags.images, &folder) {
         (Some(d), _) => Some((rel(d), "the folder the image paths are relative to (--images)".to_string())),
-        (None, Some(first)) if first.is_empty() => {
-            Some((rel(&beside), "image paths are relative to the data file's folder".to_string()))
+        (None, Some(Ok(dir))) if *dir == beside => {
+            Some((rel(dir), "image paths are relative to the data file's folder".to_string()))
         }
+        (None, Some(Ok(dir))) => Some((rel(dir), "the folder beside the data file that holds its images".to_string())),
         _ => None,
     };
     match (&images_dir, &folder) {
         (Some((dir, why)), _) => entry(&mut t, "images", Some(dir), why),
-        (None, Some(first)) => entry(
+        (None, Some(Err(first))) => entry(
             &mut t,
             "images",
             None,
-            &format!("the image \"{first}\" is not beside the data file: give the folder its path is relative to"),
+            &format!(
+                "the image \"{first}\" is not beside the data file or in its images folder: give the folder its path \
+                 is relative to"
+            ),
         ),
-        (None, None) => {}
+        (None, _) => {}
     }
     let has_videos = lines.iter().any(|l| l.key == "videos" && l.value.is_some());
     match &video_dir {
@@ -450,7 +454,7 @@ fn propose(
     given: &crate::wire::FieldsWire,
     beside: &Path,
     data_dir: &Path,
-) -> (Vec<Line>, Option<String>, Option<PathBuf>) {
+) -> (Vec<Line>, Option<std::result::Result<PathBuf, String>>, Option<PathBuf>) {
     let mut taken: Vec<String> = Vec::new();
     let mut lines = Vec::new();
     let id = id_line(s, &taken);
@@ -507,11 +511,12 @@ fn propose(
     lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
     let (images, image_field) = images_line(s, given, &mut taken);
     lines.push(images);
-    // Image files named by path: found beside the data file (Some("")), or not
-    // (Some(the first path)); None when the images are not named by path.
+    // Image files named by path: the folder they were found in (beside the data file,
+    // or in its `images` folder), or the first path when they were not; None when the
+    // images are not named by path.
     let folder_line = image_field.filter(|f| f.kinds.contains("a string")).map(|f| {
         let first = f.examples.first().cloned().unwrap_or_default();
-        if beside.join(&first).is_file() { String::new() } else { first }
+        media_folders(beside, &["images", "image", "imgs"]).into_iter().find(|d| d.join(&first).is_file()).ok_or(first)
     });
     let videos = videos_line(s, data_dir, &mut taken);
     let video_dir = videos.as_ref().and_then(|(_, d)| d.clone());
@@ -524,8 +529,7 @@ fn propose(
 /// file's folder or its `videos` folder (`{videoID}.mp4`, `{dataset}/{scene_name}.mp4`,
 /// as Video-MME and VSI-Bench lay them out); with the folder the files were found in.
 fn videos_line(s: &Survey, data_dir: &Path, taken: &mut Vec<String>) -> Option<(Line, Option<PathBuf>)> {
-    let folders: Vec<PathBuf> =
-        [data_dir.to_path_buf(), data_dir.join("videos")].into_iter().filter(|d| d.is_dir()).collect();
+    let folders = media_folders(data_dir, &["videos", "video"]);
     let (line, field) = choose(
         s,
         taken,
@@ -741,6 +745,12 @@ fn exchange_line<'s>(s: &'s Survey, taken: &[String], key: &'static str, turn: u
         ));
     }
     (Line { key, value: Some(path), why, columns: Vec::new() }, Some(part))
+}
+
+/// Where media files named by relative paths may lie: `base` and its subfolders
+/// `names` (a data file's `images` or `videos` folder), those that exist, in that order.
+fn media_folders(base: &Path, names: &[&str]) -> Vec<PathBuf> {
+    std::iter::once(base.to_path_buf()).chain(names.iter().map(|n| base.join(n))).filter(|d| d.is_dir()).collect()
 }
 
 /// `options-in-question = true` (an `[ingest]` setting) when no options are mapped and
@@ -1011,7 +1021,8 @@ fn text_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Li
 fn position_kind_line(s: &Survey, answer: &FieldSurvey, options: &Line) -> Option<Line> {
     let (mut read, mut no_text) = (0, 0);
     for rec in &s.read {
-        let Some(gold) = rec.value.get_path(&answer.name).and_then(Raw::scalar_text) else { continue };
+        // Integers are read by their kind (`answer_kind_line`); this is for text.
+        let Some(Raw::Str(gold)) = rec.value.get_path(&answer.name) else { continue };
         let Some(texts) = options_of(&rec.value, options).filter(|t| !t.is_empty()) else { continue };
         let gold = gold.trim();
         let position = gold.parse::<usize>().ok().filter(|_| gold.bytes().all(|b| b.is_ascii_digit()))?;

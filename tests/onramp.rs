@@ -1284,3 +1284,28 @@ fn images_in_a_folder_beside_the_data_are_found() {
     let samples = read_as_proposed(d, "rad.toml");
     assert!(samples.iter().all(|s| s.images.len() == 1 && s.images[0].sha256.is_some()));
 }
+
+/// No field names a question alone: `set_id` and `question_id` repeat across the
+/// `category` values (HallusionBench's layout). init proposes the id made of them with
+/// the category before, in the file's order; read as proposed, every id is distinct.
+#[test]
+fn an_id_made_of_several_fields_is_proposed_where_none_is_distinct() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            let (_, q, _, _) = question(i);
+            let (category, gold) = (["VD", "VS"][i % 2], ["yes", "no"][i % 3 % 2]);
+            serde_json::json!({"category": category, "set_id": (i / 2) % 5, "question_id": i / 10,
+                "question": q, "gt_answer": gold})
+        })
+        .collect();
+    std::fs::write(d.join("hb.json"), serde_json::to_string(&records).unwrap()).unwrap();
+    let (said, _) =
+        init_proposes(d, &["hb.json", "-o", "hb.toml"], "hb.toml", &["id = \"{category}-{set_id}-{question_id}\""]);
+    assert!(said.contains("together \"category\", \"set_id\" and \"question_id\" are distinct"), "{said}");
+    let samples = read_as_proposed(d, "hb.toml");
+    let ids: std::collections::BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids.len(), N);
+    assert!(ids.contains("VS-0-0") && ids.contains("VD-4-3"), "{ids:?}");
+}

@@ -55,28 +55,37 @@ fn scienceqa_llava_options_parsed_from_questions_match_the_flat_file() {
     assert!(llava.samples.iter().all(|s| !s.question.contains("<image>") && !s.question.contains("\nA. ")));
 }
 
-/// `init` on the LLaVA-format file proposes the hand-written pipeline's mapping (the
-/// first exchange's turns, the options in the question, letter answers); read as
-/// proposed (with the image names kept, as the shared data has no images), every
-/// question equals the hand pipeline's.
-fn scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline() {
+/// `init` on a shared file, its proposal written with `lines` checked, then read with
+/// the image names kept (the shared data has no images for it) after `edit`.
+fn read_as_init_proposes(file: &str, lines: &[&str], edit: &dyn Fn(String) -> String) -> blindspot::ingest::Ingested {
     let tmp = tempfile::tempdir().unwrap();
-    let data = crate::common::data_dir().join("scienceqa/llava_test_CQM-A.json");
-    let out = tmp.path().join("llava.toml");
+    let data = crate::common::data_dir().join(file);
+    let out = tmp.path().join("proposed.toml");
     let o = crate::common::blindspot().arg("init").arg(&data).arg("-o").arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let toml = std::fs::read_to_string(&out).unwrap();
-    for line in [
-        "options-in-question = true",
-        "question = \"conversations.0.value\"",
-        "answer = \"conversations.1.value\"",
-        "answer-kind = \"letter\"",
-        "images = \"image\"",
-    ] {
+    for line in lines {
         assert!(toml.lines().any(|l| l.starts_with(line)), "no line {line:?} in\n{toml}");
     }
-    std::fs::write(&out, toml.replace("split = \"test\"", "split = \"test\"\nimage-names-only = true")).unwrap();
-    let proposed = ingest_pipeline(&out);
+    std::fs::write(&out, edit(toml.replace("split = \"test\"", "split = \"test\"\nimage-names-only = true"))).unwrap();
+    ingest_pipeline(&out)
+}
+
+/// `init` on the LLaVA-format file proposes the hand-written pipeline's mapping (the
+/// first exchange's turns, the options in the question, letter answers); read as
+/// proposed, every question equals the hand pipeline's.
+fn scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline() {
+    let proposed = read_as_init_proposes(
+        "scienceqa/llava_test_CQM-A.json",
+        &[
+            "options-in-question = true",
+            "question = \"conversations.0.value\"",
+            "answer = \"conversations.1.value\"",
+            "answer-kind = \"letter\"",
+            "images = \"image\"",
+        ],
+        &|t| t,
+    );
     let hand = ingest_pipeline(&pipeline("scienceqa-llava"));
     assert_eq!(proposed.samples.len(), 4241);
     for (p, h) in proposed.samples.iter().zip(&hand.samples) {
@@ -87,6 +96,36 @@ fn scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline() {
     }
     // Every conversation is one exchange: nothing is left unread in it.
     assert!(!proposed.stats.notes.iter().any(|n| n.what.contains("is read in part")));
+}
+
+/// HallusionBench names no question by one field: `set_id`, `figure_id` and
+/// `question_id` repeat across categories. `init` proposes the id the hand pipeline
+/// writes, those with `category` and `subcategory`, and its golds of 0 and 1 with the
+/// yes/no reading commented for the user; with it, every id and gold reads the same.
+fn hallusionbench_as_init_proposes_it_has_the_hand_pipelines_ids() {
+    let proposed = read_as_init_proposes(
+        "hallusionbench/HallusionBench.json",
+        &[
+            "id = \"{category}-{subcategory}-{set_id}-{figure_id}-{question_id}\"",
+            "answer = \"gt_answer\"",
+            "# answer-format = ",
+            "# [ingest.answer-map]",
+        ],
+        &|t| {
+            let yes_no = t.lines().map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with("answer-format") => "answer-format = \"yes_no\"".to_string(),
+                Some(rest) if rest.starts_with("[ingest.answer-map]") || rest.starts_with('"') => rest.to_string(),
+                _ => l.to_string(),
+            });
+            yes_no.collect::<Vec<_>>().join("\n")
+        },
+    );
+    let hand = ingest_pipeline(&pipeline("hallusionbench"));
+    let read = |i: &blindspot::ingest::Ingested| {
+        i.samples.iter().map(|s| (s.id.clone(), s.answer.clone(), s.answer_format)).collect::<Vec<_>>()
+    };
+    assert_eq!(proposed.samples.len(), 1129);
+    assert_eq!(read(&proposed), read(&hand));
 }
 
 fn pope_nine_files_of_3000_balanced() {
@@ -211,6 +250,10 @@ pub const TESTS: crate::Tests = &[
     (
         "scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline",
         scienceqa_llava_as_init_proposes_it_reads_as_the_hand_pipeline,
+    ),
+    (
+        "hallusionbench_as_init_proposes_it_has_the_hand_pipelines_ids",
+        hallusionbench_as_init_proposes_it_has_the_hand_pipelines_ids,
     ),
     ("pope_nine_files_of_3000_balanced", pope_nine_files_of_3000_balanced),
     ("hallusionbench_counts_and_yes_no_mapping", hallusionbench_counts_and_yes_no_mapping),

@@ -196,6 +196,27 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     if let Some(l) = lines.iter().find(|l| l.key == "options-in-question") {
         let _ = writeln!(t, "{:<32} # {}", "options-in-question = true", l.why);
     }
+    // Golds of 0 and 1 without options read as numbers; where they mean no and yes
+    // (HallusionBench's `gt_answer`), the user says so: init cannot tell.
+    let answer = lines.iter().find(|l| l.key == "answer").and_then(|l| s.field(l.value.as_deref()?));
+    let binary = answer.filter(|f| {
+        let mut v = f.examples.clone();
+        v.sort();
+        f.distinct == 2 && v == ["0", "1"] && !lines.iter().any(|l| l.key.starts_with("options") && l.is_mapped())
+    });
+    if let Some(f) = binary {
+        entry(
+            &mut t,
+            "answer-format",
+            None,
+            &format!(
+                "every \"{}\" read is 0 or 1, read as numbers; if they mean no and yes, set \"yes_no\" and the \
+                 answer-map below",
+                f.name
+            ),
+        );
+        t.push_str("# [ingest.answer-map]\n# \"1\" = \"yes\"\n# \"0\" = \"no\"\n");
+    }
     t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
     for l in lines.iter().filter(|l| l.key != "options-in-question") {
         if l.columns.is_empty() {
@@ -369,11 +390,16 @@ fn is_text(f: &FieldSurvey) -> bool {
 }
 
 fn quoted(names: &[&FieldSurvey]) -> String {
+    listed(names, "or")
+}
+
+/// The fields' names quoted, the last joined by `last` ("a", "b" or "c").
+fn listed(names: &[&FieldSurvey], last: &str) -> String {
     let q: Vec<String> = names.iter().map(|f| format!("\"{}\"", f.name)).collect();
     match q.len() {
         0 => String::new(),
         1 => q[0].clone(),
-        _ => format!("{} or {}", q[..q.len() - 1].join(", "), q[q.len() - 1]),
+        _ => format!("{} {last} {}", q[..q.len() - 1].join(", "), q[q.len() - 1]),
     }
 }
 
@@ -941,6 +967,14 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
         );
     } else if s.keyed {
         set("_key", "the records are an object keyed by id: each record's key".into());
+    } else if let Some((template, fields)) = composite_id(s, taken, &id_like) {
+        set(
+            &template,
+            format!(
+                "no one field named like an id is distinct; together {} are distinct in each of the {n} records read",
+                listed(&fields, "and")
+            ),
+        );
     } else if let Some(f) = s.fields.iter().find(|f| !taken.contains(&f.name) && f.present > 0 && id_like(f)) {
         line.why = format!(
             "\"{}\" is named like an id but has {} distinct values in {n} records; map a unique field, or \"_row\" \
@@ -956,6 +990,44 @@ fn id_line<'s>(s: &'s Survey, taken: &[String]) -> (Line, Option<&'s FieldSurvey
         );
     }
     (line, None)
+}
+
+/// An id made of several fields where no one is distinct (HallusionBench's `set_id`,
+/// `figure_id`, `question_id` repeat across its categories): the fields named like ids,
+/// with the fewest fields named like a type or category before them (`category`,
+/// `subcategory`, in the file's order) that make the joined value distinct in every
+/// record read; as a template in the file's field order (`"{category}-{set_id}-..."`).
+fn composite_id<'s>(
+    s: &'s Survey,
+    taken: &[String],
+    id_like: &dyn Fn(&FieldSurvey) -> bool,
+) -> Option<(String, Vec<&'s FieldSurvey>)> {
+    const KINDS: &[&str] = &["type", "category", "task", "subject", "skill", "domain", "topic"];
+    let whole = |f: &&FieldSurvey| !taken.contains(&f.name) && f.present == s.records && is_scalar(f);
+    let ids: Vec<&FieldSurvey> = s.fields.iter().filter(whole).filter(|f| id_like(f)).collect();
+    let kinds: Vec<&FieldSurvey> = s
+        .fields
+        .iter()
+        .filter(whole)
+        .filter(|f| !id_like(f) && parts(&f.name).last().is_some_and(|p| KINDS.iter().any(|k| p.ends_with(k))))
+        .collect();
+    if (ids.len() < 2 && kinds.is_empty()) || s.read.len() < 2 {
+        return None;
+    }
+    (0..=kinds.len()).find_map(|k| {
+        let mut fields: Vec<&FieldSurvey> = kinds[..k].iter().chain(&ids).copied().collect();
+        fields.sort_by_key(|f| s.fields.iter().position(|g| g.name == f.name));
+        let template = fields.iter().map(|f| format!("{{{}}}", f.name)).collect::<Vec<_>>().join("-");
+        let mut seen = std::collections::HashSet::new();
+        let distinct = s.read.iter().all(|rec| {
+            let key: Option<Vec<String>> = fields
+                .iter()
+                .map(|f| rec.value.get(&f.name).and_then(Raw::scalar_text).map(|v| v.trim().to_string()))
+                .collect();
+            key.is_some_and(|k| seen.insert(k.join("-")))
+        });
+        (fields.len() >= 2 && distinct).then_some((template, fields))
+    })
 }
 
 /// How the proposed answer field names its option (`answer-kind`), read from

@@ -1309,3 +1309,29 @@ fn an_id_made_of_several_fields_is_proposed_where_none_is_distinct() {
     assert_eq!(ids.len(), N);
     assert!(ids.contains("VS-0-0") && ids.contains("VD-4-3"), "{ids:?}");
 }
+
+/// VSR's layout: a caption to judge true (1) or false (0), the validators' ids as list
+/// text. The id lists are no options, and the 0/1 golds get the yes/no reading written
+/// commented, for the designer to choose.
+#[test]
+fn id_lists_are_no_options_and_binary_golds_are_left_to_choose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::new();
+    for i in 0..N {
+        let relation = ["on", "under"][i % 2];
+        let rec = serde_json::json!({"image": format!("{i:012}.jpg"), "caption": format!("The cat {i} is on the bed."),
+            "label": i % 2, "relation": relation, "annotator_id": i % 7,
+            "vote_true_validator_id": "[2, 9]", "vote_false_validator_id": "[3]"});
+        text.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(d.join("test.jsonl"), text).unwrap();
+    let (said, toml) = init_proposes(
+        d,
+        &["test.jsonl", "-o", "vsr.toml"],
+        "vsr.toml",
+        &["answer = \"label\"", "# answer-format = ", "# [ingest.answer-map]", "# \"1\" = \"yes\""],
+    );
+    assert!(said.contains("options           not mapped: no field is"), "{said}");
+    assert!(!toml.contains("options = \"vote"), "{toml}");
+}

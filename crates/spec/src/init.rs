@@ -621,9 +621,11 @@ fn options_line(s: &Survey, given: &crate::wire::FieldsWire, taken: &mut Vec<Str
         "options",
         &["options", "choices"],
         &|f| {
+            // A list named like ids (`vote_true_validator_id = "[2, 9]"`) is no options.
             f.list_of_text
                 && !f.image_like
                 && !named_like_answers(f)
+                && !last_part_in(f, &["id", "ids"])
                 && (!references || ["options", "choices"].contains(&f.name.as_str()))
         },
         "a list of texts in every record that has it",

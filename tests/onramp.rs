@@ -1139,7 +1139,9 @@ fn a_conversation_is_proposed_as_its_first_exchange() {
 
 /// A chat API's layout: `messages` of `{"role": ..., "content": ...}` with a system turn
 /// first and a free-form answer. init proposes the user and assistant turns after it; the
-/// system turn, which no canonical field holds, is counted in every record.
+/// system turn, which no canonical field holds, is counted in every record. The
+/// `<image>` placeholder that opens each question is removed and counted; a numbered
+/// reference (`<image 1>`) is part of the question and stays.
 #[test]
 fn chat_messages_are_proposed_after_their_system_turn() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1147,9 +1149,10 @@ fn chat_messages_are_proposed_after_their_system_turn() {
     let mut text = String::new();
     for i in 0..N {
         let (_, q, ch, gold) = question(i);
+        let asked = format!("<image>\n{q}{}", if i == 0 { " See <image 1>." } else { "" });
         let rec = serde_json::json!({"uid": format!("m{i}"), "messages": [
             {"role": "system", "content": "Answer in one word."},
-            {"role": "user", "content": q},
+            {"role": "user", "content": asked},
             {"role": "assistant", "content": ch[gold]}]});
         text.push_str(&format!("{rec}\n"));
     }
@@ -1163,10 +1166,14 @@ fn chat_messages_are_proposed_after_their_system_turn() {
     let ingested = common::ingest_pipeline(&d.join("chat.toml"));
     assert_eq!(ingested.samples.len(), N);
     for s in &ingested.samples {
-        let (_, q, ch, gold) = question(s.id[1..].parse().unwrap());
+        let i: usize = s.id[1..].parse().unwrap();
+        let (_, q, ch, gold) = question(i);
+        let q = if i == 0 { format!("{q} See <image 1>.") } else { q };
         assert_eq!((&s.question, &s.answer), (&q, &ch[gold]), "{}", s.id);
     }
     assert_eq!(read_in_part(&ingested, "messages"), N);
+    let placeholder = ingested.stats.notes.iter().find(|n| n.what.contains("\"<image>\" placeholder"));
+    assert_eq!(placeholder.map(|n| n.rows), Some(N));
 }
 
 /// A Parquet file of the named columns, as `datasets` writes one (no Hub metadata).

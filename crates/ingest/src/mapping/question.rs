@@ -15,7 +15,7 @@ pub(super) fn map_question(m: &mut Mapper<'_>) -> Option<String> {
             if q.is_none() {
                 m.missing_required("question", f.question.as_ref(), &["question"]);
             }
-            q
+            q.map(|q| without_image_placeholder(m, q))
         }
     }
 }
@@ -33,4 +33,21 @@ pub(super) fn map_question_type(m: &mut Mapper<'_>, vlm: bool) -> Option<String>
     let qt_defaults: &[&str] = if vlm { &["category", "question_type"] } else { &["question_type"] };
     let qt_acc = m.pick(&plan.fields.question_type, qt_defaults);
     qt_acc.and_then(|a| m.text("question_type", a))
+}
+
+/// What a chat template writes where the image goes (LLaVA's conversations: `"<image>\nWhat
+/// is ...?"`): no words of the question, and a harness given the question adds its own.
+const IMAGE_PLACEHOLDER: &str = "<image>";
+
+/// The question without its `<image>` placeholders, counted in a note; numbered
+/// references such as MMMU's `<image 1>` name an image and stay.
+fn without_image_placeholder(m: &mut Mapper<'_>, q: String) -> String {
+    if !q.contains(IMAGE_PLACEHOLDER) {
+        return q;
+    }
+    m.notes.push(std::borrow::Cow::Borrowed(
+        "the question's \"<image>\" placeholder (where a chat template puts the image) was removed from its text; \
+         the image is the question's images field",
+    ));
+    q.replace(&format!("{IMAGE_PLACEHOLDER}\n"), "").replace(IMAGE_PLACEHOLDER, "").trim().to_string()
 }

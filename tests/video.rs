@@ -559,4 +559,28 @@ fn init_finds_the_videos_of_both_layouts() {
     }
     let proposed = ingest_pipeline(&dir.join("action.toml"));
     assert!(proposed.samples.iter().all(|s| s.videos.len() == 1 && s.videos[0].frame_count == Some(8)));
+    // The videos kept elsewhere: found with --videos, and that folder written; a
+    // folder that does not exist is an error.
+    let data = tmp.path().join("elsewhere");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::copy(dir.join("action.json"), data.join("action.json")).unwrap();
+    let out = blindspot().current_dir(&data).args(["init", "action.json", "--field", "id=_row"]).output().unwrap();
+    let toml = std::fs::read_to_string(data.join("action.toml")).unwrap();
+    assert!(out.status.success() && toml.contains("# videos = \"...\""), "{toml}");
+    let out = blindspot()
+        .current_dir(&data)
+        .args(["init", "action.json", "--field", "id=_row", "--videos", "../mvbench", "-o", "given.toml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let toml = std::fs::read_to_string(data.join("given.toml")).unwrap();
+    assert!(toml.lines().any(|l| l.starts_with("videos = \"../mvbench\"")), "{toml}");
+    assert_eq!(ingest_pipeline(&data.join("given.toml")).samples.len(), 3);
+    let out = blindspot()
+        .current_dir(&data)
+        .args(["init", "action.json", "--videos", "nowhere", "-o", "x.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--videos nowhere: no such folder"));
 }

@@ -24,6 +24,10 @@ pub struct Args {
     /// The folder the file's image paths are relative to (default: the file's own folder).
     #[arg(long, value_name = "DIR")]
     pub images: Option<PathBuf>,
+    /// The folder the file's videos are in (default: the file's own folder or its
+    /// `videos` folder), where init looks for the files a field or template names.
+    #[arg(long, value_name = "DIR")]
+    pub videos: Option<PathBuf>,
     /// Overwrite the pipeline file when it exists.
     #[arg(long)]
     pub force: bool,
@@ -37,6 +41,7 @@ impl Args {
             output: self.output.clone(),
             fields: self.fields.clone(),
             images: self.images.clone(),
+            videos: self.videos.clone(),
             force: self.force,
         }
     }

@@ -27,6 +27,8 @@ pub struct InitFlags {
     pub fields: Vec<String>,
     /// `--images DIR`: the folder the image paths are relative to.
     pub images: Option<PathBuf>,
+    /// `--videos DIR`: the folder the videos are in.
+    pub videos: Option<PathBuf>,
     /// `--force`: overwrite the pipeline file when it exists.
     pub force: bool,
 }
@@ -61,6 +63,12 @@ pub fn init_plan(flags: &InitFlags) -> Result<InitPlan> {
         crate::plan::fields_from_flags(&flags.fields)?
     };
     let ingest = crate::plan::bare_input_plan(&flags.input, &flags.fields, flags.images.as_deref())?;
+    if let Some(dir) = flags.videos.as_ref().filter(|d| !d.is_dir()) {
+        return Err(Error::one(
+            Problem::new(Location::file("command line"), format!("--videos {}: no such folder", display_path(dir)))
+                .help("give the folder the video paths are relative to"),
+        ));
+    }
     Ok(InitPlan { name, out, ingest, flags: flags.clone(), given })
 }
 
@@ -111,7 +119,12 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let (lines, folder, video_dir) = propose(&s, &plan.given, &beside, &data_dir);
+    // Videos are looked for in the folder given with --videos, else beside the data file.
+    let video_folders = match &plan.flags.videos {
+        Some(d) => vec![d.clone()],
+        None => media_folders(&data_dir, &["videos", "video"]),
+    };
+    let (lines, folder, video_dir) = propose(&s, &plan.given, &beside, &video_folders);
 
     let out_dir = match plan.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -167,7 +180,8 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             &mut t,
             "videos",
             None,
-            "the videos are not beside the data file: give the folder their paths are relative to",
+            "the videos named were not found (beside the data file, in its videos folder, or in --videos): give \
+             the folder their paths are relative to",
         ),
         None => {}
     }
@@ -479,7 +493,7 @@ fn propose(
     s: &Survey,
     given: &crate::wire::FieldsWire,
     beside: &Path,
-    data_dir: &Path,
+    video_folders: &[PathBuf],
 ) -> (Vec<Line>, Option<std::result::Result<PathBuf, String>>, Option<PathBuf>) {
     let mut taken: Vec<String> = Vec::new();
     let mut lines = Vec::new();
@@ -544,7 +558,7 @@ fn propose(
         let first = f.examples.first().cloned().unwrap_or_default();
         media_folders(beside, &["images", "image", "imgs"]).into_iter().find(|d| d.join(&first).is_file()).ok_or(first)
     });
-    let videos = videos_line(s, data_dir, &mut taken);
+    let videos = videos_line(s, video_folders, &mut taken);
     let video_dir = videos.as_ref().and_then(|(_, d)| d.clone());
     lines.extend(videos.map(|(l, _)| l));
     (lines, folder_line, video_dir)
@@ -554,8 +568,7 @@ fn propose(
 /// one or two fields that names, on each of the first records, a video file in the data
 /// file's folder or its `videos` folder (`{videoID}.mp4`, `{dataset}/{scene_name}.mp4`,
 /// as Video-MME and VSI-Bench lay them out); with the folder the files were found in.
-fn videos_line(s: &Survey, data_dir: &Path, taken: &mut Vec<String>) -> Option<(Line, Option<PathBuf>)> {
-    let folders = media_folders(data_dir, &["videos", "video"]);
+fn videos_line(s: &Survey, folders: &[PathBuf], taken: &mut Vec<String>) -> Option<(Line, Option<PathBuf>)> {
     let (line, field) = choose(
         s,
         taken,
@@ -567,7 +580,7 @@ fn videos_line(s: &Survey, data_dir: &Path, taken: &mut Vec<String>) -> Option<(
     if let Some(f) = field {
         let first = f.examples.first().cloned().unwrap_or_default();
         taken.push(f.name.clone());
-        return Some((line, folders.into_iter().find(|d| d.join(&first).is_file())));
+        return Some((line, folders.iter().find(|d| d.join(&first).is_file()).cloned()));
     }
     if line.why.contains("choose one") {
         return Some((line, None));

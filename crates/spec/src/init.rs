@@ -115,10 +115,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     };
     let s = survey(&ingest, SURVEYED)?;
     let beside = plan.ingest.images_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let data_dir = match plan.flags.input.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let data_dir = folder_of(&plan.flags.input);
     // Videos are looked for in the folder given with --videos, else beside the data file.
     let video_folders = match &plan.flags.videos {
         Some(d) => vec![d.clone()],
@@ -126,10 +123,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     };
     let (lines, folder, video_dir) = propose(&s, &plan.given, &beside, &video_folders);
 
-    let out_dir = match plan.out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let out_dir = folder_of(&plan.out);
     let rel = |p: &Path| relative_to(&out_dir, p).to_string_lossy().replace('\\', "/");
     let mut t = String::new();
     let _ = writeln!(
@@ -152,39 +146,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     let _ = writeln!(t, "{:<32} # every random choice derives from (seed, stage, id)", "seed = 42");
     t.push_str("\n[ingest]\n");
     entry(&mut t, "path", Some(&rel(&plan.flags.input)), "relative to this file");
-    let images_dir = match (&plan.flags.images, &folder) {
-        (Some(d), _) => Some((rel(d), "the folder the image paths are relative to (--images)".to_string())),
-        (None, Some(Ok(dir))) if *dir == beside => {
-            Some((rel(dir), "image paths are relative to the data file's folder".to_string()))
-        }
-        (None, Some(Ok(dir))) => Some((rel(dir), "the folder beside the data file that holds its images".to_string())),
-        _ => None,
-    };
-    match (&images_dir, &folder) {
-        (Some((dir, why)), _) => entry(&mut t, "images", Some(dir), why),
-        (None, Some(Err(first))) => entry(
-            &mut t,
-            "images",
-            None,
-            &format!(
-                "the image \"{first}\" is not beside the data file or in its images folder: give the folder its path \
-                 is relative to"
-            ),
-        ),
-        (None, _) => {}
-    }
-    let has_videos = lines.iter().any(|l| l.key == "videos" && l.value.is_some());
-    match &video_dir {
-        Some(dir) => entry(&mut t, "videos", Some(&rel(dir)), "the folder the video paths are relative to"),
-        None if has_videos => entry(
-            &mut t,
-            "videos",
-            None,
-            "the videos named were not found (beside the data file, in its videos folder, or in --videos): give \
-             the folder their paths are relative to",
-        ),
-        None => {}
-    }
+    media_entries(&mut t, plan, (&folder, &video_dir), &beside, has_videos(&lines), &rel);
     entry(&mut t, "split", Some(&plan.ingest.split), "written into every sample");
     if let Some((columns, why)) = &headerless {
         let _ = writeln!(t, "{:<32} # the first row reads as a record, not a header: {why}", "header = false");
@@ -195,9 +157,63 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
             format!("columns = [{}]", named.join(", "))
         );
     }
+    answer_reading_entries(&mut t, &s, &lines);
+    fields_section(&mut t, &s, &lines);
+    stage_sections(&mut t, &lines);
+
+    Ok(Proposal { text: t, lines, records: s.records, fields: s.fields.len() })
+}
+
+/// The `[ingest]` keys of the media folders: where the image and video paths are
+/// relative to, or why that is left to the user.
+fn media_entries(
+    t: &mut String,
+    plan: &InitPlan,
+    (folder, video_dir): (&Option<std::result::Result<PathBuf, String>>, &Option<PathBuf>),
+    beside: &Path,
+    has_videos: bool,
+    rel: &dyn Fn(&Path) -> String,
+) {
+    let images_dir = match (&plan.flags.images, folder) {
+        (Some(d), _) => Some((rel(d), "the folder the image paths are relative to (--images)".to_string())),
+        (None, Some(Ok(dir))) if dir == beside => {
+            Some((rel(dir), "image paths are relative to the data file's folder".to_string()))
+        }
+        (None, Some(Ok(dir))) => Some((rel(dir), "the folder beside the data file that holds its images".to_string())),
+        _ => None,
+    };
+    match (&images_dir, folder) {
+        (Some((dir, why)), _) => entry(t, "images", Some(dir), why),
+        (None, Some(Err(first))) => entry(
+            t,
+            "images",
+            None,
+            &format!(
+                "the image \"{first}\" is not beside the data file or in its images folder: give the folder its path \
+                 is relative to"
+            ),
+        ),
+        (None, _) => {}
+    }
+    match video_dir {
+        Some(dir) => entry(t, "videos", Some(&rel(dir)), "the folder the video paths are relative to"),
+        None if has_videos => entry(
+            t,
+            "videos",
+            None,
+            "the videos named were not found (beside the data file, in its videos folder, or in --videos): give \
+             the folder their paths are relative to",
+        ),
+        None => {}
+    }
+}
+
+/// The `[ingest]` keys that say how the answers are read: reference answers, options
+/// written in the question, and golds of 0 and 1 (commented: init cannot tell).
+fn answer_reading_entries(t: &mut String, s: &Survey, lines: &[Line]) {
     if let Some(answer) = lines.iter().find(|l| l.key == "answer" && l.why == REFERENCES_WHY) {
         entry(
-            &mut t,
+            t,
             "reference-answers",
             Some("majority"),
             &format!(
@@ -220,7 +236,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     });
     if let Some(f) = binary {
         entry(
-            &mut t,
+            t,
             "answer-format",
             None,
             &format!(
@@ -231,10 +247,14 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         );
         t.push_str("# [ingest.answer-map]\n# \"1\" = \"yes\"\n# \"0\" = \"no\"\n");
     }
+}
+
+/// `[ingest.fields]`, and the unmapped fields meta keeps.
+fn fields_section(t: &mut String, s: &Survey, lines: &[Line]) {
     t.push_str("\n[ingest.fields]                  # source field -> canonical field\n");
     for l in lines.iter().filter(|l| l.key != "options-in-question") {
         if l.columns.is_empty() {
-            entry(&mut t, l.key, l.value.as_deref(), &l.why);
+            entry(t, l.key, l.value.as_deref(), &l.why);
         } else {
             let columns: Vec<String> = l.columns.iter().map(|c| toml_str(c)).collect();
             let _ = writeln!(t, "{:<32} # {}", format!("{} = [{}]", l.key, columns.join(", ")), l.why);
@@ -255,6 +275,24 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     if !rest.is_empty() {
         let _ = writeln!(t, "# meta = [{}]   # default: every unmapped field is kept in meta", rest.join(", "));
     }
+}
+
+/// The folder a file is in (`.` for a bare file name).
+fn folder_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether a video field or template is proposed.
+fn has_videos(lines: &[Line]) -> bool {
+    lines.iter().any(|l| l.key == "videos" && l.value.is_some())
+}
+
+/// The stage sections, from `[diagnose]` to the datasheet questions.
+fn stage_sections(t: &mut String, lines: &[Line]) {
+    let has_videos = has_videos(lines);
     let has_images = lines.iter().any(|l| l.key == "images" && l.is_mapped());
     let has_options = lines.iter().any(|l| (l.key == "options" && l.is_mapped()) || l.key == "options-in-question");
     t.push_str(
@@ -266,19 +304,19 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         t.push_str(&group_by_image_line());
     } else if has_videos {
         entry(
-            &mut t,
+            t,
             "group-by",
             None,
             "\"video\": questions about one video share a fold, where every question type has enough videos",
         );
     } else {
-        entry(&mut t, "group-by", None, "\"image\", \"question\" or \"meta:FIELD\": questions that must share a fold");
+        entry(t, "group-by", None, "\"image\", \"question\" or \"meta:FIELD\": questions that must share a fold");
     }
     t.push_str(
         "\n# Iterative Bias Pruning: remove what a blind model answers, only where blind\n\
          # accuracy is above its label-permutation null.\n[prune]\n",
     );
-    entry(&mut t, "method", Some("ibp"), "or \"aflite\", \"random\"");
+    entry(t, "method", Some("ibp"), "or \"aflite\", \"random\"");
     let _ = writeln!(t, "{:<32} # questions to remove at most", "budget = \"10%\"");
     let _ = writeln!(t, "{:<32} # fewest questions a question type keeps", "floor = 10");
     t.push_str("\n# Stress-test variants, one release config per kind that applies.\n[variants]\n");
@@ -301,8 +339,6 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     for q in crate::datasheet::QUESTIONS.iter().filter(|q| !q.computed) {
         let _ = writeln!(t, "# {} = \"\"\"...\"\"\"   # {}", q.id, q.text);
     }
-
-    Ok(Proposal { text: t, lines, records: s.records, fields: s.fields.len() })
 }
 
 /// A CSV or TSV input whose first row reads as a record: its columns named `column_1`,

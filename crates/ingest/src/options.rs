@@ -301,15 +301,6 @@ pub fn first_exchange(v: &crate::raw::Raw) -> Option<(usize, String)> {
     (read[at].1 == read[at + 1].1).then(|| (at, read[at].1.clone()))
 }
 
-/// One reference answer of a list of them: a text or number, or an annotator's object
-/// holding one in `answer` (VizWiz, VQA v2: `{"answer": "yes", "answer_confidence": "yes"}`).
-pub fn reference_text(v: &crate::raw::Raw) -> Option<String> {
-    match v {
-        crate::raw::Raw::Map(_) => v.get("answer").and_then(crate::raw::Raw::scalar_text),
-        _ => v.scalar_text(),
-    }
-}
-
 /// Why a field's value holds no list of options.
 pub enum NoOptions {
     /// Labelled option objects whose labels do not run A, B, C, ... (the reason).

@@ -37,7 +37,7 @@ pub struct FieldSurvey {
     /// Values that are text ending in a question mark.
     pub asking: usize,
     /// Every value is a non-empty list of reference answers: texts, or annotators'
-    /// objects holding one in `answer` ([`crate::options::reference_text`]).
+    /// objects holding one in `answer` ([`Raw::reference_text`]).
     pub references: bool,
     /// Every value is a conversation whose first exchange is at the same turn, its
     /// text under the same member ([`crate::options::first_exchange`]): that turn and
@@ -105,7 +105,7 @@ impl FieldSurvey {
         f.image_like &= is_image(v);
         f.video_like &= names_a_video(v);
         f.references &= matches!(v, Raw::List(items)
-            if !items.is_empty() && items.iter().all(|x| crate::options::reference_text(x).is_some()));
+            if !items.is_empty() && items.iter().all(|x| x.reference_text().is_some()));
         let exchange = crate::options::first_exchange(v);
         if let (Some((at, _)), Raw::List(turns)) = (&exchange, v) {
             f.turns_after += usize::from(turns.len() > at + 2);

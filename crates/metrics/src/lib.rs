@@ -271,7 +271,7 @@ pub fn score_all(rows: &[Sample], predictions: &[Prediction], cfg: &MetricsConfi
             // yes/no and number questions too.
             let by_references = match (&cfg.reference_answers, row.answer_format) {
                 (Some(field), f) if f != sample::AnswerFormat::MultipleChoice => {
-                    let references = row.meta.get(field).map(|v| reference_answers(v));
+                    let references = row.meta.get(field).map(|v| parse::reference_answers(v));
                     if let (Some(refs), Some(answer)) = (&references, outcome.answer.as_deref())
                         && outcome.parsed
                     {
@@ -542,23 +542,6 @@ pub fn metrics(rows: &[Sample], imported: &Imported, cfg: &MetricsConfig) -> Res
 
 /// A `meta:FIELD` grouping that no row carries is a typo: every row would fall in
 /// one "(none)" group while the report names the field.
-/// A question's reference answers as ingest keeps them in meta: a JSON list of texts,
-/// numbers, or annotators' objects holding one in `answer`; any other value is one answer.
-fn reference_answers(kept: &str) -> Vec<String> {
-    let text = |v: &J| match v {
-        J::String(s) => Some(s.clone()),
-        J::Number(n) => Some(n.to_string()),
-        J::Object(o) => o
-            .get("answer")
-            .and_then(|a| a.as_str().map(str::to_string).or_else(|| a.as_number().map(|n| n.to_string()))),
-        _ => None,
-    };
-    match serde_json::from_str::<Vec<J>>(kept) {
-        Ok(items) => items.iter().filter_map(text).collect(),
-        Err(_) => vec![kept.to_string()],
-    }
-}
-
 fn check_group_fields(rows: &[Sample], cfg: &MetricsConfig) -> Result<()> {
     let have: std::collections::BTreeSet<&str> = rows.iter().flat_map(|s| s.meta.keys().map(String::as_str)).collect();
     if let Some(f) = cfg.reference_answers.as_ref().filter(|f| !have.contains(f.as_str())) {

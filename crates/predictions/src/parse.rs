@@ -509,6 +509,16 @@ pub fn score_with(row: &Sample, response: &Response, numeric: NumericScoring, ru
     }
 }
 
+/// A question's reference answers as ingest keeps them in meta (the list as JSON):
+/// each item's text ([`crate::tables::raw::Raw::reference_text`]); a value that is no
+/// JSON list is one answer.
+pub fn reference_answers(kept: &str) -> Vec<String> {
+    match serde_json::from_str::<crate::tables::raw::Raw>(kept) {
+        Ok(crate::tables::raw::Raw::List(items)) => items.iter().filter_map(|i| i.reference_text()).collect(),
+        _ => vec![kept.to_string()],
+    }
+}
+
 /// VQA accuracy of an open answer over its reference answers (VQA, TextVQA, VizWiz):
 /// for each reference left out in turn, min(1, matches among the others / 3), averaged;
 /// with ten references, three or more matches score 1, two 0.6, one 0.3. Answers and

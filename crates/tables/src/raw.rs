@@ -104,6 +104,17 @@ impl Raw {
         }
     }
 
+    /// One reference answer of a list of them: a text or number, or an annotator's
+    /// object holding one in `answer` (VizWiz, VQA v2: `{"answer": "yes",
+    /// "answer_confidence": "yes"}`). Ingest reads the gold from these; metrics scores
+    /// answers over them.
+    pub fn reference_text(&self) -> Option<String> {
+        match self {
+            Raw::Map(_) => self.get("answer").and_then(Raw::scalar_text),
+            _ => self.scalar_text(),
+        }
+    }
+
     /// Any value as text for `meta`: scalars as themselves, the rest as JSON.
     pub fn to_text(&self) -> String {
         self.scalar_text().unwrap_or_else(|| self.to_json().to_string())

@@ -58,12 +58,8 @@ pub(super) fn reference_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: 
         );
         return None;
     };
-    let texts: Vec<String> = items
-        .iter()
-        .filter_map(crate::options::reference_text)
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .collect();
+    let texts: Vec<String> =
+        items.iter().filter_map(Raw::reference_text).map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
     if texts.is_empty() || texts.len() != items.len() {
         m.problem(answer_src, "the reference answers hold an empty value or one that is not text or a number");
         return None;

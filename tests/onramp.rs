@@ -785,9 +785,9 @@ fn a_question_in_a_text_field_is_proposed_by_its_question_marks() {
 
 /// A SEED-Bench-style JSON object: the records under `questions` beside a lookup table,
 /// options in `choice_a`-`choice_d`, the gold's letter, `question_id`, the image's file
-/// name in `data_id` and a `data_type` of one value. init takes `question_id` as the id
-/// (a field naming image files is the image, not an id) and proposes no question type
-/// from a field that takes one value.
+/// name in `data_id`, a `data_type` of one value and the type as an integer code. init
+/// takes `question_id` as the id (a field naming image files is the image, not an id) and
+/// the code as the question type, never the field that takes one value.
 #[test]
 fn an_image_file_field_is_no_id_and_a_constant_field_no_type() {
     let tmp = tempfile::tempdir().unwrap();
@@ -809,8 +809,12 @@ fn an_image_file_field_is_no_id_and_a_constant_field_no_type() {
         &["id = \"question_id\"", "answer-kind = \"letter\"", "images = \"data_id\""],
     );
     assert!(toml.contains("options = [\"choice_a\", \"choice_b\", \"choice_c\", \"choice_d\"]"), "{toml}");
-    assert!(!toml.lines().any(|l| l.starts_with("question-type =")), "{toml}");
+    // The type is its integer code; the constant `data_type` is never the type.
+    assert!(toml.lines().any(|l| l.starts_with("question-type = \"question_type_id\"")), "{toml}");
     reads_every_question(d, "seed.toml", |id| id.parse::<usize>().unwrap() - 100);
+    let samples = read_as_proposed(d, "seed.toml");
+    let code = |id: &str| ["1", "2"][(id.parse::<usize>().unwrap() - 100) % 2];
+    assert!(samples.iter().all(|s| s.question_type.as_deref() == Some(code(&s.id))));
 }
 
 /// A MathVista-style JSON list: the id in `pid`, `choices` a list for multiple-choice
@@ -1341,4 +1345,75 @@ fn id_lists_are_no_options_and_binary_golds_are_left_to_choose() {
     );
     assert!(said.contains("options           not mapped: no field is"), "{said}");
     assert!(!toml.contains("options = \"vote"), "{toml}");
+}
+
+/// MMVP's layout: a CSV whose `Options` cell holds the options as one text with
+/// lower-case labels (`(a) red (b) green`), the gold given as a label (`(b)`), and each
+/// question's picture in a folder named like images (`MMVP Images/{Index}.jpg`) that no
+/// field names. init proposes the options text, the image file template and its
+/// folder; read as proposed, every question keeps its options and gold.
+#[test]
+fn lettered_options_in_one_text_and_images_named_by_the_id_are_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("MMVP Images")).unwrap();
+    let mut csv = String::from("Index,Question,Options,Correct Answer\n");
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        let labelled: Vec<String> =
+            ch.iter().enumerate().map(|(k, o)| format!("({}) {o}", (b'a' + k as u8) as char)).collect();
+        csv.push_str(&format!("{},{q},{},({})\n", i + 1, labelled.join(" "), (b'a' + gold as u8) as char));
+        std::fs::write(d.join(format!("MMVP Images/{}.jpg", i + 1)), png(image_of(i))).unwrap();
+    }
+    std::fs::write(d.join("Questions.csv"), csv).unwrap();
+    init_proposes(
+        d,
+        &["Questions.csv", "-o", "mmvp.toml"],
+        "mmvp.toml",
+        &["options = \"Options\"", "images = \"{Index}.jpg\"", "images = \"MMVP Images\""],
+    );
+    reads_every_question(d, "mmvp.toml", |id| id.parse::<usize>().unwrap() - 1);
+    let samples = read_as_proposed(d, "mmvp.toml");
+    assert!(samples.iter().all(|s| s.images.len() == 1 && s.images[0].sha256.is_some()));
+}
+
+/// GQA's layout: an object keyed by question id whose `imageId` repeats, lists of
+/// related questions' ids (`entailed`, `equivalent`) that never hold the answer, the
+/// types in an object (`types.structural`, ...), images named `{imageId}.jpg` in an
+/// `images` folder. init proposes the keys as ids, no list as the options, the image
+/// template, and names the type members to choose between.
+#[test]
+fn id_lists_never_holding_the_answer_are_no_options_and_types_in_an_object_are_offered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("images")).unwrap();
+    let mut gqa = serde_json::Map::new();
+    for i in 0..N {
+        let (kind, q, _, _) = question(i);
+        let id = format!("20{i:05}");
+        let (answer, structural) = (["yes", "no"][i % 2], ["verify", "query"][i % 2]);
+        std::fs::write(d.join(format!("images/n{}.jpg", image_of(i))), png(image_of(i))).unwrap();
+        gqa.insert(
+            id.clone(),
+            serde_json::json!({"entailed": [format!("20{:05}", (i + 1) % N), format!("20{:05}", (i + 2) % N)],
+                "equivalent": [id], "question": q, "imageId": format!("n{}", image_of(i)),
+                "answer": answer, "fullAnswer": "Yes, it is.",
+                "types": {"detailed": format!("{kind}{}", i % 3), "semantic": kind, "structural": structural}}),
+        );
+    }
+    std::fs::write(d.join("gqa.json"), serde_json::to_string(&gqa).unwrap()).unwrap();
+    let (said, _) = init_proposes(
+        d,
+        &["gqa.json", "-o", "gqa.toml"],
+        "gqa.toml",
+        &["id = \"_key\"", "images = \"{imageId}.jpg\"", "images = \"images\""],
+    );
+    let options = said.lines().find(|l| l.trim_start().starts_with("options ")).unwrap_or_default();
+    assert!(options.contains("not mapped: no field is"), "{said}");
+    assert!(
+        said.contains("\"types.detailed\", \"types.semantic\" or \"types.structural\" could each be the question-type"),
+        "{said}"
+    );
+    let samples = read_as_proposed(d, "gqa.toml");
+    assert!(samples.iter().all(|s| s.options.is_empty() && s.images.len() == 1 && s.id.starts_with("20")));
 }

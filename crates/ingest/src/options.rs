@@ -108,11 +108,20 @@ pub(super) fn option_label(text: &str, want: Option<usize>) -> Option<(usize, &s
 /// letter order; an option may run over several lines) off the question, and
 /// drops `<image>` placeholders (LLaVA-style conversations).
 pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
+    split_with_letters(q, LETTERS)
+}
+
+/// Lower-case option labels (`(a) open (b) closed`), read only where a field holds
+/// nothing but options: in a question's text, `a.` or `(a)` can be ordinary words.
+const LOWER_LETTERS: &[u8] = b"abcdefghij";
+
+/// [`split_options_from_question`] with labels drawn from `letters`.
+fn split_with_letters(q: &str, letters: &[u8]) -> (String, Vec<String>) {
     let q = q.replace("<image>", "");
     let lines: Vec<&str> = q.trim().lines().collect();
     let starts = |line: &str, k: usize| {
         let b = line.trim_start().as_bytes();
-        k < LETTERS.len() && b.len() >= 2 && b[0] == LETTERS[k] && b[1] == b'.'
+        k < letters.len() && b.len() >= 2 && b[0] == letters[k] && b[1] == b'.'
     };
     // The last "A." line that begins a run of B., C., ... up to the end.
     for a in (0..lines.len()).rev().filter(|&i| starts(lines[i], 0)) {
@@ -129,14 +138,14 @@ pub fn split_options_from_question(q: &str) -> (String, Vec<String>) {
             return (lines[..a].join("\n").trim().to_string(), options);
         }
     }
-    split_inline_options(q.trim()).unwrap_or_else(|| (q.trim().to_string(), Vec::new()))
+    split_inline_options(q.trim(), letters).unwrap_or_else(|| (q.trim().to_string(), Vec::new()))
 }
 
 /// Options written inline after the question: `A: x, B: y`, `A. x B. y`,
 /// `(A) x (B) y` or `A) x B) y`, in letter order, one label style throughout, each
 /// label at a word boundary and followed by a space. The stem loses a trailing
 /// `Options:` / `Choices:` and a leading `Question:`.
-fn split_inline_options(q: &str) -> Option<(String, Vec<String>)> {
+fn split_inline_options(q: &str, letters: &[u8]) -> Option<(String, Vec<String>)> {
     let styles: [fn(char) -> String; 4] =
         [|l| format!("({l})"), |l| format!("{l}:"), |l| format!("{l}."), |l| format!("{l})")];
     let at_boundary = |pos: usize, label: &str| {
@@ -148,12 +157,12 @@ fn split_inline_options(q: &str) -> Option<(String, Vec<String>)> {
         q[from..].match_indices(label).map(|(i, _)| from + i).find(|&i| at_boundary(i, label))
     };
     for style in styles {
-        let label = |k: usize| style(LETTERS[k] as char);
+        let label = |k: usize| style(letters[k] as char);
         let first = label(0);
         let starts: Vec<usize> = q.match_indices(&first).map(|(i, _)| i).filter(|&i| at_boundary(i, &first)).collect();
         for &a in starts.iter().rev() {
             let mut at = vec![a];
-            while at.len() < LETTERS.len() {
+            while at.len() < letters.len() {
                 let prev = *at.last().unwrap_or(&a) + label(at.len() - 1).len();
                 match find_from(prev, &label(at.len())) {
                     Some(i) => at.push(i),
@@ -367,11 +376,14 @@ fn options_by_letter(fields: &[(crate::raw::Key, Raw)]) -> std::result::Result<V
 }
 
 /// A text that is nothing but lettered options (`A. cat` lines, or inline `(A) cat
-/// (B) dog` / `A: cat, B: dog`), as the options of a question are sometimes stored:
-/// the options, if there are at least two and no text precedes them.
-fn lettered_options(text: &str) -> Option<Vec<String>> {
-    let (stem, options) = split_options_from_question(text);
-    (stem.trim().is_empty() && options.len() >= 2).then_some(options)
+/// (B) dog` / `A: cat, B: dog`, or the same with lower-case letters, one case
+/// throughout), as the options of a question are sometimes stored: the options, if
+/// there are at least two and no text precedes them.
+pub fn lettered_options(text: &str) -> Option<Vec<String>> {
+    [LETTERS, LOWER_LETTERS].into_iter().find_map(|letters| {
+        let (stem, options) = split_with_letters(text, letters);
+        (stem.trim().is_empty() && options.len() >= 2).then_some(options)
+    })
 }
 
 #[cfg(test)]
@@ -381,6 +393,20 @@ mod tests {
 
     fn raw(v: serde_json::Value) -> Raw {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_text_of_lettered_options_reads_in_either_case_but_questions_only_upper() {
+        assert_eq!(lettered_options("(a) Open (b) Closed"), Some(vec!["Open".to_string(), "Closed".to_string()]));
+        assert_eq!(lettered_options("a. cat\nb. dog\nc. cow").map(|o| o.len()), Some(3));
+        assert_eq!(lettered_options("(A) cat (B) dog"), Some(vec!["cat".to_string(), "dog".to_string()]));
+        // One case throughout; a lone label, or text before the labels, is no options.
+        assert_eq!(lettered_options("(a) cat (B) dog"), None);
+        assert_eq!(lettered_options("(a) cat"), None);
+        assert_eq!(lettered_options("Pick one: (a) cat (b) dog"), None);
+        // In a question, lower-case labels are words: nothing is split off.
+        let (stem, options) = split_options_from_question("Is it (a) cat or (b) dog?");
+        assert_eq!((stem.as_str(), options.len()), ("Is it (a) cat or (b) dog?", 0));
     }
 
     #[test]

@@ -22,8 +22,9 @@ pub struct FieldSurvey {
     /// Up to three values, as text, in record order.
     pub examples: Vec<String>,
     /// Every value is a list of scalars (a list of options), a text holding one
-    /// (`['a cat', 'a dog']`, as pandas writes a list into a CSV cell), or labelled
-    /// option objects ([`crate::options::labelled_options`]).
+    /// (`['a cat', 'a dog']`, as pandas writes a list into a CSV cell) or nothing but
+    /// lettered options (`(a) Open (b) Closed`), or labelled option objects
+    /// ([`crate::options::labelled_options`]).
     pub list_of_text: bool,
     /// Every value is an image: a `{bytes, path}` struct, bytes, or a string
     /// naming an image file (`.png`, `.jpg`, ...), or a list of such.
@@ -58,6 +59,9 @@ pub struct Survey {
     /// ([`FieldSurvey::exchange`]), each surveyed as a field named by its path
     /// (`conversations.0.value`).
     pub turns: Vec<FieldSurvey>,
+    /// The scalar members of fields that hold objects (GQA's `types.structural`,
+    /// MathVista's `metadata.task`), each surveyed as a field named by its path.
+    pub members: Vec<FieldSurvey>,
     /// The records read, for checks across fields (an answer among its options).
     pub read: Vec<RawRecord>,
 }
@@ -99,7 +103,9 @@ impl FieldSurvey {
             Raw::List(items) => items.iter().all(|x| x.scalar_text().is_some()),
             // A list written into a text column (CSV, or a Hub string column), as ingest
             // reads an options field.
-            Raw::Str(s) => crate::options::parse_list_literal(s).is_some(),
+            Raw::Str(s) => {
+                crate::options::parse_list_literal(s).is_some() || crate::options::lettered_options(s).is_some()
+            }
             _ => false,
         } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
         f.image_like &= is_image(v);
@@ -131,7 +137,8 @@ impl FieldSurvey {
     }
 }
 
-const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff"];
+/// Extensions of the image files ingest reads.
+pub const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "bmp", "webp", "tif", "tiff"];
 
 fn is_image(v: &Raw) -> bool {
     match v {
@@ -222,6 +229,30 @@ pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
             turns.push(part);
         }
     }
+    // The members of fields that hold objects, surveyed as fields.
+    let mut members: Vec<FieldSurvey> = Vec::new();
+    for f in fields.iter().filter(|f| f.kinds.len() == 1 && f.kinds.contains("an object") && !f.image_like) {
+        let mut names: Vec<String> = Vec::new();
+        for rec in &records {
+            if let Some(Raw::Map(pairs)) = rec.value.get(&f.name) {
+                for (k, v) in pairs {
+                    if v.scalar_text().is_some() && !names.iter().any(|n| *n == **k) {
+                        names.push(k.to_string());
+                    }
+                }
+            }
+        }
+        for name in names {
+            let path = format!("{}.{name}", f.name);
+            let mut part = FieldSurvey::new(&path);
+            let mut values = BTreeSet::new();
+            for v in records.iter().filter_map(|r| r.value.get(&f.name)?.get(&name)) {
+                part.observe(v, &mut values);
+            }
+            part.finish(&values);
+            members.push(part);
+        }
+    }
     let keyed = !records.is_empty() && records.iter().all(|r| r.key.is_some());
-    Ok(Survey { records: records.len(), fields, turns, keyed, read: records })
+    Ok(Survey { records: records.len(), fields, turns, members, keyed, read: records })
 }

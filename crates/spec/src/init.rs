@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Location, Problem, Result, display_path};
+use crate::ingest::mapping::folded;
 use crate::ingest::raw::Raw;
 use crate::ingest::survey::{FieldSurvey, Survey, survey};
 use crate::plan::IngestPlan;
@@ -119,7 +120,7 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
     // Videos are looked for in the folder given with --videos, else beside the data file.
     let video_folders = match &plan.flags.videos {
         Some(d) => vec![d.clone()],
-        None => media_folders(&data_dir, &["videos", "video"]),
+        None => media_folders(&data_dir, &["videos", "video"], &["video"]),
     };
     let (lines, folder, video_dir) = propose(&s, &plan.given, &beside, &video_folders);
 
@@ -407,6 +408,9 @@ fn parts(name: &str) -> Vec<String> {
     spaced.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase).collect()
 }
 
+/// Words naming a question's type.
+const TYPE_WORDS: &[&str] = &["type", "category", "task", "subject", "skill", "subtask", "domain", "topic"];
+
 /// Words for the gold answer.
 const GOLD: &[&str] = &["answer", "label", "gold", "target", "solution", "correct", "truth", "gt"];
 
@@ -570,30 +574,51 @@ fn propose(
     lines.push(options);
     lines.extend(in_question);
     answer_lines(s, given, &mut lines, &mut taken);
-    let qtype = choose(
-        s,
-        &taken,
-        "question-type",
-        &["question_type"],
-        &|f| {
-            // A field of one value splits nothing.
-            is_text(f)
-                && f.distinct >= 2
-                && f.distinct * 2 <= f.present.max(2)
-                && last_part_in(f, &["type", "category", "task", "subject", "skill", "subtask", "domain", "topic"])
-        },
-        "text named like a type or category, with a few distinct values (two or more)",
-    );
+    // A field of one value splits nothing; a type may be given by its code
+    // (`question_type_id = 3`).
+    let few = |f: &FieldSurvey| {
+        (is_text(f) || f.int_range.is_some()) && f.distinct >= 2 && f.distinct * 2 <= f.present.max(2)
+    };
+    let like_a_type = |f: &FieldSurvey| {
+        let parts = parts(&f.name);
+        let named = match parts.as_slice() {
+            [.., word, last] if last == "id" || last == "code" => TYPE_WORDS.contains(&word.as_str()),
+            [.., last] => TYPE_WORDS.contains(&last.as_str()),
+            [] => false,
+        };
+        few(f) && named
+    };
+    // Else a member of an object field, either named like a type (`metadata.task`,
+    // `types.structural`), read by its path.
+    let member_like_a_type = |f: &FieldSurvey| {
+        few(f) && parts(&f.name).iter().any(|p| TYPE_WORDS.contains(&p.strip_suffix('s').unwrap_or(p)))
+    };
+    const TYPE_WHY: &str = "text or a code named like a type or category, with a few distinct values (two or more)";
+    let nested = Survey { fields: s.members.clone(), ..Survey::default() };
+    let qtype = or_else(choose(s, &taken, "question-type", &["question_type"], &like_a_type, TYPE_WHY), || {
+        let why = format!("a member of an object, {TYPE_WHY}");
+        Some(choose(&nested, &taken, "question-type", &[], &member_like_a_type, &why))
+    });
     lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
-    let (images, image_field) = images_line(s, given, &mut taken);
-    lines.push(images);
+    let (mut images, image_field) = images_line(s, given, &mut taken);
+    let image_folders = media_folders(beside, &["images", "image", "imgs"], &["image", "img"]);
     // Image files named by path: the folder they were found in (beside the data file,
     // or in its `images` folder), or the first path when they were not; None when the
     // images are not named by path.
-    let folder_line = image_field.filter(|f| f.kinds.contains("a string")).map(|f| {
+    let mut folder_line = image_field.filter(|f| f.kinds.contains("a string")).map(|f| {
         let first = f.examples.first().cloned().unwrap_or_default();
-        media_folders(beside, &["images", "image", "imgs"]).into_iter().find(|d| d.join(&first).is_file()).ok_or(first)
+        image_folders.iter().find(|d| d.join(&first).is_file()).cloned().ok_or(first)
     });
+    // No field names the images, but fields name their files (`{Index}.jpg`, as MMVP).
+    if !images.is_mapped() && images.columns.is_empty() && !images.why.contains("choose one") && given.images.is_none()
+    {
+        let extensions = crate::ingest::survey::IMAGE_EXTENSIONS;
+        if let Some((template, why, dir)) = media_template(s, &image_folders, extensions, "an image file") {
+            (images.value, images.why) = (Some(template), why);
+            folder_line = Some(Ok(dir));
+        }
+    }
+    lines.push(images);
     let videos = videos_line(s, video_folders, &mut taken);
     let video_dir = videos.as_ref().and_then(|(_, d)| d.clone());
     lines.extend(videos.map(|(l, _)| l));
@@ -621,6 +646,19 @@ fn videos_line(s: &Survey, folders: &[PathBuf], taken: &mut Vec<String>) -> Opti
     if line.why.contains("choose one") {
         return Some((line, None));
     }
+    media_template(s, folders, crate::ingest::survey::VIDEO_EXTENSIONS, "a video file")
+        .map(|(template, why, d)| (Line { key: "videos", value: Some(template), why, columns: Vec::new() }, Some(d)))
+}
+
+/// A template of one or two scalar fields (`{videoID}.mp4`, `{dataset}/{scene_name}.mp4`,
+/// `{Index}.jpg`) that names, on each of the first three records, an existing file with
+/// one of `extensions` in one of `folders`: the template, why, and that folder.
+fn media_template(
+    s: &Survey,
+    folders: &[PathBuf],
+    extensions: &[&str],
+    what: &str,
+) -> Option<(String, String, PathBuf)> {
     let records: Vec<&Raw> = s.read.iter().take(3).map(|r| &r.value).collect();
     let scalar: Vec<&str> =
         s.fields.iter().filter(|f| is_scalar(f) && f.present == s.records).map(|f| f.name.as_str()).collect();
@@ -641,17 +679,13 @@ fn videos_line(s: &Survey, folders: &[PathBuf], taken: &mut Vec<String>) -> Opti
     let singles = scalar.iter().map(|a| vec![*a]);
     let pairs = scalar.iter().flat_map(|a| scalar.iter().filter(move |b| *b != a).map(move |b| vec![*a, *b]));
     for fields in singles.chain(pairs) {
-        for ext in crate::ingest::survey::VIDEO_EXTENSIONS {
+        for ext in extensions {
             let braced: Vec<String> = fields.iter().map(|f| format!("{{{f}}}")).collect();
             let template = format!("{}.{ext}", braced.join("/"));
             let Some(paths) = names(&template, &fields).filter(|p| !p.is_empty()) else { continue };
             if let Some(d) = folders.iter().find(|d| paths.iter().all(|p| d.join(p).is_file())) {
-                let why =
-                    format!("each of the first {} records names a video file there (\"{}\")", paths.len(), paths[0]);
-                return Some((
-                    Line { key: "videos", value: Some(template), why, columns: Vec::new() },
-                    Some(d.clone()),
-                ));
+                let why = format!("each of the first {} records names {what} there (\"{}\")", paths.len(), paths[0]);
+                return Some((template, why, d.clone()));
             }
         }
     }
@@ -676,8 +710,9 @@ fn options_line(s: &Survey, given: &crate::wire::FieldsWire, taken: &mut Vec<Str
                 && !named_like_answers(f)
                 && !last_part_in(f, &["id", "ids"])
                 && (!references || ["options", "choices"].contains(&f.name.as_str()))
+                && names_the_answers(s, f)
         },
-        "a list of texts in every record that has it",
+        "a list of texts, or a text of lettered options, in every record that has it",
     );
     let options_given = match &given.options {
         Some(crate::wire::OptionsWire::One(o)) => Some(o.clone()),
@@ -698,6 +733,45 @@ fn options_line(s: &Survey, given: &crate::wire::FieldsWire, taken: &mut Vec<Str
         }
     }
     options
+}
+
+/// Whether a list field can be the options of the answers read: where a scalar field
+/// named like an answer is given beside it, at least half its values name an item of
+/// the list (its text, a lone letter such as `B` or `(b)`, or a position). A list that
+/// never holds the answer is something else (GQA's `entailed`: the ids of related
+/// questions).
+fn names_the_answers(s: &Survey, list: &FieldSurvey) -> bool {
+    let answers: Vec<&FieldSurvey> = s.fields.iter().filter(|f| is_scalar(f) && named_like_answer(f)).collect();
+    answers.is_empty()
+        || answers.iter().any(|answer| {
+            let (mut both, mut named) = (0, 0);
+            for rec in &s.read {
+                let (Some(items), Some(gold)) = (rec.value.get(&list.name), rec.value.get(&answer.name)) else {
+                    continue;
+                };
+                let (Ok((items, _)), Some(gold)) = (crate::ingest::options::option_items(items), gold.scalar_text())
+                else {
+                    continue;
+                };
+                let texts: Vec<String> = items.iter().filter_map(Raw::scalar_text).map(|t| folded(&t)).collect();
+                both += 1;
+                named += usize::from(names_an_item(&gold, &texts));
+            }
+            both == 0 || named * 2 >= both
+        })
+}
+
+/// Whether `gold` names one of `items` (folded texts): by its text, a lone letter in
+/// range (`B`, `(b)`, `c.`), or a position in range (0- or 1-based).
+fn names_an_item(gold: &str, items: &[String]) -> bool {
+    let gold = folded(gold);
+    let letter = gold.trim_matches(|c: char| c == '(' || c == ')' || c == '.' || c.is_whitespace());
+    let in_range = |i: usize| i <= items.len();
+    items.contains(&gold)
+        || (letter.len() == 1
+            && letter.chars().all(|c| c.is_ascii_lowercase())
+            && in_range(usize::from(letter.as_bytes()[0] - b'a') + 1))
+        || gold.parse::<usize>().is_ok_and(in_range)
 }
 
 /// The answer, and how it names its option (`answer-kind`) where the values say;
@@ -824,10 +898,30 @@ fn exchange_line<'s>(s: &'s Survey, taken: &[String], key: &'static str, turn: u
     (Line { key, value: Some(path), why, columns: Vec::new() }, Some(part))
 }
 
-/// Where media files named by relative paths may lie: `base` and its subfolders
-/// `names` (a data file's `images` or `videos` folder), those that exist, in that order.
-fn media_folders(base: &Path, names: &[&str]) -> Vec<PathBuf> {
-    std::iter::once(base.to_path_buf()).chain(names.iter().map(|n| base.join(n))).filter(|d| d.is_dir()).collect()
+/// Where media files named by relative paths may lie: `base`, its subfolders `names`
+/// (a data file's `images` or `videos` folder), then its other subfolders whose name
+/// holds one of `words` in any case (`MMVP Images`, `test_videos`), by name; those
+/// that exist.
+fn media_folders(base: &Path, names: &[&str], words: &[&str]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> =
+        std::iter::once(base.to_path_buf()).chain(names.iter().map(|n| base.join(n))).filter(|d| d.is_dir()).collect();
+    let mut others: Vec<PathBuf> = std::fs::read_dir(base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !found.contains(p)
+                && p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy().to_lowercase();
+                    words.iter().any(|w| n.contains(w))
+                })
+        })
+        .collect();
+    others.sort();
+    found.extend(others);
+    found
 }
 
 /// `options-in-question = true` (an `[ingest]` setting) when no options are mapped and
@@ -1264,7 +1358,7 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        Survey { records: 3, fields, turns: Vec::new(), keyed: false, read: Vec::new() }
+        Survey { records: 3, fields, ..Survey::default() }
     }
 
     fn run(names: &[&str]) -> Result<Vec<String>, String> {

@@ -1417,3 +1417,64 @@ fn id_lists_never_holding_the_answer_are_no_options_and_types_in_an_object_are_o
     let samples = read_as_proposed(d, "gqa.toml");
     assert!(samples.iter().all(|s| s.options.is_empty() && s.images.len() == 1 && s.id.starts_with("20")));
 }
+
+/// OCRBench's layout: `answers` a list of accepted answers, or one answer as a lone text
+/// in some records, and images under a folder named in the path. init proposes `answers`
+/// with `reference-answers`; every gold is read, the lone ones too, and meta keeps each
+/// record's references as a list. ChartQA's: the images in a `png` folder beside the
+/// data, named by `imgname` alone; init finds that folder.
+#[test]
+fn a_lone_reference_among_lists_and_images_in_any_folder_beside_the_data_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("OCRBench_Images")).unwrap();
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            let (kind, q, _, _) = question(i);
+            std::fs::write(d.join(format!("OCRBench_Images/{i}.png")), png(image_of(i))).unwrap();
+            let word = format!("word{i}");
+            let answers =
+                if i % 4 == 0 { serde_json::json!(word) } else { serde_json::json!([word, word.to_uppercase()]) };
+            serde_json::json!({"dataset_name": "IIIT5K", "id": i, "image_path": format!("./OCRBench_Images/{i}.png"),
+                "question": q, "answers": answers, "type": kind})
+        })
+        .collect();
+    std::fs::write(d.join("OCRBench.json"), serde_json::to_string(&records).unwrap()).unwrap();
+    init_proposes(
+        d,
+        &["OCRBench.json"],
+        "ocrbench.toml",
+        &["answer = \"answers\"", "reference-answers = \"majority\""],
+    );
+    let samples = read_as_proposed(d, "ocrbench.toml");
+    for s in &samples {
+        let word = format!("word{}", s.id);
+        assert_eq!(s.answer, word);
+        let kept = s.meta.get("answers").map(String::as_str).unwrap_or_default();
+        let want = if s.id.parse::<usize>().unwrap() % 4 == 0 {
+            serde_json::json!([word])
+        } else {
+            serde_json::json!([word, word.to_uppercase()])
+        };
+        assert_eq!(serde_json::from_str::<serde_json::Value>(kept).unwrap(), want, "{}", s.id);
+        assert!(s.images.len() == 1 && s.images[0].sha256.is_some(), "{}", s.id);
+    }
+
+    let chart = d.join("chartqa");
+    std::fs::create_dir_all(chart.join("png")).unwrap();
+    let records: Vec<serde_json::Value> = (0..N)
+        .map(|i| {
+            std::fs::write(chart.join(format!("png/{i}.png")), png(image_of(i))).unwrap();
+            serde_json::json!({"imgname": format!("{i}.png"), "query": format!("What is bar {i}?"), "label": i * 3})
+        })
+        .collect();
+    std::fs::write(chart.join("test_human.json"), serde_json::to_string(&records).unwrap()).unwrap();
+    init_proposes(
+        &chart,
+        &["test_human.json", "-o", "test_human.toml"],
+        "test_human.toml",
+        &["images = \"png\"", "images = \"imgname\""],
+    );
+    let samples = read_as_proposed(&chart, "test_human.toml");
+    assert!(samples.iter().all(|s| s.images.len() == 1 && s.images[0].sha256.is_some()));
+}

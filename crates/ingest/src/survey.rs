@@ -37,9 +37,12 @@ pub struct FieldSurvey {
     pub letters: bool,
     /// Values that are text ending in a question mark.
     pub asking: usize,
-    /// Every value is a non-empty list of reference answers: texts, or annotators'
-    /// objects holding one in `answer` ([`Raw::reference_text`]).
+    /// Every value is a non-empty list of reference answers (texts, or annotators'
+    /// objects holding one in `answer`: [`Raw::reference_text`]) or a lone text, and
+    /// some are lists.
     pub references: bool,
+    /// Values that are lists (a reference field holds at least one).
+    pub reference_lists: usize,
     /// Every value is a conversation whose first exchange is at the same turn, its
     /// text under the same member ([`crate::options::first_exchange`]): that turn and
     /// member.
@@ -110,8 +113,13 @@ impl FieldSurvey {
         } || matches!(crate::options::labelled_options(v), Some(Ok(_)));
         f.image_like &= is_image(v);
         f.video_like &= names_a_video(v);
-        f.references &= matches!(v, Raw::List(items)
-            if !items.is_empty() && items.iter().all(|x| x.reference_text().is_some()));
+        // A lone text among lists is one reference (OCRBench writes a single accepted
+        // answer so).
+        f.references &= match v {
+            Raw::List(items) => !items.is_empty() && items.iter().all(|x| x.reference_text().is_some()),
+            other => other.scalar_text().is_some(),
+        };
+        f.reference_lists += usize::from(matches!(v, Raw::List(_)));
         let exchange = crate::options::first_exchange(v);
         if let (Some((at, _)), Raw::List(turns)) = (&exchange, v) {
             f.turns_after += usize::from(turns.len() > at + 2);
@@ -130,6 +138,7 @@ impl FieldSurvey {
     /// Once every value is in.
     fn finish(&mut self, values: &BTreeSet<String>) {
         self.distinct = values.len();
+        self.references &= self.reference_lists > 0;
         if self.present == 0 {
             (self.list_of_text, self.image_like, self.letters, self.references) = (false, false, false, false);
             self.video_like = false;

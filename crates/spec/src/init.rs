@@ -190,7 +190,7 @@ fn media_entries(
             "images",
             None,
             &format!(
-                "the image \"{first}\" is not beside the data file or in its images folder: give the folder its path \
+                "the image \"{first}\" is not beside the data file or in a folder beside it: give the folder its path \
                  is relative to"
             ),
         ),
@@ -202,7 +202,7 @@ fn media_entries(
             t,
             "videos",
             None,
-            "the videos named were not found (beside the data file, in its videos folder, or in --videos): give \
+            "the videos named were not found (beside the data file, in a folder beside it, or in --videos): give \
              the folder their paths are relative to",
         ),
         None => {}
@@ -899,30 +899,33 @@ fn exchange_line<'s>(s: &'s Survey, taken: &[String], key: &'static str, turn: u
 }
 
 /// Where media files named by relative paths may lie: `base`, its subfolders `names`
-/// (a data file's `images` or `videos` folder), then its other subfolders whose name
-/// holds one of `words` in any case (`MMVP Images`, `test_videos`), by name; those
-/// that exist.
+/// (a data file's `images` or `videos` folder), its other subfolders whose name holds
+/// one of `words` in any case (`MMVP Images`, `test_videos`), then the rest (ChartQA's
+/// `png`), each kind by name; those that exist, at most [`MEDIA_FOLDERS`].
 fn media_folders(base: &Path, names: &[&str], words: &[&str]) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> =
         std::iter::once(base.to_path_buf()).chain(names.iter().map(|n| base.join(n))).filter(|d| d.is_dir()).collect();
-    let mut others: Vec<PathBuf> = std::fs::read_dir(base)
+    let mut others: Vec<(bool, PathBuf)> = std::fs::read_dir(base)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.is_dir()
-                && !found.contains(p)
-                && p.file_name().is_some_and(|n| {
-                    let n = n.to_string_lossy().to_lowercase();
-                    words.iter().any(|w| n.contains(w))
-                })
+            p.is_dir() && !found.contains(p) && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .map(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+            (!words.iter().any(|w| name.contains(w)), p)
         })
         .collect();
     others.sort();
-    found.extend(others);
+    found.extend(others.into_iter().map(|(_, p)| p));
+    found.truncate(MEDIA_FOLDERS);
     found
 }
+
+/// The most folders init looks in for media files.
+const MEDIA_FOLDERS: usize = 50;
 
 /// `options-in-question = true` (an `[ingest]` setting) when no options are mapped and
 /// most questions read end in lettered options (`A. ...` lines, as LLaVA-style

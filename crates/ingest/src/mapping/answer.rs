@@ -48,7 +48,12 @@ pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String
 /// name); the answer as it is when it is no list. A list without that setting, or with
 /// an empty or non-text value, is a problem (None).
 pub(super) fn reference_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: &str) -> Option<(Raw, Option<String>)> {
-    let Raw::List(items) = &raw_answer else { return Some((raw_answer, None)) };
+    let Raw::List(items) = &raw_answer else {
+        // A lone reference, kept in meta as a list of one like the others, so that
+        // metrics scores it by the same rule.
+        let kept = m.plan.reference_answers.and(raw_answer.scalar_text()).map(|t| serde_json::json!([t]).to_string());
+        return Some((raw_answer, kept));
+    };
     let Some(rule) = m.plan.reference_answers else {
         m.problem(answer_src, format!("the answer is a list of {} values, expected text or a number", items.len()))
             .help = Some(

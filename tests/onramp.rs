@@ -1478,3 +1478,81 @@ fn a_lone_reference_among_lists_and_images_in_any_folder_beside_the_data_are_rea
     let samples = read_as_proposed(&chart, "test_human.toml");
     assert!(samples.iter().all(|s| s.images.len() == 1 && s.images[0].sha256.is_some()));
 }
+
+/// VQA's layout (VQA v2, OK-VQA): the questions in one file (`{"questions": [...]}`) and
+/// their annotations in another (`{"annotations": [...]}`: ten annotators' answers and
+/// the question type), sharing `question_id`. `init --join` finds the key and proposes
+/// `[[ingest.join]]`; read as proposed, every question has its majority gold and type.
+/// Files at odds (another `image_id`), or a question without annotations, are errors
+/// naming both places, with nothing written; annotations no question matched are counted.
+#[test]
+fn a_questions_file_and_its_annotations_file_are_joined() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let gold = |i: usize| ["two", "red", "yes"][i % 3];
+    let questions: Vec<serde_json::Value> = (0..N)
+        .map(|i| serde_json::json!({"image_id": 100 + i / 2, "question": question(i).1, "question_id": 5000 + i}))
+        .collect();
+    // One annotation more than there are questions: a question left out of the file.
+    let annotations = |image_of: &dyn Fn(usize) -> usize| -> Vec<serde_json::Value> {
+        (0..=N)
+            .map(|i| {
+                let answers: Vec<serde_json::Value> = (0..10)
+                    .map(|k| serde_json::json!({"answer": if k < 6 { gold(i) } else { "other" }, "answer_id": k + 1}))
+                    .collect();
+                let kind = ["how many", "what color is the", "is the"][i % 3];
+                serde_json::json!({"question_id": 5000 + i, "image_id": image_of(i), "answers": answers,
+                    "question_type": kind, "answer_type": "other"})
+            })
+            .collect()
+    };
+    let write = |name: &str, member: &str, records: Vec<serde_json::Value>| {
+        let mut whole = serde_json::json!({"info": {}, "data_subtype": "val2014"});
+        whole[member] = serde_json::Value::Array(records);
+        std::fs::write(d.join(name), whole.to_string()).unwrap();
+    };
+    write("questions.json", "questions", questions);
+    write("annotations.json", "annotations", annotations(&|i| 100 + i / 2));
+    let (said, _) = init_proposes(
+        d,
+        &["questions.json", "--join", "annotations.json", "-o", "vqa.toml"],
+        "vqa.toml",
+        &[
+            "path = \"annotations.json\"",
+            "on = \"question_id\"",
+            "answer = \"answers\"",
+            "question-type = \"question_type\"",
+        ],
+    );
+    assert!(said.contains(&format!("{N} of the {N} questions read have theirs")), "{said}");
+    let o = ok(d, &["ingest", "vqa.toml", "-o", "joined.parquet"]);
+    assert!(stderr(&o).contains("1 row: records of the joined file annotations.json that no question matched"));
+    let samples = read_as_proposed(d, "vqa.toml");
+    for s in &samples {
+        let i = s.id.parse::<usize>().unwrap() - 5000;
+        assert_eq!((s.answer.as_str(), s.question.as_str()), (gold(i), question(i).1.as_str()), "{}", s.id);
+        assert_eq!(s.question_type.as_deref(), Some(["how many", "what color is the", "is the"][i % 3]));
+        assert_eq!(s.meta.get("image_id").map(String::as_str), Some((100 + i / 2).to_string().as_str()));
+    }
+
+    // The files at odds on one question's image: an error naming the field, both files
+    // and the key; nothing written.
+    write("annotations.json", "annotations", annotations(&|i| if i == 7 { 999 } else { 100 + i / 2 }));
+    let o = run(d, &["ingest", "vqa.toml", "-o", "odd.parquet"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("field \"image_id\": is \"103\" here but \"999\" in annotations.json")
+            && err.contains("(joined on \"question_id\" = \"5007\")"),
+        "{err}"
+    );
+    assert!(!d.join("odd.parquet").exists());
+    // A question whose annotations are missing.
+    let mut fewer = annotations(&|i| 100 + i / 2);
+    fewer.remove(3);
+    write("annotations.json", "annotations", fewer);
+    let o = run(d, &["ingest", "vqa.toml", "-o", "odd.parquet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no record of annotations.json has \"question_id\" = \"5003\""), "{}", stderr(&o));
+    assert!(!d.join("odd.parquet").exists());
+}

@@ -28,6 +28,10 @@ pub struct Args {
     /// `videos` folder), where init looks for the files a field or template names.
     #[arg(long, value_name = "DIR")]
     pub videos: Option<PathBuf>,
+    /// A file whose records complete the questions' (VQA's annotations beside its
+    /// questions), joined on the field init finds both hold (repeat for more).
+    #[arg(long = "join", value_name = "FILE")]
+    pub joins: Vec<PathBuf>,
     /// Overwrite the pipeline file when it exists.
     #[arg(long)]
     pub force: bool,
@@ -42,6 +46,7 @@ impl Args {
             fields: self.fields.clone(),
             images: self.images.clone(),
             videos: self.videos.clone(),
+            joins: self.joins.clone(),
             force: self.force,
         }
     }
@@ -61,6 +66,9 @@ pub fn run(args: &Args) -> Result<()> {
         proposal.leave_group_by_unset(&why);
         atomic_write(out, |tmp| write_bytes(tmp, proposal.text.as_bytes()))?;
         super::say(&format!("  group-by          not set: {why}"));
+    }
+    for j in &plan.joined {
+        super::say(&format!("  {:<14} <- {} on \"{}\" ({})", "join", display_path(&j.path), j.on, j.why));
     }
     let lines = &proposal.lines;
     for l in lines {

@@ -52,15 +52,40 @@ pub(crate) fn process_chunk(
     format: Format,
     plan: &IngestPlan,
     sources: &[(&'static str, String)],
+    joins: &[crate::join::Joined],
 ) -> ChunkOut {
     let class_labels = records.class_labels();
     let (records, parse_problems) = records.chunk(range);
+    // Each record completed from the joined files; one that cannot be is invalid.
+    let (records, join_problems): (std::borrow::Cow<'_, [RawRecord]>, Vec<Option<Problem>>) = if joins.is_empty() {
+        (records, Vec::new())
+    } else {
+        let mut problems = Vec::with_capacity(records.len());
+        let completed = records
+            .iter()
+            .map(|r| match crate::join::complete(joins, r) {
+                Ok(c) => {
+                    problems.push(None);
+                    c
+                }
+                Err(p) => {
+                    problems.push(Some(p));
+                    r.clone()
+                }
+            })
+            .collect();
+        (std::borrow::Cow::Owned(completed), problems)
+    };
     let filter_seen = plan.filters.iter().map(|f| records.iter().any(|r| r.has(&f.field))).collect();
     let mut sources_seen = vec![SourceSeen::default(); sources.len()];
     let items = records
         .iter()
-        .map(|r| {
-            let outcome = mapping::map_record(r, plan, format, class_labels);
+        .enumerate()
+        .map(|(i, r)| {
+            let outcome = match join_problems.get(i).cloned().flatten() {
+                Some(p) => Outcome::Invalid(vec![p]),
+                None => mapping::map_record(r, plan, format, class_labels),
+            };
             let kept = !matches!(outcome, Outcome::Filtered);
             for ((_, field), seen) in sources.iter().zip(&mut sources_seen) {
                 if r.has(field) {

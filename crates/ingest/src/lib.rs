@@ -20,6 +20,7 @@ mod checks;
 mod chunk;
 mod ids;
 pub mod images;
+pub mod join;
 pub mod mapping;
 pub mod options;
 pub mod parquet;

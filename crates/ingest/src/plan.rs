@@ -140,6 +140,14 @@ pub struct Input {
     pub format: Format,
 }
 
+/// A second file whose records complete the questions' (`[[ingest.join]]`): VQA's
+/// annotations beside its questions, joined on the field `on` both hold.
+#[derive(Debug, Clone)]
+pub struct JoinPlan {
+    pub input: Input,
+    pub on: String,
+}
+
 /// How to read a field: a path into the record, or a template of paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Accessor {
@@ -294,6 +302,8 @@ pub struct Filter {
 #[derive(Debug, Clone)]
 pub struct IngestPlan {
     pub inputs: Vec<Input>,
+    /// Files whose records complete each input record, matched on a shared field.
+    pub joins: Vec<JoinPlan>,
     /// JSON inputs: the dot path of the member holding the records (`[ingest] records`).
     pub records: Option<String>,
     /// Spreadsheet inputs: the name of the sheet holding the questions (`[ingest] sheet`).
@@ -367,6 +377,7 @@ impl IngestPlan {
         };
         Ok(IngestPlan {
             inputs: vec![Input { path: path.to_path_buf(), format }],
+            joins: Vec::new(),
             records: None,
             sheet: None,
             columns: None,

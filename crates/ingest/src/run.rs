@@ -45,6 +45,8 @@ pub(crate) struct Run<'p> {
     /// and the first row of each combination of readings met.
     pub(crate) readings: u8,
     pub(crate) reading_rows: BTreeMap<u8, Location>,
+    /// The files each record is completed from (`[[ingest.join]]`).
+    joins: Vec<crate::join::Joined>,
 }
 
 impl Run<'_> {
@@ -59,9 +61,9 @@ impl Run<'_> {
         let plan = self.plan;
         let units: Vec<std::ops::Range<usize>> =
             range.clone().step_by(json::CHUNK).map(|a| a..(a + json::CHUNK).min(range.end)).collect();
-        let sources = &self.sources;
+        let (sources, joins) = (&self.sources, &self.joins);
         let chunks: Vec<ChunkOut> =
-            units.into_par_iter().map(|r| process_chunk(records, r, format, plan, sources)).collect();
+            units.into_par_iter().map(|r| process_chunk(records, r, format, plan, sources, joins)).collect();
         let mut items = Vec::with_capacity(range.len());
         for c in chunks {
             self.parse_problems.extend(c.parse_problems);
@@ -219,9 +221,17 @@ impl Run<'_> {
 pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -> Result<()>) -> Result<Summary> {
     let mut run = Run::new(plan);
     let mut inputs = Vec::new();
+    run.joins = crate::join::load_all(plan, &mut inputs)?;
     let mut read_problems = Vec::new();
     for input in &plan.inputs {
         run.read_input(input, sink, &mut inputs, &mut read_problems)?;
+    }
+    for (file, left, first) in crate::join::unmatched(&run.joins) {
+        let what = format!(
+            "records of the joined file {file} that no question matched: they are in no sample (a joined file may \
+             hold more than the questions read, e.g. after a filter)"
+        );
+        run.notes.insert(std::borrow::Cow::Owned(what), (left, first.to_string()));
     }
     if !read_problems.is_empty() {
         return Err(Error::Invalid(read_problems));
@@ -293,6 +303,7 @@ impl<'p> Run<'p> {
             stats: IngestStats::default(),
             readings: u8::MAX,
             reading_rows: BTreeMap::new(),
+            joins: Vec::new(),
         }
     }
 

@@ -185,6 +185,47 @@ pub(crate) fn open_input(
     }
 }
 
+/// The first `max` records of one input, every problem reading them an error.
+pub(crate) fn read_records(
+    path: &Path,
+    format: Format,
+    plan: &IngestPlan,
+    max: usize,
+    inputs: &mut Vec<InputFile>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<RawRecord>> {
+    let mut records: Vec<RawRecord> = Vec::new();
+    let take = |r: &Records, records: &mut Vec<RawRecord>| -> Result<()> {
+        let (chunk, problems) = r.chunk(0..r.len().min(max - records.len()));
+        if !problems.is_empty() {
+            return Err(Error::Invalid(problems));
+        }
+        records.extend(chunk.iter().cloned());
+        Ok(())
+    };
+    match open_input(path, format, plan, inputs, notes)? {
+        Source::Whole(r) => take(&r, &mut records)?,
+        Source::Lines(mut lines) => {
+            while records.len() < max {
+                let Some(block) = lines.next_block()? else { break };
+                take(&Records::Json(block), &mut records)?;
+            }
+            if records.len() < max {
+                let path = lines.path().to_path_buf();
+                let (sha256, bytes) = lines.finish();
+                inputs.push(InputFile { path, sha256, bytes });
+            }
+        }
+        Source::Delimited(mut rows) => {
+            while records.len() < max {
+                let Some(batch) = rows.next_batch(max - records.len())? else { break };
+                records.extend(batch);
+            }
+        }
+    }
+    Ok(records)
+}
+
 /// Field names of the first record of the first input (for "did you mean").
 pub(crate) fn first_record_fields(plan: &IngestPlan) -> Vec<String> {
     let Some(input) = plan.inputs.first() else { return Vec::new() };

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use crate::error::{Error, Result};
 use crate::plan::IngestPlan;
 use crate::raw::{Raw, RawRecord};
-use crate::source::{Records, Source, open_input};
 
 /// One source field, over the records read.
 #[derive(Debug, Clone, Default)]
@@ -177,33 +176,11 @@ fn names_a_video(v: &Raw) -> bool {
 /// Describes the fields of the first `max` records of the plan's first input.
 pub fn survey(plan: &IngestPlan, max: usize) -> Result<Survey> {
     let Some(input) = plan.inputs.first() else { return Err(Error::Bug("survey of a plan without inputs".into())) };
-    let mut ignored = Vec::new();
-    let mut records: Vec<RawRecord> = Vec::new();
-    match open_input(&input.path, input.format, plan, &mut ignored, &mut Vec::new())? {
-        Source::Whole(r) => {
-            let (chunk, problems) = r.chunk(0..r.len().min(max));
-            if !problems.is_empty() {
-                return Err(Error::Invalid(problems));
-            }
-            records.extend(chunk.iter().cloned());
-        }
-        Source::Lines(mut lines) => {
-            while records.len() < max {
-                let Some(block) = lines.next_block()? else { break };
-                let r = Records::Json(block);
-                let (chunk, problems) = r.chunk(0..r.len().min(max - records.len()));
-                if !problems.is_empty() {
-                    return Err(Error::Invalid(problems));
-                }
-                records.extend(chunk.iter().cloned());
-            }
-        }
-        Source::Delimited(mut rows) => {
-            if let Some(batch) = rows.next_batch(max)? {
-                records.extend(batch);
-            }
-        }
-    }
+    let records = crate::source::read_records(&input.path, input.format, plan, max, &mut Vec::new(), &mut Vec::new())?;
+    // Each record completed from the joined files as ingest completes it (one without a
+    // match as it is: ingest says so).
+    let joins = crate::join::load_all(plan, &mut Vec::new())?;
+    let records: Vec<RawRecord> = records.into_iter().map(|r| crate::join::complete(&joins, &r).unwrap_or(r)).collect();
     let mut fields: Vec<FieldSurvey> = Vec::new();
     let mut values: Vec<BTreeSet<String>> = Vec::new();
     for rec in &records {

@@ -30,6 +30,8 @@ pub struct InitFlags {
     pub images: Option<PathBuf>,
     /// `--videos DIR`: the folder the videos are in.
     pub videos: Option<PathBuf>,
+    /// `--join FILE`: files whose records complete the questions'.
+    pub joins: Vec<PathBuf>,
     /// `--force`: overwrite the pipeline file when it exists.
     pub force: bool,
 }
@@ -43,8 +45,18 @@ pub struct InitPlan {
     pub out: PathBuf,
     /// How the benchmark is read: the canonical names and the `--field` mapping.
     pub ingest: IngestPlan,
+    /// The files joined to the questions, each with its key and why.
+    pub joined: Vec<JoinLine>,
     flags: InitFlags,
     given: crate::wire::FieldsWire,
+}
+
+/// A file `--join` names: the field it is joined on, and why that one.
+#[derive(Debug, Clone)]
+pub struct JoinLine {
+    pub path: PathBuf,
+    pub on: String,
+    pub why: String,
 }
 
 /// `blindspot init`'s plan: the name, the pipeline file (refused when it
@@ -63,14 +75,56 @@ pub fn init_plan(flags: &InitFlags) -> Result<InitPlan> {
     } else {
         crate::plan::fields_from_flags(&flags.fields)?
     };
-    let ingest = crate::plan::bare_input_plan(&flags.input, &flags.fields, flags.images.as_deref())?;
+    let mut ingest = crate::plan::bare_input_plan(&flags.input, &flags.fields, flags.images.as_deref())?;
     if let Some(dir) = flags.videos.as_ref().filter(|d| !d.is_dir()) {
         return Err(Error::one(
             Problem::new(Location::file("command line"), format!("--videos {}: no such folder", display_path(dir)))
                 .help("give the folder the video paths are relative to"),
         ));
     }
-    Ok(InitPlan { name, out, ingest, flags: flags.clone(), given })
+    let mut joined = Vec::new();
+    for path in &flags.joins {
+        let (input, on, why) = join_on(&ingest, path)?;
+        joined.push(JoinLine { path: path.clone(), on: on.clone(), why });
+        ingest.joins.push(crate::plan::JoinPlan { input, on });
+    }
+    Ok(InitPlan { name, out, ingest, joined, flags: flags.clone(), given })
+}
+
+/// The file `path` joins, and the field to join it on (`--join`): an error when it is
+/// no file ingest reads, or no field of the questions names one of its records each.
+fn join_on(ingest: &IngestPlan, path: &Path) -> Result<(crate::plan::Input, String, String)> {
+    let at = || Location::file("command line");
+    if !path.is_file() {
+        return Err(Error::one(
+            Problem::new(at(), format!("--join {}: no such file", display_path(path)))
+                .help("give the file whose records complete the questions (VQA's annotations)"),
+        ));
+    }
+    let Some(format) = crate::plan::Format::infer(path) else {
+        return Err(Error::one(
+            Problem::new(at(), format!("--join {}: cannot tell the file's format from its name", display_path(path)))
+                .help("use a .json, .jsonl, .csv, .tsv or .parquet file"),
+        ));
+    };
+    let input = crate::plan::Input { path: path.to_path_buf(), format };
+    match crate::ingest::join::propose_on(ingest, &input, SURVEYED)? {
+        Some((on, matched, read)) => {
+            let why =
+                format!("\"{on}\" names one record of it each, and {matched} of the {read} questions read have theirs");
+            Ok((input, on, why))
+        }
+        None => Err(Error::one(
+            Problem::new(
+                at(),
+                format!(
+                    "--join {}: no field of the questions names one of its records each for half the questions read",
+                    display_path(path)
+                ),
+            )
+            .help("join it by hand: [[ingest.join]] path = \"...\", on = \"FIELD\" (a field both files hold)"),
+        )),
+    }
 }
 
 /// A proposed pipeline file.
@@ -159,6 +213,11 @@ pub fn propose_pipeline(plan: &InitPlan) -> Result<Proposal> {
         );
     }
     answer_reading_entries(&mut t, &s, &lines);
+    for j in &plan.joined {
+        t.push_str("\n[[ingest.join]]                  # a file whose records complete the questions'\n");
+        entry(&mut t, "path", Some(&rel(&j.path)), "relative to this file");
+        entry(&mut t, "on", Some(&j.on), &j.why);
+    }
     fields_section(&mut t, &s, &lines);
     stage_sections(&mut t, &lines);
 

@@ -69,6 +69,7 @@ pub fn plan_inputs(plan: &IngestPlan) -> Vec<Input> {
             _ => Input::File(i.path.clone()),
         })
         .collect();
+    out.extend(plan.joins.iter().map(|j| Input::File(j.input.path.clone())));
     out.extend(plan.images_dir.iter().map(|d| Input::Folder(d.clone())));
     out
 }

@@ -212,6 +212,10 @@ pub struct IngestWire {
     /// Keep only rows matching every filter.
     #[serde(default)]
     pub filter: Vec<FilterWire>,
+    /// Files whose records complete each question's (VQA's annotations file beside its
+    /// questions file), matched on a field both hold.
+    #[serde(default)]
+    pub join: Vec<JoinWire>,
     /// Seeded shuffle of each question's options (for sources that always put the gold first).
     #[serde(default)]
     pub shuffle_options: bool,
@@ -278,6 +282,21 @@ pub struct LettersWire {
     /// How many options the image shows (2-26).
     #[schemars(range(min = 2, max = 26))]
     pub letters: usize,
+}
+
+/// A file joined to the questions (`[[ingest.join]]`): each question gets the fields of
+/// the one record of this file whose `on` field equals its own. A question without one,
+/// two records with one key, or a field both hold with different values is an error;
+/// records no question matched are counted.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct JoinWire {
+    /// The file, relative to the pipeline file (any format ingest reads).
+    pub path: String,
+    /// The field both files hold that names a question (`question_id`).
+    pub on: String,
+    /// Its format; inferred from the path when omitted.
+    pub format: Option<FormatWire>,
 }
 
 /// Keep a row when `field` is (`in`) or is not (`not-in`) one of the values.

@@ -196,6 +196,6 @@ pub fn map_record(rec: &RawRecord, plan: &IngestPlan, format: Format, class_labe
 }
 
 /// A text cut to 60 characters, for messages.
-fn short(s: &str) -> String {
+pub(crate) fn short(s: &str) -> String {
     if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() }
 }

@@ -50,6 +50,7 @@ pub(super) fn leakage_plan(w: &crate::wire::LeakageWire, dataset: &Dataset, ctx:
             answer_map: BTreeMap::new(),
             reference_answers: None,
             filter: Vec::new(),
+            join: Vec::new(),
             shuffle_options: false,
             question_text: None,
             options_in_question: false,
@@ -133,6 +134,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
         if section == "leakage" && s == "path" { "leakage.train".to_string() } else { format!("{section}.{s}") }
     };
     let inputs = input_files(w, ctx, &k);
+    let joins = joins(w, ctx, &k);
     let images_dir = w.images.as_ref().and_then(|raw| folder(ctx, &k("images"), raw, "image"));
     let videos_dir = w.videos.as_ref().and_then(|raw| folder(ctx, &k("videos"), raw, "video"));
     let fields = field_map(ctx, &k, &w.fields);
@@ -140,6 +142,7 @@ pub(super) fn ingest_plan_at(section: &str, w: &IngestWire, dataset: &Dataset, c
     let columns = headerless_columns(w, &inputs, ctx, &k);
     IngestPlan {
         inputs,
+        joins,
         records: w.records.clone(),
         sheet: w.sheet.clone(),
         columns,
@@ -211,6 +214,38 @@ fn input_files(w: &IngestWire, ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) ->
         }
     }
     inputs
+}
+
+/// The joined files, each resolved with its format; a missing file, an unknown
+/// format or an empty `on` is an error at its key.
+fn joins(w: &IngestWire, ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) -> Vec<crate::plan::JoinPlan> {
+    let mut out = Vec::new();
+    for (i, j) in w.join.iter().enumerate() {
+        let key = |s: &str| format!("{}[{i}].{s}", k("join"));
+        if j.on.trim().is_empty() {
+            ctx.err(&key("on"), "names no field").help = Some("on = \"question_id\": a field both files hold".into());
+        }
+        let Some(path) = ctx.resolve(&key("path"), &j.path) else { continue };
+        if !path.is_file() {
+            ctx.err(&key("path"), format!("no file {}", display_path(&path))).help =
+                Some("paths are relative to the pipeline file's folder".into());
+            continue;
+        }
+        let format = match j.format {
+            Some(f) => Some(f.into()),
+            None => Format::infer(&path),
+        };
+        match format {
+            Some(format) => {
+                out.push(crate::plan::JoinPlan { input: Input { path, format }, on: j.on.trim().to_string() })
+            }
+            None => {
+                ctx.err(&key("path"), format!("cannot tell the format of {}", display_path(&path))).help =
+                    Some("set its format = \"json\" | \"jsonl\" | \"csv\" | \"tsv\" | \"parquet\"".into());
+            }
+        }
+    }
+    out
 }
 
 /// The `what` folder (image or video) at `raw`, resolved; an error at `key` when

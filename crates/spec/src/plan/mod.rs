@@ -13,7 +13,8 @@ use super::flags::Flags;
 use crate::error::OnInvalid;
 use crate::error::{Error, Location, Pos, Problem, Result, display_path, line_col};
 pub use crate::ingest::plan::{
-    Accessor, AnswerKind, FieldMap, Filter, Format, IngestPlan, Input, MetaKeep, ReferenceAnswers, TemplatePart,
+    Accessor, AnswerKind, FieldMap, Filter, Format, IngestPlan, Input, JoinPlan, MetaKeep, ReferenceAnswers,
+    TemplatePart,
 };
 use crate::wire::{IngestWire, PipelineWire};
 

@@ -359,6 +359,31 @@ fn a_pandas_csv_with_list_text_options_is_proposed() {
     reads_every_question(d, "bench.toml", |id| id.parse().unwrap());
 }
 
+/// A CSV written from `datasets`' `to_pandas()`: list columns arrive as NumPy arrays,
+/// whose repr separates items by white space alone and wraps long ones onto another
+/// line (`['red' 'green'\n 'blue' 'yellow']`); a numeric list is `[0 1 2 3]`. init maps
+/// them as the options, and ingest reads each option back as written.
+#[test]
+fn a_csv_of_numpy_array_options_is_proposed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::from("question_id,question,choices,answer\n");
+    for i in 0..N {
+        let (_, q, ch, gold) = question(i);
+        let list: Vec<String> = ch.iter().map(|c| format!("'{c}'")).collect();
+        // Counting questions' digits as NumPy writes integers; the rest wrapped.
+        let cell = if i.is_multiple_of(2) {
+            format!("[{}]", ch.join(" "))
+        } else {
+            format!("[{} {}\n {} {}]", list[0], list[1], list[2], list[3])
+        };
+        text.push_str(&format!("{i},{q},\"{cell}\",{gold}\n"));
+    }
+    std::fs::write(d.join("bench.csv"), text).unwrap();
+    init_proposes(d, &["bench.csv"], "bench.toml", &["options = \"choices\"", "answer-kind = \"index\""]);
+    reads_every_question(d, "bench.toml", |id| id.parse().unwrap());
+}
+
 /// A designer's own spreadsheet (`tests/fixtures/good/designer.xlsx`, written by
 /// `tests/fixtures/predictions/make_xlsx.py`): numeric ids, options in columns
 /// `Option A` to `Option D` (empty where a question has three), the gold's letter in

@@ -23,10 +23,19 @@ pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
             })
             .collect();
     }
-    // Python literal: quoted items separated by commas.
+    // Python literal: quoted items separated by commas; or NumPy's repr of an array, as
+    // pandas writes one into a CSV cell (`['a' 'b'\n 'c']`, `[1 2 3]`): items separated
+    // by white space alone, never a comma.
     let chars: Vec<char> = s[1..s.len() - 1].chars().collect();
+    if !chars.iter().any(|&c| c == '\'' || c == '"') {
+        let words: Vec<&str> = s[1..s.len() - 1].split_whitespace().collect();
+        let numbers = !words.is_empty() && words.iter().all(|w| w.parse::<f64>().is_ok_and(f64::is_finite));
+        return numbers.then(|| words.into_iter().map(String::from).collect());
+    }
     let mut items = Vec::new();
     let mut i = 0;
+    // Whether items are separated by white space alone (NumPy); set by the first gap.
+    let mut spaced: Option<bool> = None;
     loop {
         while i < chars.len() && chars[i].is_whitespace() {
             i += 1;
@@ -58,12 +67,17 @@ pub fn parse_list_literal(s: &str) -> Option<Vec<String>> {
             }
         }
         items.push(item);
+        let gap = i;
         while i < chars.len() && chars[i].is_whitespace() {
             i += 1;
         }
-        match chars.get(i) {
-            Some(',') => i += 1,
-            None => break,
+        match (chars.get(i), spaced) {
+            (Some(','), None | Some(false)) => {
+                spaced = Some(false);
+                i += 1;
+            }
+            (Some('\'' | '"'), None | Some(true)) if i > gap => spaced = Some(true),
+            (None, _) => break,
             _ => return None,
         }
     }
@@ -393,6 +407,26 @@ mod tests {
 
     fn raw(v: serde_json::Value) -> Raw {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn numpy_array_reprs_read_as_lists() {
+        let list = |s: &str| parse_list_literal(s);
+        let texts = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            list("['red' 'green' 'blue'\n 'a long \"yellow\" one']"),
+            texts(&["red", "green", "blue", "a long \"yellow\" one"])
+        );
+        assert_eq!(list("[\"it's\" 'b']"), texts(&["it's", "b"]));
+        assert_eq!(list("[1 2 30]"), texts(&["1", "2", "30"]));
+        assert_eq!(list("[0.5 1.25\n 3. ]"), texts(&["0.5", "1.25", "3."]));
+        // Python's and JSON's lists as before; a mix of separators, or bare words, is none.
+        assert_eq!(list("['a', 'b']"), texts(&["a", "b"]));
+        assert_eq!(list("['a', 'b' 'c']"), None);
+        assert_eq!(list("['a' 'b', 'c']"), None);
+        assert_eq!(list("['a''b']"), None);
+        assert_eq!(list("[red green]"), None);
+        assert_eq!(list("[]"), Some(Vec::new()));
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn map_options(m: &mut Mapper<'_>, vlm: bool) -> Vec<String> {
         Err(NoOptions::Text(s)) => {
             m.problem("options", format!("source field \"{p}\" is a string that is not a list: \"{}\"", short(&s)))
                 .help = Some(
-                "options must be a list, a string like \"['a', 'b']\" or \"A. a\\nB. b\", or one field per option"
+                "options must be a list, a string like \"['a', 'b']\", NumPy's \"['a' 'b']\" or \"A. a\\nB. b\", or one field per option"
                     .into(),
             );
             return Vec::new();

@@ -384,6 +384,28 @@ fn a_csv_of_numpy_array_options_is_proposed() {
     reads_every_question(d, "bench.toml", |id| id.parse().unwrap());
 }
 
+/// VQA-style reference answers in a CSV, as pandas writes a list column (`"['stop',
+/// 'stop', 'go']"`, or NumPy's `"['go' 'go']"`): init proposes the column with
+/// `reference-answers`, and each gold is the most common of the list read from the text.
+#[test]
+fn a_csv_of_reference_answer_lists_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut text = String::from("question_id,question,answers\n");
+    for i in 0..N {
+        let cell = if i.is_multiple_of(2) { "['stop', 'stop', 'go']" } else { "['go' 'go'\n 'stop']" };
+        text.push_str(&format!("{i},what does sign {i} say?,\"{cell}\"\n"));
+    }
+    std::fs::write(d.join("signs.csv"), text).unwrap();
+    init_proposes(d, &["signs.csv"], "signs.toml", &["answer = \"answers\"", "reference-answers = \"majority\""]);
+    for s in read_as_proposed(d, "signs.toml") {
+        let i: usize = s.id.parse().unwrap();
+        assert_eq!(s.answer, if i.is_multiple_of(2) { "stop" } else { "go" }, "{}", s.id);
+        let kept: Vec<String> = serde_json::from_str(&s.meta["answers"]).unwrap();
+        assert_eq!(kept.len(), 3);
+    }
+}
+
 /// A designer's own spreadsheet (`tests/fixtures/good/designer.xlsx`, written by
 /// `tests/fixtures/predictions/make_xlsx.py`): numeric ids, options in columns
 /// `Option A` to `Option D` (empty where a question has three), the gold's letter in

@@ -114,11 +114,16 @@ impl FieldSurvey {
         f.video_like &= names_a_video(v);
         // A lone text among lists is one reference (OCRBench writes a single accepted
         // answer so).
+        // A list written into a text cell (`['yes', 'no']` in a CSV) is read as a list.
+        let in_text = match v {
+            Raw::Str(s) => crate::options::parse_list_literal(s).filter(|items| !items.is_empty()),
+            _ => None,
+        };
         f.references &= match v {
             Raw::List(items) => !items.is_empty() && items.iter().all(|x| x.reference_text().is_some()),
             other => other.scalar_text().is_some(),
         };
-        f.reference_lists += usize::from(matches!(v, Raw::List(_)));
+        f.reference_lists += usize::from(matches!(v, Raw::List(_)) || in_text.is_some());
         let exchange = crate::options::first_exchange(v);
         if let (Some((at, _)), Raw::List(turns)) = (&exchange, v) {
             f.turns_after += usize::from(turns.len() > at + 2);

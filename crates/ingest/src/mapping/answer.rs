@@ -48,6 +48,14 @@ pub(super) fn map_answer(m: &mut Mapper<'_>) -> (Option<Raw>, AnswerKind, String
 /// name); the answer as it is when it is no list. A list without that setting, or with
 /// an empty or non-text value, is a problem (None).
 pub(super) fn reference_answer(m: &mut Mapper<'_>, raw_answer: Raw, answer_src: &str) -> Option<(Raw, Option<String>)> {
+    // A list written into a text cell (a CSV's `['yes', 'yes', 'no']`) is that list.
+    let raw_answer = match &raw_answer {
+        Raw::Str(s) if m.plan.reference_answers.is_some() => match crate::options::parse_list_literal(s) {
+            Some(items) if !items.is_empty() => Raw::List(items.into_iter().map(Raw::Str).collect()),
+            _ => raw_answer,
+        },
+        _ => raw_answer,
+    };
     let Raw::List(items) = &raw_answer else {
         // A lone reference, kept in meta as a list of one like the others, so that
         // metrics scores it by the same rule.

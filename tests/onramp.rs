@@ -1602,4 +1602,14 @@ fn a_questions_file_and_its_annotations_file_are_joined() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no record of annotations.json has \"question_id\" = \"5003\""), "{}", stderr(&o));
     assert!(!d.join("odd.parquet").exists());
+    // A joined file holding two arrays of records (a COCO-style `categories` beside the
+    // annotations) is read from the one `records` names.
+    let mut whole = serde_json::json!({"categories": [{"id": 1}, {"id": 2}]});
+    whole["annotations"] = serde_json::Value::Array(annotations(&|i| 100 + i / 2));
+    std::fs::write(d.join("annotations.json"), whole.to_string()).unwrap();
+    assert_eq!(run(d, &["ingest", "vqa.toml", "-o", "two.parquet"]).status.code(), Some(1));
+    let toml = std::fs::read_to_string(d.join("vqa.toml")).unwrap();
+    let named = toml.replacen("on = \"question_id\"", "on = \"question_id\"\nrecords = \"annotations\"", 1);
+    std::fs::write(d.join("vqa.toml"), named).unwrap();
+    ok(d, &["ingest", "vqa.toml", "-o", "two.parquet"]);
 }

@@ -30,8 +30,15 @@ fn key_of(r: &RawRecord, on: &str) -> Option<String> {
 pub fn load_all(plan: &IngestPlan, inputs: &mut Vec<InputFile>) -> Result<Vec<Joined>> {
     let mut out = Vec::new();
     for join in &plan.joins {
-        // The joined file is read in its plain shape (its records found as a file's are).
-        let bare = IngestPlan { records: None, sheet: None, columns: None, header_said: false, ..plan.clone() };
+        // The joined file is read in its plain shape, its records found as a file's are
+        // unless `records` names the member.
+        let bare = IngestPlan {
+            records: join.records.clone(),
+            sheet: None,
+            columns: None,
+            header_said: false,
+            ..plan.clone()
+        };
         let mut notes = Vec::new();
         let records =
             crate::source::read_records(&join.input.path, join.input.format, &bare, usize::MAX, inputs, &mut notes)?;

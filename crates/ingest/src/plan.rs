@@ -146,6 +146,8 @@ pub struct Input {
 pub struct JoinPlan {
     pub input: Input,
     pub on: String,
+    /// JSON: the member holding its records (as `[ingest] records` for the questions).
+    pub records: Option<String>,
 }
 
 /// How to read a field: a path into the record, or a template of paths.

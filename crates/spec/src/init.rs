@@ -86,7 +86,7 @@ pub fn init_plan(flags: &InitFlags) -> Result<InitPlan> {
     for path in &flags.joins {
         let (input, on, why) = join_on(&ingest, path)?;
         joined.push(JoinLine { path: path.clone(), on: on.clone(), why });
-        ingest.joins.push(crate::plan::JoinPlan { input, on });
+        ingest.joins.push(crate::plan::JoinPlan { input, on, records: None });
     }
     Ok(InitPlan { name, out, ingest, joined, flags: flags.clone(), given })
 }

@@ -297,6 +297,9 @@ pub struct JoinWire {
     pub on: String,
     /// Its format; inferred from the path when omitted.
     pub format: Option<FormatWire>,
+    /// JSON: the member holding its records, a dot path for a nested one (default: as
+    /// `[ingest] records`, the one array of objects of a top-level object).
+    pub records: Option<String>,
 }
 
 /// Keep a row when `field` is (`in`) or is not (`not-in`) one of the values.

@@ -236,9 +236,11 @@ fn joins(w: &IngestWire, ctx: &mut Ctx<'_>, k: &dyn Fn(&str) -> String) -> Vec<c
             None => Format::infer(&path),
         };
         match format {
-            Some(format) => {
-                out.push(crate::plan::JoinPlan { input: Input { path, format }, on: j.on.trim().to_string() })
-            }
+            Some(format) => out.push(crate::plan::JoinPlan {
+                input: Input { path, format },
+                on: j.on.trim().to_string(),
+                records: j.records.clone(),
+            }),
             None => {
                 ctx.err(&key("path"), format!("cannot tell the format of {}", display_path(&path))).help =
                     Some("set its format = \"json\" | \"jsonl\" | \"csv\" | \"tsv\" | \"parquet\"".into());

@@ -1560,6 +1560,11 @@ fn a_questions_file_and_its_annotations_file_are_joined() {
     };
     write("questions.json", "questions", questions);
     write("annotations.json", "annotations", annotations(&|i| 100 + i / 2));
+    // COCO's images, named by the image id with leading zeros.
+    std::fs::create_dir(d.join("val2014")).unwrap();
+    for i in 0..N {
+        std::fs::write(d.join(format!("val2014/COCO_val2014_{:012}.jpg", 100 + i / 2)), png(image_of(i / 2))).unwrap();
+    }
     let (said, _) = init_proposes(
         d,
         &["questions.json", "--join", "annotations.json", "-o", "vqa.toml"],
@@ -1569,6 +1574,8 @@ fn a_questions_file_and_its_annotations_file_are_joined() {
             "on = \"question_id\"",
             "answer = \"answers\"",
             "question-type = \"question_type\"",
+            "images = \"val2014\"",
+            "images = \"COCO_val2014_{image_id:012}.jpg\"",
         ],
     );
     assert!(said.contains(&format!("{N} of the {N} questions read have theirs")), "{said}");
@@ -1579,8 +1586,15 @@ fn a_questions_file_and_its_annotations_file_are_joined() {
         let i = s.id.parse::<usize>().unwrap() - 5000;
         assert_eq!((s.answer.as_str(), s.question.as_str()), (gold(i), question(i).1.as_str()), "{}", s.id);
         assert_eq!(s.question_type.as_deref(), Some(["how many", "what color is the", "is the"][i % 3]));
-        assert_eq!(s.meta.get("image_id").map(String::as_str), Some((100 + i / 2).to_string().as_str()));
+        assert_eq!(s.images.len(), 1, "{}", s.id);
+        assert_eq!(s.images[0].path.as_deref(), Some(format!("COCO_val2014_{:012}.jpg", 100 + i / 2).as_str()));
     }
+    // Zero padding applies to whole numbers only: a text in its place is an error.
+    let toml = std::fs::read_to_string(d.join("vqa.toml")).unwrap();
+    std::fs::write(d.join("padded.toml"), toml.replace("{image_id:012}", "{question:012}")).unwrap();
+    let o = run(d, &["ingest", "padded.toml", "-o", "padded.parquet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a whole number to write with 12 digits"), "{}", stderr(&o));
 
     // The files at odds on one question's image: an error naming the field, both files
     // and the key; nothing written.

@@ -161,6 +161,9 @@ pub enum Accessor {
 pub enum TemplatePart {
     Lit(String),
     Field(String),
+    /// `{field:012}`: a whole number written with leading zeros to this many digits
+    /// (COCO's image files, `COCO_val2014_000000393225.jpg`).
+    Padded(String, usize),
 }
 
 impl Accessor {
@@ -183,7 +186,13 @@ impl Accessor {
                     if name.is_empty() || name.contains('{') {
                         return Err(format!("empty or nested placeholder in template \"{s}\""));
                     }
-                    parts.push(TemplatePart::Field(name.to_string()));
+                    // `name:0W`: zero-padded to W digits.
+                    let padded = name.rsplit_once(':').and_then(|(field, spec)| {
+                        let width = spec.strip_prefix('0')?.parse::<usize>().ok()?;
+                        (!field.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) && (1..=32).contains(&width))
+                            .then(|| TemplatePart::Padded(field.to_string(), width))
+                    });
+                    parts.push(padded.unwrap_or_else(|| TemplatePart::Field(name.to_string())));
                     rest = &rest[i + close + 1..];
                 }
                 None => {
@@ -202,7 +211,7 @@ impl Accessor {
             Accessor::Template(parts) => parts
                 .iter()
                 .filter_map(|p| match p {
-                    TemplatePart::Field(f) => Some(f.as_str()),
+                    TemplatePart::Field(f) | TemplatePart::Padded(f, _) => Some(f.as_str()),
                     TemplatePart::Lit(_) => None,
                 })
                 .collect(),

@@ -748,6 +748,76 @@ fn media_template(
             }
         }
     }
+    numbered_files(&records, &scalar, folders, extensions, what)
+}
+
+/// Files named by a whole-number field inside a fixed name, zero-padded or not (COCO's
+/// `COCO_val2014_000000393225.jpg` for `image_id = 393225`): the template
+/// (`COCO_val2014_{image_id:012}.jpg`) that names a file in one folder for each of
+/// `records`, found from the names of the files there.
+fn numbered_files(
+    records: &[&Raw],
+    fields: &[&str],
+    folders: &[PathBuf],
+    extensions: &[&str],
+    what: &str,
+) -> Option<(String, String, PathBuf)> {
+    const LISTED: usize = 200_000;
+    let number = |rec: &Raw, f: &str| -> Option<String> {
+        let t = rec.get(f)?.scalar_text()?.trim().to_string();
+        (!t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit())).then_some(t)
+    };
+    let first = records.first()?;
+    let fields: Vec<&str> = fields.iter().copied().filter(|f| records.iter().all(|r| number(r, f).is_some())).collect();
+    if fields.is_empty() {
+        return None;
+    }
+    let write = |template: &(String, String, Option<usize>, String), v: &str| match template.2 {
+        Some(width) => format!("{}{v:0>width$}.{}", template.0, template.3),
+        None => format!("{}{v}.{}", template.0, template.3),
+    };
+    for dir in folders {
+        let names: Vec<String> = std::fs::read_dir(dir)
+            .ok()?
+            .take(LISTED)
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(String::from))
+            .collect();
+        for name in &names {
+            let Some((stem, ext)) = name.rsplit_once('.') else { continue };
+            if !extensions.iter().any(|e| ext.eq_ignore_ascii_case(e)) {
+                continue;
+            }
+            let digits = stem.len() - stem.bytes().rev().take_while(u8::is_ascii_digit).count();
+            let (prefix, run) = stem.split_at(digits);
+            if run.is_empty() {
+                continue;
+            }
+            let value = run.trim_start_matches('0');
+            for f in &fields {
+                let v = number(first, f)?;
+                if v.trim_start_matches('0') != value {
+                    continue;
+                }
+                let width = (run.len() > v.len()).then_some(run.len());
+                let template = (prefix.to_string(), f.to_string(), width, ext.to_string());
+                let paths: Vec<String> =
+                    records.iter().filter_map(|r| Some(write(&template, &number(r, f)?))).collect();
+                if paths.len() == records.len() && paths.iter().all(|p| dir.join(p).is_file()) {
+                    let placeholder = match width {
+                        Some(w) => format!("{{{f}:0{w}}}"),
+                        None => format!("{{{f}}}"),
+                    };
+                    let why = format!(
+                        "each of the first {} records names {what} there by its \"{f}\" (\"{}\")",
+                        paths.len(),
+                        paths[0]
+                    );
+                    return Some((format!("{prefix}{placeholder}.{ext}"), why, dir.clone()));
+                }
+            }
+        }
+    }
     None
 }
 

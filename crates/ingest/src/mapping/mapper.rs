@@ -133,6 +133,25 @@ impl<'a> Mapper<'a> {
                                 return None;
                             }
                         },
+                        TemplatePart::Padded(f, width) => match self.get(f).and_then(|v| v.scalar_text()) {
+                            Some(s) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => {
+                                out.push_str(&format!("{:0>width$}", s.trim()));
+                            }
+                            Some(s) => {
+                                self.problem(
+                                    canonical,
+                                    format!(
+                                        "template field \"{f}\" is \"{}\", not a whole number to write with {width} digits",
+                                        super::short(s.trim())
+                                    ),
+                                );
+                                return None;
+                            }
+                            None => {
+                                self.problem(canonical, format!("template field \"{f}\" is missing"));
+                                return None;
+                            }
+                        },
                     }
                 }
                 Some(out)

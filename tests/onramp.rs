@@ -1581,6 +1581,7 @@ fn a_questions_file_and_its_annotations_file_are_joined() {
     assert!(said.contains(&format!("{N} of the {N} questions read have theirs")), "{said}");
     let o = ok(d, &["ingest", "vqa.toml", "-o", "joined.parquet"]);
     assert!(stderr(&o).contains("1 row: records of the joined file annotations.json that no question matched"));
+    assert!(stderr(&o).contains("joined file annotations.json: read from the array \"annotations\""));
     let samples = read_as_proposed(d, "vqa.toml");
     for s in &samples {
         let i = s.id.parse::<usize>().unwrap() - 5000;

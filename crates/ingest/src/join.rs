@@ -18,6 +18,8 @@ pub struct Joined {
     by_key: HashMap<String, usize>,
     /// Whether a question matched each record, for the count of those none did.
     used: Vec<AtomicBool>,
+    /// How the file was read when not in its plain shape (a wrapper object's member).
+    notes: Vec<String>,
 }
 
 /// The key of a record: its `on` field as text (an integer and its digits alike).
@@ -73,7 +75,7 @@ pub fn load_all(plan: &IngestPlan, inputs: &mut Vec<InputFile>) -> Result<Vec<Jo
             return Err(Error::Invalid(problems));
         }
         let used = records.iter().map(|_| AtomicBool::new(false)).collect();
-        out.push(Joined { plan: join.clone(), records, by_key, used });
+        out.push(Joined { plan: join.clone(), records, by_key, used, notes });
     }
     Ok(out)
 }
@@ -126,6 +128,21 @@ pub fn complete(joins: &[Joined], r: &RawRecord) -> std::result::Result<RawRecor
 
 fn short(t: &str) -> String {
     crate::mapping::short(t)
+}
+
+/// Per joined file, how it was read when not in its plain shape: the note, how many
+/// records it holds, and the file.
+pub fn read_notes(joins: &[Joined]) -> Vec<(String, usize, String)> {
+    joins
+        .iter()
+        .flat_map(|j| {
+            let file = display_path(&j.plan.input.path);
+            j.notes.iter().map(move |n| {
+                let n = n.replace("[ingest] records", "its [[ingest.join]] records");
+                (format!("joined file {file}: {n}"), j.records.len(), file.clone())
+            })
+        })
+        .collect()
 }
 
 /// Per joined file: how many of its records no question matched, and the first.

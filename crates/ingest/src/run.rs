@@ -222,6 +222,9 @@ pub(crate) fn ingest_into(plan: &IngestPlan, sink: &mut dyn FnMut(Vec<Sample>) -
     let mut run = Run::new(plan);
     let mut inputs = Vec::new();
     run.joins = crate::join::load_all(plan, &mut inputs)?;
+    for (what, records, file) in crate::join::read_notes(&run.joins) {
+        run.notes.insert(std::borrow::Cow::Owned(what), (records, file));
+    }
     let mut read_problems = Vec::new();
     for input in &plan.inputs {
         run.read_input(input, sink, &mut inputs, &mut read_problems)?;

@@ -868,8 +868,10 @@ fn an_image_file_field_is_no_id_and_a_constant_field_no_type() {
 /// questions and null for free-form ones, the gold as text. init proposes `pid` as the id
 /// and, since every gold read is the text of one of its options, `answer-kind = "text"`:
 /// a gold "2" among the options "3", "0", "1", "2" is the option "2", not the position 2
-/// (without it ingest refuses such a gold as naming two options). The multiple-choice
-/// questions are read with their gold's index, the free-form ones as numbers.
+/// (without it ingest refuses such a gold as naming two options). Its `question_type`
+/// (multi_choice / free_form) only repeats the answer format, so the type proposed is
+/// `metadata.task`. The multiple-choice questions are read with their gold's index, the
+/// free-form ones as numbers.
 #[test]
 fn a_three_letter_id_and_choices_only_where_asked_are_proposed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -883,20 +885,25 @@ fn a_three_letter_id_and_choices_only_where_asked_are_proposed() {
         } else {
             (serde_json::Value::Null, format!("{}", 3 * i), "free_form")
         };
+        let task = ["geometry problem solving", "figure question answering", "math word problem"][i % 3];
         records.push(serde_json::json!({"pid": format!("{}", i + 1), "question": format!("What is shown in {i}?"),
             "image": format!("{}.png", i + 1), "choices": choices, "unit": null, "answer": answer,
-            "question_type": kind}));
+            "question_type": kind, "metadata": {"task": task, "source": "Geometry3K", "img_width": 640}}));
     }
     std::fs::write(d.join("mathvista.json"), serde_json::to_string_pretty(&records).unwrap()).unwrap();
-    init_proposes(
+    // `question_type` only says whether a question has options: the type is the task.
+    let (said, _) = init_proposes(
         d,
         &["mathvista.json"],
         "mathvista.toml",
-        &["id = \"pid\"", "options = \"choices\"", "answer-kind = \"text\"", "question-type = \"question_type\""],
+        &["id = \"pid\"", "options = \"choices\"", "answer-kind = \"text\"", "question-type = \"metadata.task\""],
     );
+    assert!(said.contains("question-type  <- \"metadata.task\" (a member of an object"), "{said}");
     let samples = read_as_proposed(d, "mathvista.toml");
     for s in &samples {
         let i = s.id.parse::<usize>().unwrap() - 1;
+        let task = ["geometry problem solving", "figure question answering", "math word problem"][i % 3];
+        assert_eq!(s.question_type.as_deref(), Some(task), "{}", s.id);
         if i.is_multiple_of(2) {
             let (_, _, ch, gold) = question(i);
             assert_eq!((&s.options, s.answer_index), (&ch, Some(gold as i32)), "{}", s.id);

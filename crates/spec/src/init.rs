@@ -635,8 +635,27 @@ fn propose(
     answer_lines(s, given, &mut lines, &mut taken);
     // A field of one value splits nothing; a type may be given by its code
     // (`question_type_id = 3`).
+    // A field that only says whether a question has options (MathVista's
+    // `question_type`: multi_choice / free_form) repeats the answer format: no type.
+    let options = lines.iter().find(|l| l.key == "options").filter(|l| l.is_mapped());
+    let mirrors_format = |f: &FieldSurvey| {
+        let Some(options) = options else { return false };
+        let mut by_value: std::collections::BTreeMap<String, (bool, bool)> = std::collections::BTreeMap::new();
+        for rec in &s.read {
+            let Some(v) = rec.value.get_path(&f.name).and_then(Raw::scalar_text) else { continue };
+            let has = options_of(&rec.value, options).is_some_and(|o| !o.is_empty());
+            let seen = by_value.entry(v).or_default();
+            if has { seen.0 = true } else { seen.1 = true }
+        }
+        by_value.values().all(|&(with, without)| with != without)
+            && by_value.values().any(|v| v.0)
+            && by_value.values().any(|v| v.1)
+    };
     let few = |f: &FieldSurvey| {
-        (is_text(f) || f.int_range.is_some()) && f.distinct >= 2 && f.distinct * 2 <= f.present.max(2)
+        (is_text(f) || f.int_range.is_some())
+            && f.distinct >= 2
+            && f.distinct * 2 <= f.present.max(2)
+            && !mirrors_format(f)
     };
     let like_a_type = |f: &FieldSurvey| {
         let parts = parts(&f.name);
@@ -658,7 +677,13 @@ fn propose(
         let why = format!("a member of an object, {TYPE_WHY}");
         Some(choose(&nested, &taken, "question-type", &[], &member_like_a_type, &why))
     });
-    lines.push(take(qtype, given.question_type.as_ref(), &mut taken));
+    let mut qtype = take(qtype, given.question_type.as_ref(), &mut taken);
+    if !qtype.is_mapped()
+        && let Some(f) = s.fields.iter().find(|f| last_part_in(f, TYPE_WORDS) && mirrors_format(f))
+    {
+        let _ = write!(qtype.why, "; \"{}\" only repeats whether a question has options", f.name);
+    }
+    lines.push(qtype);
     let (mut images, image_field) = images_line(s, given, &mut taken);
     let image_folders = media_folders(beside, &["images", "image", "imgs"], &["image", "img"]);
     // Image files named by path: the folder they were found in (beside the data file,

@@ -57,45 +57,53 @@ pub fn split_json(path: &Path, bytes: Vec<u8>, records: Option<&str>) -> Result<
             }
             (elements, None)
         }
-        None => {
-            let members = sc.members(root)?;
-            let arrays: Vec<&Span> = members.iter().filter(|m| sc.is_array_of_objects(m.start)).collect();
-            if members.iter().all(|m| bytes[m.start] == b'{') || arrays.is_empty() {
-                (members, None)
-            } else if let [array] = arrays[..] {
-                let key = array.key.clone().unwrap_or_default();
-                let elements = sc.elements(array.start)?;
-                let others: Vec<String> = members
-                    .iter()
-                    .filter_map(|m| m.key.as_deref())
-                    .filter(|k| *k != key)
-                    .map(|k| format!("\"{k}\""))
-                    .collect();
-                let note = format!(
-                    "read from the array \"{key}\" of the file's top-level object, the only member holding records; \
-                     the other members ({}) hold no questions and are not in the release (set [ingest] records to \
-                     choose another member)",
-                    list_some(&others)
-                );
-                (elements, Some(note))
-            } else {
-                let names: Vec<String> =
-                    arrays.iter().map(|m| format!("\"{}\"", m.key.as_deref().unwrap_or_default())).collect();
-                return Err(Error::one(
-                    sc.problem(
-                        root,
-                        format!("the top-level object holds several arrays of records: {}", list_some(&names)),
-                    )
-                    .help(format!("set [ingest] records = {} (the member that holds the questions)", names[0])),
-                ));
-            }
-        }
+        None => sc.object_records(root)?,
     };
     if spans.is_empty() {
         return Err(Error::one(Problem::new(Location::file(path), "the file holds no records")));
     }
     number_lines(&bytes, &mut spans, &mut LineAt::start());
     Ok((records_of(path, bytes, spans), note))
+}
+
+impl Scanner<'_> {
+    /// The records of a top-level object starting at `root`: its members when it is an
+    /// object of records (or holds no array of objects); else the elements of its one
+    /// array of objects, with a note naming the members left out. Several such arrays
+    /// are an error asking for `records`.
+    fn object_records(&mut self, root: usize) -> Result<(Vec<Span>, Option<String>)> {
+        let members = self.members(root)?;
+        let arrays: Vec<&Span> = members.iter().filter(|m| self.is_array_of_objects(m.start)).collect();
+        if members.iter().all(|m| self.bytes[m.start] == b'{') || arrays.is_empty() {
+            Ok((members, None))
+        } else if let [array] = arrays[..] {
+            let key = array.key.clone().unwrap_or_default();
+            let elements = self.elements(array.start)?;
+            let others: Vec<String> = members
+                .iter()
+                .filter_map(|m| m.key.as_deref())
+                .filter(|k| *k != key)
+                .map(|k| format!("\"{k}\""))
+                .collect();
+            let note = format!(
+                "read from the array \"{key}\" of the file's top-level object, the only member holding records; \
+                 the other members ({}) hold no questions and are not in the release (set [ingest] records to \
+                 choose another member)",
+                list_some(&others)
+            );
+            Ok((elements, Some(note)))
+        } else {
+            let names: Vec<String> =
+                arrays.iter().map(|m| format!("\"{}\"", m.key.as_deref().unwrap_or_default())).collect();
+            Err(Error::one(
+                self.problem(
+                    root,
+                    format!("the top-level object holds several arrays of records: {}", list_some(&names)),
+                )
+                .help(format!("set [ingest] records = {} (the member that holds the questions)", names[0])),
+            ))
+        }
+    }
 }
 
 /// `items` joined by commas, at most eight and then how many more.

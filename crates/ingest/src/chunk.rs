@@ -57,7 +57,7 @@ pub(crate) fn process_chunk(
     let class_labels = records.class_labels();
     let (records, parse_problems) = records.chunk(range);
     // Each record completed from the joined files; one that cannot be is invalid.
-    let (records, join_problems): (std::borrow::Cow<'_, [RawRecord]>, Vec<Option<Problem>>) = if joins.is_empty() {
+    let (records, mut join_problems): (std::borrow::Cow<'_, [RawRecord]>, Vec<Option<Problem>>) = if joins.is_empty() {
         (records, Vec::new())
     } else {
         let mut problems = Vec::with_capacity(records.len());
@@ -82,7 +82,7 @@ pub(crate) fn process_chunk(
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let outcome = match join_problems.get(i).cloned().flatten() {
+            let outcome = match join_problems.get_mut(i).and_then(Option::take) {
                 Some(p) => Outcome::Invalid(vec![p]),
                 None => mapping::map_record(r, plan, format, class_labels),
             };

@@ -27,23 +27,26 @@ fn key_of(r: &RawRecord, on: &str) -> Option<String> {
     r.value.get(on).and_then(Raw::scalar_text).map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
 }
 
+/// Every record of the joined file `input`, read in its plain shape (its records found
+/// as a file's are, unless `records` names the member).
+fn read_joined(
+    plan: &IngestPlan,
+    input: &crate::plan::Input,
+    records: Option<String>,
+    inputs: &mut Vec<InputFile>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<RawRecord>> {
+    let bare = IngestPlan { records, sheet: None, columns: None, header_said: false, ..plan.clone() };
+    crate::source::read_records(&input.path, input.format, &bare, usize::MAX, inputs, notes)
+}
+
 /// Every joined file of `plan`, read and indexed; the files read are added to `inputs`.
 /// A record without the key, or two with one key, is an error naming both.
 pub fn load_all(plan: &IngestPlan, inputs: &mut Vec<InputFile>) -> Result<Vec<Joined>> {
     let mut out = Vec::new();
     for join in &plan.joins {
-        // The joined file is read in its plain shape, its records found as a file's are
-        // unless `records` names the member.
-        let bare = IngestPlan {
-            records: join.records.clone(),
-            sheet: None,
-            columns: None,
-            header_said: false,
-            ..plan.clone()
-        };
         let mut notes = Vec::new();
-        let records =
-            crate::source::read_records(&join.input.path, join.input.format, &bare, usize::MAX, inputs, &mut notes)?;
+        let records = read_joined(plan, &join.input, join.records.clone(), inputs, &mut notes)?;
         let mut by_key: HashMap<String, usize> = HashMap::with_capacity(records.len());
         let mut problems = Vec::new();
         for (i, r) in records.iter().enumerate() {
@@ -112,8 +115,8 @@ pub fn complete(joins: &[Joined], r: &RawRecord) -> std::result::Result<RawRecor
                         r.loc.clone(),
                         format!(
                             "is \"{}\" here but \"{}\" in {} (joined on \"{on}\" = \"{key}\")",
-                            short(&mine.to_text()),
-                            short(&v.to_text()),
+                            crate::mapping::short(&mine.to_text()),
+                            crate::mapping::short(&v.to_text()),
                             other.loc
                         ),
                     )
@@ -124,10 +127,6 @@ pub fn complete(joins: &[Joined], r: &RawRecord) -> std::result::Result<RawRecor
         }
     }
     Ok(out)
-}
-
-fn short(t: &str) -> String {
-    crate::mapping::short(t)
 }
 
 /// Per joined file, how it was read when not in its plain shape: the note, how many
@@ -166,9 +165,7 @@ pub fn propose_on(plan: &IngestPlan, join: &crate::plan::Input, max: usize) -> R
     let Some(input) = plan.inputs.first() else { return Ok(None) };
     let questions =
         crate::source::read_records(&input.path, input.format, plan, max, &mut Vec::new(), &mut Vec::new())?;
-    let bare = IngestPlan { records: None, sheet: None, columns: None, header_said: false, ..plan.clone() };
-    let joined =
-        crate::source::read_records(&join.path, join.format, &bare, usize::MAX, &mut Vec::new(), &mut Vec::new())?;
+    let joined = read_joined(plan, join, None, &mut Vec::new(), &mut Vec::new())?;
     let Some(first) = questions.first() else { return Ok(None) };
     let mut best: Option<(String, usize)> = None;
     for name in first.field_names() {

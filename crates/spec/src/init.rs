@@ -633,8 +633,6 @@ fn propose(
     lines.push(options);
     lines.extend(in_question);
     answer_lines(s, given, &mut lines, &mut taken);
-    // A field of one value splits nothing; a type may be given by its code
-    // (`question_type_id = 3`).
     // A field that only says whether a question has options (MathVista's
     // `question_type`: multi_choice / free_form) repeats the answer format: no type.
     let options = lines.iter().find(|l| l.key == "options").filter(|l| l.is_mapped());
@@ -651,6 +649,8 @@ fn propose(
             && by_value.values().any(|v| v.0)
             && by_value.values().any(|v| v.1)
     };
+    // A field of one value splits nothing; a type may be given by its code
+    // (`question_type_id = 3`).
     let few = |f: &FieldSurvey| {
         (is_text(f) || f.int_range.is_some())
             && f.distinct >= 2
@@ -792,22 +792,20 @@ fn numbered_files(
         let t = rec.get(f)?.scalar_text()?.trim().to_string();
         (!t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit())).then_some(t)
     };
+    // Each whole-number field, with its value in the first record.
     let first = records.first()?;
-    let fields: Vec<&str> = fields.iter().copied().filter(|f| records.iter().all(|r| number(r, f).is_some())).collect();
+    let fields: Vec<(&str, String)> = fields
+        .iter()
+        .filter(|f| records.iter().all(|r| number(r, f).is_some()))
+        .filter_map(|f| Some((*f, number(first, f)?)))
+        .collect();
     if fields.is_empty() {
         return None;
     }
-    let write = |template: &(String, String, Option<usize>, String), v: &str| match template.2 {
-        Some(width) => format!("{}{v:0>width$}.{}", template.0, template.3),
-        None => format!("{}{v}.{}", template.0, template.3),
-    };
     for dir in folders {
-        let names: Vec<String> = std::fs::read_dir(dir)
-            .ok()?
-            .take(LISTED)
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(String::from))
-            .collect();
+        let Ok(listing) = std::fs::read_dir(dir) else { continue };
+        let names: Vec<String> =
+            listing.take(LISTED).flatten().filter_map(|e| e.file_name().to_str().map(String::from)).collect();
         for name in &names {
             let Some((stem, ext)) = name.rsplit_once('.') else { continue };
             if !extensions.iter().any(|e| ext.eq_ignore_ascii_case(e)) {
@@ -819,15 +817,16 @@ fn numbered_files(
                 continue;
             }
             let value = run.trim_start_matches('0');
-            for f in &fields {
-                let v = number(first, f)?;
+            for (f, v) in &fields {
                 if v.trim_start_matches('0') != value {
                     continue;
                 }
                 let width = (run.len() > v.len()).then_some(run.len());
-                let template = (prefix.to_string(), f.to_string(), width, ext.to_string());
-                let paths: Vec<String> =
-                    records.iter().filter_map(|r| Some(write(&template, &number(r, f)?))).collect();
+                let write = |v: &str| match width {
+                    Some(width) => format!("{prefix}{v:0>width$}.{ext}"),
+                    None => format!("{prefix}{v}.{ext}"),
+                };
+                let paths: Vec<String> = records.iter().filter_map(|r| Some(write(&number(r, f)?))).collect();
                 if paths.len() == records.len() && paths.iter().all(|p| dir.join(p).is_file()) {
                     let placeholder = match width {
                         Some(w) => format!("{{{f}:0{w}}}"),
